@@ -1,0 +1,134 @@
+"""The artifact contract between the pipeline (writer) and the server (reader); stdlib only.
+
+A build directory looks like this::
+
+    build/
+      current -> versions/<build_id>        (symlink, swapped atomically on publish)
+      versions/<build_id>/
+        manifest.json                       (written last)
+        catalog.duckdb                      (one view per Parquet table)
+        geocoding/*.parquet, geocoding/index/*
+
+Both sides import this module and nothing else of each other.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import unicodedata
+from pathlib import Path
+
+SCHEMA_VERSION = 1
+AREAS = ("geocoding", "air_quality", "forecast", "webcams")
+
+CURRENT = "current"
+VERSIONS = "versions"
+MANIFEST = "manifest.json"
+CATALOG = "catalog.duckdb"
+
+
+class Geocoding:
+    """File names and columns of the geocoding area (paths relative to the version directory)."""
+
+    AREA = "geocoding"
+    # User-facing tables (Parquet, one DuckDB view each).
+    LOCATIONS = "geocoding/locations.parquet"
+    COUNTRIES = "geocoding/countries.parquet"
+    COUNTRY_NAMES = "geocoding/country_names.parquet"
+    PLACE_NAMES = "geocoding/place_names.parquet"
+    # Server indexes (memory-mapped, shared between worker processes).
+    PLACES_ARROW = "geocoding/index/places.arrow"
+    XYZ = "geocoding/index/xyz.npy"
+    IDS = "geocoding/index/ids.npy"
+    KEYS = "geocoding/index/keys.npy"
+    KEYS_ARROW = "geocoding/index/keys.arrow"
+    KEY_ROW = "geocoding/index/key_row.npy"
+    KEY_RANK = "geocoding/index/key_rank.npy"
+    UKEY_START = "geocoding/index/ukey_start.npy"
+    TRIGRAMS = "geocoding/index/trigrams.npy"
+    TRIGRAM_OFFSETS = "geocoding/index/trigram_offsets.npy"
+    TRIGRAM_POSTINGS = "geocoding/index/trigram_postings.npy"
+    REGIONS_ARROW = "geocoding/index/regions.arrow"
+    REGION_ROWS = "geocoding/index/region_rows.npy"
+    LOCAL_NAMES_ARROW = "geocoding/index/local_names.arrow"
+    COUNTRIES_ARROW = "geocoding/index/countries.arrow"
+    COUNTRY_NAMES_ARROW = "geocoding/index/country_names.arrow"
+
+    LOCATION_COLUMNS = (
+        "id", "name", "lat", "lon", "country_code", "admin1_code", "admin1_name",
+        "admin2_code", "admin2_name", "timezone", "population", "elevation",
+        "feature_code", "source",
+    )
+    # places.arrow: the served fields plus ranking and region columns, rows in id order.
+    PLACE_INDEX_COLUMNS = (
+        "id", "name", "lat", "lon", "country_code", "admin1_name", "admin2_name", "timezone",
+        "population", "elevation", "feature_code", "rank", "country_idx", "admin1_idx",
+    )
+    # Feature importance for ranking ties: capitals and admin seats first, airports last.
+    FEATURE_ORDER = ("PPLC", "PPLA", "PPLG", "PPLA2", "PPLA3", "PPLA4", "PPLA5", "PPL")
+    COUNTRY_COLUMNS = (
+        "code", "name", "flag", "population", "continent", "capital", "timezone", "iso3",
+    )
+    # Width in bytes of the fixed-width, sorted search-key array; longer keys are
+    # truncated there and verified against the full key in places.arrow.
+    KEY_BYTES = 32
+    ID_BYTES = 16
+    TRIGRAM_BYTES = 12
+    # Keys shorter than this are not in the trigram (typo) index.
+    TRIGRAM_MIN_CHARS = 6
+
+
+TABLES = {
+    "locations": Geocoding.LOCATIONS,
+    "countries": Geocoding.COUNTRIES,
+    "country_names": Geocoding.COUNTRY_NAMES,
+    "place_names": Geocoding.PLACE_NAMES,
+}
+
+# Characters NFKD does not decompose to ASCII but people type as ASCII.
+_FOLD = str.maketrans({
+    "ß": "ss", "æ": "ae", "œ": "oe", "ø": "o", "đ": "d", "ð": "d", "þ": "th",
+    "ł": "l", "ı": "i", "ħ": "h", "ŀ": "l", "ŧ": "t", "ſ": "s",
+})
+_GERMAN = str.maketrans({"ä": "ae", "ö": "oe", "ü": "ue"})
+_APOSTROPHES = re.compile(r"['’`ʻʼ‘]")
+_NON_WORD = re.compile(r"[\W_]+")
+
+
+def normalise(text: str) -> str:
+    """Case-, accent- and punctuation-insensitive search key ("St. John’s" -> "st johns")."""
+    s = _APOSTROPHES.sub("", text.casefold().translate(_FOLD))
+    s = unicodedata.normalize("NFKD", s)
+    s = "".join(c for c in s if not unicodedata.combining(c))
+    return _NON_WORD.sub(" ", s).strip()
+
+
+def name_keys(name: str) -> set[str]:
+    """All search keys of one name: the normalised form plus the German ae/oe/ue spelling."""
+    keys = {normalise(name)}
+    folded = name.casefold()
+    if any(c in folded for c in "äöü"):
+        keys.add(normalise(folded.translate(_GERMAN)))
+    keys.discard("")
+    return keys
+
+
+def flag_emoji(code: str) -> str:
+    """Flag emoji of an ISO 3166-1 alpha-2 code (two regional indicator symbols)."""
+    return "".join(chr(0x1F1E6 + ord(c) - ord("A")) for c in code.upper())
+
+
+def read_manifest(version_dir: Path) -> dict:
+    """Parse a version's manifest.json."""
+    return json.loads((version_dir / MANIFEST).read_text(encoding="utf-8"))
+
+
+def current_version_dir(build_dir: Path) -> Path | None:
+    """Resolve the published version directory, or None when nothing is published."""
+    pointer = build_dir / CURRENT
+    try:
+        target = pointer.resolve(strict=True)
+    except (FileNotFoundError, RuntimeError, OSError):
+        return None
+    return target if (target / MANIFEST).is_file() else None

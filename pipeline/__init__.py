@@ -1,0 +1,1 @@
+"""Offline batch build: raw inputs in datasets/ become versioned artifacts in build/."""

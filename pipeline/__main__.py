@@ -1,0 +1,55 @@
+"""Command line: python -m pipeline build [--datasets DIR] [--out DIR] [--only AREA ...]."""
+
+from __future__ import annotations
+
+import argparse
+import logging
+import sys
+from pathlib import Path
+
+import contract
+from pipeline.build import BUILDERS, run_build
+from pipeline.io import InputError
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Parse arguments, run the build, and turn failures into one clear line and an exit code."""
+    parser = argparse.ArgumentParser(prog="python -m pipeline")
+    commands = parser.add_subparsers(dest="command", required=True)
+    build = commands.add_parser("build", help="build and publish a new artifact version")
+    build.add_argument("--datasets", type=Path, default=Path("datasets"),
+                       help="raw inputs (default: datasets/)")
+    build.add_argument("--out", type=Path, default=Path("build"),
+                       help="output directory (default: build/)")
+    build.add_argument("--only", nargs="+", action="extend", choices=contract.AREAS,
+                       metavar="AREA", help=f"areas to build: {', '.join(contract.AREAS)}")
+    args = parser.parse_args(argv)
+    logging.basicConfig(level=logging.INFO, stream=sys.stderr,
+                        format="%(asctime)s %(name)s %(message)s", datefmt="%H:%M:%S")
+    missing = [a for a in args.only or [] if a not in BUILDERS]
+    if missing:
+        parser.error(f"area(s) not available in this version: {', '.join(missing)}")
+    if not args.only:
+        skipped = [a for a in contract.AREAS if a not in BUILDERS]
+        logging.getLogger("pipeline").info("not yet implemented, skipped: %s", ", ".join(skipped))
+    try:
+        run_build(args.datasets, args.out, args.only)
+    except InputError as exc:
+        return _fail(args.out, f"{exc.path}: {exc.problem}")
+    except OSError as exc:
+        where = exc.filename or "output"
+        return _fail(args.out, f"{where}: {exc.strerror or exc}")
+    except KeyboardInterrupt:
+        return _fail(args.out, "interrupted", code=130)
+    return 0
+
+
+def _fail(out: Path, message: str, code: int = 1) -> int:
+    current = contract.current_version_dir(out)
+    still = f"; {current.name} is still published" if current else "; nothing is published"
+    print(f"error: build failed: {message}{still}", file=sys.stderr)
+    return code
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,128 @@
+"""Geocoding area: gazetteer source -> locations, countries, names tables and server indexes."""
+
+from __future__ import annotations
+
+import hashlib
+import logging
+from pathlib import Path
+
+import numpy as np
+import polars as pl
+import pyarrow as pa
+from babel.core import get_global
+from tzfpy import get_tz
+
+import contract
+from contract import Geocoding as G
+from pipeline.areas import geocoding_index
+from pipeline.io import describe_inputs, write_parquet
+from pipeline.sources import cldr, geonames_dump, packaged
+from pipeline.sources.gazetteer import Gazetteer
+
+log = logging.getLogger("pipeline.geocoding")
+# Bump when the derived tables change for the same inputs (part of the data version).
+BUILDER_REVISION = 1
+LICENCE = ("GeoNames (https://www.geonames.org/), CC BY 4.0 "
+           "(https://creativecommons.org/licenses/by/4.0/); transformed: filtered to populated "
+           "places and airports, names normalised, admin names joined; provided as is, without "
+           "warranty. Country names: Unicode CLDR via Babel (Unicode licence).")
+
+
+def build(datasets: Path, version: Path) -> dict:
+    """Build the geocoding area into `version`; return its manifest entry."""
+    if geonames_dump.present(datasets):
+        log.info("reading GeoNames dumps from %s", datasets / "geonames")
+        gazetteer = geonames_dump.read(datasets)
+    else:
+        log.info("no %s: using the packaged offline default", datasets / "geonames")
+        gazetteer = packaged.read()
+    gazetteer = gazetteer.conformed()
+    places = finish_places(pl.from_arrow(gazetteer.places))
+    countries = finish_countries(pl.from_arrow(gazetteer.countries), places)
+    country_names = cldr.country_names(countries["code"].to_list())
+    names = pl.from_arrow(gazetteer.names).filter(pl.col("id").is_in(places["id"].implode()))
+    log.info("%d places, %d other names, %d countries", places.height, names.height,
+             countries.height)
+    rows = {
+        "locations": write_parquet(places.select(G.LOCATION_COLUMNS).to_arrow(),
+                                   version / G.LOCATIONS),
+        "countries": write_parquet(countries.select(G.COUNTRY_COLUMNS).to_arrow(),
+                                   version / G.COUNTRIES),
+        "country_names": write_parquet(country_names.to_arrow(), version / G.COUNTRY_NAMES),
+        "place_names": write_parquet(names.sort("id", "language", "name").to_arrow(),
+                                     version / G.PLACE_NAMES),
+    }
+    index_files = geocoding_index.write(version, places, names, countries, country_names)
+    tables = {name: {"file": contract.TABLES[name], "rows": n} for name, n in rows.items()}
+    return _manifest_entry(gazetteer, datasets, places, tables, index_files)
+
+
+def finish_places(places: pl.DataFrame) -> pl.DataFrame:
+    """Unique ids in byte order, timezones filled from coordinates, a global rank."""
+    dupes = places.height - places["id"].n_unique()
+    if dupes:
+        log.warning("dropping %d rows with duplicate ids", dupes)
+    places = places.unique("id", keep="first", maintain_order=True).sort("id")
+    missing_tz = places["timezone"].is_null()
+    if missing_tz.any():
+        tz = [get_tz(lon, lat) or None if m else t for m, t, lat, lon in zip(
+            missing_tz, places["timezone"], places["lat"], places["lon"])]
+        places = places.with_columns(timezone=pl.Series(tz, dtype=pl.String))
+    return places.with_columns(rank=_rank(places))
+
+
+def _rank(places: pl.DataFrame) -> pl.Series:
+    """Importance rank: population, then feature (capitals, admin seats first), then id."""
+    feature = places["feature_code"].replace_strict(
+        {code: i for i, code in enumerate(G.FEATURE_ORDER)}, default=len(G.FEATURE_ORDER),
+        return_dtype=pl.Int32)
+    feature = pl.when(places["feature_code"] == "AIRP").then(99).otherwise(feature)
+    order = places.select(
+        pop=pl.col("population").fill_null(0), feat=feature, id=pl.col("id"),
+    ).with_row_index("row").sort(["pop", "feat", "id"], descending=[True, False, False])
+    rank = np.empty(places.height, dtype=np.int32)
+    rank[order["row"].to_numpy()] = np.arange(places.height, dtype=np.int32)
+    return pl.Series("rank", rank)
+
+
+def finish_countries(countries: pl.DataFrame, places: pl.DataFrame) -> pl.DataFrame:
+    """Drop dissolved countries; add CLDR English names, flags and a timezone per country."""
+    dissolved = set(get_global("territory_aliases"))
+    countries = countries.filter(~pl.col("code").is_in(sorted(dissolved)))
+    english = cldr.english_names(countries["code"].to_list())
+    # A country's timezone is its capital's, else that of its most populous place.
+    best = (places.filter(pl.col("timezone").is_not_null() & (pl.col("feature_code") != "AIRP"))
+            .sort(pl.col("feature_code") != "PPLC", "rank")
+            .unique("country_code", keep="first")
+            .select(code="country_code", timezone="timezone"))
+    return (countries.with_columns(
+        name=pl.Series([english.get(c) or n for c, n in zip(countries["code"], countries["name"])],
+                       dtype=pl.String),
+        flag=pl.Series([contract.flag_emoji(c) for c in countries["code"]], dtype=pl.String))
+        .join(best, on="code", how="left").sort("code"))
+
+
+def _manifest_entry(gazetteer: Gazetteer, datasets: Path, places: pl.DataFrame,
+                    tables: dict, index_files: list[str]) -> dict:
+    inputs = describe_inputs(gazetteer.inputs, datasets)
+    digest = hashlib.sha256(repr((contract.SCHEMA_VERSION, BUILDER_REVISION, gazetteer.kind,
+                                  [i["sha256"] for i in inputs])).encode()).hexdigest()
+    geonames_places = places.filter(pl.col("feature_code") != "AIRP")
+    return {
+        "version": f"geocoding-{digest[:12]}",
+        "schema_version": contract.SCHEMA_VERSION,
+        "source": {
+            "kind": gazetteer.kind,
+            "generated": False,
+            "notes": gazetteer.notes,
+            "licence": LICENCE,
+        },
+        "inputs": inputs,
+        "tables": tables,
+        "files": sorted([t["file"] for t in tables.values()] + index_files),
+        "coverage": {
+            "admin1_name": round(geonames_places["admin1_name"].is_not_null().mean(), 4),
+            "admin2_name": round(geonames_places["admin2_name"].is_not_null().mean(), 4),
+            "elevation": round(places["elevation"].is_not_null().mean(), 4),
+        },
+    }

@@ -1,0 +1,108 @@
+"""Versioned build directories, the DuckDB catalog, the manifest, and the atomic `current` swap."""
+
+from __future__ import annotations
+
+import fcntl
+import json
+import os
+import secrets
+import shutil
+from contextlib import contextmanager
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Iterator
+
+import duckdb
+
+import contract
+
+KEEP_VERSIONS = 3
+
+
+@contextmanager
+def build_lock(out_dir: Path) -> Iterator[None]:
+    """Serialise builds writing into the same output directory."""
+    out_dir.mkdir(parents=True, exist_ok=True)
+    with open(out_dir / ".lock", "w") as handle:
+        fcntl.flock(handle, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(handle, fcntl.LOCK_UN)
+
+
+def new_version_dir(out_dir: Path) -> Path:
+    """Create an unpublished version directory; nothing reads it until `publish`."""
+    stamp = datetime.now(timezone.utc).strftime("%Y%m%dT%H%M%SZ")
+    version = out_dir / contract.VERSIONS / f"{stamp}-{secrets.token_hex(3)}"
+    version.mkdir(parents=True)
+    return version
+
+
+def carry_over(previous: Path, version: Path, area: str, entry: dict) -> dict:
+    """Hard-link (or copy) an area's files from the previous version into the new one."""
+    for rel in entry.get("files", []):
+        src, dst = previous / rel, version / rel
+        dst.parent.mkdir(parents=True, exist_ok=True)
+        try:
+            os.link(src, dst)
+        except OSError:
+            shutil.copy2(src, dst)
+    return dict(entry, carried_over_from=previous.name)
+
+
+def write_catalog(version: Path, tables: dict[str, str]) -> None:
+    """Create catalog.duckdb with one view per Parquet table (absolute paths: DuckDB resolves
+    relative ones against the reader's working directory, not the database file)."""
+    path = version / contract.CATALOG
+    con = duckdb.connect(str(path))
+    try:
+        for view, rel in sorted(tables.items()):
+            parquet = (version / rel).resolve()
+            con.execute(f'CREATE VIEW "{view}" AS SELECT * FROM read_parquet(\'{parquet}\')')
+    finally:
+        con.close()
+
+
+def write_manifest(version: Path, manifest: dict) -> None:
+    """Write manifest.json last, via a temporary file, so a manifest means a complete version."""
+    tmp = version / (contract.MANIFEST + ".tmp")
+    tmp.write_text(json.dumps(manifest, indent=2, sort_keys=True, ensure_ascii=False) + "\n",
+                   encoding="utf-8")
+    os.replace(tmp, version / contract.MANIFEST)
+
+
+def publish(out_dir: Path, version: Path) -> None:
+    """Point `current` at the new version with one atomic rename."""
+    tmp = out_dir / f".{contract.CURRENT}.{os.getpid()}"
+    tmp.unlink(missing_ok=True)
+    tmp.symlink_to(Path(contract.VERSIONS) / version.name)
+    os.replace(tmp, out_dir / contract.CURRENT)
+    _fsync_dir(out_dir)
+
+
+def prune(out_dir: Path, keep: int = KEEP_VERSIONS) -> None:
+    """Delete unpublished leftovers and all but the newest `keep` published versions.
+
+    Servers that still map files of a deleted version keep reading them: on POSIX an
+    unlinked file lives until its last mapping closes."""
+    current = contract.current_version_dir(out_dir)
+    versions = sorted((out_dir / contract.VERSIONS).iterdir(), reverse=True)
+    published = [v for v in versions if (v / contract.MANIFEST).is_file()]
+    keepers = set(published[:keep]) | ({current} if current else set())
+    for version in versions:
+        if version.resolve() not in {k.resolve() for k in keepers}:
+            shutil.rmtree(version, ignore_errors=True)
+
+
+def discard(version: Path) -> None:
+    """Remove a version directory whose build failed."""
+    shutil.rmtree(version, ignore_errors=True)
+
+
+def _fsync_dir(path: Path) -> None:
+    fd = os.open(path, os.O_RDONLY)
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)

@@ -1,0 +1,268 @@
+"""Real GeoNames dumps (download.geonames.org format): read streaming, normalise, return tables.
+
+Files in DIR/geonames/: allCountries.zip or citiesNNN.zip/.txt, countryInfo.txt,
+admin1CodesASCII.txt, admin2Codes.txt and optionally alternateNamesV2.zip.
+"""
+
+from __future__ import annotations
+
+import re
+import zipfile
+from contextlib import contextmanager
+from pathlib import Path
+from typing import IO, Iterator
+
+import pyarrow as pa
+import pyarrow.compute as pc
+import pyarrow.csv as pacsv
+
+from pipeline.io import InputError
+from pipeline.sources.gazetteer import Gazetteer, empty_names
+
+PLACE_COLUMNS = (
+    "geonameid", "name", "asciiname", "alternatenames", "latitude", "longitude",
+    "feature_class", "feature_code", "country_code", "cc2", "admin1_code", "admin2_code",
+    "admin3_code", "admin4_code", "population", "elevation", "dem", "timezone",
+    "modification_date",
+)
+ALTNAME_COLUMNS = (
+    "alternatenameid", "geonameid", "isolanguage", "alternate_name", "is_preferred",
+    "is_short", "is_colloquial", "is_historic", "from", "to",
+)
+COUNTRY_COLUMNS = (
+    "iso", "iso3", "iso_numeric", "fips", "country", "capital", "area_km2", "population",
+    "continent", "tld", "currency_code", "currency_name", "phone", "postal_format",
+    "postal_regex", "languages", "geonameid", "neighbours", "equivalent_fips",
+)
+# Language tags only: codes such as post, iata, icao, link, wkdt, unlc, abbr are not names.
+LANGUAGE_TAG = re.compile(r"^[a-z]{2,3}(-[A-Za-z0-9]{2,8})?$")
+BLOCK_BYTES = 16 << 20
+
+
+def present(datasets: Path) -> bool:
+    """True when DIR/geonames/ holds a places file to build from."""
+    return (datasets / "geonames").is_dir()
+
+
+def read(datasets: Path) -> Gazetteer:
+    """Read the dumps in DIR/geonames/ into the normalised gazetteer tables."""
+    folder = datasets / "geonames"
+    places_file = _places_file(folder)
+    admin1 = _read_codes(_require(folder / "admin1CodesASCII.txt"))
+    admin2 = _read_codes(_require(folder / "admin2Codes.txt"))
+    countries_path = _require(folder / "countryInfo.txt")
+    countries = read_country_info(countries_path)
+    places = read_places(places_file, admin1, admin2)
+    inputs = [places_file, countries_path, folder / "admin1CodesASCII.txt",
+              folder / "admin2Codes.txt"]
+    alt_path = folder / "alternateNamesV2.zip"
+    if alt_path.exists():
+        names = read_alternate_names(alt_path, places.column("id"))
+        inputs.append(alt_path)
+    else:
+        names = _names_from_column(places)
+    return Gazetteer(
+        places=places.drop_columns(["alternatenames"]), names=names, countries=countries,
+        inputs=inputs, kind="real",
+        notes=f"GeoNames dump files from {folder.name}/ ({places_file.name})",
+    )
+
+
+def _require(path: Path) -> Path:
+    if not path.is_file():
+        raise InputError(path, "required GeoNames file is missing")
+    return path
+
+
+def _places_file(folder: Path) -> Path:
+    """allCountries.zip if present, else the citiesNNN file with the most places."""
+    if (folder / "allCountries.zip").is_file():
+        return folder / "allCountries.zip"
+    cities = sorted(folder.glob("cities*.zip")) + sorted(folder.glob("cities*.txt"))
+    cities.sort(key=lambda p: int(re.sub(r"\D", "", p.stem) or 0))
+    if not cities:
+        raise InputError(folder, "no allCountries.zip or citiesNNN.zip/.txt places file")
+    return cities[0]
+
+
+@contextmanager
+def _open_text(path: Path) -> Iterator[IO[bytes]]:
+    """Open a dump file, or the .txt member of its zip, as a binary stream."""
+    try:
+        if path.suffix == ".zip":
+            with zipfile.ZipFile(path) as archive:
+                member = path.stem + ".txt"
+                if member not in archive.namelist():
+                    raise InputError(path, f"zip archive has no member {member}")
+                with archive.open(member) as handle:
+                    yield handle
+        else:
+            with open(path, "rb") as handle:
+                yield handle
+    except zipfile.BadZipFile as exc:
+        raise InputError(path, f"not a valid zip archive ({exc})") from None
+
+
+def _batches(path: Path, columns: tuple[str, ...]) -> Iterator[pa.RecordBatch]:
+    """Stream a tab-separated dump as string columns: no quoting, no null markers ("NA" is Namibia)."""
+    with _open_text(path) as handle:
+        try:
+            reader = pacsv.open_csv(
+                handle,
+                read_options=pacsv.ReadOptions(column_names=list(columns), block_size=BLOCK_BYTES),
+                parse_options=pacsv.ParseOptions(delimiter="\t", quote_char=False),
+                convert_options=pacsv.ConvertOptions(
+                    column_types={c: pa.string() for c in columns}, null_values=[],
+                    strings_can_be_null=False, quoted_strings_can_be_null=False),
+            )
+            yield from reader
+        except pa.ArrowInvalid as exc:
+            raise InputError(path, f"malformed row: {str(exc)[:300]}") from None
+
+
+def _to_number(path: Path, column: pa.Array, kind: pa.DataType, name: str) -> pa.Array:
+    """Cast a text column to numbers, empty strings becoming null; bad text is an InputError."""
+    column = pc.if_else(pc.equal(pc.utf8_trim_whitespace(column), ""), None, column)
+    try:
+        return pc.cast(column, kind)
+    except (pa.ArrowInvalid, pa.ArrowNotImplementedError) as exc:
+        raise InputError(path, f"column {name}: {exc}") from None
+
+
+def read_places(path: Path, admin1: dict[str, str], admin2: dict[str, str]) -> pa.Table:
+    """Populated places (class P) and airports (AIRP) with admin names joined in."""
+    kept = []
+    for batch in _batches(path, PLACE_COLUMNS):
+        mask = pc.or_(pc.equal(batch.column("feature_class"), "P"),
+                      pc.equal(batch.column("feature_code"), "AIRP"))
+        kept.append(batch.filter(mask))
+    raw = pa.Table.from_batches(kept, schema=kept[0].schema if kept else None) if kept else None
+    if raw is None or raw.num_rows == 0:
+        raise InputError(path, "no populated places (feature class P) or airports found")
+    return _normalise_places(path, raw.combine_chunks(), admin1, admin2)
+
+
+def _normalise_places(path: Path, raw: pa.Table, admin1: dict, admin2: dict) -> pa.Table:
+    lat = _to_number(path, raw["latitude"], pa.float64(), "latitude")
+    lon = _to_number(path, raw["longitude"], pa.float64(), "longitude")
+    bad = pc.or_(pc.is_null(lat), pc.or_(pc.greater(pc.abs(lat), 90), pc.greater(pc.abs(lon), 180)))
+    if pc.any(pc.fill_null(bad, True)).as_py():
+        row = pc.index(pc.fill_null(bad, True), True).as_py()
+        raise InputError(path, f"geonameid {raw['geonameid'][row]}: coordinates out of range")
+    population = _to_number(path, raw["population"], pa.int64(), "population")
+    population = pc.if_else(pc.greater(population, 0), population, None)
+    elevation = _to_number(path, raw["elevation"], pa.int32(), "elevation")
+    dem = _to_number(path, raw["dem"], pa.int32(), "dem")
+    dem = pc.if_else(pc.equal(dem, -9999), None, dem)
+    cc = raw["country_code"]
+    a1 = raw["admin1_code"]
+    a2 = raw["admin2_code"]
+    key1 = pc.binary_join_element_wise(cc, a1, ".")
+    key2 = pc.binary_join_element_wise(cc, a1, a2, ".")
+    ids = raw["geonameid"]
+    if pc.any(pc.invert(pc.match_substring_regex(ids, r"^[0-9]+$"))).as_py():
+        raise InputError(path, "geonameid column holds a non-numeric id")
+    return pa.table({
+        "id": ids,
+        "name": raw["name"],
+        "lat": lat, "lon": lon,
+        "country_code": _empty_to_null(cc),
+        "admin1_code": _empty_to_null(a1),
+        "admin1_name": _lookup(key1, admin1),
+        "admin2_code": _empty_to_null(a2),
+        "admin2_name": _lookup(key2, admin2),
+        "timezone": _empty_to_null(raw["timezone"]),
+        "population": population,
+        "elevation": pc.coalesce(elevation, dem),
+        "feature_code": raw["feature_code"],
+        "source": pa.repeat(pa.scalar("geonames"), raw.num_rows),
+        "alternatenames": pc.if_else(pc.equal(raw["asciiname"], raw["name"]),
+                                     raw["alternatenames"],
+                                     pc.binary_join_element_wise(raw["asciiname"],
+                                                                 raw["alternatenames"], ",")),
+    })
+
+
+def _empty_to_null(column: pa.Array) -> pa.Array:
+    return pc.if_else(pc.equal(column, ""), None, column)
+
+
+def _lookup(keys: pa.Array, mapping: dict[str, str]) -> pa.Array:
+    """Vectorised dictionary lookup of code keys to names (null when absent)."""
+    codes = pa.array(list(mapping.keys()), pa.string())
+    names = pa.array(list(mapping.values()), pa.string())
+    return pc.take(names, pc.index_in(keys, value_set=codes))
+
+
+def _read_codes(path: Path) -> dict[str, str]:
+    """admin1CodesASCII / admin2Codes: code -> name (UTF-8 name column)."""
+    codes = {}
+    for batch in _batches(path, ("code", "name", "asciiname", "geonameid")):
+        for code, name in zip(batch.column("code").to_pylist(), batch.column("name").to_pylist()):
+            codes[code] = name
+    return codes
+
+
+def read_country_info(path: Path) -> pa.Table:
+    """countryInfo.txt rows (comment lines start with '#', the header line too)."""
+    rows = []
+    with open(path, encoding="utf-8") as handle:
+        for number, line in enumerate(handle, 1):
+            if line.startswith("#") or not line.strip():
+                continue
+            fields = line.rstrip("\n").split("\t")
+            if len(fields) < 17:
+                raise InputError(path, f"line {number}: expected 19 tab-separated columns, "
+                                       f"got {len(fields)}")
+            rows.append(dict(zip(COUNTRY_COLUMNS, fields + [""] * (19 - len(fields)))))
+    if not rows:
+        raise InputError(path, "no country rows")
+    try:
+        population = [int(r["population"]) if r["population"] else None for r in rows]
+    except ValueError as exc:
+        raise InputError(path, f"population: {exc}") from None
+    return pa.table({
+        "code": [r["iso"] for r in rows],
+        "name": [r["country"] for r in rows],
+        "population": pa.array(population, pa.int64()),
+        "continent": [r["continent"] or None for r in rows],
+        "capital": [r["capital"] or None for r in rows],
+        "iso3": [r["iso3"] or None for r in rows],
+    })
+
+
+def read_alternate_names(path: Path, ids: pa.ChunkedArray) -> pa.Table:
+    """alternateNamesV2 rows for the kept places, language names and untagged names only."""
+    wanted = pc.unique(ids).combine_chunks() if isinstance(ids, pa.ChunkedArray) else ids
+    kept = []
+    for batch in _batches(path, ALTNAME_COLUMNS):
+        mask = pc.is_in(batch.column("geonameid"), value_set=wanted)
+        batch = batch.filter(mask)
+        lang = batch.column("isolanguage")
+        is_lang = pc.or_(pc.equal(lang, ""), pc.match_substring_regex(lang, LANGUAGE_TAG.pattern))
+        kept.append(batch.filter(is_lang))
+    table = pa.Table.from_batches(kept).combine_chunks() if kept else None
+    if table is None:
+        return empty_names()
+    flag = lambda c: pc.equal(table[c], "1")  # noqa: E731
+    return pa.table({
+        "id": table["geonameid"], "name": table["alternate_name"],
+        "language": _empty_to_null(table["isolanguage"]),
+        "is_preferred": flag("is_preferred"), "is_short": flag("is_short"),
+        "is_colloquial": flag("is_colloquial"), "is_historic": flag("is_historic"),
+    })
+
+
+def _names_from_column(places: pa.Table) -> pa.Table:
+    """Untagged alternate names from the places file's alternatenames column (matching only)."""
+    split = pc.split_pattern(places["alternatenames"], ",")
+    ids = pc.take(places["id"], pc.list_parent_indices(split))
+    names = pc.list_flatten(split)
+    keep = pc.not_equal(names, "")
+    ids, names = ids.filter(keep), names.filter(keep)
+    false = pa.repeat(pa.scalar(False), len(names))
+    return pa.table({
+        "id": ids, "name": names, "language": pa.nulls(len(names), pa.string()),
+        "is_preferred": false, "is_short": false, "is_colloquial": false, "is_historic": false,
+    })
+
