@@ -1,0 +1,1 @@
+"""Read-only aiohttp server answering every endpoint from the published artifacts."""

@@ -1,0 +1,80 @@
+"""Application factory: routes, the middleware, and resources opened once per process."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+from typing import AsyncIterator
+
+import orjson
+from aiohttp import web
+
+from server import openapi
+from server.areas import geocoding, pending
+from server.config import Config
+from server.http import CONFIG, KEYS, LIMITER, STORE, api_middleware, endpoint
+from server.keys import KeyStore
+from server.ratelimit import RateLimiter
+from server.store import Store
+
+log = logging.getLogger("server")
+LOADERS = {"geocoding": geocoding.load}
+
+
+def create_app(config: Config) -> web.Application:
+    """Build the application for one configuration; nothing is opened until startup."""
+    app = web.Application(middlewares=[api_middleware], client_max_size=64 * 1024)
+    app[CONFIG] = config
+    app[STORE] = Store(config.build_dir, LOADERS)
+    app[KEYS] = KeyStore(config.keys_file)
+    app[LIMITER] = RateLimiter()
+    app.cleanup_ctx.append(_watch_build)
+    app.router.add_routes([
+        web.get("/health", health),
+        web.get("/ready", ready),
+        web.get("/openapi.json", openapi_document),
+        *geocoding.routes(),
+        *pending.routes(),
+    ])
+    return app
+
+
+async def _watch_build(app: web.Application) -> AsyncIterator[None]:
+    """Load the published build in the background, then follow newly published versions."""
+    config, store, keys = app[CONFIG], app[STORE], app[KEYS]
+
+    async def watch() -> None:
+        while True:
+            try:
+                await store.refresh()
+                keys.refresh()
+            except Exception:  # keep watching: the next publish may fix it
+                log.exception("reloading the build failed")
+            await asyncio.sleep(config.reload_interval_s)
+
+    task = asyncio.create_task(watch())
+    yield
+    task.cancel()
+    with contextlib.suppress(asyncio.CancelledError):
+        await task
+
+
+@endpoint(limited=False, auth="none")
+async def health(request: web.Request) -> web.Response:
+    """GET /health: liveness."""
+    return web.Response(body=b'{"status":"ok"}', content_type="application/json")
+
+
+@endpoint(limited=False, auth="none")
+async def ready(request: web.Request) -> web.Response:
+    """GET /ready: 200 once every area present in the build is loaded."""
+    is_ready, body = request.app[STORE].readiness()
+    return web.Response(status=200 if is_ready else 503, body=orjson.dumps(body),
+                        content_type="application/json")
+
+
+@endpoint(limited=False, auth="none", max_age=3600)
+async def openapi_document(request: web.Request) -> web.Response:
+    """GET /openapi.json: the OpenAPI 3.1 description of every endpoint."""
+    return web.Response(body=openapi.document_bytes(), content_type="application/json")

@@ -1,0 +1,157 @@
+"""Geocoding endpoints (interface 4.1-4.5): search, lookup by id, reverse, countries."""
+
+from __future__ import annotations
+
+import asyncio
+import re
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Mapping
+
+import orjson
+from aiohttp import web
+
+from server import params
+from server.areas.geocoding_index import GeocodingIndex
+from server.areas.geocoding_search import search
+from server.errors import ApiError, bad_request
+from server.http import STORE, endpoint
+
+AREA = "geocoding"
+ID = re.compile(r"^(?:[0-9]{1,12}|icao:[A-Z0-9]{3,4})$")
+COUNTRY = re.compile(r"^[A-Za-z]{2}$")
+MAX_AGE_S = 3600
+COUNTRIES_MAX_AGE_S = 86400
+
+
+def load(version_dir: Path, entry: dict) -> GeocodingIndex:
+    """Loader for the store: map the area's indexes."""
+    return GeocodingIndex(version_dir)
+
+
+@dataclass(frozen=True)
+class SearchQuery:
+    text: str
+    field_all: bool
+    country: str | None
+    limit: int
+    languages: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class IdQuery:
+    place_id: str
+    languages: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class ReverseQuery:
+    lat: float
+    lon: float
+    limit: int
+    languages: tuple[str, ...]
+
+
+def parse_lookup(query: Mapping[str, str]) -> SearchQuery | IdQuery:
+    """Either a search (q) or a lookup by id, never both (decisions rule 13)."""
+    has_q, has_id = "q" in query, "id" in query
+    if has_q and has_id:
+        raise ApiError(400, "give either q (search) or id (lookup), not both",
+                       errors=[{"parameter": "q", "message": "not allowed together with id"},
+                               {"parameter": "id", "message": "not allowed together with q"}])
+    if not has_q and not has_id:
+        raise ApiError(400, "q (search text) or id (location id) is required",
+                       errors=[{"parameter": "q", "message": "q or id is required"}])
+    languages = params.language(query)
+    if has_id:
+        place_id = query["id"].strip()
+        if not ID.match(place_id):
+            raise bad_request("id", "id must be a GeoNames id (digits), got "
+                                    f"{params.show(query['id'])}")
+        return IdQuery(place_id, languages)
+    text = query["q"].strip()
+    if len(text) < 2 or len(text) > 200:
+        raise bad_request("q", f"q must be 2 to 200 characters after trimming, got {len(text)}")
+    country = query.get("country")
+    if country is not None and not COUNTRY.match(country.strip()):
+        raise bad_request("country", "country must be an ISO 3166-1 alpha-2 code such as CH, "
+                                     f"got {params.show(country)}")
+    return SearchQuery(
+        text=text,
+        field_all=params.choice(query, "field", "name", ("name", "all")) == "all",
+        country=country.strip().upper() if country else None,
+        limit=params.integer(query, "limit", 10, 1, 50),
+        languages=languages,
+    )
+
+
+def parse_reverse(query: Mapping[str, str]) -> ReverseQuery:
+    """lat and lon required and in range; limit 1 to 50."""
+    lat, lon = params.latlon(query)
+    return ReverseQuery(lat, lon, params.integer(query, "limit", 1, 1, 50),
+                        params.language(query))
+
+
+def _json(body: object) -> web.Response:
+    return web.Response(body=orjson.dumps(body), content_type="application/json")
+
+
+@endpoint(area=AREA, auth="optional", max_age=MAX_AGE_S)
+async def lookup(request: web.Request) -> web.Response:
+    """GET /geocoding/lookup: search by q, or one location by id."""
+    query = parse_lookup(request.query)
+    index: GeocodingIndex = request.app[STORE].require(AREA).data
+    if isinstance(query, IdQuery):
+        row = index.find_id(query.place_id)
+        if row is None:
+            raise ApiError(404, f"no location with id {query.place_id}")
+        return _json(index.location(row, query.languages, detail=True))
+    rows = await asyncio.get_running_loop().run_in_executor(
+        None, lambda: search(index, query.text, field_all=query.field_all,
+                             country=query.country, limit=query.limit))
+    results = [index.location(r, query.languages, detail=False) for r in rows]
+    return _json({"results": results, "count": len(results)})
+
+
+@endpoint(area=AREA, auth="optional", max_age=MAX_AGE_S)
+async def reverse(request: web.Request) -> web.Response:
+    """GET /geocoding/reverse: the nearest places by great-circle distance."""
+    query = parse_reverse(request.query)
+    index: GeocodingIndex = request.app[STORE].require(AREA).data
+    results = []
+    for row, distance in index.nearest(query.lat, query.lon, query.limit):
+        item = index.location(row, query.languages, detail=True)
+        item["distance_km"] = round(distance, 3)
+        results.append(item)
+    return _json({"results": results, "count": len(results)})
+
+
+@endpoint(area=AREA, auth="optional", max_age=COUNTRIES_MAX_AGE_S)
+async def countries(request: web.Request) -> web.Response:
+    """GET /geocoding/countries: every country, sorted by English name."""
+    index: GeocodingIndex = request.app[STORE].require(AREA).data
+    return web.Response(body=index.countries_body, content_type="application/json")
+
+
+@endpoint(area=AREA, auth="optional", max_age=COUNTRIES_MAX_AGE_S)
+async def country(request: web.Request) -> web.Response:
+    """GET /geocoding/countries/{code}: one country with timezone and capital."""
+    code = request.match_info["code"]
+    if not COUNTRY.match(code):
+        raise bad_request("code", f"code must be an ISO 3166-1 alpha-2 code, got "
+                                  f"{params.show(code)}")
+    index: GeocodingIndex = request.app[STORE].require(AREA).data
+    body = index.country_bodies.get(code.upper())
+    if body is None:
+        raise ApiError(404, f"no country with code {code.upper()}")
+    return web.Response(body=body, content_type="application/json")
+
+
+def routes() -> list[web.RouteDef]:
+    """The area's routes."""
+    return [
+        web.get("/geocoding/lookup", lookup),
+        web.get("/geocoding/reverse", reverse),
+        web.get("/geocoding/countries", countries),
+        web.get("/geocoding/countries/{code}", country),
+    ]

@@ -1,0 +1,217 @@
+"""Geocoding indexes, memory-mapped from the artifacts, and the queries over them.
+
+Everything large is a memory map shared by all worker processes; per worker there is only a
+KD-tree over the mapped unit vectors and a small dict of region names.
+"""
+
+from __future__ import annotations
+
+import math
+from functools import lru_cache
+from pathlib import Path
+
+import numpy as np
+import orjson
+import pyarrow as pa
+from rapidfuzz import process
+from rapidfuzz.distance import OSA
+from scipy.spatial import cKDTree
+
+import contract
+from contract import Geocoding as G
+
+EARTH_RADIUS_KM = 6371.0088
+TIER_EXACT, TIER_REGION, TIER_PREFIX, TIER_FUZZY = 0, 1, 2, 3
+PREFIX_POOL = 400          # best-ranked prefix matches considered per query
+TRIGRAM_POOL = 3000        # most promising typo candidates verified per query
+ALPHABET = "abcdefghijklmnopqrstuvwxyz0123456789 "
+
+
+def _arrow(path: Path) -> pa.Table:
+    with pa.memory_map(str(path)) as source:
+        return pa.ipc.open_file(source).read_all()
+
+
+def _column(table: pa.Table, name: str) -> pa.Array:
+    column = table.column(name)
+    return column.chunk(0) if column.num_chunks == 1 else column.combine_chunks()
+
+
+def _npy(path: Path) -> np.ndarray:
+    return np.load(path, mmap_mode="r")
+
+
+def _upper_bound(prefix: bytes) -> bytes | None:
+    """The smallest byte string greater than every string starting with `prefix`."""
+    trimmed = prefix.rstrip(b"\xff")
+    return trimmed[:-1] + bytes([trimmed[-1] + 1]) if trimmed else None
+
+
+def edits1(word: str) -> set[str]:
+    """Strings one deletion, transposition, substitution or insertion away from `word`."""
+    letters = set(ALPHABET) | set(word)
+    splits = [(word[:i], word[i:]) for i in range(len(word) + 1)]
+    deletes = {a + b[1:] for a, b in splits if b}
+    transposes = {a + b[1] + b[0] + b[2:] for a, b in splits if len(b) > 1}
+    replaces = {a + c + b[1:] for a, b in splits if b for c in letters}
+    inserts = {a + c + b for a, b in splits for c in letters}
+    return deletes | transposes | replaces | inserts
+
+
+def typo_budget(key: str) -> int:
+    """Edits tolerated: none below 4 characters, one for 4 to 7, two from 8."""
+    return 0 if len(key) < 4 else 1 if len(key) <= 7 else 2
+
+
+class GeocodingIndex:
+    """The loaded geocoding area of one published version."""
+
+    def __init__(self, root: Path):
+        places = _arrow(root / G.PLACES_ARROW)
+        self.size = places.num_rows
+        col = lambda name: _column(places, name)  # noqa: E731
+        self.id, self.name, self.cc = col("id"), col("name"), col("country_code")
+        self.admin1, self.admin2, self.tz = col("admin1_name"), col("admin2_name"), col("timezone")
+        self.population, self.elevation = col("population"), col("elevation")
+        self.feature = col("feature_code")
+        self.lat = col("lat").to_numpy(zero_copy_only=True)
+        self.lon = col("lon").to_numpy(zero_copy_only=True)
+        self.rank = col("rank").to_numpy(zero_copy_only=True)
+        self.country_idx = col("country_idx").to_numpy(zero_copy_only=True)
+        self.admin1_idx = col("admin1_idx").to_numpy(zero_copy_only=True)
+        self.ids = _npy(root / G.IDS)
+        self.tree = cKDTree(_npy(root / G.XYZ))
+        self.keys = _npy(root / G.KEYS)
+        self.keys_full = _column(_arrow(root / G.KEYS_ARROW), "key")
+        self.key_row, self.key_rank = _npy(root / G.KEY_ROW), _npy(root / G.KEY_RANK)
+        self.ukey_start = _npy(root / G.UKEY_START)
+        self.trigrams = _npy(root / G.TRIGRAMS)
+        self.tri_offsets = _npy(root / G.TRIGRAM_OFFSETS)
+        self.postings = _npy(root / G.TRIGRAM_POSTINGS)
+        self.region_rows = _npy(root / G.REGION_ROWS)
+        self.regions = self._load_regions(_arrow(root / G.REGIONS_ARROW))
+        self._load_local_names(_arrow(root / G.LOCAL_NAMES_ARROW))
+        self._load_countries(_arrow(root / G.COUNTRIES_ARROW),
+                             _arrow(root / G.COUNTRY_NAMES_ARROW))
+
+    # ---- loading -------------------------------------------------------------------------
+
+    @staticmethod
+    def _load_regions(table: pa.Table) -> dict[str, list[tuple]]:
+        regions: dict[str, list[tuple]] = {}
+        for key, kind, region, is_code, start, end in zip(*(table.column(c).to_pylist() for c in (
+                "key", "kind", "region", "is_code", "start", "end"))):
+            regions.setdefault(key, []).append((kind, region, is_code, start, end))
+        return regions
+
+    def _load_local_names(self, table: pa.Table) -> None:
+        langs = _column(table, "language")
+        self.local_rows = _column(table, "row").to_numpy(zero_copy_only=True)
+        self.local_names = _column(table, "name")
+        self.local_bounds: dict[str, tuple[int, int]] = {}
+        if table.num_rows:
+            runs = pa.compute.run_end_encode(langs)
+            ends = runs.run_ends.to_pylist()
+            for start, end, lang in zip([0] + ends[:-1], ends, runs.values.to_pylist()):
+                self.local_bounds[lang] = (start, end)
+
+    def _load_countries(self, countries: pa.Table, names: pa.Table) -> None:
+        rows = countries.to_pylist()
+        self.country_codes = [r["code"] for r in rows]
+        self.country_english = {r["code"]: r["name"] for r in rows}
+        listing = sorted(rows, key=lambda r: (contract.normalise(r["name"]), r["code"]))
+        fields = ("code", "name", "flag", "population", "continent")
+        items = [{f: r[f] for f in fields} for r in listing]
+        self.countries_body = orjson.dumps({"results": items, "count": len(items)})
+        self.country_bodies = {r["code"]: orjson.dumps(
+            {f: r[f] for f in fields + ("timezone", "capital")}) for r in rows}
+        self._country_names: dict[str, dict[str, str]] = {}
+        for lang, code, name in zip(*(names.column(c).to_pylist() for c in (
+                "language", "code", "name"))):
+            self._country_names.setdefault(lang, {})[code] = name
+
+    # ---- lookups -------------------------------------------------------------------------
+
+    def find_id(self, place_id: str) -> int | None:
+        """Row of a place id, or None."""
+        needle = place_id.encode()
+        if len(needle) > G.ID_BYTES:
+            return None
+        row = int(np.searchsorted(self.ids, needle))
+        return row if row < self.size and self.ids[row] == needle else None
+
+    def country_name(self, code: str | None, langs: tuple[str, ...]) -> str | None:
+        """CLDR country name in the first available language, else English."""
+        if code is None:
+            return None
+        for lang in langs:
+            name = self._country_names.get(lang, {}).get(code)
+            if name:
+                return name
+        return self.country_english.get(code)
+
+    def local_name(self, row: int, langs: tuple[str, ...]) -> str | None:
+        """The place's display name in the first available language, if the data has one."""
+        for lang in langs:
+            bounds = self.local_bounds.get(lang)
+            if bounds:
+                start, end = bounds
+                i = start + int(np.searchsorted(self.local_rows[start:end], row))
+                if i < end and self.local_rows[i] == row:
+                    return self.local_names[i].as_py()
+        return None
+
+    def location(self, row: int, langs: tuple[str, ...], detail: bool) -> dict:
+        """One Location object; `detail` adds admin2_name and elevation."""
+        cc = self.cc[row].as_py()
+        item = {
+            "id": self.id[row].as_py(),
+            "name": self.local_name(row, langs) or self.name[row].as_py(),
+            "lat": round(float(self.lat[row]), 5),
+            "lon": round(float(self.lon[row]), 5),
+            "country_code": cc,
+            "country_name": self.country_name(cc, langs),
+            "admin1_name": self.admin1[row].as_py(),
+        }
+        if detail:
+            item["admin2_name"] = self.admin2[row].as_py()
+        item["timezone"] = self.tz[row].as_py()
+        item["population"] = self.population[row].as_py()
+        if detail:
+            item["elevation"] = self.elevation[row].as_py()
+        item["feature_code"] = self.feature[row].as_py()
+        return item
+
+    def country_index(self, code: str) -> int:
+        """Position of a country code, or -2 (matches no place) when unknown."""
+        try:
+            return self.country_codes.index(code)
+        except ValueError:
+            return -2
+
+    # ---- reverse geocoding ---------------------------------------------------------------
+
+    def nearest(self, lat: float, lon: float, k: int) -> list[tuple[int, float]]:
+        """The k nearest places by great-circle distance, exact, nearest first."""
+        k = min(k, self.size)
+        la, lo = math.radians(lat), math.radians(lon)
+        point = (math.cos(la) * math.cos(lo), math.cos(la) * math.sin(lo), math.sin(la))
+        _, rows = self.tree.query(point, k=k)
+        rows = np.atleast_1d(rows)
+        distances = haversine_km(lat, lon, self.lat[rows], self.lon[rows])
+        order = np.lexsort((self.rank[rows], distances))
+        return [(int(rows[i]), float(distances[i])) for i in order]
+
+
+def haversine_km(lat: float, lon: float, lats: np.ndarray, lons: np.ndarray) -> np.ndarray:
+    """Great-circle distances from one point to many (haversine, mean Earth radius)."""
+    p1, p2 = math.radians(lat), np.radians(lats)
+    dp, dl = p2 - p1, np.radians(lons) - math.radians(lon)
+    a = np.sin(dp / 2) ** 2 + math.cos(p1) * np.cos(p2) * np.sin(dl / 2) ** 2
+    return 2 * EARTH_RADIUS_KM * np.arcsin(np.sqrt(np.clip(a, 0.0, 1.0)))
+
+
+@lru_cache(maxsize=4096)
+def query_key(text: str) -> str:
+    """Normalised query text (cached: the same queries recur)."""
+    return contract.normalise(text)

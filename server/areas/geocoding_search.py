@@ -1,0 +1,186 @@
+"""Name search over the geocoding index: exact, prefix, typo-tolerant, with region context.
+
+Results are ordered by match tier (exact name, whole-region match, prefix, typo), then edit
+distance, then the place's precomputed importance rank (population, capitals, admin seats, id).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from server.areas.geocoding_index import (
+    PREFIX_POOL, TIER_EXACT, TIER_FUZZY, TIER_PREFIX, TIER_REGION, TRIGRAM_POOL,
+    GeocodingIndex, OSA, _upper_bound, edits1, process, query_key, typo_budget,
+)
+from contract import Geocoding as G
+
+Region = tuple  # (kind, region id, is_code, start, end)
+
+
+@dataclass
+class Hits:
+    """Candidate rows with their tier and edit distance; the best entry per row wins."""
+
+    rows: list[np.ndarray] = field(default_factory=list)
+    tiers: list[np.ndarray] = field(default_factory=list)
+    dists: list[np.ndarray] = field(default_factory=list)
+
+    def add(self, rows: np.ndarray, tier: int, dist: np.ndarray | int = 0) -> None:
+        if len(rows):
+            self.rows.append(np.asarray(rows, dtype=np.int64))
+            self.tiers.append(np.full(len(rows), tier, dtype=np.int8))
+            self.dists.append(np.broadcast_to(np.asarray(dist, dtype=np.int8), (len(rows),)))
+
+    def count(self) -> int:
+        return len(np.unique(np.concatenate(self.rows))) if self.rows else 0
+
+    def best(self, index: GeocodingIndex, limit: int) -> list[int]:
+        """Distinct rows, best first, at most `limit`."""
+        if not self.rows:
+            return []
+        rows = np.concatenate(self.rows)
+        order = np.lexsort((index.rank[rows], np.concatenate(self.dists),
+                            np.concatenate(self.tiers)))
+        ranked = rows[order]
+        _, first = np.unique(ranked, return_index=True)
+        return [int(r) for r in ranked[np.sort(first)][:limit]]
+
+
+@dataclass(frozen=True)
+class Filter:
+    """Rows must be in `country` (index, or None for any) and in every region group."""
+
+    country: int | None = None
+    groups: tuple[tuple[Region, ...], ...] = ()
+
+    def mask(self, index: GeocodingIndex, rows: np.ndarray) -> np.ndarray:
+        keep = np.ones(len(rows), dtype=bool)
+        if self.country is not None:
+            keep &= index.country_idx[rows] == self.country
+        for group in self.groups:
+            countries = [r[1] for r in group if r[0] == "country"]
+            admin1s = [r[1] for r in group if r[0] == "admin1"]
+            keep &= (np.isin(index.country_idx[rows], countries)
+                     | np.isin(index.admin1_idx[rows], admin1s))
+        return keep
+
+
+def search(index: GeocodingIndex, text: str, *, field_all: bool, country: str | None,
+           limit: int) -> list[int]:
+    """Rows of the best matches for `text`."""
+    parts = [query_key(p) for p in text.split(",")]
+    name, contexts = parts[0], [p for p in parts[1:] if p]
+    base = Filter(index.country_index(country) if country else None)
+    hits = Hits()
+    if contexts:
+        groups = tuple(g for g in (regions(index, c, codes=True) for c in contexts) if g)
+        name_hits(index, hits, name, Filter(base.country, groups), limit)
+        if not hits.rows and groups:  # an unknown context word must not hide the place
+            name_hits(index, hits, name, base, limit)
+        return hits.best(index, limit)
+    name_hits(index, hits, name, base, limit)
+    if field_all:
+        tokens = name.split()
+        for i in range(len(tokens) - 1, 0, -1):
+            context = " ".join(tokens[i:])
+            group = regions(index, context, codes=len(tokens) - i == 1)
+            if group:
+                name_hits(index, hits, " ".join(tokens[:i]), Filter(base.country, (group,)), limit,
+                          typos=False)
+        for region in regions(index, name, codes=False):
+            rows = np.asarray(index.region_rows[region[3]:region[4]])
+            rows = rows[base.mask(index, rows)][:limit]
+            hits.add(rows, TIER_REGION)
+    return hits.best(index, limit)
+
+
+def regions(index: GeocodingIndex, key: str, *, codes: bool) -> tuple[Region, ...]:
+    """Countries and admin1 regions named `key` (codes such as 'tx' or 'ch' only if allowed)."""
+    return tuple(r for r in index.regions.get(key, ()) if codes or not r[2])
+
+
+def name_hits(index: GeocodingIndex, hits: Hits, key: str, where: Filter, limit: int,
+              typos: bool = True) -> None:
+    """Add exact and prefix matches of one name key, and typo matches when nothing matched
+    exactly and fewer than `limit` places did."""
+    if not key:
+        return
+    needle = key.encode()[:G.KEY_BYTES]
+    lo = int(np.searchsorted(index.keys, needle, "left"))
+    hi = int(np.searchsorted(index.keys, needle, "right"))
+    upper = _upper_bound(needle)
+    end = int(np.searchsorted(index.keys, upper, "left")) if upper else len(index.keys)
+    exact = _verified(index, lo, hi, key)
+    rows = np.asarray(index.key_row[exact])
+    rows = rows[where.mask(index, rows)]
+    hits.add(rows, TIER_EXACT)
+    found_exact = len(rows) > 0
+    positions = np.arange(lo, end)
+    if len(key.encode()) >= G.KEY_BYTES:
+        positions = positions[[index.keys_full[int(p)].as_py().startswith(key) for p in positions]]
+    positions = np.setdiff1d(positions, exact, assume_unique=True)
+    rows = np.asarray(index.key_row[positions])
+    keep = where.mask(index, rows)
+    positions, rows = positions[keep], rows[keep]
+    if len(rows) > PREFIX_POOL:
+        rows = rows[np.argpartition(np.asarray(index.key_rank[positions]), PREFIX_POOL)[:PREFIX_POOL]]
+    hits.add(rows, TIER_PREFIX)
+    budget = typo_budget(key) if typos else 0
+    if budget and not found_exact and hits.count() < limit:
+        typo_hits(index, hits, key, budget, where)
+
+
+def _verified(index: GeocodingIndex, lo: int, hi: int, key: str) -> np.ndarray:
+    """Positions in [lo, hi) whose full key equals `key` (truncation only matters past 32 bytes)."""
+    positions = np.arange(lo, hi)
+    if len(key.encode()) < G.KEY_BYTES:
+        return positions
+    return positions[[index.keys_full[int(p)].as_py() == key for p in positions]]
+
+
+def typo_hits(index: GeocodingIndex, hits: Hits, key: str, budget: int, where: Filter) -> None:
+    """Keys within `budget` edits (OSA: a transposition counts as one edit)."""
+    if budget == 1:
+        variants = [v.encode() for v in edits1(key) if v and v != key]
+        variants = np.array([v for v in variants if len(v) <= G.KEY_BYTES], dtype=f"S{G.KEY_BYTES}")
+        lo = np.searchsorted(index.keys, variants, "left")
+        hi = np.searchsorted(index.keys, variants, "right")
+        found = hi > lo
+        if not found.any():
+            return
+        positions = np.concatenate([np.arange(a, b) for a, b in zip(lo[found], hi[found])])
+        rows = np.asarray(index.key_row[positions])
+        hits.add(rows[where.mask(index, rows)], TIER_FUZZY, 1)
+        return
+    for ukey, distance in trigram_candidates(index, key, budget):
+        start, stop = int(index.ukey_start[ukey]), int(index.ukey_start[ukey + 1])
+        rows = np.asarray(index.key_row[start:stop])
+        hits.add(rows[where.mask(index, rows)], TIER_FUZZY, distance)
+
+
+def trigram_candidates(index: GeocodingIndex, key: str, budget: int) -> list[tuple[int, int]]:
+    """(distinct key id, distance) of keys sharing enough trigrams and within `budget` edits."""
+    padded = f" {key} "
+    grams = np.array(sorted({padded[i:i + 3].encode() for i in range(len(padded) - 2)}),
+                     dtype=f"S{G.TRIGRAM_BYTES}")
+    at = np.searchsorted(index.trigrams, grams)
+    valid = at < len(index.trigrams)
+    valid[valid] = index.trigrams[at[valid]] == grams[valid]
+    at = at[valid]
+    if not len(at):
+        return []
+    postings = np.concatenate([index.postings[index.tri_offsets[i]:index.tri_offsets[i + 1]]
+                               for i in at])
+    ukeys, counts = np.unique(postings, return_counts=True)
+    # Each edit changes at most three trigrams of the padded key.
+    enough = counts >= max(1, len(grams) - 3 * budget)
+    ukeys, counts = ukeys[enough], counts[enough]
+    if len(ukeys) > TRIGRAM_POOL:
+        ukeys = ukeys[np.argsort(-counts, kind="stable")[:TRIGRAM_POOL]]
+    starts = np.asarray(index.ukey_start[ukeys])
+    choices = index.keys_full.take(starts).to_pylist()
+    matched = process.extract(key, choices, scorer=OSA.distance, score_cutoff=budget,
+                              limit=None)
+    return [(int(ukeys[i]), int(d)) for _, d, i in matched]

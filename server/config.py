@@ -1,0 +1,61 @@
+"""The server's one frozen configuration, read from the environment and command line in one place."""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, field, fields, replace
+from pathlib import Path
+from typing import Mapping
+
+ENV_PREFIX = "WEATHERAPI_"
+
+
+@dataclass(frozen=True)
+class Config:
+    """Everything the server needs to know; nothing is read at import time."""
+
+    build_dir: Path = Path("build")
+    host: str = "127.0.0.1"
+    port: int = 8080
+    workers: int = 1
+    keys_file: Path | None = None
+    # Token bucket: sustained requests a minute per key (or per client address), and burst.
+    rate_limit_per_minute: int = 600
+    rate_limit_burst: int = 0          # 0 means "same as the per-minute rate"
+    reload_interval_s: float = 2.0     # how often to look for a newly published version
+    base_url: str = ""                 # public base URL; empty means the request's own origin
+    trust_forwarded_for: bool = False  # use X-Forwarded-For as the client address (behind a proxy)
+    max_query_seconds: float = 5.0
+    extra: Mapping[str, str] = field(default_factory=dict, compare=False)
+
+    @property
+    def burst(self) -> int:
+        """Bucket capacity."""
+        return self.rate_limit_burst or self.rate_limit_per_minute
+
+    @classmethod
+    def from_env(cls, env: Mapping[str, str] | None = None, **overrides) -> "Config":
+        """Defaults, then WEATHERAPI_* variables, then explicit overrides (e.g. CLI flags)."""
+        env = os.environ if env is None else env
+        values = {}
+        for f in fields(cls):
+            raw = env.get(ENV_PREFIX + f.name.upper())
+            if raw is not None and f.name != "extra":
+                values[f.name] = _convert(f.name, raw, cls.__dataclass_fields__[f.name].default)
+        config = cls(**values)
+        return replace(config, **{k: v for k, v in overrides.items() if v is not None})
+
+
+def _convert(name: str, raw: str, default):
+    try:
+        if isinstance(default, bool):
+            return raw.strip().lower() in {"1", "true", "yes", "on"}
+        if isinstance(default, int):
+            return int(raw)
+        if isinstance(default, float):
+            return float(raw)
+        if isinstance(default, Path) or name.endswith("_file") or name.endswith("_dir"):
+            return Path(raw) if raw else None
+        return raw
+    except ValueError:
+        raise SystemExit(f"invalid {ENV_PREFIX}{name.upper()}={raw!r}") from None

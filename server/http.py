@@ -1,0 +1,164 @@
+"""Endpoint metadata and the one middleware: keys, rate limits, caching, CORS, gzip, errors."""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import logging
+import secrets
+import time
+from dataclasses import dataclass
+from typing import Awaitable, Callable
+
+from aiohttp import web
+
+from server.config import Config
+from server.errors import ApiError, problem_response
+from server.keys import ApiKey, KeyStore
+from server.ratelimit import RateLimiter
+from server.store import Store
+
+log = logging.getLogger("server")
+access_log = logging.getLogger("server.access")
+
+CONFIG = web.AppKey("config", Config)
+STORE = web.AppKey("store", Store)
+KEYS = web.AppKey("keys", KeyStore)
+LIMITER = web.AppKey("limiter", RateLimiter)
+API_KEY = "api_key"
+GZIP_MIN_BYTES = 1024
+CORS = {
+    "Access-Control-Allow-Origin": "*",
+    "Access-Control-Expose-Headers": "ETag, X-Data-Version, X-Request-Id, RateLimit-Limit, "
+                                     "RateLimit-Remaining, RateLimit-Reset, Retry-After",
+}
+PREFLIGHT = {
+    "Access-Control-Allow-Origin": "*",
+    "Access-Control-Allow-Methods": "GET, HEAD, OPTIONS",
+    "Access-Control-Allow-Headers": "X-API-Key, If-None-Match, Content-Type",
+    "Access-Control-Max-Age": "86400",
+}
+Handler = Callable[[web.Request], Awaitable[web.StreamResponse]]
+
+
+@dataclass(frozen=True)
+class Endpoint:
+    """What the middleware needs to know about a handler."""
+
+    area: str | None = None       # artifact area answering it (ETag, X-Data-Version)
+    auth: str = "optional"        # none | optional | key
+    max_age: int = 0              # Cache-Control max-age for 200 answers
+    limited: bool = True          # counts against a rate limit
+
+
+def endpoint(**meta) -> Callable[[Handler], Handler]:
+    """Attach Endpoint metadata to a handler."""
+    def wrap(handler: Handler) -> Handler:
+        handler.endpoint = Endpoint(**meta)  # type: ignore[attr-defined]
+        return handler
+    return wrap
+
+
+def client_address(request: web.Request, config: Config) -> str:
+    """The client's address (first X-Forwarded-For hop only when configured to trust it)."""
+    if config.trust_forwarded_for:
+        forwarded = request.headers.get("X-Forwarded-For")
+        if forwarded:
+            return forwarded.split(",")[0].strip()
+    return request.remote or "unknown"
+
+
+def presented_key(request: web.Request) -> str | None:
+    """The key from the X-API-Key header, else the api_key parameter (header wins)."""
+    return request.headers.get("X-API-Key") or request.query.get(API_KEY) or None
+
+
+def _etag(version: str, request: web.Request) -> str:
+    query = sorted((k, v) for k, v in request.query.items() if k != API_KEY)
+    digest = hashlib.blake2b(repr((version, request.path, query)).encode(), digest_size=12)
+    return f'"{digest.hexdigest()}"'
+
+
+@web.middleware
+async def api_middleware(request: web.Request, handler: Handler) -> web.StreamResponse:
+    """Run one request through auth, limits and caching; turn every failure into problem+json."""
+    started = time.perf_counter()
+    headers: dict[str, str] = {}
+    key: ApiKey | None = None
+    try:
+        if request.method == "OPTIONS":
+            return web.Response(status=204, headers=PREFLIGHT)
+        meta: Endpoint = getattr(handler, "endpoint", None) or Endpoint(limited=False)
+        app = request.app
+        if meta.auth != "none":
+            key = app[KEYS].authenticate(presented_key(request))
+            if key is None and meta.auth == "key":
+                raise ApiError(403, "a valid API key is required: send it in the X-API-Key "
+                                    "header or the api_key parameter")
+        if meta.limited:
+            config = app[CONFIG]
+            identity = f"key:{key.name}" if key else f"ip:{client_address(request, config)}"
+            if key and key.rate_limit:
+                limit = burst = key.rate_limit
+            else:
+                limit, burst = config.rate_limit_per_minute, config.burst
+            decision = app[LIMITER].check(identity, limit, burst)
+            headers.update(decision.headers())
+            if not decision.allowed:
+                raise ApiError(429, f"rate limit of {limit} requests a minute exceeded; retry "
+                                    f"in {decision.retry_after_s} s", headers=headers)
+        version = app[STORE].area(meta.area).version if meta.area else None
+        etag = _etag(version, request) if version else None
+        if etag and etag in request.headers.get("If-None-Match", ""):
+            response: web.StreamResponse = web.Response(status=304)
+        else:
+            response = await handler(request)
+        _decorate(request, response, meta, headers, version, etag)
+        return response
+    except ApiError as exc:
+        return _problem(exc.status, exc.detail, errors=exc.errors, headers={**headers,
+                                                                             **exc.headers})
+    except web.HTTPException as exc:
+        detail = {404: "no such endpoint", 405: f"method {request.method} is not allowed here",
+                  413: "request body too large"}.get(exc.status, exc.reason)
+        return _problem(exc.status, detail, headers=headers)
+    except asyncio.CancelledError:
+        raise
+    except Exception:
+        request_id = secrets.token_hex(8)
+        log.exception("unhandled error, request id %s, %s %s", request_id, request.method,
+                      request.path)
+        return _problem(500, "internal error; quote the request id when reporting it",
+                        extra={"request_id": request_id}, headers={"X-Request-Id": request_id})
+    finally:
+        if access_log.isEnabledFor(logging.INFO):
+            access_log.info("%s %s key=%s %.1fms", request.method, request.path,
+                            key.name if key else "-", (time.perf_counter() - started) * 1e3)
+
+
+def _decorate(request: web.Request, response: web.StreamResponse, meta: Endpoint,
+              headers: dict[str, str], version: str | None, etag: str | None) -> None:
+    response.headers.update(headers)
+    response.headers.update(CORS)
+    if version:
+        response.headers["X-Data-Version"] = version
+    if response.status in (200, 304):
+        if etag:
+            response.headers["ETag"] = etag
+        if meta.max_age:
+            scope = "private" if meta.auth == "key" else "public"
+            response.headers["Cache-Control"] = f"{scope}, max-age={meta.max_age}"
+        else:
+            response.headers.setdefault("Cache-Control", "no-store")
+    body = getattr(response, "body", None)
+    if (isinstance(body, (bytes, bytearray)) and len(body) > GZIP_MIN_BYTES
+            and "gzip" in request.headers.get("Accept-Encoding", "")):
+        response.enable_compression(web.ContentCoding.gzip)
+        response.headers["Vary"] = "Accept-Encoding"
+
+
+def _problem(status: int, detail: str, **kwargs) -> web.Response:
+    response = problem_response(status, detail, **kwargs)
+    response.headers.update(CORS)
+    response.headers["Cache-Control"] = "no-store"
+    return response

@@ -1,0 +1,99 @@
+"""API keys: only SHA-256 hashes are stored; lookups compare in constant time."""
+
+from __future__ import annotations
+
+import hashlib
+import hmac
+import json
+import os
+import re
+import secrets
+from dataclasses import dataclass
+from pathlib import Path
+
+NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$")
+
+
+@dataclass(frozen=True)
+class ApiKey:
+    """A stored key: its name (what logs show), hash and own rate limit (None = default)."""
+
+    name: str
+    sha256: bytes
+    rate_limit: int | None
+
+
+def hash_key(key: str) -> bytes:
+    """SHA-256 digest of a presented key."""
+    return hashlib.sha256(key.encode("utf-8", "surrogatepass")).digest()
+
+
+class KeyStore:
+    """Keys from a JSON file, re-read when the file changes, so keys can be added live."""
+
+    def __init__(self, path: Path | None):
+        self.path = path
+        self._stamp: tuple[int, int] | None = None
+        self._keys: tuple[ApiKey, ...] = ()
+        self.refresh()
+
+    def refresh(self) -> None:
+        """Re-read the file if its modification time or size changed."""
+        if self.path is None:
+            return
+        try:
+            stat = self.path.stat()
+        except FileNotFoundError:
+            self._keys, self._stamp = (), None
+            return
+        stamp = (stat.st_mtime_ns, stat.st_size)
+        if stamp != self._stamp:
+            self._keys = tuple(load_keys(self.path))
+            self._stamp = stamp
+
+    def authenticate(self, presented: str | None) -> ApiKey | None:
+        """The key matching `presented`, comparing against every stored hash in constant time."""
+        if not presented:
+            return None
+        digest = hash_key(presented)
+        found = None
+        for key in self._keys:
+            if hmac.compare_digest(digest, key.sha256):
+                found = key
+        return found
+
+
+def load_keys(path: Path) -> list[ApiKey]:
+    """Parse a keys file: {"keys": [{"name", "sha256", "rate_limit"?}]}."""
+    data = json.loads(path.read_text(encoding="utf-8") or "{}")
+    keys = []
+    for entry in data.get("keys", []):
+        limit = entry.get("rate_limit")
+        keys.append(ApiKey(entry["name"], bytes.fromhex(entry["sha256"]),
+                           int(limit) if limit is not None else None))
+    return keys
+
+
+def add_key(path: Path, name: str, rate_limit: int | None = None) -> str:
+    """Create a key named `name`, store its hash in `path`, and return the key itself."""
+    if not NAME.match(name):
+        raise ValueError("key names are 1-64 letters, digits, '.', '_' or '-'")
+    if rate_limit is not None and rate_limit <= 0:
+        raise ValueError("--rate-limit must be a positive number of requests a minute")
+    data = json.loads(path.read_text(encoding="utf-8") or "{}") if path.exists() else {}
+    entries = data.setdefault("keys", [])
+    if any(e["name"] == name for e in entries):
+        raise ValueError(f"a key named {name!r} already exists in {path}")
+    key = secrets.token_urlsafe(32)
+    entry = {"name": name, "sha256": hash_key(key).hex()}
+    if rate_limit is not None:
+        entry["rate_limit"] = rate_limit
+    entries.append(entry)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(path.name + ".tmp")
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    with os.fdopen(fd, "w", encoding="utf-8") as handle:
+        json.dump(data, handle, indent=2)
+        handle.write("\n")
+    os.replace(tmp, path)
+    return key

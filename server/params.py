@@ -1,0 +1,86 @@
+"""Query and path parameter parsing: every malformed value becomes a 400 naming the parameter."""
+
+from __future__ import annotations
+
+import math
+import re
+from typing import Mapping
+
+from server.errors import ApiError, bad_request
+
+LANGUAGE = re.compile(r"^[A-Za-z]{2,3}(?:[-_][A-Za-z0-9]{2,8})*$")
+NUMBER = re.compile(r"^[+-]?(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d{1,3})?$")
+
+
+def number(raw: str, name: str, low: float, high: float) -> float:
+    """A finite decimal number within [low, high]."""
+    value = raw.strip()
+    if not NUMBER.match(value):
+        raise bad_request(name, f"{name} must be a number, got {show(raw)}")
+    parsed = float(value)
+    if not math.isfinite(parsed):
+        raise bad_request(name, f"{name} must be a finite number, got {show(raw)}")
+    if not low <= parsed <= high:
+        raise bad_request(name, f"{name} must be between {low:g} and {high:g}, got {show(raw)}")
+    return parsed
+
+
+def integer(query: Mapping[str, str], name: str, default: int, low: int, high: int) -> int:
+    """An optional integer parameter within [low, high] (above the maximum is a 400)."""
+    raw = query.get(name)
+    if raw is None:
+        return default
+    if not re.fullmatch(r"[+-]?\d{1,9}", raw.strip()):
+        raise bad_request(name, f"{name} must be an integer, got {show(raw)}")
+    value = int(raw)
+    if not low <= value <= high:
+        raise bad_request(name, f"{name} must be between {low} and {high}, got {value}")
+    return value
+
+
+def choice(query: Mapping[str, str], name: str, default: str, allowed: tuple[str, ...]) -> str:
+    """An optional enumerated parameter."""
+    raw = query.get(name)
+    if raw is None:
+        return default
+    if raw not in allowed:
+        raise bad_request(name, f"{name} must be one of {', '.join(allowed)}, got {show(raw)}")
+    return raw
+
+
+def language(query: Mapping[str, str], name: str = "language", default: str = "en") -> tuple[str, ...]:
+    """A well-formed language tag as lookup candidates, most specific first ('pt-BR', 'pt')."""
+    raw = query.get(name, default).strip()
+    if not LANGUAGE.match(raw):
+        raise bad_request(name, f"{name} must be a language code such as en, de or pt-BR, "
+                                f"got {show(raw)}")
+    parts = re.split(r"[-_]", raw)
+    canon = [parts[0].lower()]
+    for part in parts[1:]:
+        canon.append(part.title() if len(part) == 4 else part.upper() if len(part) == 2
+                     else part.lower())
+    candidates = ["-".join(canon[:i]) for i in range(len(canon), 0, -1)]
+    return tuple(candidates)
+
+
+def latlon(query: Mapping[str, str]) -> tuple[float, float]:
+    """Required lat and lon query parameters."""
+    errors = []
+    values = []
+    for name, limit in (("lat", 90.0), ("lon", 180.0)):
+        raw = query.get(name)
+        if raw is None or not raw.strip():
+            errors.append({"parameter": name, "message": f"{name} is required"})
+            continue
+        try:
+            values.append(number(raw, name, -limit, limit))
+        except ApiError as exc:  # collect both coordinates' problems in one answer
+            errors.extend(exc.errors or [])
+    if errors:
+        raise ApiError(400, "; ".join(e["message"] for e in errors), errors=errors)
+    return values[0], values[1]
+
+
+def show(raw: str) -> str:
+    """Echo a bad value safely (shortened)."""
+    return repr(raw if len(raw) <= 40 else raw[:40] + "…")

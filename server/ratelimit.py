@@ -1,0 +1,60 @@
+"""Per-client token buckets with the IETF RateLimit header fields."""
+
+from __future__ import annotations
+
+import math
+import time
+from dataclasses import dataclass
+from typing import Callable
+
+MAX_CLIENTS = 100_000
+
+
+@dataclass(frozen=True)
+class Decision:
+    """Outcome of one request against its bucket."""
+
+    allowed: bool
+    limit: int
+    remaining: int
+    reset_s: int        # seconds until the bucket is full again
+    retry_after_s: int  # seconds until one request is allowed (0 when allowed)
+
+    def headers(self) -> dict[str, str]:
+        """RateLimit-* headers, plus Retry-After when refused."""
+        headers = {"RateLimit-Limit": str(self.limit), "RateLimit-Remaining": str(self.remaining),
+                   "RateLimit-Reset": str(self.reset_s)}
+        if not self.allowed:
+            headers["Retry-After"] = str(self.retry_after_s)
+        return headers
+
+
+class RateLimiter:
+    """In-memory token buckets keyed by client identity (a key's name or an address)."""
+
+    def __init__(self, clock: Callable[[], float] = time.monotonic):
+        self._clock = clock
+        self._buckets: dict[str, tuple[float, float]] = {}
+
+    def check(self, identity: str, per_minute: int, burst: int) -> Decision:
+        """Take one token from `identity`'s bucket if there is one."""
+        now = self._clock()
+        rate = per_minute / 60.0
+        tokens, last = self._buckets.get(identity, (float(burst), now))
+        tokens = min(float(burst), tokens + (now - last) * rate)
+        allowed = tokens >= 1.0
+        if allowed:
+            tokens -= 1.0
+        if len(self._buckets) >= MAX_CLIENTS and identity not in self._buckets:
+            self._evict(now, rate)
+        self._buckets[identity] = (tokens, now)
+        reset = math.ceil((burst - tokens) / rate) if rate > 0 else 0
+        retry = 0 if allowed else max(1, math.ceil((1.0 - tokens) / rate))
+        return Decision(allowed, per_minute, int(tokens), reset, retry)
+
+    def _evict(self, now: float, rate: float) -> None:
+        """Forget buckets that have refilled (they would start full anyway), oldest first."""
+        for identity, (_, last) in sorted(self._buckets.items(), key=lambda kv: kv[1][1]):
+            if len(self._buckets) < MAX_CLIENTS // 2:
+                break
+            del self._buckets[identity]

@@ -1,0 +1,124 @@
+"""The published build as loaded areas; swaps to a newly published version without a restart."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from concurrent.futures import Executor
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Callable, Mapping
+
+import contract
+from server.errors import ApiError
+
+log = logging.getLogger("server.store")
+Loader = Callable[[Path, dict], Any]
+RETRY_AFTER_S = 30
+
+
+@dataclass(frozen=True)
+class AreaState:
+    """One area of one snapshot: loaded data, or why there is none."""
+
+    state: str                 # loading | loaded | absent | failed
+    version: str | None = None
+    data: Any = None           # may hold the previous good data while `failed`
+    error: str | None = None
+
+
+@dataclass(frozen=True)
+class Snapshot:
+    """Every area as loaded from one published version directory."""
+
+    version_dir: Path | None
+    build_id: str | None
+    areas: Mapping[str, AreaState] = field(default_factory=dict)
+
+
+class Store:
+    """Holds the current snapshot; handlers read it once per request, so a swap never
+    disturbs a request in flight (old data stays referenced until that request ends)."""
+
+    def __init__(self, build_dir: Path, loaders: Mapping[str, Loader]):
+        self.build_dir = build_dir
+        self.loaders = dict(loaders)
+        self.loaded = False
+        self.snapshot = Snapshot(None, None, {a: AreaState("loading") for a in contract.AREAS})
+
+    def area(self, name: str) -> AreaState:
+        """The current state of one area."""
+        return self.snapshot.areas[name]
+
+    def require(self, name: str) -> AreaState:
+        """The area's state if it has data to answer with, else a 503 ApiError."""
+        state = self.snapshot.areas[name]
+        if state.data is None:
+            reason = {"loading": "is still loading", "absent": "is not in the published build",
+                      "failed": "could not be loaded"}.get(state.state, "is unavailable")
+            raise ApiError(503, f"{name.replace('_', ' ')} data {reason}",
+                           headers={"Retry-After": str(RETRY_AFTER_S)})
+        return state
+
+    async def refresh(self, executor: Executor | None = None) -> bool:
+        """Load the published version if it changed; True when a new snapshot was installed."""
+        target = contract.current_version_dir(self.build_dir)
+        if self.loaded and target == self.snapshot.version_dir:
+            return False
+        loop = asyncio.get_running_loop()
+        snapshot = await loop.run_in_executor(executor, self.load, target)
+        self.snapshot = snapshot
+        self.loaded = True
+        states = ", ".join(f"{a}={s.state}" for a, s in snapshot.areas.items())
+        log.info("serving %s (%s)", snapshot.build_id or "no build", states)
+        return True
+
+    def load(self, target: Path | None) -> Snapshot:
+        """Load every area of `target`, reusing areas whose data version did not change."""
+        if target is None:
+            return Snapshot(None, None, {a: AreaState("absent", error="nothing published")
+                                         for a in contract.AREAS})
+        try:
+            manifest = contract.read_manifest(target)
+            if manifest.get("schema_version") != contract.SCHEMA_VERSION:
+                raise ValueError(f"unsupported schema version {manifest.get('schema_version')!r}")
+        except (OSError, ValueError) as exc:
+            log.error("cannot read manifest of %s: %s", target.name, exc)
+            return Snapshot(target, target.name, {
+                a: self._failed(a, "manifest unreadable or of an unsupported schema version")
+                for a in contract.AREAS})
+        areas = {a: self._load_area(a, target, manifest["areas"].get(a)) for a in contract.AREAS}
+        return Snapshot(target, manifest.get("build_id"), areas)
+
+    def _load_area(self, area: str, target: Path, entry: dict | None) -> AreaState:
+        if entry is None:
+            return AreaState("absent")
+        previous = self.snapshot.areas.get(area)
+        version = entry.get("version")
+        if previous and previous.state == "loaded" and previous.version == version:
+            return previous
+        if entry.get("schema_version") != contract.SCHEMA_VERSION:
+            return self._failed(area, f"unsupported schema version {entry.get('schema_version')!r}")
+        loader = self.loaders.get(area)
+        if loader is None:
+            return AreaState("absent", version, error="not served by this server version")
+        try:
+            return AreaState("loaded", version, loader(target, entry))
+        except Exception as exc:  # any broken artifact must only take its own area down
+            log.exception("loading %s from %s failed", area, target.name)
+            return self._failed(area, f"{type(exc).__name__} while loading {version}")
+
+    def _failed(self, area: str, error: str) -> AreaState:
+        previous = self.snapshot.areas.get(area)
+        keep = previous.data if previous else None
+        return AreaState("failed", previous.version if keep is not None else None, keep, error)
+
+    def readiness(self) -> tuple[bool, dict]:
+        """(ready, body) for GET /ready."""
+        snap = self.snapshot
+        areas = {a: {k: v for k, v in (("state", s.state), ("version", s.version),
+                                       ("error", s.error)) if v is not None}
+                 for a, s in snap.areas.items()}
+        ready = self.loaded and all(s.state in ("loaded", "absent") for s in snap.areas.values())
+        status = "ready" if ready else ("loading" if not self.loaded else "degraded")
+        return ready, {"status": status, "build_id": snap.build_id, "areas": areas}
