@@ -1,0 +1,40 @@
+# Recipes; `./dev RECIPE` installs everything first (a fresh clone needs only Python 3.11+).
+set shell := ["bash", "-euo", "pipefail", "-c"]
+
+py := ".venv/bin/python"
+keys := env_var_or_default("WEATHERAPI_KEYS_FILE", "keys.json")
+
+# List recipes
+default:
+    @just --list
+
+# Build every area into build/ (real inputs from datasets/ where present, else embedded defaults)
+build *ARGS:
+    {{py}} -m pipeline build {{ARGS}}
+
+# Serve the API on http://127.0.0.1:8080 (builds the default data and a demo key on first run)
+serve *ARGS:
+    #!/usr/bin/env bash
+    set -euo pipefail
+    if [ ! -e build/current ]; then {{py}} -m pipeline build; fi
+    if [ ! -f "{{keys}}" ]; then
+        key=$({{py}} -m server keys add demo --keys-file "{{keys}}" | tail -n 1)
+        echo "A demo API key was created (only its hash is stored in {{keys}}); it is shown once:"
+        echo "    $key"
+        echo "Use it as:  curl -H 'X-API-Key: $key' 'http://127.0.0.1:8080/forecast/47.37,8.54'"
+        echo "Geocoding needs no key:  curl 'http://127.0.0.1:8080/geocoding/lookup?q=zurich'"
+        echo "More keys:  {{py}} -m server keys add NAME --keys-file {{keys}} [--rate-limit N]"
+    fi
+    exec {{py}} -m server --keys-file "{{keys}}" --port "${WEATHERAPI_PORT:-8080}" {{ARGS}}
+
+# Run the whole test suite
+test *ARGS:
+    {{py}} -m pytest {{ARGS}}
+
+# Benchmarks: build time and memory, server start, throughput and latency ratios
+bench *ARGS:
+    {{py}} -m bench.run {{ARGS}}
+
+# Open the published catalog in the DuckDB CLI
+sql:
+    .venv/bin/duckdb -readonly build/current/catalog.duckdb

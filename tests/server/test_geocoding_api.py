@@ -1,0 +1,295 @@
+"""Geocoding endpoints over HTTP against the default build (interface 4.1-4.5, rules 13-20)."""
+
+from __future__ import annotations
+
+import gzip
+import math
+import random
+import urllib.parse
+
+import duckdb
+import pytest
+
+from tests.support.procs import get
+
+SEARCH_FIELDS = {"id", "name", "lat", "lon", "country_code", "country_name", "admin1_name",
+                 "timezone", "population", "feature_code"}
+DETAIL_FIELDS = SEARCH_FIELDS | {"admin2_name", "elevation"}
+ZURICH = "2657896"
+
+
+def search(server, q, **params):
+    query = urllib.parse.urlencode({"q": q, **params})
+    reply = get(f"{server.url}/geocoding/lookup?{query}")
+    assert reply.status == 200, reply.body
+    return reply.json()
+
+
+def first(server, q, **params):
+    results = search(server, q, **params)["results"]
+    assert results, f"no results for {q!r}"
+    return results[0]
+
+
+@pytest.mark.parametrize("q, name, country", [
+    ("Zürich", "Zürich", "CH"),
+    ("zurich", "Zürich", "CH"),          # accents omitted
+    ("ZURICH!", "Zürich", "CH"),         # case and punctuation
+    ("Zurihc", "Zürich", "CH"),          # one transposition
+    ("Zurigo", "Zürich", "CH"),          # alternate name
+    ("Muenchen", "Munich", "DE"),        # ue spelling
+    ("München", "Munich", "DE"),
+    ("Londn", "London", "GB"),           # one deletion
+    ("Amsterdma", "Amsterdam", "NL"),    # 9 letters: two edits allowed
+    ("Nwe York", "New York City", "US"),
+    ("new yo", "New York City", "US"),   # prefix of the last word
+    ("lond", "London", "GB"),
+    ("Paris", "Paris", "FR"),
+    ("Sao Paulo", "São Paulo", "BR"),
+    ("Wien", "Vienna", "AT"),
+    ("Москва", "Moscow", "RU"),
+    ("東京", "Tokyo", "JP"),
+    ("Bern", "Bern", "CH"),
+    ("paris, texas", "Paris", "US"),      # city, region
+    ("San Jose, Costa Rica", "San José", "CR"),
+    ("London, Ontario", "London", "CA"),
+    ("Paris, TX", "Paris", "US"),
+])
+def test_search_finds_the_place_a_person_means(server, q, name, country):
+    top = first(server, q)
+    assert (top["name"], top["country_code"]) == (name, country)
+
+
+@pytest.mark.parametrize("q, name, admin1", [
+    ("springfield illinois", "Springfield", "Illinois"),
+    ("paris texas", "Paris", "Texas"),
+])
+def test_field_all_combines_name_and_region(server, q, name, admin1):
+    top = first(server, q, field="all")
+    assert (top["name"], top["admin1_name"]) == (name, admin1)
+    # field=name searches names only: no place is named with both words
+    assert all(r["name"] != name for r in search(server, q)["results"])
+
+
+def test_field_all_matches_regions_and_countries(server):
+    results = search(server, "bavaria", field="all", limit=5)["results"]
+    assert len(results) == 5 and all(r["admin1_name"] == "Bavaria" for r in results)
+    assert results[0]["name"] == "Munich"
+    assert "Munich" not in {r["name"] for r in search(server, "bavaria")["results"]}
+
+
+def test_search_result_shape_and_order(server):
+    body = search(server, "Springfield", limit=5)
+    assert body["count"] == len(body["results"]) == 5
+    for item in body["results"]:
+        assert set(item) == SEARCH_FIELDS
+    populations = [r["population"] or 0 for r in body["results"]]
+    assert populations == sorted(populations, reverse=True)  # same match quality: by population
+
+
+def test_country_filter_and_limit(server):
+    body = search(server, "Paris", country="us", limit=3)
+    assert body["count"] == 3 and {r["country_code"] for r in body["results"]} == {"US"}
+    assert search(server, "Paris", country="ZZ")["count"] == 0
+
+
+def test_language_localises_country_names(server):
+    assert first(server, "zurich", language="de")["country_name"] == "Schweiz"
+    assert first(server, "zurich", language="fr")["country_name"] == "Suisse"
+    assert first(server, "zurich", language="xx")["country_name"] == "Switzerland"  # fallback
+    assert first(server, "zurich", language="pt-BR")["country_name"] == "Suíça"
+
+
+def test_lookup_by_id(server):
+    reply = get(f"{server.url}/geocoding/lookup?id={ZURICH}")
+    assert reply.status == 200
+    item = reply.json()
+    assert set(item) == DETAIL_FIELDS
+    assert item["name"] == "Zürich" and item["admin2_name"] == "Bezirk Zürich"
+    assert item["timezone"] == "Europe/Zurich"
+
+
+def test_airports_have_elevation(server):
+    airport = first(server, "ZRH")
+    detail = get(f"{server.url}/geocoding/lookup?id={urllib.parse.quote(airport['id'])}")
+    if airport["feature_code"] != "AIRP":
+        airport = search(server, "Zurich Airport")["results"][0]
+        detail = get(f"{server.url}/geocoding/lookup?id={urllib.parse.quote(airport['id'])}")
+    assert detail.json()["feature_code"] == "AIRP"
+    assert 400 < detail.json()["elevation"] < 450
+
+
+def test_capitals_are_marked(server):
+    assert first(server, "Bern")["feature_code"] == "PPLC"
+    assert first(server, "Canberra")["feature_code"] == "PPLC"
+
+
+@pytest.mark.parametrize("query, parameter", [
+    ("q=zurich&id=1", "q"),
+    ("", "q"),
+    ("q=z", "q"),
+    ("q=%20%20z%20", "q"),
+    ("q=" + "x" * 201, "q"),
+    ("q=zurich&limit=51", "limit"),
+    ("q=zurich&limit=0", "limit"),
+    ("q=zurich&limit=ten", "limit"),
+    ("q=zurich&field=everything", "field"),
+    ("q=zurich&language=!!", "language"),
+    ("q=zurich&country=CHE", "country"),
+    ("id=abc", "id"),
+    ("id=1;drop", "id"),
+])
+def test_lookup_rejects_bad_parameters(server, query, parameter):
+    reply = get(f"{server.url}/geocoding/lookup?{query}")
+    assert reply.status == 400
+    assert reply.headers["Content-Type"].startswith("application/problem+json")
+    body = reply.json()
+    assert body["status"] == 400 and body["title"] == "Bad Request" and body["detail"]
+    assert parameter in {e["parameter"] for e in body["errors"]}
+
+
+def test_unknown_id_is_404(server):
+    reply = get(f"{server.url}/geocoding/lookup?id=999999999")
+    assert reply.status == 404 and reply.json()["status"] == 404
+
+
+def test_unknown_parameters_are_ignored(server):
+    assert search(server, "zurich", cachebuster="123")["count"] > 0
+
+
+# ---- reverse ---------------------------------------------------------------------------
+
+def _brute_force(places, lat, lon, k):
+    p1, l1 = math.radians(lat), math.radians(lon)
+    out = []
+    for pid, plat, plon in places:
+        p2, l2 = math.radians(plat), math.radians(plon)
+        a = math.sin((p2 - p1) / 2) ** 2 + math.cos(p1) * math.cos(p2) * math.sin((l2 - l1) / 2) ** 2
+        out.append((2 * 6371.0088 * math.asin(min(1.0, math.sqrt(a))), pid))
+    return sorted(out)[:k]
+
+
+@pytest.fixture(scope="module")
+def all_places(default_build):
+    con = duckdb.connect(str(default_build / "current" / "catalog.duckdb"), read_only=True)
+    return con.execute("select id, lat, lon from locations").fetchall()
+
+
+@pytest.mark.parametrize("lat, lon", [
+    (47.3769, 8.5417), (0.0, 179.999), (0.0, -179.999), (-16.5, 179.9), (65.0, -180.0),
+    (90.0, 0.0), (-90.0, 0.0), (89.9, 45.0), (-41.3, 174.8), (21.3, -157.9),
+])
+def test_reverse_is_exact_great_circle(server, all_places, lat, lon):
+    reply = get(f"{server.url}/geocoding/reverse?lat={lat}&lon={lon}&limit=5")
+    assert reply.status == 200
+    body = reply.json()
+    expected = _brute_force(all_places, lat, lon, 5)
+    assert body["count"] == 5
+    got = [r["distance_km"] for r in body["results"]]
+    assert got == sorted(got)
+    assert got == pytest.approx([round(d, 3) for d, _ in expected], abs=0.0015)
+    assert body["results"][0]["id"] == expected[0][1] or got[0] == got[1]
+    assert set(body["results"][0]) == DETAIL_FIELDS | {"distance_km"}
+
+
+def test_reverse_random_points_match_brute_force(server, all_places):
+    rng = random.Random(7)
+    for _ in range(20):
+        lat, lon = rng.uniform(-90, 90), rng.uniform(-180, 180)
+        body = get(f"{server.url}/geocoding/reverse?lat={lat}&lon={lon}").json()
+        (distance, pid), = _brute_force(all_places, lat, lon, 1)
+        assert body["results"][0]["distance_km"] == pytest.approx(round(distance, 3), abs=0.0015)
+
+
+@pytest.mark.parametrize("query, parameter", [
+    ("lon=8", "lat"), ("lat=47", "lon"), ("lat=91&lon=0", "lat"), ("lat=0&lon=180.5", "lon"),
+    ("lat=nan&lon=0", "lat"), ("lat=inf&lon=0", "lat"), ("lat=1e999&lon=0", "lat"),
+    ("lat=0x10&lon=0", "lat"), ("lat=&lon=0", "lat"), ("lat=1&lon=2&limit=51", "limit"),
+    ("lat=1&lon=2&limit=-1", "limit"), ("lat=1&lon=2&language=e", "language"),
+])
+def test_reverse_rejects_bad_parameters(server, query, parameter):
+    reply = get(f"{server.url}/geocoding/reverse?{query}")
+    assert reply.status == 400
+    assert parameter in {e["parameter"] for e in reply.json()["errors"]}
+
+
+# ---- countries -------------------------------------------------------------------------
+
+def test_countries_sorted_by_english_name(server):
+    body = get(f"{server.url}/geocoding/countries").json()
+    names = [c["name"] for c in body["results"]]
+    assert body["count"] == len(names) > 240
+    assert names.index("Åland Islands") < names.index("Albania")  # accent-insensitive order
+    assert set(body["results"][0]) == {"code", "name", "flag", "population", "continent"}
+    codes = {c["code"] for c in body["results"]}
+    assert "NA" in codes and "CS" not in codes and "AN" not in codes  # Namibia; dissolved
+
+
+def test_country_detail(server):
+    for code in ("ch", "CH", "Ch"):
+        body = get(f"{server.url}/geocoding/countries/{code}").json()
+        assert body == {"code": "CH", "name": "Switzerland", "flag": "🇨🇭",
+                        "population": body["population"], "continent": "EU",
+                        "timezone": "Europe/Zurich", "capital": "Bern"}
+    namibia = get(f"{server.url}/geocoding/countries/NA").json()
+    assert namibia["name"] == "Namibia" and namibia["continent"] == "AF"
+    assert get(f"{server.url}/geocoding/countries/ZZ").status == 404
+    assert get(f"{server.url}/geocoding/countries/C1").status == 400
+
+
+# ---- HTTP behaviour --------------------------------------------------------------------
+
+def test_caching_headers_and_conditional_get(server):
+    reply = get(f"{server.url}/geocoding/countries/CH")
+    assert reply.headers["Cache-Control"] == "public, max-age=86400"
+    assert reply.headers["X-Data-Version"].startswith("geocoding-")
+    etag = reply.headers["ETag"]
+    again = get(f"{server.url}/geocoding/countries/CH", {"If-None-Match": etag})
+    assert again.status == 304 and again.body == b""
+    other = get(f"{server.url}/geocoding/countries/DE")
+    assert other.headers["ETag"] != etag
+
+
+def test_gzip_and_cors(server):
+    reply = get(f"{server.url}/geocoding/countries", {"Accept-Encoding": "gzip"})
+    assert reply.headers.get("Content-Encoding") == "gzip"
+    assert gzip.decompress(reply.body).startswith(b'{"results"')
+    assert reply.headers["Access-Control-Allow-Origin"] == "*"
+    small = get(f"{server.url}/geocoding/countries/CH", {"Accept-Encoding": "gzip"})
+    assert "Content-Encoding" not in small.headers  # under 1 KiB
+    preflight = get(f"{server.url}/geocoding/lookup", {"Origin": "https://example.org",
+                    "Access-Control-Request-Method": "GET"}, method="OPTIONS")
+    assert preflight.status == 204 and "GET" in preflight.headers["Access-Control-Allow-Methods"]
+
+
+def test_rate_limit_headers_and_429(server):
+    url = f"{server.url}/geocoding/countries/CH"
+    replies = [get(url, {"X-API-Key": server.tiny_key}) for _ in range(4)]
+    assert [r.status for r in replies] == [200, 200, 200, 429]
+    assert replies[0].headers["RateLimit-Limit"] == "3"
+    assert int(replies[0].headers["RateLimit-Remaining"]) == 2
+    refused = replies[-1]
+    assert int(refused.headers["Retry-After"]) >= 1
+    assert refused.headers["Content-Type"].startswith("application/problem+json")
+    assert refused.json()["status"] == 429
+
+
+def test_keys_on_keyed_areas(server):
+    assert get(f"{server.url}/forecast/47.3,8.5").status == 403
+    assert get(f"{server.url}/forecast/47.3,8.5?api_key=wrong").status == 403
+    # A valid key passes; the forecast area has no artifacts in this build: 503 for it only.
+    reply = get(f"{server.url}/forecast/47.3,8.5", {"X-API-Key": server.key})
+    assert reply.status == 503 and reply.headers["Retry-After"]
+    reply = get(f"{server.url}/forecast/47.3,8.5?api_key={server.key}")
+    assert reply.status == 503
+    assert get(f"{server.url}/geocoding/countries/CH").status == 200
+
+
+def test_errors_leak_nothing(server):
+    for path in ("/geocoding/lookup?id=../../etc/passwd", "/geocoding/lookup?q='%20OR%201=1--",
+                 "/nope", "/geocoding/countries/%00%00", "/geocoding/reverse?lat=1e400&lon=1"):
+        reply = get(server.url + path)
+        assert reply.status in (200, 400, 404)
+        text = reply.body.decode()
+        for leak in ("Traceback", "/tmp", str(server.build_dir), "SELECT", "File \""):
+            assert leak not in text

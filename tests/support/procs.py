@@ -1,0 +1,113 @@
+"""Run the real pipeline CLI and the real server on an ephemeral port."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import subprocess
+import sys
+import time
+import urllib.error
+import urllib.request
+from dataclasses import dataclass
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
+SHARED_GEONAMES = ROOT.parent / "shared" / "data" / "geonames"
+
+
+def run_pipeline(*args: str, check: bool = True) -> subprocess.CompletedProcess:
+    """`python -m pipeline ARGS` from the project root."""
+    result = subprocess.run([sys.executable, "-m", "pipeline", *args], cwd=ROOT,
+                            capture_output=True, text=True, timeout=600)
+    if check and result.returncode != 0:
+        raise AssertionError(f"pipeline failed ({result.returncode}):\n{result.stderr[-3000:]}")
+    return result
+
+
+def add_key(keys_file: Path, name: str, rate_limit: int | None = None) -> str:
+    """Create a key with the real CLI and return it (the last stdout line)."""
+    args = [sys.executable, "-m", "server", "keys", "add", name, "--keys-file", str(keys_file)]
+    if rate_limit:
+        args += ["--rate-limit", str(rate_limit)]
+    out = subprocess.run(args, cwd=ROOT, capture_output=True, text=True, check=True, timeout=60)
+    return out.stdout.strip().splitlines()[-1]
+
+
+@dataclass
+class Response:
+    status: int
+    headers: dict[str, str]
+    body: bytes
+
+    def json(self):
+        return json.loads(self.body)
+
+
+class Server:
+    """A `python -m server` process; `url` is set once it listens."""
+
+    def __init__(self, build_dir: Path, keys_file: Path | None = None, *args: str, **env: str):
+        self.build_dir, self.keys_file, self.args = build_dir, keys_file, args
+        self.env = {**os.environ, "WEATHERAPI_RELOAD_INTERVAL_S": "0.2",
+                    "WEATHERAPI_RATE_LIMIT_PER_MINUTE": "1000000", **env}
+        self.proc: subprocess.Popen | None = None
+        self.url = ""
+
+    def __enter__(self) -> "Server":
+        cmd = [sys.executable, "-m", "server", "--build", str(self.build_dir), "--port", "0",
+               *self.args]
+        if self.keys_file:
+            cmd += ["--keys-file", str(self.keys_file)]
+        self.proc = subprocess.Popen(cmd, cwd=ROOT, env=self.env, stdout=subprocess.PIPE,
+                                     stderr=subprocess.PIPE, text=True)
+        line = self.proc.stdout.readline()
+        match = re.search(r"http://\S+", line)
+        if not match:
+            self.__exit__()
+            raise AssertionError(f"server did not start: {line!r} {self.proc.stderr.read()[-2000:]}")
+        self.url = match.group(0)
+        return self
+
+    def wait_ready(self, timeout: float = 60.0, status: int = 200) -> dict:
+        """Poll /ready until it answers `status` (readiness by polling, never by sleeping blind)."""
+        deadline = time.monotonic() + timeout
+        last = None
+        while time.monotonic() < deadline:
+            if self.proc.poll() is not None:
+                raise AssertionError(f"server exited: {self.proc.stderr.read()[-2000:]}")
+            try:
+                last = get(self.url + "/ready")
+                if last.status == status and last.json()["status"] != "loading":
+                    return last.json()
+            except OSError:
+                pass
+            time.sleep(0.05)
+        raise AssertionError(f"not ready in {timeout}s: {last and last.body[:500]}")
+
+    def __exit__(self, *exc) -> None:
+        if self.proc and self.proc.poll() is None:
+            self.proc.terminate()
+            try:
+                self.proc.wait(timeout=15)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                self.proc.wait()
+        if self.proc:
+            for stream in (self.proc.stdout, self.proc.stderr):
+                stream and stream.close()
+
+    def stderr_text(self) -> str:
+        """Everything the server logged (call after __exit__)."""
+        return self.proc.stderr.read() if self.proc and not self.proc.stderr.closed else ""
+
+
+def get(url: str, headers: dict[str, str] | None = None, method: str = "GET") -> Response:
+    """One HTTP request; 4xx/5xx are returned, not raised."""
+    request = urllib.request.Request(url, headers=headers or {}, method=method)
+    try:
+        with urllib.request.urlopen(request, timeout=30) as reply:
+            return Response(reply.status, dict(reply.headers), reply.read())
+    except urllib.error.HTTPError as err:
+        return Response(err.code, dict(err.headers), err.read())
