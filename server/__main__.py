@@ -7,15 +7,11 @@
 from __future__ import annotations
 
 import argparse
-import logging
-import multiprocessing
-import os
-import signal
-import socket
 import sys
 from pathlib import Path
 
 from server.config import Config
+from server.workers import configure_logging, serve
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -51,7 +47,7 @@ def keys_command(argv: list[str]) -> int:
 
 
 def serve_command(argv: list[str]) -> int:
-    """Bind the port, then run one server process per worker on it."""
+    """Parse the serve flags over the environment's configuration, then serve."""
     parser = argparse.ArgumentParser(prog="python -m server")
     parser.add_argument("--build", type=Path, dest="build_dir", help="build directory (build/)")
     parser.add_argument("--host")
@@ -60,68 +56,10 @@ def serve_command(argv: list[str]) -> int:
     parser.add_argument("--workers", type=int, help="processes sharing the port (SO_REUSEPORT)")
     args = parser.parse_args(argv)
     config = Config.from_env(**vars(args))
-    _configure_logging()
     if config.workers < 1:
         parser.error("--workers must be at least 1")
-    reserved = _bind(config.host, config.port)
-    port = reserved.getsockname()[1]
-    print(f"serving {config.build_dir}/current on http://{_url_host(config.host)}:{port} "
-          f"with {config.workers} worker(s)", flush=True)
-    if config.workers == 1:
-        reserved.listen(1024)
-        _run_worker(config, reserved)
-        return 0
-    context = multiprocessing.get_context("spawn")
-    workers = [context.Process(target=_worker_main, args=(config, port), daemon=True)
-               for _ in range(config.workers)]
-    for process in workers:
-        process.start()
-    signal.signal(signal.SIGTERM, lambda *_: [p.terminate() for p in workers])
-    try:
-        for process in workers:
-            process.join()
-    except KeyboardInterrupt:
-        for process in workers:
-            process.terminate()
-    return 0
-
-
-def _configure_logging() -> None:
-    logging.basicConfig(level=os.environ.get("WEATHERAPI_LOG_LEVEL", "INFO"),
-                        format="%(asctime)s %(process)d %(name)s %(levelname)s %(message)s")
-    # Per-request lines cost throughput; they name the key, never the key itself.
-    access = os.environ.get("WEATHERAPI_ACCESS_LOG", "").lower() in {"1", "true", "yes"}
-    logging.getLogger("server.access").setLevel(logging.INFO if access else logging.WARNING)
-
-
-def _bind(host: str, port: int) -> socket.socket:
-    family = socket.AF_INET6 if ":" in host else socket.AF_INET
-    sock = socket.socket(family, socket.SOCK_STREAM)
-    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEPORT, 1)
-    sock.bind((host, port))
-    return sock
-
-
-def _url_host(host: str) -> str:
-    return f"[{host}]" if ":" in host else host
-
-
-def _worker_main(config: Config, port: int) -> None:
-    """One worker process: its own SO_REUSEPORT socket on the shared port."""
-    _configure_logging()
-    sock = _bind(config.host, port)
-    sock.listen(1024)
-    _run_worker(config, sock)
-
-
-def _run_worker(config: Config, sock: socket.socket) -> None:
-    from aiohttp import web
-
-    from server.app import create_app
-
-    web.run_app(create_app(config), sock=sock, print=None, access_log=None,
-                handle_signals=True, shutdown_timeout=10)
+    configure_logging()
+    return serve(config)
 
 
 if __name__ == "__main__":

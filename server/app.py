@@ -53,6 +53,8 @@ async def _watch_build(app: web.Application) -> AsyncIterator[None]:
                 log.exception("reloading the build failed")
             await asyncio.sleep(config.reload_interval_s)
 
+    if config.preload:
+        await store.refresh()
     task = asyncio.create_task(watch())
     yield
     task.cancel()

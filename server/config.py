@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass, field, fields, replace
+from dataclasses import dataclass, fields, replace
 from pathlib import Path
 from typing import Mapping
 
@@ -25,8 +25,9 @@ class Config:
     reload_interval_s: float = 2.0     # how often to look for a newly published version
     base_url: str = ""                 # public base URL; empty means the request's own origin
     trust_forwarded_for: bool = False  # use X-Forwarded-For as the client address (behind a proxy)
-    max_query_seconds: float = 5.0
-    extra: Mapping[str, str] = field(default_factory=dict, compare=False)
+    # Load the build before accepting connections (set for --workers > 1, so that no worker
+    # answers before its data is loaded; queued connections wait instead of failing).
+    preload: bool = False
 
     @property
     def burst(self) -> int:
@@ -40,7 +41,7 @@ class Config:
         values = {}
         for f in fields(cls):
             raw = env.get(ENV_PREFIX + f.name.upper())
-            if raw is not None and f.name != "extra":
+            if raw is not None:
                 values[f.name] = _convert(f.name, raw, cls.__dataclass_fields__[f.name].default)
         config = cls(**values)
         return replace(config, **{k: v for k, v in overrides.items() if v is not None})

@@ -1,0 +1,77 @@
+"""Serving processes: one, or N sharing the port through SO_REUSEPORT."""
+
+from __future__ import annotations
+
+import logging
+import multiprocessing
+import os
+import signal
+import socket
+from dataclasses import replace
+
+from server.config import Config
+
+
+def configure_logging() -> None:
+    """Log to stderr; per-request lines only when WEATHERAPI_ACCESS_LOG is set."""
+    logging.basicConfig(level=os.environ.get("WEATHERAPI_LOG_LEVEL", "INFO"),
+                        format="%(asctime)s %(process)d %(name)s %(levelname)s %(message)s")
+    # Per-request lines cost throughput; they name the key, never the key itself.
+    access = os.environ.get("WEATHERAPI_ACCESS_LOG", "").lower() in {"1", "true", "yes"}
+    logging.getLogger("server.access").setLevel(logging.INFO if access else logging.WARNING)
+
+
+def serve(config: Config) -> int:
+    """Bind the port (0 picks one), announce the URL on stdout, run the worker(s)."""
+    reserved = bind(config.host, config.port)
+    port = reserved.getsockname()[1]
+    host = f"[{config.host}]" if ":" in config.host else config.host
+    print(f"serving {config.build_dir}/current on http://{host}:{port} "
+          f"with {config.workers} worker(s)", flush=True)
+    if config.workers == 1:
+        reserved.listen(1024)
+        run_worker(config, reserved)
+        return 0
+    # The parent keeps its bound, non-listening socket only to hold the port number.
+    config = replace(config, preload=True)
+    context = multiprocessing.get_context("spawn")
+    workers = [context.Process(target=worker_main, args=(config, port), daemon=True)
+               for _ in range(config.workers)]
+    for process in workers:
+        process.start()
+    signal.signal(signal.SIGTERM, lambda *_: [p.terminate() for p in workers])
+    try:
+        for process in workers:
+            process.join()
+    except KeyboardInterrupt:
+        for process in workers:
+            process.terminate()
+    return 0
+
+
+def bind(host: str, port: int) -> socket.socket:
+    """A TCP socket bound with SO_REUSEPORT, so sibling workers can bind the same port."""
+    family = socket.AF_INET6 if ":" in host else socket.AF_INET
+    sock = socket.socket(family, socket.SOCK_STREAM)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEPORT, 1)
+    sock.bind((host, port))
+    return sock
+
+
+def worker_main(config: Config, port: int) -> None:
+    """One worker process: its own SO_REUSEPORT socket on the shared port."""
+    configure_logging()
+    sock = bind(config.host, port)
+    sock.listen(1024)
+    run_worker(config, sock)
+
+
+def run_worker(config: Config, sock: socket.socket) -> None:
+    """Run the aiohttp application on a listening socket until a signal stops it."""
+    from aiohttp import web
+
+    from server.app import create_app
+
+    web.run_app(create_app(config), sock=sock, print=None, access_log=None,
+                handle_signals=True, shutdown_timeout=10)

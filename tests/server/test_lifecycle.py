@@ -1,0 +1,156 @@
+"""Publishing, hot reload, broken artifacts, keys CLI and workers, on small real-format builds."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import shutil
+import threading
+import time
+from pathlib import Path
+
+import pytest
+
+from tests.support.procs import ROOT, Server, add_key, get, run_pipeline
+
+FIXTURE = ROOT / "tests" / "fixtures" / "geonames"
+NEW_PLACE = ("9999001\tReloadville\tReloadville\t\t47.0\t8.0\tP\tPPL\tCH\t\tZH\t\t\t\t1234"
+             "\t\t400\tEurope/Zurich\t2026-01-01\n")
+
+
+def make_datasets(root: Path, extra_rows: str = "") -> Path:
+    """A copy of the hand-made GeoNames fixture, optionally with more places."""
+    datasets = root / "datasets"
+    shutil.copytree(FIXTURE, datasets / "geonames")
+    with open(datasets / "geonames" / "cities500.txt", "a", encoding="utf-8") as handle:
+        handle.write(extra_rows)
+    return datasets
+
+
+def build(datasets: Path, out: Path) -> None:
+    run_pipeline("build", "--datasets", str(datasets), "--out", str(out))
+
+
+def version_of(url: str) -> str:
+    return get(url + "/geocoding/countries/CH").headers["X-Data-Version"]
+
+
+def test_new_version_is_served_without_failing_requests_in_flight(tmp_path):
+    out = tmp_path / "build"
+    build(make_datasets(tmp_path / "a"), out)
+    with Server(out) as srv:
+        srv.wait_ready()
+        before = version_of(srv.url)
+        statuses, versions, done = [], set(), threading.Event()
+
+        def hammer():
+            while not done.is_set():
+                reply = get(srv.url + "/geocoding/lookup?q=zurich")
+                statuses.append(reply.status)
+                versions.add(reply.headers.get("X-Data-Version"))
+
+        threads = [threading.Thread(target=hammer) for _ in range(4)]
+        for thread in threads:
+            thread.start()
+        try:
+            build(make_datasets(tmp_path / "b", NEW_PLACE), out)
+            deadline = time.monotonic() + 30
+            while version_of(srv.url) == before and time.monotonic() < deadline:
+                time.sleep(0.05)
+            after = version_of(srv.url)
+            seen = len(statuses)
+            while len(statuses) < seen + 40 and time.monotonic() < deadline:
+                time.sleep(0.02)
+        finally:
+            done.set()
+            for thread in threads:
+                thread.join()
+        assert after != before
+        assert statuses and set(statuses) == {200}, f"failed requests: {set(statuses)}"
+        assert {before, after} <= versions
+        found = get(srv.url + "/geocoding/lookup?q=Reloadville").json()
+        assert found["results"][0]["id"] == "9999001"
+
+
+def test_failed_build_leaves_the_old_version_serving(tmp_path):
+    out = tmp_path / "build"
+    build(make_datasets(tmp_path / "a"), out)
+    broken = make_datasets(tmp_path / "b")
+    (broken / "geonames" / "cities500.txt").write_text("1\tonly three\tcolumns\n")
+    with Server(out) as srv:
+        srv.wait_ready()
+        before = version_of(srv.url)
+        published = (out / "current").resolve()
+        result = run_pipeline("build", "--datasets", str(broken), "--out", str(out), check=False)
+        assert result.returncode != 0
+        assert "cities500.txt" in result.stderr
+        assert (out / "current").resolve() == published
+        assert version_of(srv.url) == before
+        assert srv.wait_ready()["status"] == "ready"
+
+
+def test_broken_artifact_takes_down_only_its_area(tmp_path):
+    out = tmp_path / "build"
+    build(make_datasets(tmp_path / "a"), out)
+    places = out / "current" / "geocoding" / "index" / "places.arrow"
+    places.write_bytes(places.read_bytes()[:100])
+    with Server(out) as srv:
+        body = srv.wait_ready(status=503)
+        assert body["areas"]["geocoding"]["state"] == "failed"
+        reply = get(srv.url + "/geocoding/lookup?q=zurich")
+        assert reply.status == 503 and reply.headers["Retry-After"]
+        assert reply.headers["Content-Type"].startswith("application/problem+json")
+        assert str(out) not in reply.body.decode() and "places.arrow" not in reply.body.decode()
+        assert get(srv.url + "/health").status == 200
+        assert get(srv.url + "/forecast/1,2").status == 403   # other areas answer as usual
+
+
+def test_unsupported_schema_version_is_503(tmp_path):
+    out = tmp_path / "build"
+    build(make_datasets(tmp_path / "a"), out)
+    manifest = out / "current" / "manifest.json"
+    data = json.loads(manifest.read_text())
+    data["areas"]["geocoding"]["schema_version"] = 999
+    manifest.write_text(json.dumps(data))
+    with Server(out) as srv:
+        assert srv.wait_ready(status=503)["areas"]["geocoding"]["state"] == "failed"
+        assert get(srv.url + "/geocoding/countries").status == 503
+
+
+def test_nothing_published_is_ready_with_areas_absent(tmp_path):
+    with Server(tmp_path / "empty") as srv:
+        body = srv.wait_ready()
+        assert {a["state"] for a in body["areas"].values()} == {"absent"}
+        reply = get(srv.url + "/geocoding/reverse?lat=1&lon=2")
+        assert reply.status == 503 and reply.json()["status"] == 503
+
+
+def test_keys_cli_stores_only_a_hash(tmp_path):
+    keys = tmp_path / "keys.json"
+    key = add_key(keys, "alice", rate_limit=5)
+    stored = json.loads(keys.read_text())["keys"]
+    assert stored == [{"name": "alice", "sha256": hashlib.sha256(key.encode()).hexdigest(),
+                       "rate_limit": 5}]
+    assert key not in keys.read_text()
+    with pytest.raises(Exception):
+        add_key(keys, "alice")
+    with Server(tmp_path / "empty", keys) as srv:
+        srv.wait_ready()
+        assert get(srv.url + "/forecast/1,2", {"X-API-Key": key}).status == 503
+        assert get(srv.url + "/forecast/1,2", {"X-API-Key": key + "x"}).status == 403
+        assert get(srv.url + "/forecast/1,2", {"X-API-Key": key}).headers["RateLimit-Limit"] == "5"
+        # a key added while the server runs is picked up without a restart
+        late = add_key(keys, "bob")
+        deadline = time.monotonic() + 10
+        while get(srv.url + "/forecast/1,2", {"X-API-Key": late}).status == 403:
+            assert time.monotonic() < deadline
+            time.sleep(0.05)
+
+
+def test_several_workers_share_the_port(tmp_path):
+    out = tmp_path / "build"
+    build(make_datasets(tmp_path / "a"), out)
+    with Server(out, None, "--workers", "2") as srv:
+        srv.wait_ready()
+        replies = [get(srv.url + "/geocoding/lookup?q=zurich") for _ in range(20)]
+        assert {r.status for r in replies} == {200}
