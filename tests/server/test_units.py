@@ -1,0 +1,90 @@
+"""Pure pieces of the server: typo candidates, distances, rate limiting, parameters, keys."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+
+from server import params
+from server.areas.geocoding_index import edits1, haversine_km, typo_budget
+from server.errors import ApiError
+from server.keys import KeyStore, add_key
+from server.ratelimit import RateLimiter
+
+
+def test_edits1_covers_every_single_edit():
+    variants = edits1("zurich")
+    assert {"zurch", "zuirch", "zurish", "zurichs", "xzurich"} <= variants
+    assert "zuihc" not in variants  # two edits
+
+
+@pytest.mark.parametrize("key, budget", [("abc", 0), ("abcd", 1), ("abcdefg", 1),
+                                         ("abcdefgh", 2), ("new york city", 2)])
+def test_typo_budget_follows_rule_15(key, budget):
+    assert typo_budget(key) == budget
+
+
+@pytest.mark.parametrize("a, b, km", [
+    ((0.0, 0.0), (1.0, 0.0), 6371.0088 * math.pi / 180),  # one degree of a meridian
+    ((0.0, 0.0), (0.0, 90.0), 6371.0088 * math.pi / 2),   # a quarter of the equator
+    ((0.0, 179.9), (0.0, -179.9), 22.24),              # across the antimeridian
+    ((90.0, 0.0), (90.0, 123.0), 0.0),                  # the pole has every longitude
+    ((0.0, 0.0), (0.0, 180.0), math.pi * 6371.0088),    # antipodes
+])
+def test_haversine(a, b, km):
+    got = haversine_km(a[0], a[1], np.array([b[0]]), np.array([b[1]]))[0]
+    assert got == pytest.approx(km, abs=0.1)
+
+
+class Clock:
+    def __init__(self):
+        self.now = 1000.0
+
+    def __call__(self):
+        return self.now
+
+
+def test_token_bucket_refills_at_the_rate():
+    clock = Clock()
+    limiter = RateLimiter(clock)
+    decisions = [limiter.check("ip:1", 60, 3) for _ in range(4)]
+    assert [d.allowed for d in decisions] == [True, True, True, False]
+    assert decisions[0].remaining == 2 and decisions[-1].retry_after_s == 1
+    assert decisions[-1].headers()["Retry-After"] == "1"
+    clock.now += 1.0  # one token a second at 60 a minute
+    assert limiter.check("ip:1", 60, 3).allowed
+    assert not limiter.check("ip:1", 60, 3).allowed
+    assert limiter.check("ip:2", 60, 3).allowed  # buckets are per client
+
+
+@pytest.mark.parametrize("raw", ["nan", "inf", "-inf", "1e999", "0x1", "1,5", "", " ", "1e5"])
+def test_number_rejects_non_finite_and_malformed(raw):
+    with pytest.raises(ApiError) as err:
+        params.number(raw, "lat", -90, 90)
+    assert err.value.status == 400 and err.value.errors[0]["parameter"] == "lat"
+
+
+@pytest.mark.parametrize("raw, value", [("47.5", 47.5), ("-90", -90.0), ("+8", 8.0), (".5", 0.5)])
+def test_number_accepts_decimals(raw, value):
+    assert params.number(raw, "lat", -90, 90) == value
+
+
+@pytest.mark.parametrize("raw, candidates", [
+    ("de", ("de",)), ("pt-br", ("pt-BR", "pt")), ("zh_hant", ("zh-Hant", "zh")),
+    ("EN", ("en",)),
+])
+def test_language_candidates(raw, candidates):
+    assert params.language({"language": raw}) == candidates
+
+
+def test_key_store_authenticates_by_hash(tmp_path):
+    path = tmp_path / "keys.json"
+    key = add_key(path, "alice", 10)
+    store = KeyStore(path)
+    assert store.authenticate(key).name == "alice"
+    assert store.authenticate(key + "x") is None
+    assert store.authenticate("") is None
+    with pytest.raises(ValueError):
+        add_key(path, "bad name!")
