@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import hashlib
+import importlib.metadata
 import logging
 import secrets
 import time
@@ -26,10 +27,14 @@ STORE = web.AppKey("store", Store)
 KEYS = web.AppKey("keys", KeyStore)
 LIMITER = web.AppKey("limiter", RateLimiter)
 API_KEY = "api_key"
+try:
+    API_VERSION = importlib.metadata.version("weather-geodata-api")
+except importlib.metadata.PackageNotFoundError:  # running from a source tree without install
+    API_VERSION = "0.0.0"
 GZIP_MIN_BYTES = 1024
 CORS = {
     "Access-Control-Allow-Origin": "*",
-    "Access-Control-Expose-Headers": "ETag, X-Data-Version, X-Request-Id, RateLimit-Limit, "
+    "Access-Control-Expose-Headers": "ETag, X-Data-Version, X-API-Version, X-Request-Id, RateLimit-Limit, "
                                      "RateLimit-Remaining, RateLimit-Reset, Retry-After",
 }
 PREFLIGHT = {
@@ -75,7 +80,8 @@ def presented_key(request: web.Request) -> str | None:
 
 def _etag(version: str, request: web.Request) -> str:
     query = sorted((k, v) for k, v in request.query.items() if k != API_KEY)
-    digest = hashlib.blake2b(repr((version, request.path, query)).encode(), digest_size=12)
+    digest = hashlib.blake2b(repr((API_VERSION, version, request.path, query)).encode(),
+                             digest_size=12)
     return f'"{digest.hexdigest()}"'
 
 
@@ -140,6 +146,7 @@ def _decorate(request: web.Request, response: web.StreamResponse, meta: Endpoint
               headers: dict[str, str], version: str | None, etag: str | None) -> None:
     response.headers.update(headers)
     response.headers.update(CORS)
+    response.headers["X-API-Version"] = API_VERSION
     if version:
         response.headers["X-Data-Version"] = version
     if response.status in (200, 304):
@@ -160,5 +167,6 @@ def _decorate(request: web.Request, response: web.StreamResponse, meta: Endpoint
 def _problem(status: int, detail: str, **kwargs) -> web.Response:
     response = problem_response(status, detail, **kwargs)
     response.headers.update(CORS)
+    response.headers["X-API-Version"] = API_VERSION
     response.headers["Cache-Control"] = "no-store"
     return response

@@ -80,8 +80,8 @@ def search(index: GeocodingIndex, text: str, *, field_all: bool, country: str | 
         if not hits.rows and groups:  # an unknown context word must not hide the place
             name_hits(index, hits, name, base, limit)
         return hits.best(index, limit)
-    name_hits(index, hits, name, base, limit)
     if field_all:
+        # "springfield illinois": a name followed by the region it is in.
         tokens = name.split()
         for i in range(len(tokens) - 1, 0, -1):
             context = " ".join(tokens[i:])
@@ -93,6 +93,8 @@ def search(index: GeocodingIndex, text: str, *, field_all: bool, country: str | 
             rows = np.asarray(index.region_rows[region[3]:region[4]])
             rows = rows[base.mask(index, rows)][:limit]
             hits.add(rows, TIER_REGION)
+    # Typos in the whole text only matter when it matched nothing as name plus region.
+    name_hits(index, hits, name, base, limit, typos=not hits.rows)
     return hits.best(index, limit)
 
 
