@@ -13,7 +13,7 @@ from http import HTTPStatus
 
 import orjson
 
-from server.openapi_schemas import HEADERS, SCHEMAS, ref
+from server.openapi_schemas import HEADERS, SCHEMAS, SECURITY_SCHEMES, ref
 
 JSON = "application/json"
 PROBLEM_JSON = "application/problem+json"
@@ -490,20 +490,7 @@ def document() -> dict:
             "parameters": {"IfNoneMatch": param(
                 "If-None-Match", "header", "An ETag from an earlier response: 304 Not Modified "
                 "if it still matches.", {"type": "string"})},
-            "securitySchemes": {
-                "ApiKeyHeader": {"type": "apiKey", "in": "header", "name": "X-API-Key",
-                                 "description": "API key; wins over api_key when both are "
-                                                "sent."},
-                "ApiKeyQuery": {"type": "apiKey", "in": "query", "name": "api_key",
-                                "description": "API key as a query parameter."},
-                "ClustersToken": {"type": "apiKey", "in": "query", "name": "token",
-                                  "description": "Token from POST /webcams/token, valid 3600 "
-                                                 "s; accepted by GET /webcams/clusters only."},
-                "EmbedToken": {"type": "apiKey", "in": "query", "name": "token",
-                               "description": "Webcam-specific embed token, delivered inside "
-                                              "player.embed of the webcam detail; valid 3600 "
-                                              "s, for that webcam's embed page only."},
-            },
+            "securitySchemes": SECURITY_SCHEMES,
         },
     }
 

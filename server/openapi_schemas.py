@@ -379,3 +379,17 @@ HEADERS = {
     "X-Request-Id": _header("string", "Id under which a 500 was logged.",
                             pattern="^[0-9a-f]{16}$"),
 }
+
+SECURITY_SCHEMES = {
+    "ApiKeyHeader": {"type": "apiKey", "in": "header", "name": "X-API-Key",
+                     "description": "API key; wins over api_key when both are sent."},
+    "ApiKeyQuery": {"type": "apiKey", "in": "query", "name": "api_key",
+                    "description": "API key as a query parameter."},
+    "ClustersToken": {"type": "apiKey", "in": "query", "name": "token",
+                      "description": "Token from POST /webcams/token, valid 3600 s; accepted by "
+                                     "GET /webcams/clusters only."},
+    "EmbedToken": {"type": "apiKey", "in": "query", "name": "token",
+                   "description": "Webcam-specific embed token, delivered inside player.embed "
+                                  "of the webcam detail; valid 3600 s, for that webcam's embed "
+                                  "page only."},
+}

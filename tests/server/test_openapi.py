@@ -1,0 +1,178 @@
+"""The published OpenAPI document: valid OpenAPI 3.1, and in step with the registered routes and
+the server's own parameter rules. No server is started and no network is used."""
+
+from __future__ import annotations
+
+import json
+import re
+import sys
+from pathlib import Path
+
+import orjson
+import pytest
+from jsonschema import Draft202012Validator
+from openapi_spec_validator import OpenAPIV31SpecValidator, validate
+from referencing import Registry, Resource
+from referencing.jsonschema import DRAFT202012
+
+REPO = Path(__file__).resolve().parents[2]
+if str(REPO) not in sys.path:  # plain `pytest` does not put the checkout on sys.path
+    sys.path.insert(0, str(REPO))
+
+from server import openapi, params  # noqa: E402
+from server.app import create_app  # noqa: E402
+from server.areas import geocoding  # noqa: E402
+from server.config import Config  # noqa: E402
+from server.errors import PROBLEM_JSON, ApiError  # noqa: E402
+
+METHODS = ("get", "put", "post", "delete", "options", "head", "patch", "trace")
+DOC = openapi.document()
+
+
+def operations() -> list[tuple[str, str, dict]]:
+    return [(path, method, op) for path, item in DOC["paths"].items()
+            for method, op in item.items() if method in METHODS]
+
+
+def parameter(path: str, name: str) -> dict:
+    return next(p for p in DOC["paths"][path]["get"]["parameters"] if p.get("name") == name)
+
+
+def assert_problem(op: dict, status: int, where: str) -> None:
+    response = op["responses"].get(str(status))
+    assert response is not None, f"{where} does not document {status}"
+    assert response["content"][PROBLEM_JSON]["schema"] == {
+        "$ref": "#/components/schemas/Problem"}, f"{where} {status} is not a Problem"
+
+
+def test_document_is_valid_openapi_3_1():
+    assert DOC["openapi"] == "3.1.0"
+    validate(DOC, cls=OpenAPIV31SpecValidator)
+
+
+def test_document_bytes_serialise_the_document():
+    assert orjson.loads(openapi.document_bytes()) == json.loads(json.dumps(DOC))
+
+
+def test_info_names_version_and_geonames_licence():
+    info = DOC["info"]
+    assert re.fullmatch(r"\d+\.\d+\.\d+.*", info["version"])
+    assert "https://creativecommons.org/licenses/by/4.0/" in info["description"]
+    assert "GeoNames" in info["description"]
+
+
+def test_every_route_is_documented_and_every_documented_operation_exists(tmp_path):
+    app = create_app(Config(build_dir=tmp_path))
+    routed = {(route.method.lower(), route.resource.canonical)
+              for route in app.router.routes() if route.method not in ("HEAD", "OPTIONS")}
+    documented = {(method, path) for path, method, _ in operations()}
+    assert routed - documented == set(), "routes missing from the document"
+    assert documented - routed == set(), "documented operations the server does not have"
+
+
+def test_path_parameters_match_the_templates():
+    for path, method, op in operations():
+        names = set(re.findall(r"\{(\w+)\}", path))
+        declared = {p["name"] for p in op.get("parameters", []) if p.get("in") == "path"}
+        assert names == declared, f"{method} {path}"
+
+
+def test_geocoding_operations_document_their_problems():
+    geocoding_ops = [(p, m, op) for p, m, op in operations() if "geocoding" in op["tags"]]
+    assert len(geocoding_ops) == 4
+    for path, method, op in geocoding_ops:
+        where = f"{method.upper()} {path}"
+        # The countries list takes no parameters (unknown ones are ignored): it has no 400.
+        own = [p for p in op.get("parameters", []) if "$ref" not in p]
+        statuses = (400, 429, 500, 503) if own else (429, 500, 503)
+        for status in statuses:
+            assert_problem(op, status, where)
+        assert {} in op["security"], f"{where}: geocoding must not require a key"
+        assert "403" not in op["responses"], f"{where}: geocoding never answers 403"
+    assert_problem(DOC["paths"]["/geocoding/lookup"]["get"], 404, "lookup")
+    assert_problem(DOC["paths"]["/geocoding/countries/{code}"]["get"], 404, "country")
+
+
+def test_keyed_operations_document_403_and_429():
+    keyed = [(p, m, op) for p, m, op in operations() if op["security"] and {} not in op["security"]]
+    assert {p for p, _, _ in keyed} == {
+        "/air-quality/{coordinates}", "/forecast/{coordinates}", "/webcams", "/webcams/token",
+        "/webcams/clusters", "/webcams/{public_id}", "/webcams/{public_id}/snapshots",
+        "/webcams/embed/{public_id}"}
+    for path, method, op in keyed:
+        for status in (403, 429, 500, 503):
+            assert_problem(op, status, f"{method.upper()} {path}")
+        headers = op["responses"]["429"]["headers"]
+        assert {"Retry-After", "RateLimit-Limit", "RateLimit-Remaining",
+                "RateLimit-Reset"} <= set(headers)
+
+
+def test_limited_operations_document_rate_limit_and_caching_headers():
+    for path, method, op in operations():
+        if "service" in op["tags"]:
+            continue
+        ok = op["responses"]["200"]["headers"]
+        assert {"RateLimit-Limit", "RateLimit-Remaining", "RateLimit-Reset"} <= set(ok), path
+        assert "Retry-After" in op["responses"]["503"]["headers"], path
+        if method == "get":
+            assert "ETag" in ok and "X-Data-Version" in ok and "304" in op["responses"], path
+
+
+def test_security_schemes():
+    schemes = DOC["components"]["securitySchemes"]
+    assert schemes["ApiKeyHeader"] == {**schemes["ApiKeyHeader"], "type": "apiKey",
+                                       "in": "header", "name": "X-API-Key"}
+    assert schemes["ApiKeyQuery"] == {**schemes["ApiKeyQuery"], "type": "apiKey",
+                                      "in": "query", "name": "api_key"}
+    assert DOC["paths"]["/geocoding/reverse"]["get"]["security"] == [
+        {}, {"ApiKeyHeader": []}, {"ApiKeyQuery": []}]
+    assert {"ClustersToken": []} in DOC["paths"]["/webcams/clusters"]["get"]["security"]
+    assert DOC["paths"]["/webcams/embed/{public_id}"]["get"]["security"] == [{"EmbedToken": []}]
+
+
+def test_documented_patterns_are_the_servers():
+    lookup = "/geocoding/lookup"
+    assert parameter(lookup, "id")["schema"]["pattern"] == geocoding.ID.pattern
+    assert parameter(lookup, "country")["schema"]["pattern"] == geocoding.COUNTRY.pattern
+    assert parameter(lookup, "language")["schema"]["pattern"] == params.LANGUAGE.pattern
+    code = parameter("/geocoding/countries/{code}", "code")["schema"]["pattern"]
+    assert code == geocoding.COUNTRY.pattern
+    schema_id = DOC["components"]["schemas"]["Location"]["properties"]["id"]["pattern"]
+    assert schema_id == geocoding.ID.pattern
+
+
+@pytest.mark.parametrize("path, parse, base", [
+    ("/geocoding/lookup", geocoding.parse_lookup, {"q": "zurich"}),
+    ("/geocoding/reverse", geocoding.parse_reverse, {"lat": "47.3", "lon": "8.5"}),
+])
+def test_documented_limit_bounds_are_the_servers(path, parse, base):
+    schema = parameter(path, "limit")["schema"]
+    assert parse(base).limit == schema["default"]
+    assert parse({**base, "limit": str(schema["maximum"])}).limit == schema["maximum"]
+    for bad in (schema["maximum"] + 1, schema["minimum"] - 1):
+        with pytest.raises(ApiError) as caught:
+            parse({**base, "limit": str(bad)})
+        assert caught.value.status == 400
+
+
+def test_documented_q_length_is_the_servers():
+    schema = parameter("/geocoding/lookup", "q")["schema"]
+    geocoding.parse_lookup({"q": "x" * schema["minLength"]})
+    geocoding.parse_lookup({"q": "x" * schema["maxLength"]})
+    for bad in ("x" * (schema["minLength"] - 1), "x" * (schema["maxLength"] + 1)):
+        with pytest.raises(ApiError):
+            geocoding.parse_lookup({"q": bad})
+
+
+def test_schema_examples_match_their_schemas():
+    registry = Registry().with_resource(
+        "urn:openapi", Resource.from_contents(DOC, default_specification=DRAFT202012))
+    checked = 0
+    for name, schema in DOC["components"]["schemas"].items():
+        for example in schema.get("examples", []):
+            validator = Draft202012Validator(
+                {"$ref": f"urn:openapi#/components/schemas/{name}"}, registry=registry)
+            errors = [e.message for e in validator.iter_errors(example)]
+            assert not errors, f"{name}: {errors}"
+            checked += 1
+    assert checked >= 5
