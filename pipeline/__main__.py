@@ -26,6 +26,9 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     logging.basicConfig(level=logging.INFO, stream=sys.stderr,
                         format="%(asctime)s %(name)s %(message)s", datefmt="%H:%M:%S")
+    if not args.datasets.is_dir():
+        parser.error(f"--datasets {args.datasets} is not a directory (an empty directory builds "
+                     "every area from its offline default)")
     missing = [a for a in args.only or [] if a not in BUILDERS]
     if missing:
         parser.error(f"area(s) not available in this version: {', '.join(missing)}")

@@ -58,8 +58,10 @@ def write_catalog(version: Path, tables: dict[str, str]) -> None:
     con = duckdb.connect(str(path))
     try:
         for view, rel in sorted(tables.items()):
-            parquet = (version / rel).resolve()
-            con.execute(f'CREATE VIEW "{view}" AS SELECT * FROM read_parquet(\'{parquet}\')')
+            # DDL takes no bound parameters, so quote the identifier and the literal by hand.
+            parquet = str((version / rel).resolve()).replace("'", "''")
+            name = view.replace('"', '""')
+            con.execute(f"CREATE VIEW \"{name}\" AS SELECT * FROM read_parquet('{parquet}')")
     finally:
         con.close()
 

@@ -11,6 +11,7 @@ from tests.support.procs import Server, add_key, run_pipeline
 def default_build(tmp_path_factory):
     """The packaged offline default built by `python -m pipeline build` (about 25 s, once)."""
     out = tmp_path_factory.mktemp("default-build")
+    (out / "no-datasets").mkdir()
     run_pipeline("build", "--datasets", str(out / "no-datasets"), "--out", str(out))
     return out
 

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import re
 import zipfile
+import zlib
 from contextlib import contextmanager
 from pathlib import Path
 from typing import IO, Iterator
@@ -75,9 +76,10 @@ def _require(path: Path) -> Path:
 
 
 def _places_file(folder: Path) -> Path:
-    """allCountries.zip if present, else the citiesNNN file with the most places."""
-    if (folder / "allCountries.zip").is_file():
-        return folder / "allCountries.zip"
+    """allCountries(.zip/.txt) if present, else the citiesNNN file with the most places."""
+    for name in ("allCountries.zip", "allCountries.txt"):
+        if (folder / name).is_file():
+            return folder / name
     cities = sorted(folder.glob("cities*.zip")) + sorted(folder.glob("cities*.txt"))
     cities.sort(key=lambda p: int(re.sub(r"\D", "", p.stem) or 0))
     if not cities:
@@ -99,7 +101,7 @@ def _open_text(path: Path) -> Iterator[IO[bytes]]:
         else:
             with open(path, "rb") as handle:
                 yield handle
-    except zipfile.BadZipFile as exc:
+    except (zipfile.BadZipFile, zlib.error, EOFError) as exc:
         raise InputError(path, f"not a valid zip archive ({exc})") from None
 
 
@@ -206,15 +208,18 @@ def _read_codes(path: Path) -> dict[str, str]:
 def read_country_info(path: Path) -> pa.Table:
     """countryInfo.txt rows (comment lines start with '#', the header line too)."""
     rows = []
-    with open(path, encoding="utf-8") as handle:
-        for number, line in enumerate(handle, 1):
-            if line.startswith("#") or not line.strip():
-                continue
-            fields = line.rstrip("\n").split("\t")
-            if len(fields) < 17:
-                raise InputError(path, f"line {number}: expected 19 tab-separated columns, "
-                                       f"got {len(fields)}")
-            rows.append(dict(zip(COUNTRY_COLUMNS, fields + [""] * (19 - len(fields)))))
+    try:
+        lines = path.read_text(encoding="utf-8").splitlines()
+    except UnicodeDecodeError as exc:
+        raise InputError(path, f"not UTF-8 ({exc})") from None
+    for number, line in enumerate(lines, 1):
+        if line.startswith("#") or not line.strip():
+            continue
+        fields = line.split("\t")
+        if len(fields) < 17:
+            raise InputError(path, f"line {number}: expected 19 tab-separated columns, "
+                                   f"got {len(fields)}")
+        rows.append(dict(zip(COUNTRY_COLUMNS, fields + [""] * (19 - len(fields)))))
     if not rows:
         raise InputError(path, "no country rows")
     try:
@@ -233,7 +238,7 @@ def read_country_info(path: Path) -> pa.Table:
 
 def read_alternate_names(path: Path, ids: pa.ChunkedArray) -> pa.Table:
     """alternateNamesV2 rows for the kept places, language names and untagged names only."""
-    wanted = pc.unique(ids).combine_chunks() if isinstance(ids, pa.ChunkedArray) else ids
+    wanted = pc.unique(ids)
     kept = []
     for batch in _batches(path, ALTNAME_COLUMNS):
         mask = pc.is_in(batch.column("geonameid"), value_set=wanted)

@@ -312,36 +312,27 @@ def _latitude(value: str):
     return change
 
 
-ZLIB_BUG = ("geonames_dump._open_text wraps only zipfile.BadZipFile: a corrupt deflate stream "
-            "raises zlib.error, which escapes as a traceback without the file name")
-LATIN1_BUG = ("geonames_dump.read_country_info opens countryInfo.txt as UTF-8 and does not "
-              "catch UnicodeDecodeError: a traceback without the file name")
-
 BROKEN = {
     "countryinfo-short-row": (
-        lambda g: _rewrite(g, "countryInfo.txt", _short_namibia_row), None),
+        lambda g: _rewrite(g, "countryInfo.txt", _short_namibia_row)),
     "countryinfo-bad-population": (
-        lambda g: _rewrite(g, "countryInfo.txt", lambda d: d.replace(b"\t2448255\t", b"\t?\t")),
-        None),
+        lambda g: _rewrite(g, "countryInfo.txt", lambda d: d.replace(b"\t2448255\t", b"\t?\t"))),
     "countryinfo-comments-only": (
         lambda g: _rewrite(g, "countryInfo.txt", lambda d: b"".join(
-            line for line in d.splitlines(keepends=True) if line.startswith(b"#"))), None),
+            line for line in d.splitlines(keepends=True) if line.startswith(b"#")))),
     "countryinfo-not-utf8": (
         lambda g: _rewrite(g, "countryInfo.txt", lambda d: d.decode("utf-8").replace(
-            "Namibia", "Namíbia").encode("latin-1")), LATIN1_BUG),
+            "Namibia", "Namíbia").encode("latin-1"))),
     "countryinfo-missing": (
-        lambda g: (g / "countryInfo.txt").unlink() or g / "countryInfo.txt", None),
-    "cities-zip-truncated": (lambda g: _zip_places(g, lambda d: d[: len(d) // 2]), None),
+        lambda g: (g / "countryInfo.txt").unlink() or g / "countryInfo.txt"),
+    "cities-zip-truncated": (lambda g: _zip_places(g, lambda d: d[: len(d) // 2])),
     "cities-zip-bad-crc": (
-        lambda g: _zip_places(g, _flip_stored_byte, zipfile.ZIP_STORED), None),
-    "cities-zip-corrupt-deflate": (lambda g: _zip_places(g, _bad_deflate_block), ZLIB_BUG),
+        lambda g: _zip_places(g, _flip_stored_byte, zipfile.ZIP_STORED)),
+    "cities-zip-corrupt-deflate": (lambda g: _zip_places(g, _bad_deflate_block)),
     "cities-wrong-column-count": (
-        lambda g: _rewrite(g, "cities500.txt", lambda d: d.replace(b"\t2024-01-18\n", b"\n", 1)),
-        None),
-    "cities-non-numeric-latitude": (lambda g: _rewrite(g, "cities500.txt", _latitude("S22")),
-                                    None),
-    "admin2-missing": (lambda g: (g / "admin2Codes.txt").unlink() or g / "admin2Codes.txt",
-                       None),
+        lambda g: _rewrite(g, "cities500.txt", lambda d: d.replace(b"\t2024-01-18\n", b"\n", 1))),
+    "cities-non-numeric-latitude": (lambda g: _rewrite(g, "cities500.txt", _latitude("S22"))),
+    "admin2-missing": (lambda g: (g / "admin2Codes.txt").unlink() or g / "admin2Codes.txt"),
 }
 
 
@@ -351,7 +342,7 @@ def test_failed_build_keeps_the_previous_version(built, datasets, tmp_path, pipe
     shutil.copytree(built.out, out, symlinks=True)
     previous = published(out)
     before = all_hashes(out)
-    breaker, known_bug = BROKEN[case]
+    breaker = BROKEN[case]
     broken = breaker(datasets / "geonames")
 
     result = pipeline_cli("build", "--datasets", datasets, "--out", out)
@@ -366,10 +357,7 @@ def test_failed_build_keeps_the_previous_version(built, datasets, tmp_path, pipe
     assert [p.name for p in out.iterdir() if p.name.startswith(".current")] == []
     # one clear line naming the broken file
     expected = f"error: build failed: {broken}: "
-    if expected not in result.stderr:
-        if known_bug:
-            pytest.xfail(known_bug)
-        pytest.fail(f"no {expected!r} line in stderr:\n{result.stderr}")
+    assert expected in result.stderr, result.stderr
     assert f"{previous.name} is still published" in result.stderr
     assert "Traceback" not in result.stderr
 
@@ -384,10 +372,8 @@ def test_failed_first_build_publishes_nothing(datasets, tmp_path, pipeline_cli):
     assert version_dirs(out) == []
 
 
-# --- known bugs, documented as strict xfails (they pass once fixed) -------------------------------
+# --- regressions: alternate names, quoting in paths -------------------------------------------
 
-@pytest.mark.xfail(strict=True, reason="geonames_dump.read_alternate_names: pc.unique() of the "
-                   "ChunkedArray id column returns an Array, which has no combine_chunks()")
 def test_build_with_alternate_names(datasets, tmp_path, pipeline_cli):
     rows = [("1", "3352136", "de", "Windhuk", "1", "", "", "", "", ""),
             ("2", "3352136", "iata", "WDH", "", "", "", "", "", ""),
@@ -406,8 +392,6 @@ def test_build_with_alternate_names(datasets, tmp_path, pipeline_cli):
         ("3352136", "de", "Windhuk"), ("2657896", "it", "Zurigo")}
 
 
-@pytest.mark.xfail(strict=True, reason="publish.write_catalog interpolates the Parquet path into "
-                   "SQL without escaping single quotes: an --out path with ' fails to build")
 def test_out_dir_with_an_apostrophe(datasets, tmp_path, pipeline_cli):
     out = tmp_path / "o'brien" / "out"
     result = pipeline_cli("build", "--datasets", datasets, "--out", out)

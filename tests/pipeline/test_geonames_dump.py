@@ -194,8 +194,6 @@ def test_read_country_info_errors_name_the_file(tmp_path, change, problem):
     assert problem in caught.value.problem
 
 
-@pytest.mark.xfail(strict=True, raises=UnicodeDecodeError,
-                   reason="read_country_info does not turn UnicodeDecodeError into an InputError")
 def test_country_info_not_utf8_is_an_input_error(tmp_path):
     path = tmp_path / "countryInfo.txt"
     path.write_bytes((FIXTURE / "countryInfo.txt").read_text(encoding="utf-8")
@@ -334,9 +332,6 @@ def test_broken_zip_is_an_input_error(tmp_path, make, problem):
     assert problem in caught.value.problem
 
 
-@pytest.mark.xfail(strict=True, raises=zlib.error,
-                   reason="_open_text catches zipfile.BadZipFile only; a corrupt deflate stream "
-                          "raises zlib.error from the read")
 def test_corrupt_deflate_stream_is_an_input_error(tmp_path):
     path = tmp_path / "cities500.zip"
     with zipfile.ZipFile(path, "w", zipfile.ZIP_DEFLATED) as archive:
@@ -402,14 +397,6 @@ ALTNAMES = [
 ]
 
 
-# Bug in read_alternate_names: pc.unique() of a ChunkedArray already returns an Array, so
-# `.combine_chunks()` raises AttributeError and any build with alternateNamesV2.zip crashes.
-ALTNAMES_BUG = pytest.mark.xfail(
-    strict=True, raises=AttributeError,
-    reason="geonames_dump.read_alternate_names: pc.unique(ChunkedArray) returns an Array, "
-           "which has no combine_chunks()")
-
-
 def write_alternate_names(folder: Path) -> Path:
     path = folder / "alternateNamesV2.zip"
     text = "".join("\t".join(row) + "\n" for row in ALTNAMES)
@@ -420,7 +407,6 @@ def write_alternate_names(folder: Path) -> Path:
     return path
 
 
-@ALTNAMES_BUG
 def test_alternate_names_zip_replaces_the_column(datasets):
     path = write_alternate_names(datasets / "geonames")
     gazetteer = gd.read(datasets)
