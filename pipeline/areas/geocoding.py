@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import logging
 from pathlib import Path
@@ -41,6 +42,11 @@ def build(datasets: Path, version: Path) -> dict:
     countries = finish_countries(pl.from_arrow(gazetteer.countries), places)
     country_names = cldr.country_names(countries["code"].to_list())
     names = pl.from_arrow(gazetteer.names).filter(pl.col("id").is_in(places["id"].implode()))
+    # Only the description of the source is needed from here on: release its tables.
+    gazetteer = dataclasses.replace(
+        gazetteer, places=gazetteer.places.schema.empty_table(),
+        names=gazetteer.names.schema.empty_table(),
+        countries=gazetteer.countries.schema.empty_table())
     log.info("%d places, %d other names, %d countries", places.height, names.height,
              countries.height)
     rows = {

@@ -16,6 +16,8 @@ from pathlib import Path
 
 import numpy as np
 import polars as pl
+import pyarrow as pa
+import pyarrow.compute as pc
 
 import contract
 from contract import Geocoding as G
@@ -34,6 +36,7 @@ def write(version: Path, places: pl.DataFrame, names: pl.DataFrame, countries: p
     write_npy(unit_vectors(places["lat"].to_numpy(), places["lon"].to_numpy()), version / G.XYZ)
     keys = _write_keys(version, places, names)
     _write_trigrams(version, keys)
+    del keys
     _write_regions(version, places, admin1, countries, country_names)
     _write_local_names(version, places, names)
     write_arrow(countries.select("code", "name", "flag", "population", "continent", "capital",
@@ -68,9 +71,39 @@ def _region_ids(places: pl.DataFrame, countries: pl.DataFrame):
 
 def _name_keys(strings: pl.Series) -> pl.DataFrame:
     """Map each distinct name to its search keys (normalised once per distinct string)."""
-    unique = strings.unique().drop_nulls().to_list()
-    pairs = [(s, k) for s in unique for k in contract.name_keys(s)]
-    return pl.DataFrame(pairs, schema={"name": pl.String, "key": pl.String}, orient="row")
+    names: list[str] = []
+    keys: list[str] = []
+    for s in strings.unique().drop_nulls().to_list():
+        for k in contract.name_keys(s):
+            names.append(s)
+            keys.append(k)
+    return pl.DataFrame({"name": names, "key": keys}, schema={"name": pl.String, "key": pl.String})
+
+
+def _fixed_width_bytes(strings: pl.Series, width: int) -> np.ndarray:
+    """UTF-8 bytes of each string truncated to `width`, as a numpy S<width> array.
+
+    Same result as ``np.array([s.encode()[:width] ...], dtype=f"S{width}")`` without making
+    a Python object per string.
+    """
+    arr = strings.cast(pl.Binary).to_arrow().cast(pa.large_binary())
+    if isinstance(arr, pa.ChunkedArray):
+        arr = arr.combine_chunks()
+    n = len(arr)
+    out = np.zeros((n, width), dtype=np.uint8)
+    if n:
+        _, offsets_buf, data_buf = arr.buffers()
+        offsets = np.frombuffer(offsets_buf, dtype=np.int64)[arr.offset:arr.offset + n + 1]
+        data = (np.frombuffer(data_buf, dtype=np.uint8) if data_buf is not None
+                else np.zeros(0, dtype=np.uint8))
+        starts = offsets[:-1]
+        lengths = np.minimum(np.diff(offsets), width)
+        if arr.null_count:
+            lengths[~np.asarray(arr.is_valid())] = 0
+        for j in range(int(lengths.max(initial=0))):
+            rows = np.flatnonzero(lengths > j)
+            out[rows, j] = data[starts[rows] + j]
+    return out.view(f"S{width}").reshape(n)
 
 
 def _write_keys(version: Path, places: pl.DataFrame, names: pl.DataFrame) -> pl.DataFrame:
@@ -78,40 +111,99 @@ def _write_keys(version: Path, places: pl.DataFrame, names: pl.DataFrame) -> pl.
     other = names.join(places.select("id", "row"), on="id").select("row", "name",
                                                                    primary=pl.lit(False))
     every = pl.concat([places.select("row", "name", primary=pl.lit(True)), other])
-    keys = (every.join(_name_keys(every["name"]), on="name")
+    del other
+    name_keys = _name_keys(every["name"])
+    keys = (every.join(name_keys, on="name")
             .group_by("key", "row").agg(pl.col("primary").max())
             .join(places.select("row", "rank"), on="row")
             .sort(["key", "rank"]))
+    del every, name_keys
     log.info("search index: %d keys (%d distinct)", keys.height, keys["key"].n_unique())
-    encoded = [k.encode() for k in keys["key"].to_list()]
-    write_npy(np.array([k[:G.KEY_BYTES] for k in encoded], dtype=f"S{G.KEY_BYTES}"),
-              version / G.KEYS)
+    write_npy(_fixed_width_bytes(keys["key"], G.KEY_BYTES), version / G.KEYS)
     write_arrow(keys.select("key").to_arrow(), version / G.KEYS_ARROW)
     write_npy(keys["row"].to_numpy().astype(np.int32), version / G.KEY_ROW)
     write_npy(keys["rank"].to_numpy().astype(np.int32), version / G.KEY_RANK)
     return keys
 
 
+# A trigram is packed into one integer as three 21-bit code points; integer order is then
+# code point order, which is the byte order of the UTF-8 strings.
+_CP_BITS = 21
+_CP_MASK = (1 << _CP_BITS) - 1
+
+
 def _write_trigrams(version: Path, keys: pl.DataFrame) -> None:
-    """Inverted index: padded trigram -> distinct keys of at least TRIGRAM_MIN_CHARS chars."""
-    starts = keys.with_row_index("pos").group_by("key", maintain_order=True).agg(
-        start=pl.col("pos").first())
-    ukey_start = np.append(starts["start"].to_numpy(), keys.height).astype(np.int32)
+    """Inverted index: padded trigram -> distinct keys of at least TRIGRAM_MIN_CHARS chars.
+
+    Keys are sorted, so distinct key number i (its "ukey") starts at the i-th change of key.
+    Trigrams are computed on integer code points, never as one string per trigram.
+    """
+    key = keys["key"]
+    starts = np.flatnonzero(key.is_first_distinct().to_numpy())
+    ukey_start = np.append(starts, keys.height).astype(np.int32)
     write_npy(ukey_start, version / G.UKEY_START)
-    grams = (starts.with_row_index("ukey")
-             .filter(pl.col("key").str.len_chars() >= G.TRIGRAM_MIN_CHARS)
-             .select("ukey", padded=pl.lit(" ") + pl.col("key") + pl.lit(" "))
-             .with_columns(offset=pl.int_ranges(0, pl.col("padded").str.len_chars() - 2))
-             .explode("offset")
-             .select("ukey", gram=pl.col("padded").str.slice(pl.col("offset"), 3))
-             .unique().sort(["gram", "ukey"]))
-    counts = grams.group_by("gram", maintain_order=True).len()
-    offsets = np.concatenate([[0], np.cumsum(counts["len"].to_numpy())]).astype(np.int64)
-    write_npy(np.array([g.encode() for g in counts["gram"].to_list()], dtype=f"S{G.TRIGRAM_BYTES}"),
-              version / G.TRIGRAMS)
+    unique = key.gather(starts)
+    del starts, ukey_start
+    long = (unique.str.len_chars() >= G.TRIGRAM_MIN_CHARS).to_numpy()
+    ukeys = np.flatnonzero(long)
+    selected = unique.filter(pl.Series(long))
+    del unique, long
+    # Padded lengths (chars) and the code points of all padded keys, concatenated.
+    padded_len = selected.str.len_chars().to_numpy().astype(np.int64) + 2
+    text = selected.to_frame("key").select(
+        (pl.lit(" ") + pl.col("key") + pl.lit(" ")).str.join("")).item()
+    del selected
+    codepoints = np.frombuffer(text.encode("utf-32-le"), dtype=np.uint32)
+    del text
+    per_key = padded_len - 2
+    total = int(per_key.sum())
+    # Trigram i of key k starts at (k's offset in codepoints) + i = position + 2 * k.
+    ordinal = np.repeat(np.arange(len(per_key), dtype=np.int64), per_key)
+    position = np.arange(total, dtype=np.int64) + 2 * ordinal
+    owner = ukeys[ordinal].astype(np.int32)
+    del ordinal, ukeys, padded_len, per_key
+    packed = codepoints[position].astype(np.uint64)
+    for _ in range(2):
+        packed <<= np.uint64(_CP_BITS)
+        position += 1
+        packed |= codepoints[position]
+    del position, codepoints
+    # Dense trigram ids in sorted order (hash-encode, then sort only the distinct trigrams).
+    encoded = pc.dictionary_encode(pa.array(packed))
+    del packed
+    first_seen = encoded.dictionary.to_numpy()
+    by_value = np.argsort(first_seen)
+    grams = first_seen[by_value]
+    dense = np.empty(len(by_value), dtype=np.uint32)
+    dense[by_value] = np.arange(len(by_value), dtype=np.uint32)
+    gram_id = dense[encoded.indices.to_numpy()]
+    del encoded, first_seen, by_value, dense
+    n_grams = len(grams)
+    # Owners are nondecreasing, so a stable sort by trigram orders pairs by (trigram, key).
+    order = _stable_argsort(gram_id)
+    gram_id, owner = gram_id[order], owner[order]
+    del order
+    keep = np.ones(len(gram_id), dtype=bool)
+    keep[1:] = (gram_id[1:] != gram_id[:-1]) | (owner[1:] != owner[:-1])
+    postings = owner[keep].astype(np.int32)
+    counts = np.bincount(gram_id[keep], minlength=n_grams)
+    del keep, gram_id, owner
+    offsets = np.concatenate([[0], np.cumsum(counts)]).astype(np.int64)
+    strings = [(chr(int(g) >> 2 * _CP_BITS) + chr((int(g) >> _CP_BITS) & _CP_MASK)
+                + chr(int(g) & _CP_MASK)).encode() for g in grams]
+    write_npy(np.array(strings, dtype=f"S{G.TRIGRAM_BYTES}"), version / G.TRIGRAMS)
     write_npy(offsets, version / G.TRIGRAM_OFFSETS)
-    write_npy(grams["ukey"].to_numpy().astype(np.int32), version / G.TRIGRAM_POSTINGS)
-    log.info("trigram index: %d trigrams, %d postings", counts.height, grams.height)
+    write_npy(postings, version / G.TRIGRAM_POSTINGS)
+    log.info("trigram index: %d trigrams, %d postings", n_grams, len(postings))
+
+
+def _stable_argsort(values: np.ndarray) -> np.ndarray:
+    """Stable argsort of non-negative integers < 2**32: LSD radix on 16-bit digits."""
+    order = np.argsort((values & 0xFFFF).astype(np.uint16), kind="stable")
+    if len(values) and int(values.max()) > 0xFFFF:
+        high = (values[order] >> 16).astype(np.uint16)
+        order = order[np.argsort(high, kind="stable")]
+    return order
 
 
 def _write_regions(version: Path, places: pl.DataFrame, admin1: pl.DataFrame,

