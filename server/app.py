@@ -13,6 +13,7 @@ from aiohttp import web
 from server import openapi
 from server.areas import geocoding, pending
 from server.config import Config
+from server.errors import ApiError
 from server.http import CONFIG, KEYS, LIMITER, STORE, api_middleware, endpoint
 from server.keys import KeyStore
 from server.ratelimit import RateLimiter
@@ -72,8 +73,11 @@ async def health(request: web.Request) -> web.Response:
 async def ready(request: web.Request) -> web.Response:
     """GET /ready: 200 once every area present in the build is loaded."""
     is_ready, body = request.app[STORE].readiness()
-    return web.Response(status=200 if is_ready else 503, body=orjson.dumps(body),
-                        content_type="application/json")
+    if is_ready:
+        return web.Response(body=orjson.dumps(body), content_type="application/json")
+    waiting = sorted(a for a, s in body["areas"].items() if s["state"] not in ("loaded", "absent"))
+    raise ApiError(503, f"not ready: {', '.join(waiting) or 'build'} {body['state']}",
+                   headers={"Retry-After": "1"}, extra=body)
 
 
 @endpoint(limited=False, auth="none", max_age=3600)

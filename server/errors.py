@@ -14,12 +14,13 @@ class ApiError(Exception):
     """An error with a status, a user-safe detail and optional per-parameter errors."""
 
     def __init__(self, status: int, detail: str, *, errors: list[dict] | None = None,
-                 headers: dict[str, str] | None = None):
+                 headers: dict[str, str] | None = None, extra: dict | None = None):
         super().__init__(detail)
         self.status = status
         self.detail = detail
         self.errors = errors
         self.headers = headers or {}
+        self.extra = extra  # RFC 9457 extension members
 
 
 def bad_request(parameter: str, message: str) -> ApiError:
@@ -36,6 +37,6 @@ def problem_response(status: int, detail: str, *, errors: list[dict] | None = No
     if errors:
         body["errors"] = errors
     if extra:
-        body.update(extra)
+        body.update({k: v for k, v in extra.items() if k not in body})
     return web.Response(status=status, body=orjson.dumps(body), content_type=PROBLEM_JSON,
                         headers=headers)

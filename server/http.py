@@ -78,6 +78,14 @@ def presented_key(request: web.Request) -> str | None:
     return request.headers.get("X-API-Key") or request.query.get(API_KEY) or None
 
 
+def _matches(if_none_match: str | None, etag: str) -> bool:
+    """RFC 9110 If-None-Match: '*' or any listed (weak or strong) tag equal to ours."""
+    if not if_none_match:
+        return False
+    tags = {t.strip().removeprefix("W/") for t in if_none_match.split(",")}
+    return "*" in tags or etag in tags
+
+
 def _etag(version: str, request: web.Request) -> str:
     query = sorted((k, v) for k, v in request.query.items() if k != API_KEY)
     digest = hashlib.blake2b(repr((API_VERSION, version, request.path, query)).encode(),
@@ -114,20 +122,22 @@ async def api_middleware(request: web.Request, handler: Handler) -> web.StreamRe
                 raise ApiError(429, f"rate limit of {limit} requests a minute exceeded; retry "
                                     f"in {decision.retry_after_s} s", headers=headers)
         version = app[STORE].area(meta.area).version if meta.area else None
-        etag = _etag(version, request) if version else None
-        if etag and etag in request.headers.get("If-None-Match", ""):
+        cacheable = version is not None and request.method in ("GET", "HEAD")
+        etag = _etag(version, request) if cacheable else None
+        if etag and _matches(request.headers.get("If-None-Match"), etag):
             response: web.StreamResponse = web.Response(status=304)
         else:
             response = await handler(request)
         _decorate(request, response, meta, headers, version, etag)
         return response
     except ApiError as exc:
-        return _problem(exc.status, exc.detail, errors=exc.errors, headers={**headers,
-                                                                             **exc.headers})
+        return _problem(exc.status, exc.detail, errors=exc.errors, extra=exc.extra,
+                        headers={**headers, **exc.headers})
     except web.HTTPException as exc:
         detail = {404: "no such endpoint", 405: f"method {request.method} is not allowed here",
                   413: "request body too large"}.get(exc.status, exc.reason)
-        return _problem(exc.status, detail, headers=headers)
+        allow = {"Allow": exc.headers["Allow"]} if "Allow" in exc.headers else {}
+        return _problem(exc.status, detail, headers={**headers, **allow})
     except asyncio.CancelledError:
         raise
     except Exception:
@@ -153,8 +163,7 @@ def _decorate(request: web.Request, response: web.StreamResponse, meta: Endpoint
         if etag:
             response.headers["ETag"] = etag
         if meta.max_age:
-            scope = "private" if meta.auth == "key" else "public"
-            response.headers["Cache-Control"] = f"{scope}, max-age={meta.max_age}"
+            response.headers["Cache-Control"] = f"public, max-age={meta.max_age}"
         else:
             response.headers.setdefault("Cache-Control", "no-store")
     body = getattr(response, "body", None)

@@ -187,9 +187,10 @@ def limit(default: int, maximum: int, what: str) -> dict:
 LANGUAGE_TEXT = (
     "Language for names: a tag such as `de`, `fr`, `pt-BR` or `zh-Hant` (case-insensitive, `_` "
     "accepted for `-`). Place names use the place's name in that language, trying the full tag "
-    "and then shorter prefixes (`pt-BR`, then `pt`), else the place's default (GeoNames) name; "
-    "`country_name` comes from the Unicode CLDR in that language, else English. A well-formed "
-    "tag the data does not cover is not an error; a malformed one is 400.")
+    "and then shorter prefixes (`pt-BR`, then `pt`), then English, else the place's default "
+    "(GeoNames) name; `country_name` comes from the Unicode CLDR in that language, else "
+    "English. A well-formed tag the data does not cover falls back to English; a malformed one "
+    "is 400.")
 
 
 def language(name: str = "language") -> dict:
@@ -244,7 +245,7 @@ def geocoding_paths() -> dict:
               "matches admin1 and country names, alone or combined with a place name.",
               {"type": "string", "enum": ["name", "all"], "default": "name"}),
         param("country", "query", "Only places in this country: ISO 3166-1 alpha-2, "
-              "case-insensitive. A well-formed code naming no country gives no results.",
+              "case-insensitive. A well-formed code naming no known country is a 400.",
               {"type": "string", "pattern": COUNTRY}),
         limit(10, 50, "Maximum number of results (search mode)"),
     ]
@@ -450,12 +451,13 @@ def service_paths() -> dict:
                           success("Alive.", "Health", cached=False, limited=False)),
         "/ready": simple(
             "ready", "Readiness", "200 once every area present in the published build is "
-            "loaded; lists each area's state and data version. Unlike other errors, the 503 "
-            "carries this same JSON body (not problem+json).",
+            "loaded; lists each area's state and data version. The 503 is problem+json whose "
+            "extension members `state`, `build_id` and `areas` are those of the 200 body.",
             success("Ready.", "Readiness", cached=False, limited=False),
             {"503": {"description": "Not ready: still loading, or an area failed to load.",
-                     "headers": headers("Cache-Control"),
-                     "content": {JSON: {"schema": ref("schemas", "Readiness")}}}}),
+                     "headers": headers("Cache-Control", "Retry-After"),
+                     "content": {PROBLEM_JSON: {"schema": {"allOf": [
+                         ref("schemas", "Problem"), ref("schemas", "Readiness")]}}}}}),
         "/openapi.json": simple(
             "getOpenApi", "This document", "The OpenAPI 3.1 description of every endpoint.",
             success("The document.", {"type": "object"}, cached=False, limited=False)),

@@ -346,7 +346,7 @@ SCHEMAS = {
                                  "description": "Seconds of validity."}}),
     "Health": obj({"status": {"type": "string", "const": "ok"}}),
     "Readiness": obj({
-        "status": {"type": "string", "enum": ["ready", "loading", "degraded"]},
+        "state": {"type": "string", "enum": ["ready", "loading", "degraded"]},
         "build_id": {"type": ["string", "null"], "description": "Published build answering."},
         "areas": {"type": "object", "description": "One entry per area (geocoding, air_quality, "
                   "forecast, webcams).", "additionalProperties": obj({
@@ -374,8 +374,8 @@ HEADERS = {
     "ETag": _header("string", "Entity tag derived from the data version, path and query "
                     "(api_key excluded); send it in If-None-Match."),
     "X-Data-Version": _header("string", "Version of the data artifact that answered."),
-    "Cache-Control": _header("string", "`public, max-age=N` (keyless operations) or `private, "
-                             "max-age=N` (keyed operations); `no-store` when not cacheable."),
+    "Cache-Control": _header("string", "`public, max-age=N` chosen by area (decisions rule 9); "
+                             "`no-store` when not cacheable."),
     "X-Request-Id": _header("string", "Id under which a 500 was logged.",
                             pattern="^[0-9a-f]{16}$"),
 }

@@ -9,7 +9,9 @@ from typing import Mapping
 from server.errors import ApiError, bad_request
 
 LANGUAGE = re.compile(r"^[A-Za-z]{2,3}(?:[-_][A-Za-z0-9]{2,8})*$")
-NUMBER = re.compile(r"^[+-]?(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d{1,3})?$")
+NUMBER = re.compile(r"^[+-]?(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][+-]?[0-9]{1,3})?$")
+INTEGER = re.compile(r"^[+-]?[0-9]{1,9}$")
+FALLBACK_LANGUAGE = "en"
 
 
 def number(raw: str, name: str, low: float, high: float) -> float:
@@ -30,7 +32,7 @@ def integer(query: Mapping[str, str], name: str, default: int, low: int, high: i
     raw = query.get(name)
     if raw is None:
         return default
-    if not re.fullmatch(r"[+-]?\d{1,9}", raw.strip()):
+    if not INTEGER.match(raw.strip()):
         raise bad_request(name, f"{name} must be an integer, got {show(raw)}")
     value = int(raw)
     if not low <= value <= high:
@@ -49,7 +51,8 @@ def choice(query: Mapping[str, str], name: str, default: str, allowed: tuple[str
 
 
 def language(query: Mapping[str, str], name: str = "language", default: str = "en") -> tuple[str, ...]:
-    """A well-formed language tag as lookup candidates, most specific first ('pt-BR', 'pt')."""
+    """A well-formed language tag as lookup candidates, most specific first, then English
+    ('pt-BR' -> 'pt-BR', 'pt', 'en'): an unsupported language falls back to English."""
     raw = query.get(name, default).strip()
     if not LANGUAGE.match(raw):
         raise bad_request(name, f"{name} must be a language code such as en, de or pt-BR, "
@@ -60,6 +63,8 @@ def language(query: Mapping[str, str], name: str = "language", default: str = "e
         canon.append(part.title() if len(part) == 4 else part.upper() if len(part) == 2
                      else part.lower())
     candidates = ["-".join(canon[:i]) for i in range(len(canon), 0, -1)]
+    if FALLBACK_LANGUAGE not in candidates:
+        candidates.append(FALLBACK_LANGUAGE)
     return tuple(candidates)
 
 

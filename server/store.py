@@ -120,5 +120,5 @@ class Store:
                                        ("error", s.error)) if v is not None}
                  for a, s in snap.areas.items()}
         ready = self.loaded and all(s.state in ("loaded", "absent") for s in snap.areas.values())
-        status = "ready" if ready else ("loading" if not self.loaded else "degraded")
-        return ready, {"status": status, "build_id": snap.build_id, "areas": areas}
+        state = "ready" if ready else ("loading" if not self.loaded else "degraded")
+        return ready, {"state": state, "build_id": snap.build_id, "areas": areas}

@@ -66,8 +66,8 @@ def parse_lookup(query: Mapping[str, str]) -> SearchQuery | IdQuery:
     if has_id:
         place_id = query["id"].strip()
         if not ID.match(place_id):
-            raise bad_request("id", "id must be a GeoNames id (digits), got "
-                                    f"{params.show(query['id'])}")
+            raise bad_request("id", "id must be a location id (GeoNames digits, or icao: and an "
+                                    f"ICAO code), got {params.show(query['id'])}")
         return IdQuery(place_id, languages)
     text = query["q"].strip()
     if len(text) < 2 or len(text) > 200:
@@ -106,6 +106,8 @@ async def lookup(request: web.Request) -> web.Response:
         if row is None:
             raise ApiError(404, f"no location with id {query.place_id}")
         return _json(index.location(row, query.languages, detail=True))
+    if query.country and index.country_index(query.country) < 0:
+        raise bad_request("country", f"country {query.country} is not a known country code")
     rows = await asyncio.get_running_loop().run_in_executor(
         None, lambda: search(index, query.text, field_all=query.field_all,
                              country=query.country, limit=query.limit))

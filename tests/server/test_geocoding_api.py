@@ -90,7 +90,8 @@ def test_search_result_shape_and_order(server):
 def test_country_filter_and_limit(server):
     body = search(server, "Paris", country="us", limit=3)
     assert body["count"] == 3 and {r["country_code"] for r in body["results"]} == {"US"}
-    assert search(server, "Paris", country="ZZ")["count"] == 0
+    unknown = get(f"{server.url}/geocoding/lookup?q=Paris&country=ZZ")
+    assert unknown.status == 400 and unknown.json()["errors"][0]["parameter"] == "country"
 
 
 def test_language_localises_country_names(server):
@@ -136,6 +137,7 @@ def test_capitals_are_marked(server):
     ("q=zurich&field=everything", "field"),
     ("q=zurich&language=!!", "language"),
     ("q=zurich&country=CHE", "country"),
+    ("q=zurich&limit=%D9%A5", "limit"),          # Arabic-Indic digit five
     ("id=abc", "id"),
     ("id=1;drop", "id"),
 ])
@@ -204,7 +206,7 @@ def test_reverse_random_points_match_brute_force(server, all_places):
 @pytest.mark.parametrize("query, parameter", [
     ("lon=8", "lat"), ("lat=47", "lon"), ("lat=91&lon=0", "lat"), ("lat=0&lon=180.5", "lon"),
     ("lat=nan&lon=0", "lat"), ("lat=inf&lon=0", "lat"), ("lat=1e999&lon=0", "lat"),
-    ("lat=0x10&lon=0", "lat"), ("lat=&lon=0", "lat"), ("lat=1&lon=2&limit=51", "limit"),
+    ("lat=0x10&lon=0", "lat"), ("lat=%D9%A4&lon=0", "lat"), ("lat=&lon=0", "lat"), ("lat=1&lon=2&limit=51", "limit"),
     ("lat=1&lon=2&limit=-1", "limit"), ("lat=1&lon=2&language=e", "language"),
 ])
 def test_reverse_rejects_bad_parameters(server, query, parameter):

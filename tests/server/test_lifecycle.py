@@ -86,7 +86,7 @@ def test_failed_build_leaves_the_old_version_serving(tmp_path):
         assert "cities500.txt" in result.stderr
         assert (out / "current").resolve() == published
         assert version_of(srv.url) == before
-        assert srv.wait_ready()["status"] == "ready"
+        assert srv.wait_ready()["state"] == "ready"
 
 
 def test_broken_artifact_takes_down_only_its_area(tmp_path):

@@ -72,7 +72,7 @@ def test_number_accepts_decimals(raw, value):
 
 
 @pytest.mark.parametrize("raw, candidates", [
-    ("de", ("de",)), ("pt-br", ("pt-BR", "pt")), ("zh_hant", ("zh-Hant", "zh")),
+    ("de", ("de", "en")), ("pt-br", ("pt-BR", "pt", "en")), ("zh_hant", ("zh-Hant", "zh", "en")),
     ("EN", ("en",)),
 ])
 def test_language_candidates(raw, candidates):

@@ -79,7 +79,7 @@ class Server:
                 raise AssertionError(f"server exited: {self.proc.stderr.read()[-2000:]}")
             try:
                 last = get(self.url + "/ready")
-                if last.status == status and last.json()["status"] != "loading":
+                if last.status == status and last.json()["state"] != "loading":
                     return last.json()
             except OSError:
                 pass
