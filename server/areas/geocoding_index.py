@@ -13,18 +13,12 @@ from pathlib import Path
 import numpy as np
 import orjson
 import pyarrow as pa
-from rapidfuzz import process
-from rapidfuzz.distance import OSA
 from scipy.spatial import cKDTree
 
 import contract
 from contract import Geocoding as G
 
 EARTH_RADIUS_KM = 6371.0088
-TIER_EXACT, TIER_REGION, TIER_PREFIX, TIER_FUZZY = 0, 1, 2, 3
-PREFIX_POOL = 400          # best-ranked prefix matches considered per query
-TRIGRAM_POOL = 3000        # most promising typo candidates verified per query
-ALPHABET = "abcdefghijklmnopqrstuvwxyz0123456789 "
 
 
 def _arrow(path: Path) -> pa.Table:
@@ -39,28 +33,6 @@ def _column(table: pa.Table, name: str) -> pa.Array:
 
 def _npy(path: Path) -> np.ndarray:
     return np.load(path, mmap_mode="r")
-
-
-def _upper_bound(prefix: bytes) -> bytes | None:
-    """The smallest byte string greater than every string starting with `prefix`."""
-    trimmed = prefix.rstrip(b"\xff")
-    return trimmed[:-1] + bytes([trimmed[-1] + 1]) if trimmed else None
-
-
-def edits1(word: str) -> set[str]:
-    """Strings one deletion, transposition, substitution or insertion away from `word`."""
-    letters = set(ALPHABET) | set(word)
-    splits = [(word[:i], word[i:]) for i in range(len(word) + 1)]
-    deletes = {a + b[1:] for a, b in splits if b}
-    transposes = {a + b[1] + b[0] + b[2:] for a, b in splits if len(b) > 1}
-    replaces = {a + c + b[1:] for a, b in splits if b for c in letters}
-    inserts = {a + c + b for a, b in splits for c in letters}
-    return deletes | transposes | replaces | inserts
-
-
-def typo_budget(key: str) -> int:
-    """Edits tolerated: none below 4 characters, one for 4 to 7, two from 8."""
-    return 0 if len(key) < 4 else 1 if len(key) <= 7 else 2
 
 
 class GeocodingIndex:

@@ -9,14 +9,40 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 import numpy as np
+from rapidfuzz import process
+from rapidfuzz.distance import OSA
 
-from server.areas.geocoding_index import (
-    PREFIX_POOL, TIER_EXACT, TIER_FUZZY, TIER_PREFIX, TIER_REGION, TRIGRAM_POOL,
-    GeocodingIndex, OSA, _upper_bound, edits1, process, query_key, typo_budget,
-)
 from contract import Geocoding as G
+from server.areas.geocoding_index import GeocodingIndex, query_key
+
+TIER_EXACT, TIER_REGION, TIER_PREFIX, TIER_FUZZY = 0, 1, 2, 3
+PREFIX_POOL = 400          # best-ranked prefix matches considered per query
+TRIGRAM_POOL = 3000        # most promising typo candidates verified per query
+ALPHABET = "abcdefghijklmnopqrstuvwxyz0123456789 "
 
 Region = tuple  # (kind, region id, is_code, start, end)
+
+
+def upper_bound(prefix: bytes) -> bytes | None:
+    """The smallest byte string greater than every string starting with `prefix`."""
+    trimmed = prefix.rstrip(b"\xff")
+    return trimmed[:-1] + bytes([trimmed[-1] + 1]) if trimmed else None
+
+
+def edits1(word: str) -> set[str]:
+    """Strings one deletion, transposition, substitution or insertion away from `word`."""
+    letters = set(ALPHABET) | set(word)
+    splits = [(word[:i], word[i:]) for i in range(len(word) + 1)]
+    deletes = {a + b[1:] for a, b in splits if b}
+    transposes = {a + b[1] + b[0] + b[2:] for a, b in splits if len(b) > 1}
+    replaces = {a + c + b[1:] for a, b in splits if b for c in letters}
+    inserts = {a + c + b for a, b in splits for c in letters}
+    return deletes | transposes | replaces | inserts
+
+
+def typo_budget(key: str) -> int:
+    """Edits tolerated: none below 4 characters, one for 4 to 7, two from 8."""
+    return 0 if len(key) < 4 else 1 if len(key) <= 7 else 2
 
 
 @dataclass
@@ -112,7 +138,7 @@ def name_hits(index: GeocodingIndex, hits: Hits, key: str, where: Filter, limit:
     needle = key.encode()[:G.KEY_BYTES]
     lo = int(np.searchsorted(index.keys, needle, "left"))
     hi = int(np.searchsorted(index.keys, needle, "right"))
-    upper = _upper_bound(needle)
+    upper = upper_bound(needle)
     end = int(np.searchsorted(index.keys, upper, "left")) if upper else len(index.keys)
     exact = _verified(index, lo, hi, key)
     rows = np.asarray(index.key_row[exact])

@@ -8,7 +8,8 @@ import numpy as np
 import pytest
 
 from server import params
-from server.areas.geocoding_index import edits1, haversine_km, typo_budget
+from server.areas.geocoding_index import haversine_km
+from server.areas.geocoding_search import edits1, typo_budget
 from server.errors import ApiError
 from server.keys import KeyStore, add_key
 from server.ratelimit import RateLimiter
