@@ -37,6 +37,7 @@ CORS = {
     "Access-Control-Expose-Headers": "ETag, X-Data-Version, X-API-Version, X-Request-Id, RateLimit-Limit, "
                                      "RateLimit-Remaining, RateLimit-Reset, Retry-After",
 }
+STATIC_HEADERS = {**CORS, "X-API-Version": API_VERSION}
 PREFLIGHT = {
     "Access-Control-Allow-Origin": "*",
     "Access-Control-Allow-Methods": "GET, HEAD, OPTIONS",
@@ -87,8 +88,10 @@ def _matches(if_none_match: str | None, etag: str) -> bool:
 
 
 def _etag(version: str, request: web.Request) -> str:
-    query = sorted((k, v) for k, v in request.query.items() if k != API_KEY)
-    digest = hashlib.blake2b(repr((API_VERSION, version, request.path, query)).encode(),
+    query = request.query_string
+    if API_KEY in query:  # the same answer whoever asks: leave the key out
+        query = repr(sorted((k, v) for k, v in request.query.items() if k != API_KEY))
+    digest = hashlib.blake2b(f"{API_VERSION}\n{version}\n{request.path}\n{query}".encode(),
                              digest_size=12)
     return f'"{digest.hexdigest()}"'
 
@@ -154,18 +157,15 @@ async def api_middleware(request: web.Request, handler: Handler) -> web.StreamRe
 
 def _decorate(request: web.Request, response: web.StreamResponse, meta: Endpoint,
               headers: dict[str, str], version: str | None, etag: str | None) -> None:
-    response.headers.update(headers)
-    response.headers.update(CORS)
-    response.headers["X-API-Version"] = API_VERSION
+    headers.update(STATIC_HEADERS)
     if version:
-        response.headers["X-Data-Version"] = version
+        headers["X-Data-Version"] = version
     if response.status in (200, 304):
         if etag:
-            response.headers["ETag"] = etag
-        if meta.max_age:
-            response.headers["Cache-Control"] = f"public, max-age={meta.max_age}"
-        else:
-            response.headers.setdefault("Cache-Control", "no-store")
+            headers["ETag"] = etag
+        headers["Cache-Control"] = f"public, max-age={meta.max_age}" if meta.max_age \
+            else response.headers.get("Cache-Control", "no-store")
+    response.headers.update(headers)
     body = getattr(response, "body", None)
     if (isinstance(body, (bytes, bytearray)) and len(body) > GZIP_MIN_BYTES
             and "gzip" in request.headers.get("Accept-Encoding", "")):
@@ -175,7 +175,6 @@ def _decorate(request: web.Request, response: web.StreamResponse, meta: Endpoint
 
 def _problem(status: int, detail: str, **kwargs) -> web.Response:
     response = problem_response(status, detail, **kwargs)
-    response.headers.update(CORS)
-    response.headers["X-API-Version"] = API_VERSION
+    response.headers.update(STATIC_HEADERS)
     response.headers["Cache-Control"] = "no-store"
     return response

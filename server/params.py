@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import math
 import re
+from functools import lru_cache
 from typing import Mapping
 
 from server.errors import ApiError, bad_request
@@ -53,7 +54,11 @@ def choice(query: Mapping[str, str], name: str, default: str, allowed: tuple[str
 def language(query: Mapping[str, str], name: str = "language", default: str = "en") -> tuple[str, ...]:
     """A well-formed language tag as lookup candidates, most specific first, then English
     ('pt-BR' -> 'pt-BR', 'pt', 'en'): an unsupported language falls back to English."""
-    raw = query.get(name, default).strip()
+    return _language(query.get(name, default).strip(), name)
+
+
+@lru_cache(maxsize=1024)
+def _language(raw: str, name: str) -> tuple[str, ...]:
     if not LANGUAGE.match(raw):
         raise bad_request(name, f"{name} must be a language code such as en, de or pt-BR, "
                                 f"got {show(raw)}")

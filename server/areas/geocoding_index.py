@@ -32,7 +32,8 @@ def _column(table: pa.Table, name: str) -> pa.Array:
 
 
 def _npy(path: Path) -> np.ndarray:
-    return np.load(path, mmap_mode="r")
+    # A plain ndarray view of the map: np.memmap's subclass hooks cost time on every call.
+    return np.asarray(np.load(path, mmap_mode="r"))
 
 
 class GeocodingIndex:
@@ -164,15 +165,20 @@ class GeocodingIndex:
     # ---- reverse geocoding ---------------------------------------------------------------
 
     def nearest(self, lat: float, lon: float, k: int) -> list[tuple[int, float]]:
-        """The k nearest places by great-circle distance, exact, nearest first."""
+        """The k nearest places by great-circle distance, exact, nearest first (ties by rank).
+
+        The KD-tree orders by chord length, which is monotonic in the central angle, and the
+        chord gives the great-circle distance exactly: 2 R asin(chord / 2)."""
         k = min(k, self.size)
         la, lo = math.radians(lat), math.radians(lon)
         point = (math.cos(la) * math.cos(lo), math.cos(la) * math.sin(lo), math.sin(la))
-        _, rows = self.tree.query(point, k=k)
-        rows = np.atleast_1d(rows)
-        distances = haversine_km(lat, lon, self.lat[rows], self.lon[rows])
-        order = np.lexsort((self.rank[rows], distances))
-        return [(int(rows[i]), float(distances[i])) for i in order]
+        chords, rows = self.tree.query(point, k=k)
+        if k == 1:
+            chords, rows = (chords,), (rows,)
+        found = [(2 * EARTH_RADIUS_KM * math.asin(min(1.0, c / 2)), int(self.rank[r]), int(r))
+                 for c, r in zip(chords, rows)]
+        found.sort()
+        return [(row, distance) for distance, _, row in found]
 
 
 def haversine_km(lat: float, lon: float, lats: np.ndarray, lons: np.ndarray) -> np.ndarray:
