@@ -1,0 +1,1 @@
+"""Benchmark harness: `python -m bench.run` (see bench/run.py)."""
