@@ -24,7 +24,7 @@ KEY = [{"ApiKeyHeader": []}, {"ApiKeyQuery": []}]
 NUMBER = r"[+-]?(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][+-]?[0-9]{1,3})?"
 LANGUAGE = r"^[A-Za-z]{2,3}(?:[-_][A-Za-z0-9]{2,8})*$"
 COUNTRY = "^[A-Za-z]{2}$"
-LOCATION_ID = "^(?:[0-9]{1,12}|icao:[A-Z0-9]{3,4})$"
+LOCATION_ID = "^(?:[0-9]{1,12}|icao:[A-Z0-9]{4})$"
 
 DESCRIPTION = """\
 Weather and geodata for self-hosting: location search and lookup, reverse geocoding, countries,

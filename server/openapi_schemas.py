@@ -51,7 +51,7 @@ ICONS = [f"{code}{suffix}" for code in ("01", "02", "03", "04", "09", "10", "11"
 # ---- geocoding ----------------------------------------------------------------------------
 
 _LOCATION = {
-    "id": {"type": "string", "pattern": "^(?:[0-9]{1,12}|icao:[A-Z0-9]{3,4})$",
+    "id": {"type": "string", "pattern": "^(?:[0-9]{1,12}|icao:[A-Z0-9]{4})$",
            "description": "Public location id: the GeoNames id as a decimal string (stable across "
                           "builds). Airports of the packaged offline gazetteer, which have no "
                           "GeoNames id, use `icao:` followed by the ICAO code.",

@@ -241,7 +241,9 @@ def _mark_capitals(cities: pl.DataFrame, countries: pl.DataFrame) -> pl.DataFram
 def _read_airports(path: Path, cities: pl.DataFrame) -> pl.DataFrame:
     """Airports with an IATA code, admin names taken from the nearest place in their country."""
     raw = pl.read_csv(path, infer_schema=False).fill_null("")
-    raw = raw.filter((pl.col("iata") != "") & (pl.col("icao") != "") & (pl.col("country") != ""))
+    # airportsdata marks codes it made up with "_": not ICAO codes, so not usable as ids.
+    raw = raw.filter((pl.col("iata") != "") & pl.col("icao").str.contains(r"^[A-Z0-9]{4}$")
+                     & (pl.col("country") != ""))
     raw = raw.sort("icao").unique("icao", keep="first", maintain_order=True)
     lat = raw["lat"].cast(pl.Float64).to_numpy()
     lon = raw["lon"].cast(pl.Float64).to_numpy()
