@@ -52,6 +52,13 @@ class Geocoding:
     REGIONS_ARROW = "geocoding/index/regions.arrow"
     REGION_ROWS = "geocoding/index/region_rows.npy"
     LOCAL_NAMES_ARROW = "geocoding/index/local_names.arrow"
+    # Each place's Location JSON in the default language, rendered once by the pipeline:
+    # row r is PLACE_JSON[offsets[r]:offsets[r + 1]] (the detail object, admin2_name and
+    # elevation last); its first split[r] bytes plus "}" are the search-result object.
+    PLACE_JSON = "geocoding/index/place_json.bin"
+    PLACE_JSON_OFFSETS = "geocoding/index/place_json_offsets.npy"
+    PLACE_JSON_SPLIT = "geocoding/index/place_json_split.npy"
+    DEFAULT_LANGUAGE = "en"
     COUNTRIES_ARROW = "geocoding/index/countries.arrow"
     COUNTRY_NAMES_ARROW = "geocoding/index/country_names.arrow"
 

@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import hashlib
+import io
 from pathlib import Path
 
 import numpy as np
+import polars as pl
 import pyarrow as pa
 import pyarrow.feather as feather
 import pyarrow.parquet as pq
@@ -22,15 +24,33 @@ class InputError(Exception):
         self.problem = problem
 
 
+_PARQUET_OPTIONS = dict(compression="zstd", compression_level=3, use_dictionary=True,
+                        write_statistics=True)
+
+
 def write_parquet(table: pa.Table, path: Path) -> int:
     """Write a Parquet file whose bytes depend only on the table; returns the row count."""
     path.parent.mkdir(parents=True, exist_ok=True)
-    pq.write_table(
-        table.replace_schema_metadata(None), path,
-        row_group_size=ROW_GROUP_ROWS, compression="zstd", compression_level=3,
-        use_dictionary=True, write_statistics=True,
-    )
+    pq.write_table(table.replace_schema_metadata(None), path, row_group_size=ROW_GROUP_ROWS,
+                   **_PARQUET_OPTIONS)
     return table.num_rows
+
+
+def write_parquet_frame(frame: pl.DataFrame, path: Path, order: pl.Series | None = None) -> int:
+    """write_parquet of frame[order].to_arrow(), one row group at a time (same bytes).
+
+    Neither a whole Arrow copy nor a reordered copy of the frame is made: for allCountries'
+    places either would be another gigabyte.
+    """
+    path.parent.mkdir(parents=True, exist_ok=True)
+    schema = frame.head(0).to_arrow().schema.remove_metadata()
+    with pq.ParquetWriter(path, schema, **_PARQUET_OPTIONS) as writer:
+        for start in range(0, max(frame.height, 1), ROW_GROUP_ROWS):
+            part = (frame.slice(start, ROW_GROUP_ROWS) if order is None
+                    else frame[order.slice(start, ROW_GROUP_ROWS)])
+            part = part.to_arrow().replace_schema_metadata(None)
+            writer.write_table(part, row_group_size=ROW_GROUP_ROWS)
+    return frame.height
 
 
 def write_arrow(table: pa.Table, path: Path) -> None:
@@ -44,6 +64,41 @@ def write_npy(array: np.ndarray, path: Path) -> None:
     """Write a .npy file (memory-mappable with numpy.load(mmap_mode='r'))."""
     path.parent.mkdir(parents=True, exist_ok=True)
     np.save(path, np.ascontiguousarray(array), allow_pickle=False)
+
+
+class NpyWriter:
+    """Write a 1-D .npy file block by block; the bytes equal write_npy of the whole array.
+
+    The length goes into the header when the file is closed, so it need not be known up front.
+    """
+
+    def __init__(self, path: Path, dtype: np.dtype | str):
+        path.parent.mkdir(parents=True, exist_ok=True)
+        self.dtype, self.written = np.dtype(dtype), 0
+        self._handle = open(path, "wb")
+        self._header = self._header_bytes(0)
+        self._handle.write(self._header)
+
+    def _header_bytes(self, length: int) -> bytes:
+        header = io.BytesIO()
+        np.lib.format.write_array_header_1_0(header, {
+            "descr": np.lib.format.dtype_to_descr(self.dtype), "fortran_order": False,
+            "shape": (length,)})
+        return header.getvalue()
+
+    def write(self, block: np.ndarray) -> None:
+        """Append the next elements."""
+        self._handle.write(np.ascontiguousarray(block, dtype=self.dtype).tobytes())
+        self.written += len(block)
+
+    def close(self) -> None:
+        """Write the final header (padded to the same size as the placeholder) and close."""
+        header = self._header_bytes(self.written)
+        if len(header) != len(self._header):
+            raise ValueError(f"{self._handle.name}: .npy header changed size")
+        self._handle.seek(0)
+        self._handle.write(header)
+        self._handle.close()
 
 
 def sha256_file(path: Path, chunk: int = 1 << 20) -> str:

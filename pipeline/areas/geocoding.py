@@ -9,14 +9,13 @@ from pathlib import Path
 
 import numpy as np
 import polars as pl
-import pyarrow as pa
 from babel.core import get_global
 from tzfpy import get_tz
 
 import contract
 from contract import Geocoding as G
-from pipeline.areas import geocoding_index
-from pipeline.io import describe_inputs, write_parquet
+from pipeline.areas import geocoding_index, geocoding_json, geocoding_keys
+from pipeline.io import describe_inputs, write_parquet, write_parquet_frame
 from pipeline.sources import cldr, geonames_dump, packaged
 from pipeline.sources.gazetteer import Gazetteer
 
@@ -38,29 +37,48 @@ def build(datasets: Path, version: Path) -> dict:
         log.info("no %s: using the packaged offline default", datasets / "geonames")
         gazetteer = packaged.read()
     gazetteer = gazetteer.conformed()
-    places = finish_places(pl.from_arrow(gazetteer.places))
-    countries = finish_countries(pl.from_arrow(gazetteer.countries), places)
-    country_names = cldr.country_names(countries["code"].to_list())
-    names = pl.from_arrow(gazetteer.names).filter(pl.col("id").is_in(places["id"].implode()))
-    # Only the description of the source is needed from here on: release its tables.
+    # Tables are handed over through this dict so that no earlier copy stays referenced here:
+    # at allCountries scale one copy of the places is about a gigabyte.
+    tables = {"places": gazetteer.places, "names": gazetteer.names,
+              "countries": gazetteer.countries}
     gazetteer = dataclasses.replace(
         gazetteer, places=gazetteer.places.schema.empty_table(),
         names=gazetteer.names.schema.empty_table(),
         countries=gazetteer.countries.schema.empty_table())
+    tables["places"] = finish_places(pl.from_arrow(tables.pop("places")))
+    countries = finish_countries(pl.from_arrow(tables.pop("countries")), tables["places"])
+    country_names = cldr.country_names(countries["code"].to_list())
+    rows = {"locations": write_parquet_frame(tables["places"].select(G.LOCATION_COLUMNS),
+                                             version / G.LOCATIONS)}
+    coverage = _coverage(tables["places"])
+    # write_places gets the only reference, so it can free columns as it writes them.
+    places, admin1 = geocoding_index.write_places(version, tables.pop("places"), countries)
+    names = (pl.from_arrow(tables.pop("names"))
+             .filter(pl.col("id").is_in(places["id"].implode())))
     log.info("%d places, %d other names, %d countries", places.height, names.height,
              countries.height)
-    rows = {
-        "locations": write_parquet(places.select(G.LOCATION_COLUMNS).to_arrow(),
-                                   version / G.LOCATIONS),
+    rows.update({
         "countries": write_parquet(countries.select(G.COUNTRY_COLUMNS).to_arrow(),
                                    version / G.COUNTRIES),
         "country_names": write_parquet(country_names.to_arrow(), version / G.COUNTRY_NAMES),
-        "place_names": write_parquet(names.sort("id", "language", "name").to_arrow(),
-                                     version / G.PLACE_NAMES),
-    }
-    index_files = geocoding_index.write(version, places, names, countries, country_names)
-    tables = {name: {"file": contract.TABLES[name], "rows": n} for name, n in rows.items()}
-    return _manifest_entry(gazetteer, datasets, places, tables, index_files)
+        "place_names": write_parquet_frame(
+            names, version / G.PLACE_NAMES,
+            order=names.select(pl.arg_sort_by("id", "language", "name", maintain_order=True))
+            .to_series()),
+    })
+    geocoding_index.write_regions(version, places, admin1, countries, country_names)
+    local = geocoding_index.write_local_names(version, places, names)
+    json_files = geocoding_json.write(
+        version, _english_country_names(countries, country_names),
+        local.filter(pl.col("language") == G.DEFAULT_LANGUAGE).select("row", "name"))
+    del local
+    geocoding_index.write_countries(version, countries, country_names)
+    tables["names"] = names.select("id", "name")
+    del names
+    geocoding_keys.write(version, places.select("row", "rank", "name", "id"), tables.pop("names"))
+    tables = {name: {"file": contract.TABLES[name], "rows": rows[name]} for name in contract.TABLES}
+    return _manifest_entry(gazetteer, datasets, coverage, tables,
+                           geocoding_index.FILES + json_files)
 
 
 def finish_places(places: pl.DataFrame) -> pl.DataFrame:
@@ -68,12 +86,20 @@ def finish_places(places: pl.DataFrame) -> pl.DataFrame:
     dupes = places.height - places["id"].n_unique()
     if dupes:
         log.warning("dropping %d rows with duplicate ids", dupes)
-    places = places.unique("id", keep="first", maintain_order=True).sort("id")
-    missing_tz = places["timezone"].is_null()
-    if missing_tz.any():
-        tz = [get_tz(lon, lat) or None if m else t for m, t, lat, lon in zip(
-            missing_tz, places["timezone"], places["lat"], places["lon"])]
-        places = places.with_columns(timezone=pl.Series(tz, dtype=pl.String))
+        places = places.unique("id", keep="first", maintain_order=True)
+    # Reorder one column at a time, so that only one column exists twice. Ids are unique, so
+    # this is the order places.sort("id") gives; rechunking first as sort does gives the
+    # same bytes too (validity bitmaps' padding bits).
+    order = places["id"].arg_sort()
+    for column in places.columns:
+        places = places.with_columns(places[column].rechunk().gather(order))
+    del order
+    missing = np.flatnonzero(places["timezone"].is_null().to_numpy())
+    if len(missing):
+        lat, lon = places["lat"].to_numpy()[missing], places["lon"].to_numpy()[missing]
+        found = pl.Series([get_tz(x, y) or None for x, y in zip(lon.tolist(), lat.tolist())],
+                          dtype=pl.String)
+        places = places.with_columns(places["timezone"].clone().scatter(missing, found))
     return places.with_columns(rank=_rank(places))
 
 
@@ -97,7 +123,8 @@ def finish_countries(countries: pl.DataFrame, places: pl.DataFrame) -> pl.DataFr
     countries = countries.filter(~pl.col("code").is_in(sorted(dissolved)))
     english = cldr.english_names(countries["code"].to_list())
     # A country's timezone is its capital's, else that of its most populous place.
-    best = (places.filter(pl.col("timezone").is_not_null() & (pl.col("feature_code") != "AIRP"))
+    best = (places.select("country_code", "timezone", "feature_code", "rank")
+            .filter(pl.col("timezone").is_not_null() & (pl.col("feature_code") != "AIRP"))
             .sort(pl.col("feature_code") != "PPLC", "rank")
             .unique("country_code", keep="first")
             .select(code="country_code", timezone="timezone"))
@@ -108,12 +135,30 @@ def finish_countries(countries: pl.DataFrame, places: pl.DataFrame) -> pl.DataFr
         .join(best, on="code", how="left").sort("code"))
 
 
-def _manifest_entry(gazetteer: Gazetteer, datasets: Path, places: pl.DataFrame,
+def _coverage(places: pl.DataFrame) -> dict:
+    """Share of places with admin names (GeoNames places only) and with an elevation."""
+    geonames_places = places.select("feature_code", "admin1_name", "admin2_name").filter(
+        pl.col("feature_code") != "AIRP")
+    return {
+        "admin1_name": round(geonames_places["admin1_name"].is_not_null().mean(), 4),
+        "admin2_name": round(geonames_places["admin2_name"].is_not_null().mean(), 4),
+        "elevation": round(places["elevation"].is_not_null().mean(), 4),
+    }
+
+
+def _english_country_names(countries: pl.DataFrame, names: pl.DataFrame) -> dict[str, str]:
+    """Country names in the default language: CLDR's, else the source's English name."""
+    cldr_names = dict(names.filter(pl.col("language") == G.DEFAULT_LANGUAGE)
+                      .select("code", "name").iter_rows())
+    return {code: cldr_names.get(code, name) for code, name in
+            countries.select("code", "name").iter_rows()}
+
+
+def _manifest_entry(gazetteer: Gazetteer, datasets: Path, coverage: dict,
                     tables: dict, index_files: list[str]) -> dict:
     inputs = describe_inputs(gazetteer.inputs, datasets)
     digest = hashlib.sha256(repr((contract.SCHEMA_VERSION, BUILDER_REVISION, gazetteer.kind,
                                   [i["sha256"] for i in inputs])).encode()).hexdigest()
-    geonames_places = places.filter(pl.col("feature_code") != "AIRP")
     return {
         "version": f"geocoding-{digest[:12]}",
         "schema_version": contract.SCHEMA_VERSION,
@@ -126,9 +171,5 @@ def _manifest_entry(gazetteer: Gazetteer, datasets: Path, places: pl.DataFrame,
         "inputs": inputs,
         "tables": tables,
         "files": sorted([t["file"] for t in tables.values()] + index_files),
-        "coverage": {
-            "admin1_name": round(geonames_places["admin1_name"].is_not_null().mean(), 4),
-            "admin2_name": round(geonames_places["admin2_name"].is_not_null().mean(), 4),
-            "elevation": round(places["elevation"].is_not_null().mean(), 4),
-        },
+        "coverage": coverage,
     }

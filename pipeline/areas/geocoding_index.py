@@ -3,8 +3,7 @@
 - places.arrow: served fields in id order (row = position), with rank and region ids;
 - ids.npy: fixed-width sorted ids for lookup by id;
 - xyz.npy: unit vectors for exact nearest-neighbour search;
-- keys.npy / key_row.npy / key_rank.npy: every normalised name key, sorted, with its place;
-- trigrams: an inverted index from padded trigrams to unique keys, for typo tolerance;
+- keys and trigrams: see geocoding_keys;
 - regions: country and admin1 names -> place rows by rank, for field=all and "city, region";
 - local_names.arrow / country_names.arrow: display names by language.
 """
@@ -17,35 +16,48 @@ from pathlib import Path
 import numpy as np
 import polars as pl
 import pyarrow as pa
-import pyarrow.compute as pc
 
 import contract
 from contract import Geocoding as G
+from pipeline.areas import geocoding_keys
 from pipeline.io import write_arrow, write_npy
 
 log = logging.getLogger("pipeline.geocoding")
+FILES = [G.PLACES_ARROW, G.IDS, G.XYZ, G.KEYS, G.KEYS_ARROW, G.KEY_ROW, G.KEY_RANK,
+         G.UKEY_START, G.TRIGRAMS, G.TRIGRAM_OFFSETS, G.TRIGRAM_POSTINGS, G.REGIONS_ARROW,
+         G.REGION_ROWS, G.LOCAL_NAMES_ARROW, G.COUNTRIES_ARROW, G.COUNTRY_NAMES_ARROW]
+# What the later indexes need of a place: write_places returns only these columns, so that
+# the caller can drop the full table (about a gigabyte for allCountries) before going on.
+SLIM_COLUMNS = ("row", "id", "name", "rank", "country_idx", "admin1_idx")
 
 
-def write(version: Path, places: pl.DataFrame, names: pl.DataFrame, countries: pl.DataFrame,
-          country_names: pl.DataFrame) -> list[str]:
-    """Write every index file; return their paths relative to the version directory."""
+def write_places(version: Path, places: pl.DataFrame,
+                 countries: pl.DataFrame) -> tuple[pl.DataFrame, pl.DataFrame]:
+    """places.arrow, ids.npy and xyz.npy; returns the places' SLIM_COLUMNS and admin1 regions.
+
+    Pass the only reference to `places`: each column is freed once converted for places.arrow,
+    so the table never exists twice.
+    """
     places = places.with_row_index("row").with_columns(pl.col("row").cast(pl.Int32))
     places, admin1 = _region_ids(places, countries)
-    write_arrow(places.select(G.PLACE_INDEX_COLUMNS).to_arrow(), version / G.PLACES_ARROW)
-    write_npy(np.array(places["id"].to_list(), dtype=f"S{G.ID_BYTES}"), version / G.IDS)
+    write_npy(geocoding_keys.fixed_width_bytes(places["id"], G.ID_BYTES), version / G.IDS)
     write_npy(unit_vectors(places["lat"].to_numpy(), places["lon"].to_numpy()), version / G.XYZ)
-    keys = _write_keys(version, places, names)
-    _write_trigrams(version, keys)
-    del keys
-    _write_regions(version, places, admin1, countries, country_names)
-    _write_local_names(version, places, names)
+    slim = places.select(SLIM_COLUMNS)
+    places = places.select(G.PLACE_INDEX_COLUMNS)
+    columns = {}
+    for name in G.PLACE_INDEX_COLUMNS:
+        columns[name] = places.select(name).to_arrow().column(0)
+        places = places.drop(name)
+    write_arrow(pa.table(columns), version / G.PLACES_ARROW)
+    return slim, admin1
+
+
+def write_countries(version: Path, countries: pl.DataFrame, country_names: pl.DataFrame) -> None:
+    """countries.arrow and country_names.arrow."""
     write_arrow(countries.select("code", "name", "flag", "population", "continent", "capital",
                                  "timezone").to_arrow(), version / G.COUNTRIES_ARROW)
     write_arrow(country_names.select("language", "code", "name").sort("language", "code")
                 .to_arrow(), version / G.COUNTRY_NAMES_ARROW)
-    return [G.PLACES_ARROW, G.IDS, G.XYZ, G.KEYS, G.KEYS_ARROW, G.KEY_ROW, G.KEY_RANK,
-            G.UKEY_START, G.TRIGRAMS, G.TRIGRAM_OFFSETS, G.TRIGRAM_POSTINGS, G.REGIONS_ARROW,
-            G.REGION_ROWS, G.LOCAL_NAMES_ARROW, G.COUNTRIES_ARROW, G.COUNTRY_NAMES_ARROW]
 
 
 def unit_vectors(lat_deg: np.ndarray, lon_deg: np.ndarray) -> np.ndarray:
@@ -57,156 +69,24 @@ def unit_vectors(lat_deg: np.ndarray, lon_deg: np.ndarray) -> np.ndarray:
 def _region_ids(places: pl.DataFrame, countries: pl.DataFrame):
     """Attach country_idx (position in countries by code) and admin1_idx (cc + admin1 name)."""
     codes = countries.select(country_code="code").with_row_index("country_idx")
-    admin1 = (places.filter(pl.col("admin1_name").is_not_null() & pl.col("country_code").is_not_null())
+    admin1 = (places.select("country_code", "admin1_name", "admin1_code")
+              .filter(pl.col("admin1_name").is_not_null() & pl.col("country_code").is_not_null())
               .group_by("country_code", "admin1_name")
               .agg(admin1_code=pl.col("admin1_code").drop_nulls().mode().sort().first())
               .sort("country_code", "admin1_name").with_row_index("admin1_idx"))
-    places = (places.join(codes, on="country_code", how="left", maintain_order="left")
-              .join(admin1.select("country_code", "admin1_name", "admin1_idx"),
-                    on=["country_code", "admin1_name"], how="left", maintain_order="left")
-              .with_columns(country_idx=pl.col("country_idx").fill_null(-1).cast(pl.Int16),
-                            admin1_idx=pl.col("admin1_idx").fill_null(-1).cast(pl.Int32)))
-    return places.sort("row"), admin1
+    # Join only the key columns: a join copies every column of its left side.
+    ids = (places.select("row", "country_code", "admin1_name")
+           .join(codes, on="country_code", how="left", maintain_order="left")
+           .join(admin1.select("country_code", "admin1_name", "admin1_idx"),
+                 on=["country_code", "admin1_name"], how="left", maintain_order="left")
+           .sort("row"))
+    places = places.with_columns(
+        country_idx=ids["country_idx"].fill_null(-1).cast(pl.Int16),
+        admin1_idx=ids["admin1_idx"].fill_null(-1).cast(pl.Int32))
+    return places, admin1
 
 
-def _name_keys(strings: pl.Series) -> pl.DataFrame:
-    """Map each distinct name to its search keys (normalised once per distinct string)."""
-    names: list[str] = []
-    keys: list[str] = []
-    for s in strings.unique().drop_nulls().to_list():
-        for k in contract.name_keys(s):
-            names.append(s)
-            keys.append(k)
-    return pl.DataFrame({"name": names, "key": keys}, schema={"name": pl.String, "key": pl.String})
-
-
-def _fixed_width_bytes(strings: pl.Series, width: int) -> np.ndarray:
-    """UTF-8 bytes of each string truncated to `width`, as a numpy S<width> array.
-
-    Same result as ``np.array([s.encode()[:width] ...], dtype=f"S{width}")`` without making
-    a Python object per string.
-    """
-    arr = strings.cast(pl.Binary).to_arrow().cast(pa.large_binary())
-    if isinstance(arr, pa.ChunkedArray):
-        arr = arr.combine_chunks()
-    n = len(arr)
-    out = np.zeros((n, width), dtype=np.uint8)
-    if n:
-        _, offsets_buf, data_buf = arr.buffers()
-        offsets = np.frombuffer(offsets_buf, dtype=np.int64)[arr.offset:arr.offset + n + 1]
-        data = (np.frombuffer(data_buf, dtype=np.uint8) if data_buf is not None
-                else np.zeros(0, dtype=np.uint8))
-        starts = offsets[:-1]
-        lengths = np.minimum(np.diff(offsets), width)
-        if arr.null_count:
-            lengths[~np.asarray(arr.is_valid())] = 0
-        for j in range(int(lengths.max(initial=0))):
-            rows = np.flatnonzero(lengths > j)
-            out[rows, j] = data[starts[rows] + j]
-    return out.view(f"S{width}").reshape(n)
-
-
-def _write_keys(version: Path, places: pl.DataFrame, names: pl.DataFrame) -> pl.DataFrame:
-    """Sorted (key, row) pairs for exact and prefix search; returns the key table."""
-    other = names.join(places.select("id", "row"), on="id").select("row", "name",
-                                                                   primary=pl.lit(False))
-    every = pl.concat([places.select("row", "name", primary=pl.lit(True)), other])
-    del other
-    name_keys = _name_keys(every["name"])
-    keys = (every.join(name_keys, on="name")
-            .group_by("key", "row").agg(pl.col("primary").max())
-            .join(places.select("row", "rank"), on="row")
-            .sort(["key", "rank"]))
-    del every, name_keys
-    log.info("search index: %d keys (%d distinct)", keys.height, keys["key"].n_unique())
-    write_npy(_fixed_width_bytes(keys["key"], G.KEY_BYTES), version / G.KEYS)
-    write_arrow(keys.select("key").to_arrow(), version / G.KEYS_ARROW)
-    write_npy(keys["row"].to_numpy().astype(np.int32), version / G.KEY_ROW)
-    write_npy(keys["rank"].to_numpy().astype(np.int32), version / G.KEY_RANK)
-    return keys
-
-
-# A trigram is packed into one integer as three 21-bit code points; integer order is then
-# code point order, which is the byte order of the UTF-8 strings.
-_CP_BITS = 21
-_CP_MASK = (1 << _CP_BITS) - 1
-
-
-def _write_trigrams(version: Path, keys: pl.DataFrame) -> None:
-    """Inverted index: padded trigram -> distinct keys of at least TRIGRAM_MIN_CHARS chars.
-
-    Keys are sorted, so distinct key number i (its "ukey") starts at the i-th change of key.
-    Trigrams are computed on integer code points, never as one string per trigram.
-    """
-    key = keys["key"]
-    starts = np.flatnonzero(key.is_first_distinct().to_numpy())
-    ukey_start = np.append(starts, keys.height).astype(np.int32)
-    write_npy(ukey_start, version / G.UKEY_START)
-    unique = key.gather(starts)
-    del starts, ukey_start
-    long = (unique.str.len_chars() >= G.TRIGRAM_MIN_CHARS).to_numpy()
-    ukeys = np.flatnonzero(long)
-    selected = unique.filter(pl.Series(long))
-    del unique, long
-    # Padded lengths (chars) and the code points of all padded keys, concatenated.
-    padded_len = selected.str.len_chars().to_numpy().astype(np.int64) + 2
-    text = selected.to_frame("key").select(
-        (pl.lit(" ") + pl.col("key") + pl.lit(" ")).str.join("")).item()
-    del selected
-    codepoints = np.frombuffer(text.encode("utf-32-le"), dtype=np.uint32)
-    del text
-    per_key = padded_len - 2
-    total = int(per_key.sum())
-    # Trigram i of key k starts at (k's offset in codepoints) + i = position + 2 * k.
-    ordinal = np.repeat(np.arange(len(per_key), dtype=np.int64), per_key)
-    position = np.arange(total, dtype=np.int64) + 2 * ordinal
-    owner = ukeys[ordinal].astype(np.int32)
-    del ordinal, ukeys, padded_len, per_key
-    packed = codepoints[position].astype(np.uint64)
-    for _ in range(2):
-        packed <<= np.uint64(_CP_BITS)
-        position += 1
-        packed |= codepoints[position]
-    del position, codepoints
-    # Dense trigram ids in sorted order (hash-encode, then sort only the distinct trigrams).
-    encoded = pc.dictionary_encode(pa.array(packed))
-    del packed
-    first_seen = encoded.dictionary.to_numpy()
-    by_value = np.argsort(first_seen)
-    grams = first_seen[by_value]
-    dense = np.empty(len(by_value), dtype=np.uint32)
-    dense[by_value] = np.arange(len(by_value), dtype=np.uint32)
-    gram_id = dense[encoded.indices.to_numpy()]
-    del encoded, first_seen, by_value, dense
-    n_grams = len(grams)
-    # Owners are nondecreasing, so a stable sort by trigram orders pairs by (trigram, key).
-    order = _stable_argsort(gram_id)
-    gram_id, owner = gram_id[order], owner[order]
-    del order
-    keep = np.ones(len(gram_id), dtype=bool)
-    keep[1:] = (gram_id[1:] != gram_id[:-1]) | (owner[1:] != owner[:-1])
-    postings = owner[keep].astype(np.int32)
-    counts = np.bincount(gram_id[keep], minlength=n_grams)
-    del keep, gram_id, owner
-    offsets = np.concatenate([[0], np.cumsum(counts)]).astype(np.int64)
-    strings = [(chr(int(g) >> 2 * _CP_BITS) + chr((int(g) >> _CP_BITS) & _CP_MASK)
-                + chr(int(g) & _CP_MASK)).encode() for g in grams]
-    write_npy(np.array(strings, dtype=f"S{G.TRIGRAM_BYTES}"), version / G.TRIGRAMS)
-    write_npy(offsets, version / G.TRIGRAM_OFFSETS)
-    write_npy(postings, version / G.TRIGRAM_POSTINGS)
-    log.info("trigram index: %d trigrams, %d postings", n_grams, len(postings))
-
-
-def _stable_argsort(values: np.ndarray) -> np.ndarray:
-    """Stable argsort of non-negative integers < 2**32: LSD radix on 16-bit digits."""
-    order = np.argsort((values & 0xFFFF).astype(np.uint16), kind="stable")
-    if len(values) and int(values.max()) > 0xFFFF:
-        high = (values[order] >> 16).astype(np.uint16)
-        order = order[np.argsort(high, kind="stable")]
-    return order
-
-
-def _write_regions(version: Path, places: pl.DataFrame, admin1: pl.DataFrame,
+def write_regions(version: Path, places: pl.DataFrame, admin1: pl.DataFrame,
                    countries: pl.DataFrame, country_names: pl.DataFrame) -> None:
     """Region keys (country and admin1 names, codes flagged) with their places by rank."""
     by_country = places.filter(pl.col("country_idx") >= 0).sort("country_idx", "rank")
@@ -245,7 +125,7 @@ def _write_regions(version: Path, places: pl.DataFrame, admin1: pl.DataFrame,
     write_arrow(regions.to_arrow(), version / G.REGIONS_ARROW)
 
 
-def _write_local_names(version: Path, places: pl.DataFrame, names: pl.DataFrame) -> None:
+def write_local_names(version: Path, places: pl.DataFrame, names: pl.DataFrame) -> pl.DataFrame:
     """One display name per (language, place): preferred, then short, then first listed."""
     local = (names.with_row_index("order")
              .filter(pl.col("language").is_not_null() & ~pl.col("is_historic")
@@ -256,3 +136,4 @@ def _write_local_names(version: Path, places: pl.DataFrame, names: pl.DataFrame)
              .unique(["language", "row"], keep="first", maintain_order=True)
              .select("language", "row", "name"))
     write_arrow(local.to_arrow(), version / G.LOCAL_NAMES_ARROW)
+    return local

@@ -7,6 +7,7 @@ admin1CodesASCII.txt, admin2Codes.txt and optionally alternateNamesV2.zip.
 from __future__ import annotations
 
 import re
+import tempfile
 import zipfile
 import zlib
 from contextlib import contextmanager
@@ -35,6 +36,8 @@ COUNTRY_COLUMNS = (
     "continent", "tld", "currency_code", "currency_name", "phone", "postal_format",
     "postal_regex", "languages", "geonameid", "neighbours", "equivalent_fips",
 )
+# Place columns the gazetteer does not use (never converted).
+_UNUSED_COLUMNS = ("cc2", "admin3_code", "admin4_code", "modification_date")
 # Language tags only: codes such as post, iata, icao, link, wkdt, unlc, abbr are not names.
 LANGUAGE_TAG = re.compile(r"^[a-z]{2,3}(-[A-Za-z0-9]{2,8})?$")
 BLOCK_BYTES = 16 << 20
@@ -53,18 +56,25 @@ def read(datasets: Path) -> Gazetteer:
     admin2 = _read_codes(_require(folder / "admin2Codes.txt"))
     countries_path = _require(folder / "countryInfo.txt")
     countries = read_country_info(countries_path)
-    places = read_places(places_file, admin1, admin2)
     inputs = [places_file, countries_path, folder / "admin1CodesASCII.txt",
               folder / "admin2Codes.txt"]
     alt_path = folder / "alternateNamesV2.zip"
+    # Split the alternatenames column block by block (or skip it): it is the dump's largest.
+    from_column = not alt_path.exists()
+    with _Spill() as place_spill, _Spill() as name_spill:
+        for block in iter_places(places_file, admin1, admin2, alternatenames=from_column):
+            if from_column:
+                name_spill.append(_names_from_column(block))
+                block = block.drop_columns(["alternatenames"])
+            place_spill.append(block)
+        places, column_names = place_spill.read(), name_spill.read()
     if alt_path.exists():
         names = read_alternate_names(alt_path, places.column("id"))
         inputs.append(alt_path)
     else:
-        names = _names_from_column(places)
+        names = column_names
     return Gazetteer(
-        places=places.drop_columns(["alternatenames"]), names=names, countries=countries,
-        inputs=inputs, kind="real",
+        places=places, names=names, countries=countries, inputs=inputs, kind="real",
         notes=f"GeoNames dump files from {folder.name}/ ({places_file.name})",
     )
 
@@ -105,8 +115,12 @@ def _open_text(path: Path) -> Iterator[IO[bytes]]:
         raise InputError(path, f"not a valid zip archive ({exc})") from None
 
 
-def _batches(path: Path, columns: tuple[str, ...]) -> Iterator[pa.RecordBatch]:
-    """Stream a tab-separated dump as string columns: no quoting, no null markers ("NA" is Namibia)."""
+def _batches(path: Path, columns: tuple[str, ...],
+             include: tuple[str, ...] | None = None) -> Iterator[pa.RecordBatch]:
+    """Stream a tab-separated dump as string columns: no quoting, no null markers ("NA" is Namibia).
+
+    Only the `include` columns (default: all) are converted; every row must still have them all.
+    """
     with _open_text(path) as handle:
         try:
             reader = pacsv.open_csv(
@@ -115,7 +129,8 @@ def _batches(path: Path, columns: tuple[str, ...]) -> Iterator[pa.RecordBatch]:
                 parse_options=pacsv.ParseOptions(delimiter="\t", quote_char=False),
                 convert_options=pacsv.ConvertOptions(
                     column_types={c: pa.string() for c in columns}, null_values=[],
-                    strings_can_be_null=False, quoted_strings_can_be_null=False),
+                    strings_can_be_null=False, quoted_strings_can_be_null=False,
+                    include_columns=list(include or columns)),
             )
             yield from reader
         except pa.ArrowInvalid as exc:
@@ -133,18 +148,35 @@ def _to_number(path: Path, column: pa.Array, kind: pa.DataType, name: str) -> pa
 
 def read_places(path: Path, admin1: dict[str, str], admin2: dict[str, str]) -> pa.Table:
     """Populated places (class P) and airports (AIRP) with admin names joined in."""
-    kept = []
-    for batch in _batches(path, PLACE_COLUMNS):
+    return pa.concat_tables(list(iter_places(path, admin1, admin2)))
+
+
+def iter_places(path: Path, admin1: dict[str, str], admin2: dict[str, str],
+                alternatenames: bool = True) -> Iterator[pa.Table]:
+    """read_places one block of the file at a time (never the whole raw dump in memory).
+
+    Without `alternatenames`, that column (the largest) is not even converted.
+    """
+    codes1, codes2 = _code_arrays(admin1), _code_arrays(admin2)
+    unused = set(_UNUSED_COLUMNS) | (set() if alternatenames else {"alternatenames"})
+    found = False
+    for batch in _batches(path, PLACE_COLUMNS, tuple(c for c in PLACE_COLUMNS if c not in unused)):
         mask = pc.or_(pc.equal(batch.column("feature_class"), "P"),
                       pc.equal(batch.column("feature_code"), "AIRP"))
-        kept.append(batch.filter(mask))
-    raw = pa.Table.from_batches(kept, schema=kept[0].schema if kept else None) if kept else None
-    if raw is None or raw.num_rows == 0:
+        raw = pa.Table.from_batches([batch.filter(mask)])
+        del batch
+        if raw.num_rows:
+            found = True
+            yield _normalise_places(path, raw, codes1, codes2)
+        del raw
+        # Give the block's freed buffers back now: kept rows interleave with them, and an
+        # allocator that keeps them holds on to ~1 GB for allCountries (see pipeline/__main__).
+        pa.default_memory_pool().release_unused()
+    if not found:
         raise InputError(path, "no populated places (feature class P) or airports found")
-    return _normalise_places(path, raw.combine_chunks(), admin1, admin2)
 
 
-def _normalise_places(path: Path, raw: pa.Table, admin1: dict, admin2: dict) -> pa.Table:
+def _normalise_places(path: Path, raw: pa.Table, admin1: tuple, admin2: tuple) -> pa.Table:
     lat = _to_number(path, raw["latitude"], pa.float64(), "latitude")
     lon = _to_number(path, raw["longitude"], pa.float64(), "longitude")
     bad = pc.or_(pc.is_null(lat), pc.or_(pc.greater(pc.abs(lat), 90), pc.greater(pc.abs(lon), 180)))
@@ -178,21 +210,29 @@ def _normalise_places(path: Path, raw: pa.Table, admin1: dict, admin2: dict) -> 
         "elevation": pc.coalesce(elevation, dem),
         "feature_code": raw["feature_code"],
         "source": pa.repeat(pa.scalar("geonames"), raw.num_rows),
-        "alternatenames": pc.if_else(pc.equal(raw["asciiname"], raw["name"]),
-                                     raw["alternatenames"],
-                                     pc.binary_join_element_wise(raw["asciiname"],
-                                                                 raw["alternatenames"], ",")),
+        **({"alternatenames": _with_ascii_name(raw)} if "alternatenames" in raw.column_names
+           else {}),
     })
+
+
+def _with_ascii_name(raw: pa.Table) -> pa.Array:
+    """The alternatenames column, led by the ASCII name when that differs from the name."""
+    return pc.if_else(pc.equal(raw["asciiname"], raw["name"]), raw["alternatenames"],
+                      pc.binary_join_element_wise(raw["asciiname"], raw["alternatenames"], ","))
 
 
 def _empty_to_null(column: pa.Array) -> pa.Array:
     return pc.if_else(pc.equal(column, ""), None, column)
 
 
-def _lookup(keys: pa.Array, mapping: dict[str, str]) -> pa.Array:
-    """Vectorised dictionary lookup of code keys to names (null when absent)."""
-    codes = pa.array(list(mapping.keys()), pa.string())
-    names = pa.array(list(mapping.values()), pa.string())
+def _code_arrays(mapping: dict[str, str]) -> tuple[pa.Array, pa.Array]:
+    """A code -> name mapping as two aligned arrays, for _lookup."""
+    return pa.array(list(mapping.keys()), pa.string()), pa.array(list(mapping.values()), pa.string())
+
+
+def _lookup(keys: pa.Array, mapping: tuple[pa.Array, pa.Array]) -> pa.Array:
+    """Vectorised lookup of code keys to names (null when absent)."""
+    codes, names = mapping
     return pc.take(names, pc.index_in(keys, value_set=codes))
 
 
@@ -239,23 +279,24 @@ def read_country_info(path: Path) -> pa.Table:
 def read_alternate_names(path: Path, ids: pa.ChunkedArray) -> pa.Table:
     """alternateNamesV2 rows for the kept places, language names and untagged names only."""
     wanted = pc.unique(ids)
-    kept = []
-    for batch in _batches(path, ALTNAME_COLUMNS):
-        mask = pc.is_in(batch.column("geonameid"), value_set=wanted)
-        batch = batch.filter(mask)
-        lang = batch.column("isolanguage")
-        is_lang = pc.or_(pc.equal(lang, ""), pc.match_substring_regex(lang, LANGUAGE_TAG.pattern))
-        kept.append(batch.filter(is_lang))
-    table = pa.Table.from_batches(kept).combine_chunks() if kept else None
-    if table is None:
-        return empty_names()
-    flag = lambda c: pc.equal(table[c], "1")  # noqa: E731
-    return pa.table({
-        "id": table["geonameid"], "name": table["alternate_name"],
-        "language": _empty_to_null(table["isolanguage"]),
-        "is_preferred": flag("is_preferred"), "is_short": flag("is_short"),
-        "is_colloquial": flag("is_colloquial"), "is_historic": flag("is_historic"),
-    })
+    used = tuple(c for c in ALTNAME_COLUMNS if c not in ("alternatenameid", "from", "to"))
+    with _Spill() as kept:
+        for batch in _batches(path, ALTNAME_COLUMNS, used):
+            batch = batch.filter(pc.is_in(batch.column("geonameid"), value_set=wanted))
+            lang = batch.column("isolanguage")
+            batch = batch.filter(pc.or_(pc.equal(lang, ""),
+                                        pc.match_substring_regex(lang, LANGUAGE_TAG.pattern)))
+            flag = lambda c: pc.equal(batch.column(c), "1")  # noqa: E731
+            kept.append(pa.table({
+                "id": batch.column("geonameid"), "name": batch.column("alternate_name"),
+                "language": _empty_to_null(batch.column("isolanguage")),
+                "is_preferred": flag("is_preferred"), "is_short": flag("is_short"),
+                "is_colloquial": flag("is_colloquial"), "is_historic": flag("is_historic"),
+            }))
+            del batch
+            pa.default_memory_pool().release_unused()
+        names = kept.read()
+    return empty_names() if names is None else names
 
 
 def _names_from_column(places: pa.Table) -> pa.Table:
@@ -271,3 +312,45 @@ def _names_from_column(places: pa.Table) -> pa.Table:
         "is_preferred": false, "is_short": false, "is_colloquial": false, "is_historic": false,
     })
 
+
+
+class _Spill:
+    """Tables appended to a temporary file, then read back as one table.
+
+    Rows kept from each block would otherwise sit between that block's freed scratch
+    buffers, and the allocator cannot give those pages back: about 1 GB for allCountries.
+    Read back in one go (by Arrow, not through Python file objects), they lie compactly.
+    """
+
+    def __init__(self):
+        self._file = tempfile.NamedTemporaryFile(prefix="geonames-", suffix=".arrow")
+        self._sink: pa.NativeFile | None = None
+        self._writer: pa.ipc.RecordBatchFileWriter | None = None
+
+    def __enter__(self) -> "_Spill":
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self._close_writer()
+        self._file.close()
+
+    def append(self, table: pa.Table) -> None:
+        """Write a table (all with the same schema)."""
+        if self._writer is None:
+            self._sink = pa.OSFile(self._file.name, "wb")
+            self._writer = pa.ipc.new_file(self._sink, table.schema)
+        self._writer.write_table(table)
+
+    def read(self) -> pa.Table | None:
+        """Everything appended, as one table (None when nothing was)."""
+        if self._writer is None:
+            return None
+        self._close_writer()
+        with pa.OSFile(self._file.name, "rb") as source:
+            return pa.ipc.open_file(source).read_all()
+
+    def _close_writer(self) -> None:
+        if self._writer is not None:
+            self._writer.close()
+            self._sink.close()
+            self._writer = self._sink = None

@@ -11,6 +11,7 @@ from typing import Mapping
 import orjson
 from aiohttp import web
 
+from contract import Geocoding as G
 from server import params
 from server.areas.geocoding_index import GeocodingIndex
 from server.areas.geocoding_search import search
@@ -21,6 +22,7 @@ AREA = "geocoding"
 ID = re.compile(r"^(?:[0-9]{1,12}|icao:[A-Z0-9]{4})$")
 COUNTRY = re.compile(r"^[A-Za-z]{2}$")
 MAX_AGE_S = 3600
+DEFAULT_LANGUAGE = G.DEFAULT_LANGUAGE
 COUNTRIES_MAX_AGE_S = 86400
 
 
@@ -96,6 +98,19 @@ def _json(body: object) -> web.Response:
     return web.Response(body=orjson.dumps(body), content_type="application/json")
 
 
+def _raw_json(body: bytes) -> web.Response:
+    return web.Response(body=body, content_type="application/json")
+
+
+def _results(items: list[bytes]) -> bytes:
+    return b'{"results":[%b],"count":%d}' % (b",".join(items), len(items))
+
+
+def _default_language(languages: tuple[str, ...]) -> bool:
+    """True when the pipeline's pre-rendered JSON answers (no other language asked for)."""
+    return languages == (DEFAULT_LANGUAGE,)
+
+
 @endpoint(area=AREA, auth="optional", max_age=MAX_AGE_S)
 async def lookup(request: web.Request) -> web.Response:
     """GET /geocoding/lookup: search by q, or one location by id."""
@@ -105,12 +120,16 @@ async def lookup(request: web.Request) -> web.Response:
         row = index.find_id(query.place_id)
         if row is None:
             raise ApiError(404, f"no location with id {query.place_id}")
+        if _default_language(query.languages):
+            return _raw_json(index.location_json(row, detail=True))
         return _json(index.location(row, query.languages, detail=True))
     if query.country and index.country_index(query.country) < 0:
         raise bad_request("country", f"country {query.country} is not a known country code")
     rows = await asyncio.get_running_loop().run_in_executor(
         None, lambda: search(index, query.text, field_all=query.field_all,
                              country=query.country, limit=query.limit))
+    if _default_language(query.languages):
+        return _raw_json(_results([index.location_json(r, detail=False) for r in rows]))
     results = [index.location(r, query.languages, detail=False) for r in rows]
     return _json({"results": results, "count": len(results)})
 
@@ -120,8 +139,13 @@ async def reverse(request: web.Request) -> web.Response:
     """GET /geocoding/reverse: the nearest places by great-circle distance."""
     query = parse_reverse(request.query)
     index: GeocodingIndex = request.app[STORE].require(AREA).data
+    nearest = index.nearest(query.lat, query.lon, query.limit)
+    if _default_language(query.languages):
+        return _raw_json(_results([
+            index.location_json(row, detail=True)[:-1] + b',"distance_km":%b}'
+            % orjson.dumps(round(distance, 3)) for row, distance in nearest]))
     results = []
-    for row, distance in index.nearest(query.lat, query.lon, query.limit):
+    for row, distance in nearest:
         item = index.location(row, query.languages, detail=True)
         item["distance_km"] = round(distance, 3)
         results.append(item)

@@ -7,6 +7,7 @@ KD-tree over the mapped unit vectors and a small dict of region names.
 from __future__ import annotations
 
 import math
+import mmap
 from functools import lru_cache
 from pathlib import Path
 
@@ -36,6 +37,13 @@ def _npy(path: Path) -> np.ndarray:
     return np.asarray(np.load(path, mmap_mode="r"))
 
 
+def _bytes_map(path: Path) -> mmap.mmap | bytes:
+    with open(path, "rb") as handle:
+        if handle.seek(0, 2) == 0:
+            return b""  # mmap cannot map an empty file
+        return mmap.mmap(handle.fileno(), 0, access=mmap.ACCESS_READ)
+
+
 class GeocodingIndex:
     """The loaded geocoding area of one published version."""
 
@@ -62,6 +70,9 @@ class GeocodingIndex:
         self.tri_offsets = _npy(root / G.TRIGRAM_OFFSETS)
         self.postings = _npy(root / G.TRIGRAM_POSTINGS)
         self.region_rows = _npy(root / G.REGION_ROWS)
+        self.json_blob = _bytes_map(root / G.PLACE_JSON)
+        self.json_offsets = _npy(root / G.PLACE_JSON_OFFSETS)
+        self.json_split = _npy(root / G.PLACE_JSON_SPLIT)
         self.regions = self._load_regions(_arrow(root / G.REGIONS_ARROW))
         self._load_local_names(_arrow(root / G.LOCAL_NAMES_ARROW))
         self._load_countries(_arrow(root / G.COUNTRIES_ARROW),
@@ -134,8 +145,16 @@ class GeocodingIndex:
                     return self.local_names[i].as_py()
         return None
 
+    def location_json(self, row: int, detail: bool) -> bytes:
+        """The pipeline-rendered Location JSON in the default language."""
+        start = int(self.json_offsets[row])
+        if detail:
+            return self.json_blob[start:int(self.json_offsets[row + 1])]
+        return self.json_blob[start:start + int(self.json_split[row])] + b"}"
+
     def location(self, row: int, langs: tuple[str, ...], detail: bool) -> dict:
-        """One Location object; `detail` adds admin2_name and elevation."""
+        """One Location object in `langs`; `detail` adds admin2_name and elevation (last, as in
+        the pre-rendered JSON)."""
         cc = self.cc[row].as_py()
         item = {
             "id": self.id[row].as_py(),
@@ -145,14 +164,13 @@ class GeocodingIndex:
             "country_code": cc,
             "country_name": self.country_name(cc, langs),
             "admin1_name": self.admin1[row].as_py(),
+            "timezone": self.tz[row].as_py(),
+            "population": self.population[row].as_py(),
+            "feature_code": self.feature[row].as_py(),
         }
         if detail:
             item["admin2_name"] = self.admin2[row].as_py()
-        item["timezone"] = self.tz[row].as_py()
-        item["population"] = self.population[row].as_py()
-        if detail:
             item["elevation"] = self.elevation[row].as_py()
-        item["feature_code"] = self.feature[row].as_py()
         return item
 
     def country_index(self, code: str) -> int:

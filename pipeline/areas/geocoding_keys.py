@@ -1,0 +1,277 @@
+"""Search keys and the trigram (typo) index, built in bounded memory.
+
+- keys.npy / keys.arrow / key_row.npy / key_rank.npy: every distinct (normalised key, place)
+  pair, sorted by key then rank;
+- ukey_start.npy: where each distinct key starts in that order;
+- trigrams: padded trigram -> distinct keys of at least TRIGRAM_MIN_CHARS characters.
+
+At allCountries scale there are ~12 million (place, name) pairs, so nothing here holds all of
+them as Python objects: distinct names are normalised in batches, DuckDB joins, deduplicates
+and sorts the pairs (spilling to a temporary directory under the version beyond DUCKDB_MEMORY),
+the sorted result is streamed to the files, and the trigram postings are built in blocks of keys.
+"""
+
+from __future__ import annotations
+
+import logging
+import tempfile
+from pathlib import Path
+from typing import Iterator
+
+import duckdb
+import numpy as np
+import polars as pl
+import pyarrow as pa
+import pyarrow.compute as pc
+
+import contract
+from contract import Geocoding as G
+from pipeline.io import NpyWriter, write_arrow, write_npy
+
+log = logging.getLogger("pipeline.geocoding")
+DUCKDB_MEMORY = "1GB"
+NAME_BATCH = 100_000     # distinct names normalised per Python batch
+KEY_BATCH = 1_000_000    # sorted keys streamed per batch
+TRIGRAM_BLOCK = 500_000  # distinct keys per trigram block
+
+
+def write(version: Path, places: pl.DataFrame, names: pl.DataFrame) -> None:
+    """Write the key and trigram files from places (row, rank, name, id) and names (id, name).
+
+    Pass the only reference to `names`: it is freed once its rows are matched to places.
+    """
+    # String views: DuckDB scans them where polars keeps them, without a copy.
+    newest = pl.CompatLevel.newest()
+    primary = places.select("row", "rank", "name").to_arrow(compat_level=newest)
+    other = (names.join(places.select("id", "row", "rank"), on="id")
+             .select("row", "rank", "name").to_arrow(compat_level=newest))
+    del names
+    with tempfile.TemporaryDirectory(prefix=".keys-", dir=version) as spill:
+        con = duckdb.connect(config={"memory_limit": DUCKDB_MEMORY, "temp_directory": spill,
+                                     "preserve_insertion_order": False})
+        try:
+            con.register("primary_names", primary)
+            con.register("other_names", other)
+            con.execute("CREATE TEMP VIEW pairs AS SELECT * FROM primary_names "
+                        "UNION ALL SELECT * FROM other_names")
+            _normalise_names(con)
+            unique = _write_keys(version, con)
+        finally:
+            con.close()
+    _write_trigrams(version, unique)
+
+
+def _normalise_names(con: duckdb.DuckDBPyConnection) -> None:
+    """Table name_keys(name, key): every distinct name's search keys, normalised in batches."""
+    con.execute("CREATE TABLE name_keys (name VARCHAR, key VARCHAR)")
+    writer = con.cursor()   # a second connection, so inserting does not end the scan
+    try:
+        scan = con.execute("SELECT DISTINCT name FROM pairs").to_arrow_reader(NAME_BATCH)
+        for batch in scan:
+            names: list[str] = []
+            keys: list[str] = []
+            for s in batch.column(0).to_pylist():
+                if s is None:
+                    continue
+                for k in contract.name_keys(s):
+                    names.append(s)
+                    keys.append(k)
+            writer.from_arrow(pa.table({"name": pa.array(names, pa.string()),
+                                        "key": pa.array(keys, pa.string())})
+                              ).insert_into("name_keys")
+    finally:
+        writer.close()
+
+
+def _write_keys(version: Path, con: duckdb.DuckDBPyConnection) -> pa.Array:
+    """Stream the sorted keys to their files; return the distinct keys in order."""
+    writers = (NpyWriter(version / G.KEYS, f"S{G.KEY_BYTES}"),
+               NpyWriter(version / G.KEY_ROW, np.int32),
+               NpyWriter(version / G.KEY_RANK, np.int32))
+    key_chunks, unique_chunks, starts = [], [], []
+    previous, total = None, 0
+    for batch in _sorted_keys(con):
+        key = batch.column("key")
+        writers[0].write(fixed_width_bytes(key, G.KEY_BYTES))
+        writers[1].write(batch.column("row").to_numpy())
+        writers[2].write(batch.column("rank").to_numpy())
+        first = _first_distinct(key, previous)
+        starts.append(np.flatnonzero(first) + total)
+        unique_chunks.append(key.filter(first))
+        key_chunks.append(key)
+        previous, total = key[-1].as_py(), total + len(key)
+    for writer in writers:
+        writer.close()
+    write_arrow(pa.table({"key": _concat_strings(key_chunks)}), version / G.KEYS_ARROW)
+    write_npy(np.append(np.concatenate(starts or [np.zeros(0, np.int64)]), total)
+              .astype(np.int32), version / G.UKEY_START)
+    unique = _concat_strings(unique_chunks)
+    log.info("search index: %d keys (%d distinct)", total, len(unique))
+    return unique
+
+
+def _concat_strings(chunks: list[pa.Array]) -> pa.Array:
+    """One large_string array of the chunks, emptying the list so each chunk is freed once copied.
+
+    combine_chunks would hold every chunk until the end: twice the ~200 MB of allCountries' keys.
+    """
+    n = sum(len(c) for c in chunks)
+    offsets = np.zeros(n + 1, dtype=np.int64)
+    data = np.empty(sum(c.buffers()[2].size if c.buffers()[2] else 0 for c in chunks), np.uint8)
+    row = at = 0
+    while chunks:
+        chunk = chunks.pop(0)
+        _, chunk_offsets, chunk_data = chunk.buffers()
+        own = np.frombuffer(chunk_offsets, np.int64)[chunk.offset:chunk.offset + len(chunk) + 1]
+        used = int(own[-1] - own[0])
+        if used:
+            data[at:at + used] = np.frombuffer(chunk_data, np.uint8)[own[0]:own[-1]]
+        offsets[row + 1:row + len(chunk) + 1] = own[1:] - own[0] + at
+        row, at = row + len(chunk), at + used
+    return pa.LargeStringArray.from_buffers(n, pa.py_buffer(offsets), pa.py_buffer(data[:at]))
+
+
+def _sorted_keys(con: duckdb.DuckDBPyConnection) -> Iterator[pa.RecordBatch]:
+    """Distinct (key, row, rank) batches in (key, rank) order (rank is unique: a total order)."""
+    reader = con.execute(
+        "SELECT DISTINCT k.key, p.row::INTEGER AS row, p.rank::INTEGER AS rank "
+        "FROM pairs p JOIN name_keys k USING (name) ORDER BY key, rank").to_arrow_reader(KEY_BATCH)
+    for batch in reader:
+        if batch.num_rows:
+            yield pa.RecordBatch.from_arrays(
+                [batch.column(0).cast(pa.large_string()), batch.column(1), batch.column(2)],
+                names=["key", "row", "rank"])
+
+
+def _first_distinct(key: pa.Array, previous: str | None) -> np.ndarray:
+    """True where a key differs from the one before it (the batch before for the first)."""
+    first = np.ones(len(key), dtype=bool)
+    if len(key) > 1:
+        first[1:] = pc.not_equal(key.slice(1), key.slice(0, len(key) - 1)).to_numpy(
+            zero_copy_only=False)
+    if len(key) and previous is not None:
+        first[0] = key[0].as_py() != previous
+    return first
+
+
+def fixed_width_bytes(strings: pa.Array | pl.Series, width: int) -> np.ndarray:
+    """UTF-8 bytes of each string truncated to `width`, as a numpy S<width> array.
+
+    Same result as ``np.array([s.encode()[:width] ...], dtype=f"S{width}")`` without making
+    a Python object per string.
+    """
+    if isinstance(strings, pl.Series):
+        strings = strings.cast(pl.Binary).to_arrow()
+    arr = strings.cast(pa.large_binary())
+    if isinstance(arr, pa.ChunkedArray):
+        arr = arr.combine_chunks()
+    n = len(arr)
+    out = np.zeros((n, width), dtype=np.uint8)
+    if n:
+        _, offsets_buf, data_buf = arr.buffers()
+        offsets = np.frombuffer(offsets_buf, dtype=np.int64)[arr.offset:arr.offset + n + 1]
+        data = (np.frombuffer(data_buf, dtype=np.uint8) if data_buf is not None
+                else np.zeros(0, dtype=np.uint8))
+        starts = offsets[:-1]
+        lengths = np.minimum(np.diff(offsets), width)
+        if arr.null_count:
+            lengths[~np.asarray(arr.is_valid())] = 0
+        for j in range(int(lengths.max(initial=0))):
+            rows = np.flatnonzero(lengths > j)
+            out[rows, j] = data[starts[rows] + j]
+    return out.view(f"S{width}").reshape(n)
+
+
+# A trigram is packed into one integer as three 21-bit code points; integer order is then
+# code point order, which is the byte order of the UTF-8 strings.
+_CP_BITS = 21
+_CP_MASK = (1 << _CP_BITS) - 1
+
+
+def _write_trigrams(version: Path, unique: pa.Array) -> None:
+    """Inverted index: padded trigram -> distinct keys (ukeys) of at least TRIGRAM_MIN_CHARS.
+
+    Blocks of keys give runs of (trigram, ukey) pairs; ukeys grow from block to block, so
+    placing each run after the previous ones within every trigram keeps postings in
+    (trigram, ukey) order.
+    """
+    long = pc.greater_equal(pc.utf8_length(unique), G.TRIGRAM_MIN_CHARS)
+    ukeys = np.flatnonzero(long.to_numpy(zero_copy_only=False)).astype(np.int32)
+    selected = unique.filter(long)
+    del unique, long
+    runs = [_trigram_run(selected.slice(start, TRIGRAM_BLOCK), ukeys[start:start + TRIGRAM_BLOCK])
+            for start in range(0, len(selected), TRIGRAM_BLOCK)]
+    del selected, ukeys
+    grams = np.unique(np.concatenate([r[0] for r in runs] or [np.zeros(0, np.uint64)]))
+    counts = np.zeros(len(grams), dtype=np.int64)
+    for run_grams, run_counts, _ in runs:
+        counts[np.searchsorted(grams, run_grams)] += run_counts
+    offsets = np.concatenate([[0], np.cumsum(counts)]).astype(np.int64)
+    postings = np.empty(int(offsets[-1]), dtype=np.int32)
+    cursor = offsets[:-1].copy()
+    while runs:
+        run_grams, run_counts, owners = runs.pop(0)
+        ids = np.searchsorted(grams, run_grams)
+        run_starts = np.concatenate([[0], np.cumsum(run_counts)[:-1]])
+        postings[np.repeat(cursor[ids] - run_starts, run_counts)
+                 + np.arange(len(owners))] = owners
+        cursor[ids] += run_counts
+    strings = [(chr(int(g) >> 2 * _CP_BITS) + chr((int(g) >> _CP_BITS) & _CP_MASK)
+                + chr(int(g) & _CP_MASK)).encode() for g in grams]
+    write_npy(np.array(strings, dtype=f"S{G.TRIGRAM_BYTES}"), version / G.TRIGRAMS)
+    write_npy(offsets, version / G.TRIGRAM_OFFSETS)
+    write_npy(postings, version / G.TRIGRAM_POSTINGS)
+    log.info("trigram index: %d trigrams, %d postings", len(grams), len(postings))
+
+
+def _trigram_run(keys: pa.Array, ukeys: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Distinct (trigram, ukey) pairs of a block: sorted trigrams, their counts, the ukeys.
+
+    Trigrams are computed on integer code points, never as one string per trigram.
+    """
+    selected = pl.Series(keys, dtype=pl.String)
+    padded_len = selected.str.len_chars().to_numpy().astype(np.int64) + 2
+    text = selected.to_frame("key").select(
+        (pl.lit(" ") + pl.col("key") + pl.lit(" ")).str.join("")).item()
+    del selected
+    codepoints = np.frombuffer(text.encode("utf-32-le"), dtype=np.uint32)
+    del text
+    per_key = padded_len - 2
+    # Trigram i of key k starts at (k's offset in codepoints) + i = position + 2 * k.
+    ordinal = np.repeat(np.arange(len(per_key), dtype=np.int64), per_key)
+    position = np.arange(int(per_key.sum()), dtype=np.int64) + 2 * ordinal
+    owner = ukeys[ordinal]
+    del ordinal
+    packed = codepoints[position].astype(np.uint64)
+    for _ in range(2):
+        packed <<= np.uint64(_CP_BITS)
+        position += 1
+        packed |= codepoints[position]
+    del position, codepoints
+    # Dense trigram ids in sorted order (hash-encode, then sort only the distinct trigrams).
+    encoded = pc.dictionary_encode(pa.array(packed))
+    del packed
+    first_seen = encoded.dictionary.to_numpy()
+    by_value = np.argsort(first_seen)
+    dense = np.empty(len(by_value), dtype=np.uint32)
+    dense[by_value] = np.arange(len(by_value), dtype=np.uint32)
+    gram_id = dense[encoded.indices.to_numpy()]
+    grams = first_seen[by_value]
+    del encoded, first_seen, by_value, dense
+    # Owners are nondecreasing, so a stable sort by trigram orders pairs by (trigram, key).
+    order = _stable_argsort(gram_id)
+    gram_id, owner = gram_id[order], owner[order]
+    del order
+    keep = np.ones(len(gram_id), dtype=bool)
+    keep[1:] = (gram_id[1:] != gram_id[:-1]) | (owner[1:] != owner[:-1])
+    counts = np.bincount(gram_id[keep], minlength=len(grams))
+    return grams, counts.astype(np.int64), owner[keep]
+
+
+def _stable_argsort(values: np.ndarray) -> np.ndarray:
+    """Stable argsort of non-negative integers < 2**32: LSD radix on 16-bit digits."""
+    order = np.argsort((values & 0xFFFF).astype(np.uint16), kind="stable")
+    if len(values) and int(values.max()) > 0xFFFF:
+        high = (values[order] >> 16).astype(np.uint16)
+        order = order[np.argsort(high, kind="stable")]
+    return order
