@@ -75,6 +75,16 @@ def _language(raw: str, name: str) -> tuple[str, ...]:
 
 def latlon(query: Mapping[str, str]) -> tuple[float, float]:
     """Required lat and lon query parameters."""
+    lat_raw, lon_raw = query.get("lat"), query.get("lon")
+    if lat_raw and lon_raw and NUMBER.match(lat_raw) and NUMBER.match(lon_raw):
+        lat, lon = float(lat_raw), float(lon_raw)  # the pattern admits no nan or inf words
+        if -90.0 <= lat <= 90.0 and -180.0 <= lon <= 180.0:
+            return lat, lon
+    return _latlon_errors(query)
+
+
+def _latlon_errors(query: Mapping[str, str]) -> tuple[float, float]:
+    """The slow path of latlon: check each coordinate and report every problem at once."""
     errors = []
     values = []
     for name, limit in (("lat", 90.0), ("lon", 180.0)):
