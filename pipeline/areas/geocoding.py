@@ -51,6 +51,8 @@ def build(datasets: Path, version: Path) -> dict:
     rows = {"locations": write_parquet_frame(tables["places"].select(G.LOCATION_COLUMNS),
                                              version / G.LOCATIONS)}
     coverage = _coverage(tables["places"])
+    # Columns only the locations table has are not needed any more.
+    tables["places"] = tables["places"].drop("admin2_code", "source")
     # write_places gets the only reference, so it can free columns as it writes them.
     places, admin1 = geocoding_index.write_places(version, tables.pop("places"), countries)
     names = (pl.from_arrow(tables.pop("names"))
@@ -73,9 +75,8 @@ def build(datasets: Path, version: Path) -> dict:
         local.filter(pl.col("language") == G.DEFAULT_LANGUAGE).select("row", "name"))
     del local
     geocoding_index.write_countries(version, countries, country_names)
-    tables["names"] = names.select("id", "name")
-    del names
-    geocoding_keys.write(version, places.select("row", "rank", "name", "id"), tables.pop("names"))
+    geocoding_keys.write(version, places.select("row", "rank", "name", "id"),
+                         names.select("id", "name"))
     tables = {name: {"file": contract.TABLES[name], "rows": rows[name]} for name in contract.TABLES}
     return _manifest_entry(gazetteer, datasets, coverage, tables,
                            geocoding_index.FILES + json_files)

@@ -36,28 +36,25 @@ TRIGRAM_BLOCK = 500_000  # distinct keys per trigram block
 
 
 def write(version: Path, places: pl.DataFrame, names: pl.DataFrame) -> None:
-    """Write the key and trigram files from places (row, rank, name, id) and names (id, name).
-
-    Pass the only reference to `names`: it is freed once its rows are matched to places.
-    """
-    # String views: DuckDB scans them where polars keeps them, without a copy.
+    """Write the key and trigram files from places (row, rank, name, id) and names (id, name)."""
+    # String views: DuckDB scans the columns where polars keeps them, without a copy.
     newest = pl.CompatLevel.newest()
-    primary = places.select("row", "rank", "name").to_arrow(compat_level=newest)
-    other = (names.join(places.select("id", "row", "rank"), on="id")
-             .select("row", "rank", "name").to_arrow(compat_level=newest))
-    del names
+    place_names = places.select("id", "row", "rank", "name").to_arrow(compat_level=newest)
+    other_names = names.select("id", "name").to_arrow(compat_level=newest)
     with tempfile.TemporaryDirectory(prefix=".keys-", dir=version) as spill:
+        # Join filters pushed into Arrow scans become pyarrow compute calls, which have no
+        # string_view kernels: keep them in DuckDB.
         con = duckdb.connect(config={"memory_limit": DUCKDB_MEMORY, "temp_directory": spill,
-                                     "preserve_insertion_order": False})
+                                     "preserve_insertion_order": False,
+                                     "disabled_optimizers": "join_filter_pushdown"})
         try:
-            con.register("primary_names", primary)
-            con.register("other_names", other)
-            con.execute("CREATE TEMP VIEW pairs AS SELECT * FROM primary_names "
-                        "UNION ALL SELECT * FROM other_names")
+            con.register("place_names", place_names)
+            con.register("other_names", other_names)
             _normalise_names(con)
-            unique = _write_keys(version, con)
+            written = _write_sorted_keys(version, con)
         finally:
             con.close()
+    unique = _write_key_strings(version, *written)
     _write_trigrams(version, unique)
 
 
@@ -66,7 +63,8 @@ def _normalise_names(con: duckdb.DuckDBPyConnection) -> None:
     con.execute("CREATE TABLE name_keys (name VARCHAR, key VARCHAR)")
     writer = con.cursor()   # a second connection, so inserting does not end the scan
     try:
-        scan = con.execute("SELECT DISTINCT name FROM pairs").to_arrow_reader(NAME_BATCH)
+        scan = con.execute("SELECT DISTINCT name FROM (SELECT name FROM place_names UNION ALL "
+                           "SELECT name FROM other_names)").to_arrow_reader(NAME_BATCH)
         for batch in scan:
             names: list[str] = []
             keys: list[str] = []
@@ -83,8 +81,12 @@ def _normalise_names(con: duckdb.DuckDBPyConnection) -> None:
         writer.close()
 
 
-def _write_keys(version: Path, con: duckdb.DuckDBPyConnection) -> pa.Array:
-    """Stream the sorted keys to their files; return the distinct keys in order."""
+def _write_sorted_keys(version: Path, con: duckdb.DuckDBPyConnection) -> tuple:
+    """Stream the sorted keys into the .npy files; return what keys.arrow and ukey_start need.
+
+    That is the key strings, the distinct ones and where they start (as lists of chunks),
+    and the number of keys.
+    """
     writers = (NpyWriter(version / G.KEYS, f"S{G.KEY_BYTES}"),
                NpyWriter(version / G.KEY_ROW, np.int32),
                NpyWriter(version / G.KEY_RANK, np.int32))
@@ -102,6 +104,12 @@ def _write_keys(version: Path, con: duckdb.DuckDBPyConnection) -> pa.Array:
         previous, total = key[-1].as_py(), total + len(key)
     for writer in writers:
         writer.close()
+    return key_chunks, unique_chunks, starts, total
+
+
+def _write_key_strings(version: Path, key_chunks: list, unique_chunks: list, starts: list,
+                       total: int) -> pa.Array:
+    """keys.arrow and ukey_start.npy; returns the distinct keys in order."""
     write_arrow(pa.table({"key": _concat_strings(key_chunks)}), version / G.KEYS_ARROW)
     write_npy(np.append(np.concatenate(starts or [np.zeros(0, np.int64)]), total)
               .astype(np.int32), version / G.UKEY_START)
@@ -134,6 +142,8 @@ def _concat_strings(chunks: list[pa.Array]) -> pa.Array:
 def _sorted_keys(con: duckdb.DuckDBPyConnection) -> Iterator[pa.RecordBatch]:
     """Distinct (key, row, rank) batches in (key, rank) order (rank is unique: a total order)."""
     reader = con.execute(
+        "WITH pairs AS (SELECT row, rank, name FROM place_names UNION ALL "
+        "               SELECT p.row, p.rank, o.name FROM other_names o JOIN place_names p USING (id)) "
         "SELECT DISTINCT k.key, p.row::INTEGER AS row, p.rank::INTEGER AS rank "
         "FROM pairs p JOIN name_keys k USING (name) ORDER BY key, rank").to_arrow_reader(KEY_BATCH)
     for batch in reader:
