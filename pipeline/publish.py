@@ -67,11 +67,15 @@ def write_catalog(version: Path, tables: dict[str, str]) -> None:
 
 
 def write_manifest(version: Path, manifest: dict) -> None:
-    """Write manifest.json last, via a temporary file, so a manifest means a complete version."""
+    """Write manifest.json last, via a temporary file, so a manifest means a complete version;
+    everything is flushed to disk first, so a crash cannot publish truncated files."""
+    _fsync_tree(version)
     tmp = version / (contract.MANIFEST + ".tmp")
     tmp.write_text(json.dumps(manifest, indent=2, sort_keys=True, ensure_ascii=False) + "\n",
                    encoding="utf-8")
+    _fsync_file(tmp)
     os.replace(tmp, version / contract.MANIFEST)
+    _fsync_dir(version)
 
 
 def publish(out_dir: Path, version: Path) -> None:
@@ -100,6 +104,18 @@ def prune(out_dir: Path, keep: int = KEEP_VERSIONS) -> None:
 def discard(version: Path) -> None:
     """Remove a version directory whose build failed."""
     shutil.rmtree(version, ignore_errors=True)
+
+
+def _fsync_tree(root: Path) -> None:
+    for folder, _, names in os.walk(root):
+        for name in names:
+            _fsync_file(Path(folder) / name)
+        _fsync_dir(Path(folder))
+
+
+def _fsync_file(path: Path) -> None:
+    with open(path, "rb") as handle:
+        os.fsync(handle.fileno())
 
 
 def _fsync_dir(path: Path) -> None:

@@ -49,9 +49,12 @@ async def _watch_build(app: web.Application) -> AsyncIterator[None]:
         while True:
             try:
                 await store.refresh()
-                keys.refresh()
             except Exception:  # keep watching: the next publish may fix it
                 log.exception("reloading the build failed")
+            try:
+                keys.refresh()
+            except (OSError, ValueError, KeyError):  # keep the keys we have until it is fixed
+                log.exception("reloading the keys file failed")
             await asyncio.sleep(config.reload_interval_s)
 
     if config.preload:

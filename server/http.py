@@ -37,7 +37,7 @@ CORS = {
     "Access-Control-Expose-Headers": "ETag, X-Data-Version, X-API-Version, X-Request-Id, RateLimit-Limit, "
                                      "RateLimit-Remaining, RateLimit-Reset, Retry-After",
 }
-STATIC_HEADERS = {**CORS, "X-API-Version": API_VERSION}
+STATIC_HEADERS = {**CORS, "X-API-Version": API_VERSION, "Server": "weather-geodata-api"}
 PREFLIGHT = {
     "Access-Control-Allow-Origin": "*",
     "Access-Control-Allow-Methods": "GET, HEAD, OPTIONS",
@@ -70,7 +70,8 @@ def client_address(request: web.Request, config: Config) -> str:
     if config.trust_forwarded_for:
         forwarded = request.headers.get("X-Forwarded-For")
         if forwarded:
-            return forwarded.split(",")[0].strip()
+            # The proxy appends the address it saw; entries to the left are the client's word.
+            return forwarded.rsplit(",", 1)[-1].strip()
     return request.remote or "unknown"
 
 
@@ -79,25 +80,40 @@ def presented_key(request: web.Request) -> str | None:
     header = request.headers.get("X-API-Key")
     if header:
         return header
-    # Parsing the query costs time on every request; most carry no api_key.
-    return (request.query.get(API_KEY) or None) if API_KEY in request.raw_path else None
+    # Parsing the query costs time on every request; most carry no api_key ("api%5Fkey" too).
+    if "api" not in request.raw_path.lower():
+        return None
+    return next((value for value in request.query.getall(API_KEY, ()) if value), None)
 
 
-def _matches(if_none_match: str | None, etag: str) -> bool:
-    """RFC 9110 If-None-Match: '*' or any listed (weak or strong) tag equal to ours."""
+def _tags(if_none_match: str | None) -> set[str]:
+    """Entity tags listed in If-None-Match, compared weakly (RFC 9110 13.1.2)."""
     if not if_none_match:
-        return False
-    tags = {t.strip().removeprefix("W/") for t in if_none_match.split(",")}
-    return "*" in tags or etag in tags
+        return set()
+    return {t.strip().removeprefix("W/") for t in if_none_match.split(",")}
 
 
 def _etag(version: str, request: web.Request) -> str:
-    target = request.raw_path
-    if API_KEY in target:  # the same answer whoever asks: leave the key out
-        target = repr((request.path, sorted((k, v) for k, v in request.query.items()
-                                            if k != API_KEY)))
+    """A weak tag (gzip and identity bodies are equivalent) of the data version and the request
+    without its api_key: the same answer whoever asks."""
+    target = request.path
+    if request.query_string:
+        target += repr(sorted((k, v) for k, v in request.query.items() if k != API_KEY))
     digest = hashlib.blake2b(f"{API_VERSION}\n{version}\n{target}".encode(), digest_size=12)
-    return f'"{digest.hexdigest()}"'
+    return f'W/"{digest.hexdigest()}"'
+
+
+def _accepts_gzip(accept_encoding: str) -> bool:
+    """True when Accept-Encoding allows gzip (an explicit q=0 refuses it)."""
+    for part in accept_encoding.lower().split(","):
+        name, _, params = part.partition(";")
+        if name.strip() in ("gzip", "*"):
+            q = params.strip().removeprefix("q=")
+            try:
+                return not params.strip() or float(q) > 0
+            except ValueError:
+                return False
+    return False
 
 
 @web.middleware
@@ -131,10 +147,13 @@ async def api_middleware(request: web.Request, handler: Handler) -> web.StreamRe
         version = app[STORE].area(meta.area).version if meta.area else None
         cacheable = version is not None and request.method in ("GET", "HEAD")
         etag = _etag(version, request) if cacheable else None
-        if etag and _matches(request.headers.get("If-None-Match"), etag):
+        tags = _tags(request.headers.get("If-None-Match")) if etag else set()
+        if etag and etag.removeprefix("W/") in tags:
             response: web.StreamResponse = web.Response(status=304)
         else:
             response = await handler(request)
+            if "*" in tags and response.status == 200:  # "*": any current representation
+                response = web.Response(status=304)
         _decorate(request, response, meta, headers, version, etag)
         return response
     except ApiError as exc:
@@ -171,10 +190,10 @@ def _decorate(request: web.Request, response: web.StreamResponse, meta: Endpoint
             else response.headers.get("Cache-Control", "no-store")
     response.headers.update(headers)
     body = getattr(response, "body", None)
-    if (isinstance(body, (bytes, bytearray)) and len(body) > GZIP_MIN_BYTES
-            and "gzip" in request.headers.get("Accept-Encoding", "")):
-        response.enable_compression(web.ContentCoding.gzip)
+    if isinstance(body, (bytes, bytearray)) and len(body) > GZIP_MIN_BYTES:
         response.headers["Vary"] = "Accept-Encoding"
+        if _accepts_gzip(request.headers.get("Accept-Encoding", "")):
+            response.enable_compression(web.ContentCoding.gzip)
 
 
 def _problem(status: int, detail: str, **kwargs) -> web.Response:

@@ -76,7 +76,7 @@ def load_keys(path: Path) -> list[ApiKey]:
 
 def add_key(path: Path, name: str, rate_limit: int | None = None) -> str:
     """Create a key named `name`, store its hash in `path`, and return the key itself."""
-    if not NAME.match(name):
+    if not NAME.fullmatch(name):
         raise ValueError("key names are 1-64 letters, digits, '.', '_' or '-'")
     if rate_limit is not None and rate_limit <= 0:
         raise ValueError("--rate-limit must be a positive number of requests a minute")

@@ -22,7 +22,7 @@ CACHING = ("ETag", "X-Data-Version", "Cache-Control")
 OPTIONAL_KEY = [{}, {"ApiKeyHeader": []}, {"ApiKeyQuery": []}]
 KEY = [{"ApiKeyHeader": []}, {"ApiKeyQuery": []}]
 NUMBER = r"[+-]?(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][+-]?[0-9]{1,3})?"
-LANGUAGE = r"^[A-Za-z]{2,3}(?:[-_][A-Za-z0-9]{2,8})*$"
+LANGUAGE = r"^[A-Za-z]{2,3}(?:[-_][A-Za-z0-9]{2,8}){0,4}$"
 COUNTRY = "^[A-Za-z]{2}$"
 LOCATION_ID = "^(?:[0-9]{1,12}|icao:[A-Z0-9]{4})$"
 

@@ -371,7 +371,7 @@ HEADERS = {
                                    "bucket.", minimum=0),
     "RateLimit-Reset": _header("integer", "Seconds until the bucket is full again.", minimum=0),
     "Retry-After": _header("integer", "Seconds to wait before retrying.", minimum=1),
-    "ETag": _header("string", "Entity tag derived from the data version, path and query "
+    "ETag": _header("string", "Weak entity tag (W/...) derived from the data version, path and query "
                     "(api_key excluded); send it in If-None-Match."),
     "X-Data-Version": _header("string", "Version of the data artifact that answered."),
     "Cache-Control": _header("string", "`public, max-age=N` chosen by area (decisions rule 9); "

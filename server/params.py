@@ -7,18 +7,21 @@ import re
 from functools import lru_cache
 from typing import Mapping
 
+from contract import Geocoding
 from server.errors import ApiError, bad_request
 
-LANGUAGE = re.compile(r"^[A-Za-z]{2,3}(?:[-_][A-Za-z0-9]{2,8})*$")
-NUMBER = re.compile(r"^[+-]?(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][+-]?[0-9]{1,3})?$")
-INTEGER = re.compile(r"^[+-]?[0-9]{1,9}$")
-FALLBACK_LANGUAGE = "en"
+LANGUAGE = re.compile(r"[A-Za-z]{2,3}(?:[-_][A-Za-z0-9]{2,8}){0,4}")
+# Unambiguous, so a failed match is linear (no backtracking blow-up on long digit runs).
+NUMBER = re.compile(r"[+-]?(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)(?:[eE][+-]?[0-9]{1,3})?")
+MAX_NUMBER_CHARS = 32
+INTEGER = re.compile(r"[+-]?[0-9]{1,9}")
+FALLBACK_LANGUAGE = Geocoding.DEFAULT_LANGUAGE
 
 
 def number(raw: str, name: str, low: float, high: float) -> float:
     """A finite decimal number within [low, high]."""
     value = raw.strip()
-    if not NUMBER.match(value):
+    if len(value) > MAX_NUMBER_CHARS or not NUMBER.fullmatch(value):
         raise bad_request(name, f"{name} must be a number, got {show(raw)}")
     parsed = float(value)
     if not math.isfinite(parsed):
@@ -33,7 +36,7 @@ def integer(query: Mapping[str, str], name: str, default: int, low: int, high: i
     raw = query.get(name)
     if raw is None:
         return default
-    if not INTEGER.match(raw.strip()):
+    if not INTEGER.fullmatch(raw.strip()):
         raise bad_request(name, f"{name} must be an integer, got {show(raw)}")
     value = int(raw)
     if not low <= value <= high:
@@ -51,7 +54,8 @@ def choice(query: Mapping[str, str], name: str, default: str, allowed: tuple[str
     return raw
 
 
-def language(query: Mapping[str, str], name: str = "language", default: str = "en") -> tuple[str, ...]:
+def language(query: Mapping[str, str], name: str = "language",
+             default: str = FALLBACK_LANGUAGE) -> tuple[str, ...]:
     """A well-formed language tag as lookup candidates, most specific first, then English
     ('pt-BR' -> 'pt-BR', 'pt', 'en'): an unsupported language falls back to English."""
     return _language(query.get(name, default).strip(), name)
@@ -59,7 +63,7 @@ def language(query: Mapping[str, str], name: str = "language", default: str = "e
 
 @lru_cache(maxsize=1024)
 def _language(raw: str, name: str) -> tuple[str, ...]:
-    if not LANGUAGE.match(raw):
+    if not LANGUAGE.fullmatch(raw):
         raise bad_request(name, f"{name} must be a language code such as en, de or pt-BR, "
                                 f"got {show(raw)}")
     parts = re.split(r"[-_]", raw)
@@ -76,7 +80,8 @@ def _language(raw: str, name: str) -> tuple[str, ...]:
 def latlon(query: Mapping[str, str]) -> tuple[float, float]:
     """Required lat and lon query parameters."""
     lat_raw, lon_raw = query.get("lat"), query.get("lon")
-    if lat_raw and lon_raw and NUMBER.match(lat_raw) and NUMBER.match(lon_raw):
+    if (lat_raw and lon_raw and len(lat_raw) <= MAX_NUMBER_CHARS and len(lon_raw) <= MAX_NUMBER_CHARS
+            and NUMBER.fullmatch(lat_raw) and NUMBER.fullmatch(lon_raw)):
         lat, lon = float(lat_raw), float(lon_raw)  # the pattern admits no nan or inf words
         if -90.0 <= lat <= 90.0 and -180.0 <= lon <= 180.0:
             return lat, lon

@@ -34,27 +34,32 @@ class RateLimiter:
 
     def __init__(self, clock: Callable[[], float] = time.monotonic):
         self._clock = clock
-        self._buckets: dict[str, tuple[float, float]] = {}
+        self._buckets: dict[str, tuple[float, float, float, float]] = {}
 
     def check(self, identity: str, per_minute: int, burst: int) -> Decision:
         """Take one token from `identity`'s bucket if there is one."""
         now = self._clock()
         rate = per_minute / 60.0
-        tokens, last = self._buckets.get(identity, (float(burst), now))
+        tokens, last, _, _ = self._buckets.get(identity, (float(burst), now, rate, burst))
         tokens = min(float(burst), tokens + (now - last) * rate)
         allowed = tokens >= 1.0
         if allowed:
             tokens -= 1.0
         if len(self._buckets) >= MAX_CLIENTS and identity not in self._buckets:
-            self._evict(now, rate)
-        self._buckets[identity] = (tokens, now)
+            self._evict(now)
+        self._buckets[identity] = (tokens, now, rate, burst)
         reset = math.ceil((burst - tokens) / rate) if rate > 0 else 0
         retry = 0 if allowed else max(1, math.ceil((1.0 - tokens) / rate))
         return Decision(allowed, per_minute, int(tokens), reset, retry)
 
-    def _evict(self, now: float, rate: float) -> None:
-        """Forget buckets that have refilled (they would start full anyway), oldest first."""
-        for identity, (_, last) in sorted(self._buckets.items(), key=lambda kv: kv[1][1]):
-            if len(self._buckets) < MAX_CLIENTS // 2:
-                break
+    def _evict(self, now: float) -> None:
+        """Forget buckets that have refilled: they would start full anyway, so no client's
+        budget changes. Only if that frees too little, forget the longest idle ones."""
+        full = [identity for identity, (tokens, last, rate, burst) in self._buckets.items()
+                if tokens + (now - last) * rate >= burst]
+        for identity in full:
             del self._buckets[identity]
+        if len(self._buckets) >= MAX_CLIENTS:
+            idle = sorted(self._buckets.items(), key=lambda kv: kv[1][1])
+            for identity, _ in idle[:len(self._buckets) - MAX_CLIENTS // 2]:
+                del self._buckets[identity]

@@ -19,6 +19,18 @@ def configure_logging() -> None:
     # Per-request lines cost throughput; they name the key, never the key itself.
     access = os.environ.get("WEATHERAPI_ACCESS_LOG", "").lower() in {"1", "true", "yes"}
     logging.getLogger("server.access").setLevel(logging.INFO if access else logging.WARNING)
+    # aiohttp logs requests its parser rejects with the raw bytes, which may hold a key.
+    logging.getLogger("aiohttp.server").addFilter(_redact)
+
+
+def _redact(record: logging.LogRecord) -> bool:
+    """Keep the event, drop the request bytes: the message template only, no arguments, and
+    the exception's type instead of its text and traceback."""
+    template = str(record.msg).split("\n")[0][:120]
+    if record.exc_info and record.exc_info[0] is not None:
+        template = f"{template} ({record.exc_info[0].__name__})"
+    record.msg, record.args, record.exc_info, record.exc_text = template, (), None, None
+    return True
 
 
 def serve(config: Config) -> int:

@@ -19,10 +19,9 @@ from server.errors import ApiError, bad_request
 from server.http import STORE, endpoint
 
 AREA = "geocoding"
-ID = re.compile(r"^(?:[0-9]{1,12}|icao:[A-Z0-9]{4})$")
-COUNTRY = re.compile(r"^[A-Za-z]{2}$")
+ID = re.compile(r"[0-9]{1,12}|icao:[A-Z0-9]{4}")
+COUNTRY = re.compile(r"[A-Za-z]{2}")
 MAX_AGE_S = 3600
-DEFAULT_LANGUAGE = G.DEFAULT_LANGUAGE
 COUNTRIES_MAX_AGE_S = 86400
 
 
@@ -65,26 +64,25 @@ def parse_lookup(query: Mapping[str, str]) -> SearchQuery | IdQuery:
         raise ApiError(400, "q (search text) or id (location id) is required",
                        errors=[{"parameter": "q", "message": "q or id is required"}])
     languages = params.language(query)
+    # Every parameter is validated (rule 2), even those an id lookup does not use.
+    country = query.get("country")
+    if country is not None and not COUNTRY.fullmatch(country.strip()):
+        raise bad_request("country", "country must be an ISO 3166-1 alpha-2 code such as CH, "
+                                     f"got {params.show(country)}")
+    field_all = params.choice(query, "field", "name", ("name", "all")) == "all"
+    limit = params.integer(query, "limit", 10, 1, 50)
     if has_id:
         place_id = query["id"].strip()
-        if not ID.match(place_id):
+        if not ID.fullmatch(place_id):
             raise bad_request("id", "id must be a location id (GeoNames digits, or icao: and an "
                                     f"ICAO code), got {params.show(query['id'])}")
         return IdQuery(place_id, languages)
     text = query["q"].strip()
     if len(text) < 2 or len(text) > 200:
         raise bad_request("q", f"q must be 2 to 200 characters after trimming, got {len(text)}")
-    country = query.get("country")
-    if country is not None and not COUNTRY.match(country.strip()):
-        raise bad_request("country", "country must be an ISO 3166-1 alpha-2 code such as CH, "
-                                     f"got {params.show(country)}")
-    return SearchQuery(
-        text=text,
-        field_all=params.choice(query, "field", "name", ("name", "all")) == "all",
-        country=country.strip().upper() if country else None,
-        limit=params.integer(query, "limit", 10, 1, 50),
-        languages=languages,
-    )
+    return SearchQuery(text=text, field_all=field_all,
+                       country=country.strip().upper() if country else None,
+                       limit=limit, languages=languages)
 
 
 def parse_reverse(query: Mapping[str, str]) -> ReverseQuery:
@@ -108,7 +106,7 @@ def _results(items: list[bytes]) -> bytes:
 
 def _default_language(languages: tuple[str, ...]) -> bool:
     """True when the pipeline's pre-rendered JSON answers (no other language asked for)."""
-    return languages == (DEFAULT_LANGUAGE,)
+    return languages == (G.DEFAULT_LANGUAGE,)
 
 
 @endpoint(area=AREA, auth="optional", max_age=MAX_AGE_S)
@@ -163,7 +161,7 @@ async def countries(request: web.Request) -> web.Response:
 async def country(request: web.Request) -> web.Response:
     """GET /geocoding/countries/{code}: one country with timezone and capital."""
     code = request.match_info["code"]
-    if not COUNTRY.match(code):
+    if not COUNTRY.fullmatch(code):
         raise bad_request("code", f"code must be an ISO 3166-1 alpha-2 code, got "
                                   f"{params.show(code)}")
     index: GeocodingIndex = request.app[STORE].require(AREA).data

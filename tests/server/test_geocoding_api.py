@@ -295,3 +295,47 @@ def test_errors_leak_nothing(server):
         text = reply.body.decode()
         for leak in ("Traceback", "/tmp", str(server.build_dir), "SELECT", "File \""):
             assert leak not in text
+
+
+# ---- regressions from review ------------------------------------------------------------
+
+def test_if_none_match_star_only_matches_a_current_representation(server):
+    star = {"If-None-Match": "*"}
+    assert get(f"{server.url}/geocoding/countries/CH", star).status == 304
+    assert get(f"{server.url}/geocoding/countries/ZZ", star).status == 404
+    assert get(f"{server.url}/geocoding/lookup?id=1", star).status == 404
+    assert get(f"{server.url}/geocoding/lookup?q=a", star).status == 400
+
+
+def test_gzip_negotiation(server):
+    url = f"{server.url}/geocoding/countries"
+    refused = get(url, {"Accept-Encoding": "gzip;q=0"})
+    assert "Content-Encoding" not in refused.headers
+    assert refused.headers["Vary"] == "Accept-Encoding"
+    plain, zipped = get(url), get(url, {"Accept-Encoding": "br, gzip;q=0.5"})
+    assert zipped.headers["Content-Encoding"] == "gzip" and plain.headers["Vary"]
+    assert plain.headers["ETag"].startswith("W/")  # equivalent bodies share a weak tag
+
+
+def test_api_key_forms(server):
+    url = f"{server.url}/forecast/47.3,8.5"
+    assert get(f"{url}?api%5Fkey={server.key}").status == 503      # accepted, area absent
+    assert get(f"{url}?api_key=&api_key={server.key}").status == 503
+    plain = get(f"{server.url}/geocoding/lookup?q=zurich").headers["ETag"]
+    keyed = get(f"{server.url}/geocoding/lookup?q=zurich&api_key={server.key}").headers["ETag"]
+    assert plain == keyed
+
+
+@pytest.mark.parametrize("path", [
+    "/geocoding/countries/CH%0A",
+    "/geocoding/lookup?id=2657896&limit=abc",
+    "/geocoding/lookup?id=2657896&field=bogus",
+    "/geocoding/reverse?lat=" + "1" * 5000 + "x&lon=0",
+    "/geocoding/reverse?lat=" + "1" * 40 + "&lon=0",
+])
+def test_more_malformed_parameters(server, path):
+    assert get(server.url + path).status == 400
+
+
+def test_server_header_names_no_versions(server):
+    assert "aiohttp" not in get(f"{server.url}/health").headers.get("Server", "")

@@ -5,6 +5,7 @@ from __future__ import annotations
 import hashlib
 import json
 import shutil
+import socket
 import threading
 import time
 from pathlib import Path
@@ -154,3 +155,16 @@ def test_several_workers_share_the_port(tmp_path):
         srv.wait_ready()
         replies = [get(srv.url + "/geocoding/lookup?q=zurich") for _ in range(20)]
         assert {r.status for r in replies} == {200}
+
+
+def test_keys_in_requests_the_parser_rejects_are_not_logged(tmp_path):
+    secret = "SECRETKEY4567890"
+    with Server(tmp_path / "empty") as srv:
+        srv.wait_ready()
+        host, port = srv.url.removeprefix("http://").rsplit(":", 1)
+        with socket.create_connection((host, int(port)), timeout=10) as conn:
+            conn.sendall(b"GET /geocoding/countries HTTP/1.1\r\nHost: x\r\n"
+                         b"X-API-Key: " + secret.encode() + b"\n\r\n")
+            conn.recv(65536)
+        assert get(srv.url + "/health").status == 200
+    assert secret not in srv.log

@@ -54,6 +54,7 @@ class Server:
                     "WEATHERAPI_RATE_LIMIT_PER_MINUTE": "1000000", **env}
         self.proc: subprocess.Popen | None = None
         self.url = ""
+        self.log = ""  # everything the server wrote to stderr, once it has stopped
 
     def __enter__(self) -> "Server":
         cmd = [sys.executable, "-m", "server", "--build", str(self.build_dir), "--port", "0",
@@ -95,12 +96,9 @@ class Server:
                 self.proc.kill()
                 self.proc.wait()
         if self.proc:
+            self.log = self.proc.stderr.read() if self.proc.stderr else ""
             for stream in (self.proc.stdout, self.proc.stderr):
                 stream and stream.close()
-
-    def stderr_text(self) -> str:
-        """Everything the server logged (call after __exit__)."""
-        return self.proc.stderr.read() if self.proc and not self.proc.stderr.closed else ""
 
 
 def get(url: str, headers: dict[str, str] | None = None, method: str = "GET") -> Response:
