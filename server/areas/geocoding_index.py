@@ -14,6 +14,7 @@ from pathlib import Path
 import numpy as np
 import orjson
 import pyarrow as pa
+import pyarrow.compute as pc
 from scipy.spatial import cKDTree
 
 import contract
@@ -94,7 +95,7 @@ class GeocodingIndex:
         self.local_names = _column(table, "name")
         self.local_bounds: dict[str, tuple[int, int]] = {}
         if table.num_rows:
-            runs = pa.compute.run_end_encode(langs)
+            runs = pc.run_end_encode(langs)
             ends = runs.run_ends.to_pylist()
             for start, end, lang in zip([0] + ends[:-1], ends, runs.values.to_pylist()):
                 self.local_bounds[lang] = (start, end)
