@@ -96,10 +96,12 @@ def _tags(if_none_match: str | None) -> set[str]:
 def _etag(version: str, request: web.Request) -> str:
     """A weak tag (gzip and identity bodies are equivalent) of the data version and the request
     without its api_key: the same answer whoever asks."""
-    target = request.path
-    if request.query_string:
-        target += repr(sorted((k, v) for k, v in request.query.items() if k != API_KEY))
-    digest = hashlib.blake2b(f"{API_VERSION}\n{version}\n{target}".encode(), digest_size=12)
+    path, _, query = request.raw_path.partition("?")
+    if "api" in query.lower():
+        query = "&".join(p for p in query.split("&")
+                         if p.split("=", 1)[0].lower() not in ("api_key", "api%5fkey"))
+    digest = hashlib.blake2b(f"{API_VERSION}\n{version}\n{path}?{query}".encode(),
+                             digest_size=12)
     return f'W/"{digest.hexdigest()}"'
 
 
