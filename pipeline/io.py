@@ -28,6 +28,15 @@ _PARQUET_OPTIONS = dict(compression="zstd", compression_level=3, use_dictionary=
                         write_statistics=True)
 
 
+def release_arrow_memory() -> None:
+    """Give memory of freed Arrow buffers back to the OS.
+
+    Arrow's allocator keeps it otherwise, and a large build frees Arrow tables of hundreds of
+    megabytes at a time while polars and DuckDB, with their own allocators, need more.
+    """
+    pa.default_memory_pool().release_unused()
+
+
 def write_parquet(table: pa.Table, path: Path) -> int:
     """Write a Parquet file whose bytes depend only on the table; returns the row count."""
     path.parent.mkdir(parents=True, exist_ok=True)

@@ -9,13 +9,15 @@ from pathlib import Path
 
 import numpy as np
 import polars as pl
+import pyarrow as pa
 from babel.core import get_global
 from tzfpy import get_tz
 
 import contract
 from contract import Geocoding as G
 from pipeline.areas import geocoding_index, geocoding_json, geocoding_keys
-from pipeline.io import describe_inputs, write_parquet, write_parquet_frame
+from pipeline.io import (describe_inputs, release_arrow_memory, write_parquet,
+                         write_parquet_frame)
 from pipeline.sources import cldr, geonames_dump, packaged
 from pipeline.sources.gazetteer import Gazetteer
 
@@ -45,7 +47,7 @@ def build(datasets: Path, version: Path) -> dict:
         gazetteer, places=gazetteer.places.schema.empty_table(),
         names=gazetteer.names.schema.empty_table(),
         countries=gazetteer.countries.schema.empty_table())
-    tables["places"] = finish_places(pl.from_arrow(tables.pop("places")))
+    tables["places"] = finish_places(tables.pop("places"))
     countries = finish_countries(pl.from_arrow(tables.pop("countries")), tables["places"])
     country_names = cldr.country_names(countries["code"].to_list())
     rows = {"locations": write_parquet_frame(tables["places"].select(G.LOCATION_COLUMNS),
@@ -55,8 +57,11 @@ def build(datasets: Path, version: Path) -> dict:
     tables["places"] = tables["places"].drop("admin2_code", "source")
     # write_places gets the only reference, so it can free columns as it writes them.
     places, admin1 = geocoding_index.write_places(version, tables.pop("places"), countries)
-    names = (pl.from_arrow(tables.pop("names"))
-             .filter(pl.col("id").is_in(places["id"].implode())))
+    names = pl.from_arrow(tables.pop("names"))
+    known = names["id"].is_in(places["id"].implode())
+    if not known.all():   # filtering copies every column: only when some place is unknown
+        names = names.filter(known)
+    del known
     log.info("%d places, %d other names, %d countries", places.height, names.height,
              countries.height)
     rows.update({
@@ -75,26 +80,38 @@ def build(datasets: Path, version: Path) -> dict:
         local.filter(pl.col("language") == G.DEFAULT_LANGUAGE).select("row", "name"))
     del local
     geocoding_index.write_countries(version, countries, country_names)
-    geocoding_keys.write(version, places.select("row", "rank", "name", "id"),
-                         names.select("id", "name"))
+    # The keys need these columns only; dropping the others frees them.
+    places, names = places.select("row", "rank", "name", "id"), names.select("id", "name")
+    geocoding_keys.write(version, places, names)
     tables = {name: {"file": contract.TABLES[name], "rows": rows[name]} for name in contract.TABLES}
     return _manifest_entry(gazetteer, datasets, coverage, tables,
                            geocoding_index.FILES + json_files)
 
 
-def finish_places(places: pl.DataFrame) -> pl.DataFrame:
-    """Unique ids in byte order, timezones filled from coordinates, a global rank."""
-    dupes = places.height - places["id"].n_unique()
-    if dupes:
-        log.warning("dropping %d rows with duplicate ids", dupes)
-        places = places.unique("id", keep="first", maintain_order=True)
-    # Reorder one column at a time, so that only one column exists twice. Ids are unique, so
-    # this is the order places.sort("id") gives; rechunking first as sort does gives the
-    # same bytes too (validity bitmaps' padding bits).
-    order = places["id"].arg_sort()
-    for column in places.columns:
-        places = places.with_columns(places[column].rechunk().gather(order))
-    del order
+def finish_places(places: pa.Table) -> pl.DataFrame:
+    """Unique ids in byte order, timezones filled from coordinates, a global rank.
+
+    Pass the only reference to `places`: it becomes a polars frame one column at a time,
+    each Arrow column freed once converted, so the table never exists twice.
+    """
+    ids = pl.from_arrow(places.column("id").combine_chunks())
+    first = ids.is_first_distinct()
+    if not first.all():
+        log.warning("dropping %d rows with duplicate ids", places.num_rows - first.sum())
+    # The first row of each id, in id order: what unique("id", keep="first") then sort("id")
+    # keeps. A gather from one chunk, as sort does, also gives the same validity bytes.
+    keep = pl.int_range(places.num_rows, eager=True, dtype=pl.get_index_type()).filter(first)
+    order = keep.gather(ids.gather(keep).arg_sort())
+    del ids, first, keep
+    columns = {}
+    for name in places.column_names:
+        column = pl.from_arrow(places.column(name).combine_chunks()).alias(name)
+        places = places.drop_columns([name])
+        columns[name] = column.gather(order)
+        del column
+        release_arrow_memory()
+    places = pl.DataFrame(columns)
+    del columns, order
     missing = np.flatnonzero(places["timezone"].is_null().to_numpy())
     if len(missing):
         lat, lon = places["lat"].to_numpy()[missing], places["lon"].to_numpy()[missing]
@@ -105,14 +122,17 @@ def finish_places(places: pl.DataFrame) -> pl.DataFrame:
 
 
 def _rank(places: pl.DataFrame) -> pl.Series:
-    """Importance rank: population, then feature (capitals, admin seats first), then id."""
+    """Importance rank: population, then feature (capitals, admin seats first), then id.
+
+    Places are in id order, so the row number stands in for the id (integers sort cheaply).
+    """
     feature = places["feature_code"].replace_strict(
         {code: i for i, code in enumerate(G.FEATURE_ORDER)}, default=len(G.FEATURE_ORDER),
         return_dtype=pl.Int32)
     feature = pl.when(places["feature_code"] == "AIRP").then(99).otherwise(feature)
     order = places.select(
-        pop=pl.col("population").fill_null(0), feat=feature, id=pl.col("id"),
-    ).with_row_index("row").sort(["pop", "feat", "id"], descending=[True, False, False])
+        pop=pl.col("population").fill_null(0), feat=feature,
+    ).with_row_index("row").sort(["pop", "feat", "row"], descending=[True, False, False])
     rank = np.empty(places.height, dtype=np.int32)
     rank[order["row"].to_numpy()] = np.arange(places.height, dtype=np.int32)
     return pl.Series("rank", rank)
@@ -138,11 +158,12 @@ def finish_countries(countries: pl.DataFrame, places: pl.DataFrame) -> pl.DataFr
 
 def _coverage(places: pl.DataFrame) -> dict:
     """Share of places with admin names (GeoNames places only) and with an elevation."""
-    geonames_places = places.select("feature_code", "admin1_name", "admin2_name").filter(
-        pl.col("feature_code") != "AIRP")
+    geonames = places["feature_code"] != "AIRP"   # a mask: filtering would copy columns
     return {
-        "admin1_name": round(geonames_places["admin1_name"].is_not_null().mean(), 4),
-        "admin2_name": round(geonames_places["admin2_name"].is_not_null().mean(), 4),
+        "admin1_name": round((places["admin1_name"].is_not_null() & geonames).sum()
+                             / geonames.sum(), 4),
+        "admin2_name": round((places["admin2_name"].is_not_null() & geonames).sum()
+                             / geonames.sum(), 4),
         "elevation": round(places["elevation"].is_not_null().mean(), 4),
     }
 

@@ -69,20 +69,20 @@ def unit_vectors(lat_deg: np.ndarray, lon_deg: np.ndarray) -> np.ndarray:
 def _region_ids(places: pl.DataFrame, countries: pl.DataFrame):
     """Attach country_idx (position in countries by code) and admin1_idx (cc + admin1 name)."""
     codes = countries.select(country_code="code").with_row_index("country_idx")
-    admin1 = (places.select("country_code", "admin1_name", "admin1_code")
-              .filter(pl.col("admin1_name").is_not_null() & pl.col("country_code").is_not_null())
-              .group_by("country_code", "admin1_name")
+    # Grouped first, filtered after: filtering the places first would copy three columns.
+    admin1 = (places.group_by("country_code", "admin1_name")
               .agg(admin1_code=pl.col("admin1_code").drop_nulls().mode().sort().first())
+              .filter(pl.col("admin1_name").is_not_null() & pl.col("country_code").is_not_null())
               .sort("country_code", "admin1_name").with_row_index("admin1_idx"))
-    # Join only the key columns: a join copies every column of its left side.
-    ids = (places.select("row", "country_code", "admin1_name")
-           .join(codes, on="country_code", how="left", maintain_order="left")
-           .join(admin1.select("country_code", "admin1_name", "admin1_idx"),
-                 on=["country_code", "admin1_name"], how="left", maintain_order="left")
-           .sort("row"))
-    places = places.with_columns(
-        country_idx=ids["country_idx"].fill_null(-1).cast(pl.Int16),
-        admin1_idx=ids["admin1_idx"].fill_null(-1).cast(pl.Int32))
+    # Join only the key columns (a join copies every column of its left side); the right
+    # keys are unique, so each result has the places' rows in their order.
+    country_idx = places.select("country_code").join(
+        codes, on="country_code", how="left", maintain_order="left")["country_idx"]
+    admin1_idx = places.select("country_code", "admin1_name").join(
+        admin1.select("country_code", "admin1_name", "admin1_idx"),
+        on=["country_code", "admin1_name"], how="left", maintain_order="left")["admin1_idx"]
+    places = places.with_columns(country_idx=country_idx.fill_null(-1).cast(pl.Int16),
+                                 admin1_idx=admin1_idx.fill_null(-1).cast(pl.Int32))
     return places, admin1
 
 

@@ -29,7 +29,7 @@ from contract import Geocoding as G
 from pipeline.io import NpyWriter, write_arrow, write_npy
 
 log = logging.getLogger("pipeline.geocoding")
-DUCKDB_MEMORY = "1GB"
+DUCKDB_MEMORY = "512MB"
 NAME_BATCH = 100_000     # distinct names normalised per Python batch
 KEY_BATCH = 1_000_000    # sorted keys streamed per batch
 TRIGRAM_BLOCK = 500_000  # distinct keys per trigram block
@@ -168,28 +168,35 @@ def fixed_width_bytes(strings: pa.Array | pl.Series, width: int) -> np.ndarray:
     """UTF-8 bytes of each string truncated to `width`, as a numpy S<width> array.
 
     Same result as ``np.array([s.encode()[:width] ...], dtype=f"S{width}")`` without making
-    a Python object per string.
+    a Python object per string; done in slices to bound the index arrays.
     """
     if isinstance(strings, pl.Series):
         strings = strings.cast(pl.Binary).to_arrow()
     arr = strings.cast(pa.large_binary())
     if isinstance(arr, pa.ChunkedArray):
         arr = arr.combine_chunks()
-    n = len(arr)
-    out = np.zeros((n, width), dtype=np.uint8)
-    if n:
-        _, offsets_buf, data_buf = arr.buffers()
-        offsets = np.frombuffer(offsets_buf, dtype=np.int64)[arr.offset:arr.offset + n + 1]
-        data = (np.frombuffer(data_buf, dtype=np.uint8) if data_buf is not None
-                else np.zeros(0, dtype=np.uint8))
-        starts = offsets[:-1]
-        lengths = np.minimum(np.diff(offsets), width)
-        if arr.null_count:
-            lengths[~np.asarray(arr.is_valid())] = 0
-        for j in range(int(lengths.max(initial=0))):
-            rows = np.flatnonzero(lengths > j)
-            out[rows, j] = data[starts[rows] + j]
-    return out.view(f"S{width}").reshape(n)
+    out = np.zeros((len(arr), width), dtype=np.uint8)
+    for start in range(0, len(arr), KEY_BATCH):
+        _fill_fixed_width(out[start:start + KEY_BATCH], arr.slice(start, KEY_BATCH))
+    return out.view(f"S{width}").reshape(len(arr))
+
+
+def _fill_fixed_width(out: np.ndarray, arr: pa.Array) -> None:
+    """Copy up to out.shape[1] bytes of each string of a large_binary array into out's rows."""
+    n, width = out.shape
+    if n == 0:
+        return
+    _, offsets_buf, data_buf = arr.buffers()
+    offsets = np.frombuffer(offsets_buf, dtype=np.int64)[arr.offset:arr.offset + n + 1]
+    data = (np.frombuffer(data_buf, dtype=np.uint8) if data_buf is not None
+            else np.zeros(0, dtype=np.uint8))
+    starts = offsets[:-1]
+    lengths = np.minimum(np.diff(offsets), width)
+    if arr.null_count:
+        lengths[~np.asarray(arr.is_valid())] = 0
+    for j in range(int(lengths.max(initial=0))):
+        rows = np.flatnonzero(lengths > j)
+        out[rows, j] = data[starts[rows] + j]
 
 
 # A trigram is packed into one integer as three 21-bit code points; integer order is then

@@ -18,7 +18,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.csv as pacsv
 
-from pipeline.io import InputError
+from pipeline.io import InputError, release_arrow_memory
 from pipeline.sources.gazetteer import Gazetteer, empty_names
 
 PLACE_COLUMNS = (
@@ -169,9 +169,7 @@ def iter_places(path: Path, admin1: dict[str, str], admin2: dict[str, str],
             found = True
             yield _normalise_places(path, raw, codes1, codes2)
         del raw
-        # Give the block's freed buffers back now: kept rows interleave with them, and an
-        # allocator that keeps them holds on to ~1 GB for allCountries (see pipeline/__main__).
-        pa.default_memory_pool().release_unused()
+        release_arrow_memory()
     if not found:
         raise InputError(path, "no populated places (feature class P) or airports found")
 
@@ -294,7 +292,7 @@ def read_alternate_names(path: Path, ids: pa.ChunkedArray) -> pa.Table:
                 "is_colloquial": flag("is_colloquial"), "is_historic": flag("is_historic"),
             }))
             del batch
-            pa.default_memory_pool().release_unused()
+            release_arrow_memory()
         names = kept.read()
     return empty_names() if names is None else names
 
@@ -338,7 +336,10 @@ class _Spill:
         """Write a table (all with the same schema)."""
         if self._writer is None:
             self._sink = pa.OSFile(self._file.name, "wb")
-            self._writer = pa.ipc.new_file(self._sink, table.schema)
+            # Compressed, each buffer is read back into an allocation of its own (uncompressed,
+            # a batch is one allocation that lives until its last column is freed).
+            self._writer = pa.ipc.new_file(self._sink, table.schema,
+                                           options=pa.ipc.IpcWriteOptions(compression="lz4"))
         self._writer.write_table(table)
 
     def read(self) -> pa.Table | None:
