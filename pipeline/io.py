@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import hashlib
 import io
+import tempfile
 from pathlib import Path
 
 import numpy as np
@@ -126,3 +127,53 @@ def describe_inputs(paths: list[Path], root: Path | None = None) -> list[dict]:
         name = str(path.relative_to(root)) if root and path.is_relative_to(root) else path.name
         entries.append({"path": name, "bytes": path.stat().st_size, "sha256": sha256_file(path)})
     return entries
+
+
+class Spill:
+    """Tables appended to a temporary file, then read back as one table.
+
+    For rows kept from a stream of blocks: in memory they would sit between the blocks' freed
+    scratch buffers, whose pages the allocator then cannot give back (about 1 GB for
+    allCountries); read back in one go (by Arrow, not through Python file objects) they lie
+    compactly. Also for a table that is not needed for a while.
+    """
+
+    def __init__(self):
+        self._file = tempfile.NamedTemporaryFile(prefix="spill-", suffix=".arrow")
+        self._sink: pa.NativeFile | None = None
+        self._writer: pa.ipc.RecordBatchFileWriter | None = None
+
+    def __enter__(self) -> "Spill":
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
+
+    def close(self) -> None:
+        """Delete the file (also done when the object is garbage-collected)."""
+        self._close_writer()
+        self._file.close()
+
+    def append(self, table: pa.Table) -> None:
+        """Write a table (all with the same schema)."""
+        if self._writer is None:
+            self._sink = pa.OSFile(self._file.name, "wb")
+            # Compressed, each buffer is read back into an allocation of its own (uncompressed,
+            # a batch is one allocation that lives until its last column is freed).
+            self._writer = pa.ipc.new_file(self._sink, table.schema,
+                                           options=pa.ipc.IpcWriteOptions(compression="lz4"))
+        self._writer.write_table(table)
+
+    def read(self) -> pa.Table | None:
+        """Everything appended, as one table (None when nothing was)."""
+        if self._writer is None:
+            return None
+        self._close_writer()
+        with pa.OSFile(self._file.name, "rb") as source:
+            return pa.ipc.open_file(source).read_all()
+
+    def _close_writer(self) -> None:
+        if self._writer is not None:
+            self._writer.close()
+            self._sink.close()
+            self._writer = self._sink = None

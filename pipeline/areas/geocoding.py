@@ -16,7 +16,7 @@ from tzfpy import get_tz
 import contract
 from contract import Geocoding as G
 from pipeline.areas import geocoding_index, geocoding_json, geocoding_keys
-from pipeline.io import (describe_inputs, release_arrow_memory, write_parquet,
+from pipeline.io import (Spill, describe_inputs, release_arrow_memory, write_parquet,
                          write_parquet_frame)
 from pipeline.sources import cldr, geonames_dump, packaged
 from pipeline.sources.gazetteer import Gazetteer
@@ -47,6 +47,9 @@ def build(datasets: Path, version: Path) -> dict:
         gazetteer, places=gazetteer.places.schema.empty_table(),
         names=gazetteer.names.schema.empty_table(),
         countries=gazetteer.countries.schema.empty_table())
+    # The names wait on disk while the places are processed (a quarter GB for allCountries).
+    parked_names = Spill()
+    parked_names.append(tables.pop("names"))
     tables["places"] = finish_places(tables.pop("places"))
     countries = finish_countries(pl.from_arrow(tables.pop("countries")), tables["places"])
     country_names = cldr.country_names(countries["code"].to_list())
@@ -57,7 +60,8 @@ def build(datasets: Path, version: Path) -> dict:
     tables["places"] = tables["places"].drop("admin2_code", "source")
     # write_places gets the only reference, so it can free columns as it writes them.
     places, admin1 = geocoding_index.write_places(version, tables.pop("places"), countries)
-    names = pl.from_arrow(tables.pop("names"))
+    names = pl.from_arrow(parked_names.read())
+    parked_names.close()
     known = names["id"].is_in(places["id"].implode())
     if not known.all():   # filtering copies every column: only when some place is unknown
         names = names.filter(known)

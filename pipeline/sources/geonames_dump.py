@@ -7,7 +7,6 @@ admin1CodesASCII.txt, admin2Codes.txt and optionally alternateNamesV2.zip.
 from __future__ import annotations
 
 import re
-import tempfile
 import zipfile
 import zlib
 from contextlib import contextmanager
@@ -18,7 +17,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.csv as pacsv
 
-from pipeline.io import InputError, release_arrow_memory
+from pipeline.io import InputError, Spill, release_arrow_memory
 from pipeline.sources.gazetteer import Gazetteer, empty_names
 
 PLACE_COLUMNS = (
@@ -61,7 +60,7 @@ def read(datasets: Path) -> Gazetteer:
     alt_path = folder / "alternateNamesV2.zip"
     # Split the alternatenames column block by block (or skip it): it is the dump's largest.
     from_column = not alt_path.exists()
-    with _Spill() as place_spill, _Spill() as name_spill:
+    with Spill() as place_spill, Spill() as name_spill:
         for block in iter_places(places_file, admin1, admin2, alternatenames=from_column):
             if from_column:
                 name_spill.append(_names_from_column(block))
@@ -278,7 +277,7 @@ def read_alternate_names(path: Path, ids: pa.ChunkedArray) -> pa.Table:
     """alternateNamesV2 rows for the kept places, language names and untagged names only."""
     wanted = pc.unique(ids)
     used = tuple(c for c in ALTNAME_COLUMNS if c not in ("alternatenameid", "from", "to"))
-    with _Spill() as kept:
+    with Spill() as kept:
         for batch in _batches(path, ALTNAME_COLUMNS, used):
             batch = batch.filter(pc.is_in(batch.column("geonameid"), value_set=wanted))
             lang = batch.column("isolanguage")
@@ -309,49 +308,3 @@ def _names_from_column(places: pa.Table) -> pa.Table:
         "id": ids, "name": names, "language": pa.nulls(len(names), pa.string()),
         "is_preferred": false, "is_short": false, "is_colloquial": false, "is_historic": false,
     })
-
-
-
-class _Spill:
-    """Tables appended to a temporary file, then read back as one table.
-
-    Rows kept from each block would otherwise sit between that block's freed scratch
-    buffers, and the allocator cannot give those pages back: about 1 GB for allCountries.
-    Read back in one go (by Arrow, not through Python file objects), they lie compactly.
-    """
-
-    def __init__(self):
-        self._file = tempfile.NamedTemporaryFile(prefix="geonames-", suffix=".arrow")
-        self._sink: pa.NativeFile | None = None
-        self._writer: pa.ipc.RecordBatchFileWriter | None = None
-
-    def __enter__(self) -> "_Spill":
-        return self
-
-    def __exit__(self, *exc) -> None:
-        self._close_writer()
-        self._file.close()
-
-    def append(self, table: pa.Table) -> None:
-        """Write a table (all with the same schema)."""
-        if self._writer is None:
-            self._sink = pa.OSFile(self._file.name, "wb")
-            # Compressed, each buffer is read back into an allocation of its own (uncompressed,
-            # a batch is one allocation that lives until its last column is freed).
-            self._writer = pa.ipc.new_file(self._sink, table.schema,
-                                           options=pa.ipc.IpcWriteOptions(compression="lz4"))
-        self._writer.write_table(table)
-
-    def read(self) -> pa.Table | None:
-        """Everything appended, as one table (None when nothing was)."""
-        if self._writer is None:
-            return None
-        self._close_writer()
-        with pa.OSFile(self._file.name, "rb") as source:
-            return pa.ipc.open_file(source).read_all()
-
-    def _close_writer(self) -> None:
-        if self._writer is not None:
-            self._writer.close()
-            self._sink.close()
-            self._writer = self._sink = None
