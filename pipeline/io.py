@@ -14,6 +14,7 @@ import pyarrow.feather as feather
 import pyarrow.parquet as pq
 
 ROW_GROUP_ROWS = 65_536
+_FIXED_WIDTH_SLICE = 1_000_000   # rows per slice in fixed_width_bytes (bounds its index arrays)
 
 
 class InputError(Exception):
@@ -109,6 +110,42 @@ class NpyWriter:
         self._handle.seek(0)
         self._handle.write(header)
         self._handle.close()
+
+
+def fixed_width_bytes(strings: pa.Array | pl.Series, width: int) -> np.ndarray:
+    """UTF-8 bytes of each string truncated to `width`, as a numpy S<width> array.
+
+    Same result as ``np.array([s.encode()[:width] ...], dtype=f"S{width}")`` without making
+    a Python object per string; done in slices to bound the index arrays.
+    """
+    if isinstance(strings, pl.Series):
+        strings = strings.cast(pl.Binary).to_arrow()
+    arr = strings.cast(pa.large_binary())
+    if isinstance(arr, pa.ChunkedArray):
+        arr = arr.combine_chunks()
+    out = np.zeros((len(arr), width), dtype=np.uint8)
+    step = _FIXED_WIDTH_SLICE
+    for start in range(0, len(arr), step):
+        _fill_fixed_width(out[start:start + step], arr.slice(start, step))
+    return out.view(f"S{width}").reshape(len(arr))
+
+
+def _fill_fixed_width(out: np.ndarray, arr: pa.Array) -> None:
+    """Copy up to out.shape[1] bytes of each string of a large_binary array into out's rows."""
+    n, width = out.shape
+    if n == 0:
+        return
+    _, offsets_buf, data_buf = arr.buffers()
+    offsets = np.frombuffer(offsets_buf, dtype=np.int64)[arr.offset:arr.offset + n + 1]
+    data = (np.frombuffer(data_buf, dtype=np.uint8) if data_buf is not None
+            else np.zeros(0, dtype=np.uint8))
+    starts = offsets[:-1]
+    lengths = np.minimum(np.diff(offsets), width)
+    if arr.null_count:
+        lengths[~np.asarray(arr.is_valid())] = 0
+    for j in range(int(lengths.max(initial=0))):
+        rows = np.flatnonzero(lengths > j)
+        out[rows, j] = data[starts[rows] + j]
 
 
 def sha256_file(path: Path, chunk: int = 1 << 20) -> str:

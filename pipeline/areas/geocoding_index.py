@@ -19,8 +19,7 @@ import pyarrow as pa
 
 import contract
 from contract import Geocoding as G
-from pipeline.areas import geocoding_keys
-from pipeline.io import write_arrow, write_npy
+from pipeline.io import fixed_width_bytes, write_arrow, write_npy
 
 log = logging.getLogger("pipeline.geocoding")
 FILES = [G.PLACES_ARROW, G.IDS, G.XYZ, G.KEYS, G.KEYS_ARROW, G.KEY_ROW, G.KEY_RANK,
@@ -40,7 +39,7 @@ def write_places(version: Path, places: pl.DataFrame,
     """
     places = places.with_row_index("row").with_columns(pl.col("row").cast(pl.Int32))
     places, admin1 = _region_ids(places, countries)
-    write_npy(geocoding_keys.fixed_width_bytes(places["id"], G.ID_BYTES), version / G.IDS)
+    write_npy(fixed_width_bytes(places["id"], G.ID_BYTES), version / G.IDS)
     write_npy(unit_vectors(places["lat"].to_numpy(), places["lon"].to_numpy()), version / G.XYZ)
     slim = places.select(SLIM_COLUMNS)
     places = places.select(G.PLACE_INDEX_COLUMNS)
@@ -127,13 +126,19 @@ def write_regions(version: Path, places: pl.DataFrame, admin1: pl.DataFrame,
 
 def write_local_names(version: Path, places: pl.DataFrame, names: pl.DataFrame) -> pl.DataFrame:
     """One display name per (language, place): preferred, then short, then first listed."""
-    local = (names.with_row_index("order")
-             .filter(pl.col("language").is_not_null() & ~pl.col("is_historic")
-                     & ~pl.col("is_colloquial"))
-             .join(places.select("id", "row"), on="id")
-             .sort(["language", "row", "is_preferred", "is_short", "order"],
-                   descending=[False, False, True, True, False])
-             .unique(["language", "row"], keep="first", maintain_order=True)
-             .select("language", "row", "name"))
+    # Chosen on narrow integer keys, the strings gathered last: sorting whole rows copies
+    # every column at each step (gigabytes with allCountries and alternateNamesV2).
+    usable = (names["language"].is_not_null() & ~names["is_historic"]
+              & ~names["is_colloquial"])
+    chosen = (names.select("id", "is_preferred", "is_short",
+                           language=pl.col("language").rank("dense"))
+              .with_row_index("order").filter(usable)
+              .join(places.select("id", "row"), on="id").drop("id")
+              .sort(["language", "row", "is_preferred", "is_short", "order"],
+                    descending=[False, False, True, True, False])
+              .unique(["language", "row"], keep="first", maintain_order=True))
+    order = chosen["order"]
+    local = pl.DataFrame({"language": names["language"].gather(order), "row": chosen["row"],
+                          "name": names["name"].gather(order)})
     write_arrow(local.to_arrow(), version / G.LOCAL_NAMES_ARROW)
     return local

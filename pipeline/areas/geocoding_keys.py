@@ -26,7 +26,7 @@ import pyarrow.compute as pc
 
 import contract
 from contract import Geocoding as G
-from pipeline.io import NpyWriter, write_arrow, write_npy
+from pipeline.io import NpyWriter, fixed_width_bytes, write_arrow, write_npy
 
 log = logging.getLogger("pipeline.geocoding")
 DUCKDB_MEMORY = "512MB"
@@ -141,11 +141,14 @@ def _concat_strings(chunks: list[pa.Array]) -> pa.Array:
 
 def _sorted_keys(con: duckdb.DuckDBPyConnection) -> Iterator[pa.RecordBatch]:
     """Distinct (key, row, rank) batches in (key, rank) order (rank is unique: a total order)."""
-    reader = con.execute(
-        "WITH pairs AS (SELECT row, rank, name FROM place_names UNION ALL "
-        "               SELECT p.row, p.rank, o.name FROM other_names o JOIN place_names p USING (id)) "
-        "SELECT DISTINCT k.key, p.row::INTEGER AS row, p.rank::INTEGER AS rank "
-        "FROM pairs p JOIN name_keys k USING (name) ORDER BY key, rank").to_arrow_reader(KEY_BATCH)
+    reader = con.execute("""
+        WITH pairs AS (
+            SELECT row, rank, name FROM place_names
+            UNION ALL
+            SELECT p.row, p.rank, o.name FROM other_names o JOIN place_names p USING (id))
+        SELECT DISTINCT k.key, p.row::INTEGER AS row, p.rank::INTEGER AS rank
+        FROM pairs p JOIN name_keys k USING (name)
+        ORDER BY key, rank""").to_arrow_reader(KEY_BATCH)
     for batch in reader:
         if batch.num_rows:
             yield pa.RecordBatch.from_arrays(
@@ -162,41 +165,6 @@ def _first_distinct(key: pa.Array, previous: str | None) -> np.ndarray:
     if len(key) and previous is not None:
         first[0] = key[0].as_py() != previous
     return first
-
-
-def fixed_width_bytes(strings: pa.Array | pl.Series, width: int) -> np.ndarray:
-    """UTF-8 bytes of each string truncated to `width`, as a numpy S<width> array.
-
-    Same result as ``np.array([s.encode()[:width] ...], dtype=f"S{width}")`` without making
-    a Python object per string; done in slices to bound the index arrays.
-    """
-    if isinstance(strings, pl.Series):
-        strings = strings.cast(pl.Binary).to_arrow()
-    arr = strings.cast(pa.large_binary())
-    if isinstance(arr, pa.ChunkedArray):
-        arr = arr.combine_chunks()
-    out = np.zeros((len(arr), width), dtype=np.uint8)
-    for start in range(0, len(arr), KEY_BATCH):
-        _fill_fixed_width(out[start:start + KEY_BATCH], arr.slice(start, KEY_BATCH))
-    return out.view(f"S{width}").reshape(len(arr))
-
-
-def _fill_fixed_width(out: np.ndarray, arr: pa.Array) -> None:
-    """Copy up to out.shape[1] bytes of each string of a large_binary array into out's rows."""
-    n, width = out.shape
-    if n == 0:
-        return
-    _, offsets_buf, data_buf = arr.buffers()
-    offsets = np.frombuffer(offsets_buf, dtype=np.int64)[arr.offset:arr.offset + n + 1]
-    data = (np.frombuffer(data_buf, dtype=np.uint8) if data_buf is not None
-            else np.zeros(0, dtype=np.uint8))
-    starts = offsets[:-1]
-    lengths = np.minimum(np.diff(offsets), width)
-    if arr.null_count:
-        lengths[~np.asarray(arr.is_valid())] = 0
-    for j in range(int(lengths.max(initial=0))):
-        rows = np.flatnonzero(lengths > j)
-        out[rows, j] = data[starts[rows] + j]
 
 
 # A trigram is packed into one integer as three 21-bit code points; integer order is then

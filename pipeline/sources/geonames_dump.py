@@ -13,11 +13,12 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import IO, Iterator
 
+import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.csv as pacsv
 
-from pipeline.io import InputError, Spill, release_arrow_memory
+from pipeline.io import InputError, Spill, fixed_width_bytes, release_arrow_memory
 from pipeline.sources.gazetteer import Gazetteer, empty_names
 
 PLACE_COLUMNS = (
@@ -224,7 +225,8 @@ def _empty_to_null(column: pa.Array) -> pa.Array:
 
 def _code_arrays(mapping: dict[str, str]) -> tuple[pa.Array, pa.Array]:
     """A code -> name mapping as two aligned arrays, for _lookup."""
-    return pa.array(list(mapping.keys()), pa.string()), pa.array(list(mapping.values()), pa.string())
+    return (pa.array(list(mapping.keys()), pa.string()),
+            pa.array(list(mapping.values()), pa.string()))
 
 
 def _lookup(keys: pa.Array, mapping: tuple[pa.Array, pa.Array]) -> pa.Array:
@@ -275,11 +277,11 @@ def read_country_info(path: Path) -> pa.Table:
 
 def read_alternate_names(path: Path, ids: pa.ChunkedArray) -> pa.Table:
     """alternateNamesV2 rows for the kept places, language names and untagged names only."""
-    wanted = pc.unique(ids)
+    wanted = _IdSet(ids)
     used = tuple(c for c in ALTNAME_COLUMNS if c not in ("alternatenameid", "from", "to"))
     with Spill() as kept:
         for batch in _batches(path, ALTNAME_COLUMNS, used):
-            batch = batch.filter(pc.is_in(batch.column("geonameid"), value_set=wanted))
+            batch = batch.filter(wanted.contains(batch.column("geonameid")))
             lang = batch.column("isolanguage")
             batch = batch.filter(pc.or_(pc.equal(lang, ""),
                                         pc.match_substring_regex(lang, LANGUAGE_TAG.pattern)))
@@ -294,6 +296,26 @@ def read_alternate_names(path: Path, ids: pa.ChunkedArray) -> pa.Table:
             release_arrow_memory()
         names = kept.read()
     return empty_names() if names is None else names
+
+
+class _IdSet:
+    """Membership in a fixed set of ids, by binary search in their sorted fixed-width bytes.
+
+    Built once: pc.is_in would hash the millions of place ids again for every batch.
+    """
+
+    def __init__(self, ids: pa.Array | pa.ChunkedArray):
+        self.width = max(1, pc.max(pc.binary_length(ids)).as_py() or 0)
+        self.sorted = np.unique(fixed_width_bytes(ids, self.width))
+
+    def contains(self, ids: pa.Array) -> pa.Array:
+        """True for each id in the set."""
+        if len(self.sorted) == 0:
+            return pa.array(np.zeros(len(ids), dtype=bool))
+        keys = fixed_width_bytes(ids, self.width)
+        at = np.minimum(np.searchsorted(self.sorted, keys), len(self.sorted) - 1)
+        fits = pc.less_equal(pc.binary_length(ids), self.width).to_numpy(zero_copy_only=False)
+        return pa.array(fits & (self.sorted[at] == keys))
 
 
 def _names_from_column(places: pa.Table) -> pa.Table:
