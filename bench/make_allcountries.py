@@ -18,6 +18,7 @@ post/iata/icao/link/wkdt/abbr/unlc rows a reader must skip.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import io
 import shutil
 import sys
@@ -77,6 +78,18 @@ TYPO_CHARS = "aeiouynrstlkmhd"
 # Alternate-name counts: 0..3 with these probabilities, else 4..9, else the full real list.
 ALT_SMALL = {"P": (0.50, 0.22, 0.12, 0.07), "other": (0.75, 0.13, 0.06, 0.03)}
 ALT_FULL = {"P": 0.02, "other": 0.005}
+ALTNAME_COLUMNS = ("alternatenameid", "geonameid", "isolanguage", "alternate_name",
+                   "is_preferred", "is_short", "is_colloquial", "is_historic", "from", "to")
+# alternateNamesV2 rows by kind: "lang" is a language tag, "" an untagged name; the rest are
+# codes and links (plus a pseudo-language, fr_1793) that a reader must skip.
+ALT_KINDS = {"lang": 0.52, "": 0.14, "post": 0.10, "wkdt": 0.11, "link": 0.08, "iata": 0.01,
+             "icao": 0.01, "unlc": 0.01, "abbr": 0.01, "fr_1793": 0.01}
+LANGUAGES = ("en", "de", "fr", "es", "ru", "it", "pl", "nl", "pt", "ja", "zh", "ar", "fa", "uk",
+             "sv", "ceb", "zh-CN", "zh-Hant", "sr-Latn", "be-tarask")
+# Share of language rows flagged preferred, short, colloquial, historic.
+ALT_FLAGS = {"is_preferred": 0.06, "is_short": 0.02, "is_colloquial": 0.005,
+             "is_historic": 0.015}
+LETTERS = pl.Series(list("ABCDEFGHIJKLMNOPQRSTUVWXYZ"))
 
 
 def read_templates(folder: Path) -> pl.DataFrame:
@@ -280,8 +293,66 @@ def next_ids(rng: np.random.Generator, after: int, n: int, taken: np.ndarray) ->
     return out[:n]
 
 
-def write_places(out: Path, rows: int, seed: int, folder: Path = SHARED) -> int:
-    """Stream allCountries.zip chunk by chunk in id order; returns the number of rows written."""
+def alternate_rows(rng: np.random.Generator, chunk: pl.DataFrame, n: int,
+                   first_id: int) -> pl.DataFrame:
+    """n alternateNamesV2 rows for the places of one dump chunk (by alternatenameid).
+
+    Populated places, divisions, airports and places with many names get most of them.
+    """
+    cls, code = chunk["feature_class"].to_numpy(), chunk["feature_code"].to_numpy()
+    weight = (np.where(np.isin(cls, ["P", "A"]) | (code == "AIRP"), 3.0, 0.5)
+              + chunk["alternatenames"].str.count_matches(",").to_numpy())
+    rows = rng.choice(chunk.height, n, p=weight / weight.sum())
+    kinds = np.array(list(ALT_KINDS))[rng.choice(len(ALT_KINDS), n,
+                                                 p=np.array(list(ALT_KINDS.values())))]
+    frame = chunk[rows].select(
+        "geonameid", "name", "asciiname", "country_code",
+        alts=pl.col("alternatenames").str.split(",").list.eval(pl.element().filter(
+            pl.element() != ""))).with_columns(
+        kind=pl.Series(kinds), lang=pl.Series(np.array(LANGUAGES)[rng.integers(
+            0, len(LANGUAGES), n)]), u=pl.Series(rng.random(n)),
+        pick=pl.Series(rng.integers(0, 1 << 30, n)), op=pl.Series(rng.choice(5, n)))
+    kind = pl.col("kind")
+    flags = {f: pl.when((kind == "lang") & pl.Series(rng.random(n) < share)).then(pl.lit("1"))
+             .otherwise(pl.lit("")) for f, share in ALT_FLAGS.items()}
+    return frame.select(
+        alternatenameid=pl.Series(np.arange(first_id, first_id + n)).cast(pl.String),
+        geonameid="geonameid",
+        isolanguage=pl.when(kind == "lang").then("lang").otherwise(kind),
+        alternate_name=_alt_value(kind), **flags, **{"from": pl.lit(""), "to": pl.lit("")})
+
+
+def _alt_value(kind: pl.Expr) -> pl.Expr:
+    """The alternate_name text of each kind of row."""
+    pick, name = pl.col("pick"), pl.col("name")
+    letters = [pl.lit(LETTERS).gather((pick // 26 ** i) % 26) for i in range(4)]
+    real = pl.col("alts").list.get(
+        (pl.col("u") * pl.col("alts").list.len()).floor().cast(pl.Int64), null_on_oob=True)
+    spelled = pl.when(pl.col("alts").list.len() > 0).then(real).otherwise(
+        perturb(name, pl.col("op"), pl.col("u"), pick))
+    return (pl.when(kind.is_in(["lang", ""])).then(spelled)
+            .when(kind == "post").then((pick % 100_000).cast(pl.String).str.zfill(5))
+            .when(kind == "wkdt").then(pl.lit("Q") + (pick % 130_000_000).cast(pl.String))
+            .when(kind == "link").then(pl.lit("https://en.wikipedia.org/wiki/")
+                                       + name.str.replace_all(" ", "_", literal=True))
+            .when(kind == "iata").then(pl.concat_str(letters[:3]))
+            .when(kind == "icao").then(pl.concat_str(letters))
+            .when(kind == "unlc").then(pl.col("country_code") + pl.concat_str(letters[:3]))
+            .when(kind == "abbr").then(pl.col("asciiname").str.slice(0, 3).str.to_uppercase())
+            .otherwise(name))
+
+
+def _write_tsv(handle, frame: pl.DataFrame) -> None:
+    """Append a frame to a dump file: tab-separated, no header, no quoting."""
+    buffer = io.BytesIO()
+    frame.write_csv(buffer, separator="\t", include_header=False, quote_style="never",
+                    line_terminator="\n")
+    handle.write(buffer.getvalue())
+
+
+def write_places(out: Path, rows: int, seed: int, alt_out: Path | None = None,
+                 alt_rows: int = 0, folder: Path = SHARED) -> int:
+    """Stream allCountries.zip (and alt_out) chunk by chunk in id order; returns rows written."""
     rng = np.random.default_rng(seed)
     templates = read_templates(folder)
     admin2 = admin2_lookup(folder, templates)
@@ -290,29 +361,40 @@ def write_places(out: Path, rows: int, seed: int, folder: Path = SHARED) -> int:
     real = (templates.sample(n_real, seed=seed)
             .with_columns(id=pl.col("geonameid").cast(pl.Int64)).sort("id"))
     real_ids = real["id"].to_numpy()
-    remaining, last, written = rows - n_real, 0, 0
-    with zipfile.ZipFile(out, "w", zipfile.ZIP_DEFLATED) as archive:
-        with archive.open("allCountries.txt", "w", force_zip64=True) as handle:
-            while remaining > 0 or real.height:
-                n = min(CHUNK_ROWS, remaining)
-                ids = next_ids(rng, last, n, real_ids)
-                remaining -= n
-                last = int(ids[-1]) if n else last
-                mine = real.filter(pl.col("id") <= last) if remaining else real
-                real = real.filter(pl.col("id") > last) if remaining else real.clear()
-                parts = [mine.select(*COLUMNS, "id")]
-                if n:
-                    chunk = generated_rows(rng, ids, templates, admin2)
-                    parts.append(chunk.with_columns(id=pl.Series(ids)))
-                chunk = pl.concat(parts).sort("id").drop("id")
-                buffer = io.BytesIO()
-                chunk.write_csv(buffer, separator="\t", include_header=False,
-                                quote_style="never", line_terminator="\n")
-                handle.write(buffer.getvalue())
-                written += chunk.height
-                print(f"\r{written:,} rows", end="", file=sys.stderr, flush=True)
+    remaining, last, written, alt_written = rows - n_real, 0, 0, 0
+    with contextlib.ExitStack() as stack:
+        handle = _zip_member(stack, out, "allCountries.txt")
+        alt_handle = _zip_member(stack, alt_out, "alternateNamesV2.txt") if alt_out else None
+        while remaining > 0 or real.height:
+            n = min(CHUNK_ROWS, remaining)
+            ids = next_ids(rng, last, n, real_ids)
+            remaining -= n
+            last = int(ids[-1]) if n else last
+            mine = real.filter(pl.col("id") <= last) if remaining else real
+            real = real.filter(pl.col("id") > last) if remaining else real.clear()
+            parts = [mine.select(*COLUMNS, "id")]
+            if n:
+                chunk = generated_rows(rng, ids, templates, admin2)
+                parts.append(chunk.with_columns(id=pl.Series(ids)))
+            chunk = pl.concat(parts).sort("id").drop("id")
+            _write_tsv(handle, chunk)
+            written += chunk.height
+            if alt_handle is not None:
+                m = round(alt_rows * written / rows) - alt_written
+                _write_tsv(alt_handle, alternate_rows(rng, chunk, m, alt_written + 1))
+                alt_written += m
+            print(f"\r{written:,} rows", end="", file=sys.stderr, flush=True)
     print(file=sys.stderr)
     return written
+
+
+def _zip_member(stack: contextlib.ExitStack, path: Path, member: str):
+    """A deflated, zip64 member of a new zip archive, open for writing until the stack closes."""
+    archive = stack.enter_context(zipfile.ZipFile(path, "w", zipfile.ZIP_DEFLATED))
+    if member == "alternateNamesV2.txt":   # the real archive carries the language code table
+        archive.writestr("iso-languagecodes.txt", "ISO 639-3\tISO 639-2\tISO 639-1\t"
+                         "Language Name\ndeu\tger\tde\tGerman\n")
+    return stack.enter_context(archive.open(member, "w", force_zip64=True))
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -329,9 +411,14 @@ def main(argv: list[str] | None = None) -> int:
     started = time.perf_counter()
     for name in CODE_FILES:
         shutil.copyfile(SHARED / name, folder / name)
-    rows = write_places(folder / "allCountries.zip", args.rows, args.seed)
-    size = (folder / "allCountries.zip").stat().st_size
-    print(f"{folder / 'allCountries.zip'}: {rows:,} rows, {size / 1e6:,.0f} MB zipped, "
+    alt_out = folder / "alternateNamesV2.zip" if args.alternate_names else None
+    if alt_out is None:
+        (folder / "alternateNamesV2.zip").unlink(missing_ok=True)   # a stale one would be read
+    rows = write_places(folder / "allCountries.zip", args.rows, args.seed, alt_out,
+                        args.alternate_names)
+    for path in filter(None, [folder / "allCountries.zip", alt_out]):
+        print(f"{path}: {path.stat().st_size / 1e6:,.0f} MB zipped", file=sys.stderr)
+    print(f"{rows:,} place rows, {args.alternate_names:,} alternate names, "
           f"{time.perf_counter() - started:.0f} s", file=sys.stderr)
     return 0
 
