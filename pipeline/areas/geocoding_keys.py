@@ -1,7 +1,8 @@
 """Search keys and the trigram (typo) index, built in bounded memory.
 
 - keys.npy / keys.arrow / key_row.npy / key_rank.npy: every distinct (normalised key, place)
-  pair, sorted by key then rank;
+  pair, sorted by key then key rank (the place's rank, offset by the number of places when
+  the key comes only from alternate names);
 - ukey_start.npy: where each distinct key starts in that order;
 - trigrams: padded trigram -> distinct keys of at least TRIGRAM_MIN_CHARS characters.
 
@@ -143,11 +144,14 @@ def _sorted_keys(con: duckdb.DuckDBPyConnection) -> Iterator[pa.RecordBatch]:
     """Distinct (key, row, rank) batches in (key, rank) order (rank is unique: a total order)."""
     reader = con.execute("""
         WITH pairs AS (
-            SELECT row, rank, name FROM place_names
+            SELECT row, rank, name, 0 AS alternate FROM place_names
             UNION ALL
-            SELECT p.row, p.rank, o.name FROM other_names o JOIN place_names p USING (id))
-        SELECT DISTINCT k.key, p.row::INTEGER AS row, p.rank::INTEGER AS rank
+            SELECT p.row, p.rank, o.name, 1 FROM other_names o JOIN place_names p USING (id)),
+        places AS (SELECT count(*) AS n FROM place_names)
+        SELECT k.key, p.row::INTEGER AS row,
+               min(p.rank + p.alternate * (SELECT n FROM places))::INTEGER AS rank
         FROM pairs p JOIN name_keys k USING (name)
+        GROUP BY k.key, p.row
         ORDER BY key, rank""").to_arrow_reader(KEY_BATCH)
     for batch in reader:
         if batch.num_rows:

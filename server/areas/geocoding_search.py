@@ -1,6 +1,7 @@
 """Name search over the geocoding index: exact, prefix, typo-tolerant, with region context.
 
-Results are ordered by match tier (exact name, whole-region match, prefix, typo), then edit
+Results are ordered by match tier (exact name, whole-region match, prefix of the place's own
+name, prefix of an alternate name, typo), then edit
 distance, then the place's precomputed importance rank (population, capitals, admin seats, id).
 """
 
@@ -15,7 +16,7 @@ from rapidfuzz.distance import OSA
 from contract import Geocoding as G
 from server.areas.geocoding_index import GeocodingIndex, query_key
 
-TIER_EXACT, TIER_REGION, TIER_PREFIX, TIER_FUZZY = 0, 1, 2, 3
+TIER_EXACT, TIER_REGION, TIER_PREFIX, TIER_PREFIX_ALT, TIER_FUZZY = 0, 1, 2, 3, 4
 PREFIX_POOL = 400          # best-ranked prefix matches considered per query
 TRIGRAM_POOL = 3000        # most promising typo candidates verified per query
 ALPHABET = "abcdefghijklmnopqrstuvwxyz0123456789 "
@@ -152,9 +153,13 @@ def name_hits(index: GeocodingIndex, hits: Hits, key: str, where: Filter, limit:
     rows = np.asarray(index.key_row[positions])
     keep = where.mask(index, rows)
     positions, rows = positions[keep], rows[keep]
+    key_rank = np.asarray(index.key_rank[positions])
     if len(rows) > PREFIX_POOL:
-        rows = rows[np.argpartition(np.asarray(index.key_rank[positions]), PREFIX_POOL)[:PREFIX_POOL]]
-    hits.add(rows, TIER_PREFIX)
+        best = np.argpartition(key_rank, PREFIX_POOL)[:PREFIX_POOL]
+        rows, key_rank = rows[best], key_rank[best]
+    own_name = key_rank < index.size   # see contract.Geocoding.KEY_RANK
+    hits.add(rows[own_name], TIER_PREFIX)
+    hits.add(rows[~own_name], TIER_PREFIX_ALT)
     budget = typo_budget(key) if typos else 0
     if budget and not found_exact and hits.count() < limit:
         typo_hits(index, hits, key, budget, where)

@@ -44,6 +44,8 @@ def first(server, q, **params):
     ("Nwe York", "New York City", "US"),
     ("new yo", "New York City", "US"),   # prefix of the last word
     ("lond", "London", "GB"),
+    ("san fr", "San Francisco", "US"),    # own name's prefix before "San Francisco de Quito"
+    ("los an", "Los Angeles", "US"),
     ("Paris", "Paris", "FR"),
     ("Sao Paulo", "São Paulo", "BR"),
     ("Wien", "Vienna", "AT"),
