@@ -168,8 +168,21 @@ def _coverage(places: pl.DataFrame) -> dict:
                              / geonames.sum(), 4),
         "admin2_name": round((places["admin2_name"].is_not_null() & geonames).sum()
                              / geonames.sum(), 4),
+        # GeoNames leaves admin2 empty where a region has no second-level division (German
+        # states without Regierungsbezirke, Israel, ...): the share among places that have one.
+        "admin2_name_where_divided": _divided_share(places, geonames),
         "elevation": round(places["elevation"].is_not_null().mean(), 4),
     }
+
+
+def _divided_share(places: pl.DataFrame, geonames: pl.Series) -> float:
+    """Share of GeoNames places with an admin2 name, in regions where any place has one."""
+    region = pl.col("country_code").fill_null("") + "." + pl.col("admin1_code").fill_null("")
+    named = places["admin2_name"].is_not_null() & geonames
+    divided = (places.select("country_code", "admin1_code").with_columns(named=named)
+               .select(pl.col("named").any().over(region))["named"])
+    inside = divided & geonames
+    return round((places["admin2_name"].is_not_null() & inside).sum() / max(1, inside.sum()), 4)
 
 
 def _english_country_names(countries: pl.DataFrame, names: pl.DataFrame) -> dict[str, str]:

@@ -125,6 +125,18 @@ def test_manifest(built):
     on_disk = {str(f.relative_to(built.version)) for f in (built.version / "geocoding").rglob("*")
                if f.is_file()}
     assert on_disk == set(geo["files"])
+    check_coverage(geo["coverage"], built.version)
+
+
+def check_coverage(coverage: dict, version) -> None:
+    """Admin name shares recomputed from the locations table (GeoNames places only)."""
+    rows = [r for r in pq.read_table(version / contract.TABLES["locations"]).to_pylist()
+            if r["feature_code"] != "AIRP"]
+    named = [r for r in rows if r["admin2_name"] is not None]
+    assert coverage["admin2_name"] == round(len(named) / len(rows), 4)
+    divided = {(r["country_code"], r["admin1_code"]) for r in named}
+    inside = [r for r in rows if (r["country_code"], r["admin1_code"]) in divided]
+    assert coverage["admin2_name_where_divided"] == round(len(named) / len(inside), 4)
 
 
 def test_built_tables_keep_the_hard_cases(built):
