@@ -88,6 +88,21 @@ class Geocoding:
     TRIGRAM_MIN_CHARS = 6
 
 
+class Grid:
+    """A regular latitude/longitude grid of hourly series, stored point-major for point reads.
+
+    The values file is a .npy array of shape (nlat, nlon, ntime, nvar): one cell's whole time
+    series is one contiguous block, so a bilinear read touches four small blocks. Latitudes
+    ascend from lat0 by dlat, longitudes from lon0 (in [-180, 180)) by dlon; `wraps` is true when
+    the columns span all 360 degrees (the last column neighbours the first). Time k is
+    time0 + k * dt_s (Unix seconds). Unknown values are NaN. An area's manifest entry lists its
+    grids under "grids": {name: spec}, spec holding these keys.
+    """
+
+    SPEC_KEYS = ("file", "lat0", "dlat", "nlat", "lon0", "dlon", "nlon", "wraps", "time0",
+                 "dt_s", "ntime", "variables", "dtype")
+
+
 TABLES = {
     "locations": Geocoding.LOCATIONS,
     "countries": Geocoding.COUNTRIES,
