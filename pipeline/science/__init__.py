@@ -1,0 +1,1 @@
+"""Pure, vectorised computations of the pipeline (units in names, no I/O)."""
