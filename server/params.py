@@ -88,6 +88,15 @@ def latlon(query: Mapping[str, str]) -> tuple[float, float]:
     return _latlon_errors(query)
 
 
+def path_coordinates(raw: str) -> tuple[float, float]:
+    """`lat,lon` from a path segment such as /forecast/{lat},{lon}."""
+    lat, sep, lon = raw.partition(",")
+    if not sep or "," in lon:
+        message = f"the path must end in lat,lon (two numbers and a comma), got {show(raw)}"
+        raise ApiError(400, message, errors=[{"parameter": "coordinates", "message": message}])
+    return latlon({"lat": lat.strip(), "lon": lon.strip()})
+
+
 def _latlon_errors(query: Mapping[str, str]) -> tuple[float, float]:
     """The slow path of latlon: check each coordinate and report every problem at once."""
     errors = []
