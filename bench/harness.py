@@ -1,25 +1,26 @@
-"""Benchmark harness shared by every area: process CPU and memory readers, the build and server
-runners, an HTTP client, report tables. Load generators are in bench/load.py."""
+"""Benchmark harness shared by every area: process CPU and memory readers, measured child processes
+(the build, heavy runs), the plug-in types (Context, Workload, Target), report tables.
+
+The server under load (Server, http_request, the load generators) is in bench/load.py."""
 
 from __future__ import annotations
 
-import http.client
+import argparse
 import os
+import re
 import resource
-import selectors
 import signal
 import subprocess
 import sys
-import threading
 import time
-import urllib.parse
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
+import contract
+
 ROOT = Path(__file__).resolve().parent.parent
-HOST = "127.0.0.1"
+HOST = "127.0.0.1"               # every server the bench starts binds here only
 RATE_LIMIT = "100000000"
-MIB = 1024 * 1024
 NOISE_PCT = 15               # other processes' CPU (% of one core) above which a figure is noisy
 
 
@@ -159,7 +160,7 @@ def git_commit() -> str | None:
 
 
 def current_version(build_dir: Path) -> Path | None:
-    import contract
+    """The published version directory of build_dir, or None."""
     return contract.current_version_dir(build_dir)
 
 
@@ -191,22 +192,23 @@ def stop_process(proc: subprocess.Popen, name: str, timeout: float = 10.0) -> No
                 pass
 
 
-# ---- 1. the build ---------------------------------------------------------------------------
+# ---- measured child processes: the build, and areas' heavy runs -----------------------------
 
 @dataclass
-class BuildResult:
+class ProcessResult:
     wall_s: float
     peak_rss_mib: float
     peak_rss_method: str
     tree_peak_rss_mib: float
     exit_code: int
-    out_dir: str
-    version: str | None
     cpu: dict
 
 
-def measure_build(out_dir: Path, log_path: Path, timeout_s: float) -> BuildResult:
-    cmd = [sys.executable, "-m", "pipeline", "build", "--out", str(out_dir)]
+def measure_process(cmd: list[str], log_path: Path, timeout_s: float, name: str,
+                    env: dict[str, str] | None = None) -> ProcessResult:
+    """Run cmd (cwd: the repository) with output to log_path; wall time and peak RSS (GNU
+    `/usr/bin/time -v` when present, plus the sampled peak over its process tree).
+    RuntimeError when it fails or times out, with the log's tail."""
     time_file = log_path.with_suffix(".time")
     gnu_time = Path("/usr/bin/time")
     if gnu_time.exists():
@@ -214,175 +216,123 @@ def measure_build(out_dir: Path, log_path: Path, timeout_s: float) -> BuildResul
         method = "/usr/bin/time -v"
     else:
         method = "getrusage(RUSAGE_CHILDREN)"
-    log(f"building: {' '.join(cmd)} (log: {log_path})")
+    log(f"{name}: {' '.join(cmd)} (log: {log_path})")
     peak_tree = 0
     meter = CpuMeter()
     with open(log_path, "wb") as sink:
         started = now_s()
-        proc = subprocess.Popen(cmd, cwd=ROOT, stdout=sink, stderr=subprocess.STDOUT)
+        proc = subprocess.Popen(cmd, cwd=ROOT, env=env, stdout=sink, stderr=subprocess.STDOUT)
         try:
             deadline = started + timeout_s
             while proc.poll() is None:
                 if now_s() > deadline:
-                    raise RuntimeError(f"build did not finish in {timeout_s:.0f} s")
+                    raise RuntimeError(f"{name} did not finish in {timeout_s:.0f} s")
                 peak_tree = max(peak_tree, tree_rss_kib(proc.pid))
                 time.sleep(0.1)
             wall = now_s() - started
         finally:
-            stop_process(proc, "build")
+            stop_process(proc, name)
     if proc.returncode != 0:
         tail = log_path.read_text(errors="replace").splitlines()[-15:]
-        raise RuntimeError("build failed:\n" + "\n".join(tail))
+        raise RuntimeError(f"{name} failed ({proc.returncode}):\n" + "\n".join(tail))
     peak_kib = None
     if method.startswith("/usr/bin/time"):
         for line in time_file.read_text().splitlines():
             if "Maximum resident set size" in line:
                 peak_kib = int(line.rsplit(":", 1)[1])
     if peak_kib is None:
-        # the largest waited-for child so far, in KiB; the build is the harness's first child
+        # the largest waited-for child so far, in KiB (exact for the build, the first child)
         peak_kib = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
         method = "getrusage(RUSAGE_CHILDREN)"
+    return ProcessResult(round(wall, 2), round(peak_kib / 1024, 1), method,
+                         round(peak_tree / 1024, 1), proc.returncode, meter.stop())
+
+
+@dataclass
+class BuildResult(ProcessResult):
+    out_dir: str = ""
+    version: str | None = None
+    datasets: str | None = None
+    only: list[str] | None = None
+    area_s: dict[str, float] = field(default_factory=dict)  # from "<area>: done in X s"
+
+
+AREA_DONE = re.compile(r"\b(\w+): done in ([0-9.]+) s\s*$")
+
+
+def measure_build(out_dir: Path, log_path: Path, timeout_s: float, datasets: Path | None = None,
+                  only: list[str] | None = None) -> BuildResult:
+    """`python -m pipeline build --out out_dir [--datasets D] [--only AREA ...]`: wall time,
+    peak RSS and each area's build seconds as the pipeline logs them."""
+    cmd = [sys.executable, "-m", "pipeline", "build", "--out", str(out_dir)]
+    if datasets is not None:
+        cmd += ["--datasets", str(datasets)]
+    if only:
+        cmd += ["--only", *only]
+    measured = measure_process(cmd, log_path, timeout_s, "build")
+    area_s = {}
+    for line in log_path.read_text(errors="replace").splitlines():
+        match = AREA_DONE.search(line)
+        if match and match[1] in contract.AREAS:
+            area_s[match[1]] = float(match[2])
     version = current_version(out_dir)
-    return BuildResult(round(wall, 2), round(peak_kib / 1024, 1), method,
-                       round(peak_tree / 1024, 1), proc.returncode, str(out_dir),
-                       version.name if version else None, meter.stop())
+    return BuildResult(**asdict(measured), out_dir=str(out_dir),
+                       version=version.name if version else None,
+                       datasets=None if datasets is None else str(datasets),
+                       only=list(only) if only else None, area_s=area_s)
 
 
-# ---- the server -----------------------------------------------------------------------------
+# ---- the plug-in interface of bench/<area>.py (documented in bench/run.py) -------------------
 
-class Server:
-    """`python -m server` on 127.0.0.1, port 0, a huge rate limit; always stopped on exit."""
+@dataclass(frozen=True)
+class Context:
+    """What an area module gets: the build it measures, a real API key, the CLI arguments."""
 
-    def __init__(self, build_dir: Path, workers: int, log_path: Path):
-        self.build_dir, self.workers, self.log_path = build_dir, workers, log_path
-        self.proc: subprocess.Popen | None = None
-        self.port: int | None = None
-        self.bound_s = self.ready_s = float("nan")
-
-    def start(self, timeout_s: float = 60.0) -> None:
-        env = dict(os.environ)
-        # Config reads WEATHERAPI_<FIELD>: the field is rate_limit_per_minute. The short
-        # WEATHERAPI_RATE_LIMIT is set as well, in case a later version reads that name.
-        env.update({"WEATHERAPI_RATE_LIMIT_PER_MINUTE": RATE_LIMIT,
-                    "WEATHERAPI_RATE_LIMIT": RATE_LIMIT,
-                    "WEATHERAPI_RATE_LIMIT_BURST": RATE_LIMIT,
-                    "WEATHERAPI_HOST": HOST,
-                    "WEATHERAPI_ACCESS_LOG": "0",
-                    "PYTHONUNBUFFERED": "1"})
-        env.pop("WEATHERAPI_KEYS_FILE", None)
-        cmd = [sys.executable, "-m", "server", "--build", str(self.build_dir), "--host", HOST,
-               "--port", "0", "--workers", str(self.workers)]
-        self._log = open(self.log_path, "wb")
-        started = now_s()
-        self.proc = subprocess.Popen(cmd, cwd=ROOT, env=env, stdout=subprocess.PIPE,
-                                     stderr=self._log)
-        deadline = started + timeout_s
-        line = self._first_line(deadline)
-        self.bound_s = now_s() - started
-        # "serving <dir>/current on http://127.0.0.1:PORT with N worker(s)"
-        try:
-            url = line.split(" on ", 1)[1].split()[0]
-            parsed = urllib.parse.urlsplit(url)
-            self.port = parsed.port
-            if parsed.hostname != HOST:
-                raise RuntimeError(f"server bound {parsed.hostname}, expected {HOST}")
-        except (IndexError, ValueError) as exc:
-            raise RuntimeError(f"unexpected first line from the server: {line!r}") from exc
-        threading.Thread(target=self._drain, daemon=True).start()
-        while True:
-            if self.proc.poll() is not None:
-                raise RuntimeError(f"server exited with {self.proc.returncode}; "
-                                   f"log tail:\n{self.log_tail()}")
-            if now_s() > deadline:
-                raise RuntimeError(f"server not ready within {timeout_s:.0f} s")
-            try:
-                status, _ = http_get(self.port, "/ready", timeout=1.0)
-            except OSError:
-                status = None
-            if status == 200:
-                self.ready_s = now_s() - started
-                return
-            time.sleep(0.01)
-
-    def _first_line(self, deadline: float) -> str:
-        assert self.proc and self.proc.stdout
-        selector = selectors.DefaultSelector()
-        selector.register(self.proc.stdout, selectors.EVENT_READ)
-        buffer = b""
-        try:
-            while b"\n" not in buffer:
-                remaining = deadline - now_s()
-                if remaining <= 0:
-                    raise RuntimeError("server printed no address line in time")
-                if not selector.select(timeout=min(remaining, 0.5)):
-                    if self.proc.poll() is not None:
-                        raise RuntimeError(f"server exited with {self.proc.returncode}; "
-                                           f"log tail:\n{self.log_tail()}")
-                    continue
-                chunk = os.read(self.proc.stdout.fileno(), 4096)
-                if not chunk:
-                    raise RuntimeError(f"server closed stdout; log tail:\n{self.log_tail()}")
-                buffer += chunk
-        finally:
-            selector.close()
-        return buffer.split(b"\n", 1)[0].decode(errors="replace")
-
-    def _drain(self) -> None:
-        try:
-            while self.proc and self.proc.stdout and self.proc.stdout.read(65536):
-                pass
-        except (OSError, ValueError):
-            pass
-
-    def memory(self) -> dict:
-        assert self.proc
-        pids = descendants(self.proc.pid)
-        per = []
-        for pid in pids:
-            rss, hwm, pss = (proc_status_kib(pid, "VmRSS"), proc_status_kib(pid, "VmHWM"),
-                             proc_pss_kib(pid))
-            if rss is None:
-                continue
-            per.append({"pid": pid, "rss_mib": round(rss / 1024, 1),
-                        "hwm_mib": round((hwm or 0) / 1024, 1),
-                        "pss_mib": round((pss or 0) / 1024, 1)})
-        main = next((p for p in per if p["pid"] == self.proc.pid), None)
-        return {"main_rss_mib": main["rss_mib"] if main else None,
-                "main_pss_mib": main["pss_mib"] if main else None,
-                "total_rss_mib": round(sum(p["rss_mib"] for p in per), 1),
-                "total_pss_mib": round(sum(p["pss_mib"] for p in per), 1),
-                "max_rss_mib": max((p["rss_mib"] for p in per), default=None),
-                "processes": per}
-
-    def log_tail(self, lines: int = 20) -> str:
-        try:
-            return "\n".join(self.log_path.read_text(errors="replace").splitlines()[-lines:])
-        except OSError:
-            return "(no log)"
-
-    def stop(self) -> None:
-        if self.proc is not None:
-            stop_process(self.proc, "server")
-            if self.proc.stdout:
-                self.proc.stdout.close()
-        if getattr(self, "_log", None):
-            self._log.close()
+    build_dir: Path
+    version_dir: Path
+    manifest: dict
+    api_key: str          # valid on the benchmarked servers; put it in URLs as api_key=...
+    args: argparse.Namespace
+    workdir: Path         # scratch space, deleted after the run (kept when it failed)
+    seed: int
 
 
-def http_get(port: int, path: str, timeout: float = 10.0) -> tuple[int, bytes]:
-    conn = http.client.HTTPConnection(HOST, port, timeout=timeout)
-    try:
-        conn.request("GET", path)
-        response = conn.getresponse()
-        return response.status, response.read()
-    finally:
-        conn.close()
+@dataclass(frozen=True)
+class Workload:
+    """URLs to rotate through under load, and the targets they must meet (1-worker run)."""
 
+    area: str
+    name: str             # unique within the area; also the JSON key
+    label: str            # the table's row label
+    paths: list[str]
+    ratio_target: float | None = None   # req/s >= ratio_target x /health's, same server run
+    p50_target_ms: float | None = None
+    connections: int | None = None      # None: the run's --connections
+    method: str = "GET"                 # or "POST" (sent with an empty body)
+    expect_status: int = 200            # any other answer counts as an error
+
+
+@dataclass(frozen=True)
+class Target:
+    """One row of the targets table; passed is None when it could not be judged."""
+
+    name: str
+    value: float | None
+    unit: str
+    goal: str
+    passed: bool | None
+    note: str = ""
+
+    def row(self) -> dict:
+        """The report's (and bench.json's) form."""
+        return {"target": self.name, "value": self.value, "unit": self.unit, "goal": self.goal,
+                "pass": self.passed, "note": self.note}
 
 
 # ---- report ---------------------------------------------------------------------------------
 
 def table(headers: list[str], rows: list[list], aligns: str | None = None) -> str:
+    """A plain-text table; aligns has one "l" or "r" a column (default: first left, rest right)."""
     cells = [[("" if c is None else str(c)) for c in row] for row in rows]
     widths = [max(len(h), *(len(r[i]) for r in cells)) if cells else len(h)
               for i, h in enumerate(headers)]
@@ -396,8 +346,8 @@ def table(headers: list[str], rows: list[list], aligns: str | None = None) -> st
 
 
 def verdict(ok: bool | None) -> str:
+    """PASS, FAIL, or n/a for None."""
     return "n/a" if ok is None else ("PASS" if ok else "FAIL")
-
 
 
 def wait_quiet(max_wait_s: float) -> float | None:

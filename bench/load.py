@@ -1,21 +1,174 @@
-"""Load generators: wrk with a Lua script that rotates through URLs (installed with apt when
-missing), and an asyncio fallback; both return a LoadResult."""
+"""The server under load: the Server runner, an HTTP client, the load generators (wrk with a Lua
+script that rotates through URLs, installed with apt when missing; an asyncio fallback) and one
+server run over every workload."""
 
 from __future__ import annotations
 
 import asyncio
+import hashlib
+import http.client
 import json
 import os
 import platform
+import selectors
 import shutil
 import subprocess
-from dataclasses import dataclass, field
+import sys
+import threading
+import time
+import urllib.parse
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
-from bench.harness import HOST, log, now_s, percentile
+from bench.harness import (
+    HOST, RATE_LIMIT, ROOT, CpuMeter, Workload, descendants, log, now_s, percentile,
+    proc_pss_kib, proc_status_kib, stop_process,
+)
+
+# ---- the server -----------------------------------------------------------------------------
+
+class Server:
+    """`python -m server` on 127.0.0.1, port 0, a huge rate limit, the given keys file; always
+    stopped on exit."""
+
+    def __init__(self, build_dir: Path, workers: int, log_path: Path,
+                 keys_file: Path | None = None):
+        self.build_dir, self.workers, self.log_path = build_dir, workers, log_path
+        self.keys_file = keys_file
+        self.proc: subprocess.Popen | None = None
+        self.port: int | None = None
+        self.bound_s = self.ready_s = float("nan")
+
+    def start(self, timeout_s: float = 60.0) -> None:
+        env = dict(os.environ)
+        # Config reads WEATHERAPI_<FIELD>: the field is rate_limit_per_minute. The short
+        # WEATHERAPI_RATE_LIMIT is set as well, in case a later version reads that name.
+        env.update({"WEATHERAPI_RATE_LIMIT_PER_MINUTE": RATE_LIMIT,
+                    "WEATHERAPI_RATE_LIMIT": RATE_LIMIT,
+                    "WEATHERAPI_RATE_LIMIT_BURST": RATE_LIMIT,
+                    "WEATHERAPI_HOST": HOST,
+                    "WEATHERAPI_ACCESS_LOG": "0",
+                    "PYTHONUNBUFFERED": "1"})
+        env.pop("WEATHERAPI_KEYS_FILE", None)
+        cmd = [sys.executable, "-m", "server", "--build", str(self.build_dir), "--host", HOST,
+               "--port", "0", "--workers", str(self.workers)]
+        if self.keys_file is not None:
+            cmd += ["--keys-file", str(self.keys_file)]
+        self._log = open(self.log_path, "wb")
+        started = now_s()
+        self.proc = subprocess.Popen(cmd, cwd=ROOT, env=env, stdout=subprocess.PIPE,
+                                     stderr=self._log)
+        deadline = started + timeout_s
+        line = self._first_line(deadline)
+        self.bound_s = now_s() - started
+        # "serving <dir>/current on http://127.0.0.1:PORT with N worker(s)"
+        try:
+            url = line.split(" on ", 1)[1].split()[0]
+            parsed = urllib.parse.urlsplit(url)
+            self.port = parsed.port
+            if parsed.hostname != HOST:
+                raise RuntimeError(f"server bound {parsed.hostname}, expected {HOST}")
+        except (IndexError, ValueError) as exc:
+            raise RuntimeError(f"unexpected first line from the server: {line!r}") from exc
+        threading.Thread(target=self._drain, daemon=True).start()
+        while True:
+            if self.proc.poll() is not None:
+                raise RuntimeError(f"server exited with {self.proc.returncode}; "
+                                   f"log tail:\n{self.log_tail()}")
+            if now_s() > deadline:
+                raise RuntimeError(f"server not ready within {timeout_s:.0f} s")
+            try:
+                status, _ = http_get(self.port, "/ready", timeout=1.0)
+            except OSError:
+                status = None
+            if status == 200:
+                self.ready_s = now_s() - started
+                return
+            time.sleep(0.01)
+
+    def _first_line(self, deadline: float) -> str:
+        assert self.proc and self.proc.stdout
+        selector = selectors.DefaultSelector()
+        selector.register(self.proc.stdout, selectors.EVENT_READ)
+        buffer = b""
+        try:
+            while b"\n" not in buffer:
+                remaining = deadline - now_s()
+                if remaining <= 0:
+                    raise RuntimeError("server printed no address line in time")
+                if not selector.select(timeout=min(remaining, 0.5)):
+                    if self.proc.poll() is not None:
+                        raise RuntimeError(f"server exited with {self.proc.returncode}; "
+                                           f"log tail:\n{self.log_tail()}")
+                    continue
+                chunk = os.read(self.proc.stdout.fileno(), 4096)
+                if not chunk:
+                    raise RuntimeError(f"server closed stdout; log tail:\n{self.log_tail()}")
+                buffer += chunk
+        finally:
+            selector.close()
+        return buffer.split(b"\n", 1)[0].decode(errors="replace")
+
+    def _drain(self) -> None:
+        try:
+            while self.proc and self.proc.stdout and self.proc.stdout.read(65536):
+                pass
+        except (OSError, ValueError):
+            pass
+
+    def memory(self) -> dict:
+        assert self.proc
+        pids = descendants(self.proc.pid)
+        per = []
+        for pid in pids:
+            rss, hwm, pss = (proc_status_kib(pid, "VmRSS"), proc_status_kib(pid, "VmHWM"),
+                             proc_pss_kib(pid))
+            if rss is None:
+                continue
+            per.append({"pid": pid, "rss_mib": round(rss / 1024, 1),
+                        "hwm_mib": round((hwm or 0) / 1024, 1),
+                        "pss_mib": round((pss or 0) / 1024, 1)})
+        main = next((p for p in per if p["pid"] == self.proc.pid), None)
+        return {"main_rss_mib": main["rss_mib"] if main else None,
+                "main_pss_mib": main["pss_mib"] if main else None,
+                "total_rss_mib": round(sum(p["rss_mib"] for p in per), 1),
+                "total_pss_mib": round(sum(p["pss_mib"] for p in per), 1),
+                "max_rss_mib": max((p["rss_mib"] for p in per), default=None),
+                "processes": per}
+
+    def log_tail(self, lines: int = 20) -> str:
+        try:
+            return "\n".join(self.log_path.read_text(errors="replace").splitlines()[-lines:])
+        except OSError:
+            return "(no log)"
+
+    def stop(self) -> None:
+        if self.proc is not None:
+            stop_process(self.proc, "server")
+            if self.proc.stdout:
+                self.proc.stdout.close()
+        if getattr(self, "_log", None):
+            self._log.close()
 
 
-# ---- 3. load generation ---------------------------------------------------------------------
+def http_request(port: int, path: str, method: str = "GET",
+                 timeout: float = 10.0) -> tuple[int, str, bytes]:
+    """One request to the server on 127.0.0.1 (no body): status, Content-Type and body."""
+    conn = http.client.HTTPConnection(HOST, port, timeout=timeout)
+    try:
+        conn.request(method, path, body=b"" if method == "POST" else None)
+        response = conn.getresponse()
+        return response.status, response.getheader("Content-Type", ""), response.read()
+    finally:
+        conn.close()
+
+
+def http_get(port: int, path: str, timeout: float = 10.0) -> tuple[int, bytes]:
+    """GET path: status and body."""
+    status, _, body = http_request(port, path, timeout=timeout)
+    return status, body
+
+
 
 @dataclass
 class LoadResult:
@@ -34,8 +187,10 @@ class LoadResult:
 
 
 WRK_LUA = r"""
--- generated by bench/run.py: rotate through PATHS, count non-200, report as one JSON line
+-- generated by bench/load.py: rotate through PATHS, count answers other than EXPECT (in the
+-- "non200" figure), report as one JSON line
 local paths = {%(paths)s}
+local method, body, expect = "%(method)s", %(body)s, %(expect)d
 local counter = 0
 non200 = 0
 bad_status = 0
@@ -52,11 +207,11 @@ end
 
 function request()
   counter = counter + 1
-  return wrk.format("GET", paths[(counter %% #paths) + 1])
+  return wrk.format(method, paths[(counter %% #paths) + 1], nil, body)
 end
 
 function response(status, headers, body)
-  if status ~= 200 then
+  if status ~= expect then
     non200 = non200 + 1
     bad_status = status
   end
@@ -113,11 +268,16 @@ class WrkLoad:
         self.version = (version.stdout + version.stderr).strip().splitlines()[0] \
             if (version.stdout + version.stderr).strip() else "wrk"
 
-    def run(self, port: int, paths: list[str], connections: int, seconds: float) -> LoadResult:
-        script = self.workdir / f"rotate-{abs(hash(tuple(paths)))}.lua"
+    def run(self, port: int, work: Workload, connections: int, seconds: float) -> LoadResult:
+        """Load the server for `seconds` over `connections`, rotating through work.paths."""
+        spec = json.dumps([work.method, work.expect_status, work.paths], ensure_ascii=True)
+        script = self.workdir / f"rotate-{hashlib.sha1(spec.encode()).hexdigest()[:16]}.lua"
         if not script.exists():
-            lua_paths = ",".join(json.dumps(p, ensure_ascii=True) for p in paths)
-            script.write_text(WRK_LUA % {"paths": lua_paths})
+            lua_paths = ",".join(json.dumps(p, ensure_ascii=True) for p in work.paths)
+            # a body (even empty) makes wrk send Content-Length; GET has none
+            body = "nil" if work.method == "GET" else '""'
+            script.write_text(WRK_LUA % {"paths": lua_paths, "method": work.method,
+                                         "body": body, "expect": work.expect_status})
         threads = max(1, min(self.threads, connections))
         duration = max(1, int(round(seconds)))
         cmd = [self.wrk, f"-t{threads}", f"-c{connections}", f"-d{duration}s", "--timeout", "10s",
@@ -148,15 +308,16 @@ class PythonLoad:
     name = "python-asyncio"
     version = f"python {platform.python_version()}"
 
-    def run(self, port: int, paths: list[str], connections: int, seconds: float) -> LoadResult:
-        return asyncio.run(self._run(port, paths, connections, seconds))
+    def run(self, port: int, work: Workload, connections: int, seconds: float) -> LoadResult:
+        """Load the server for `seconds` over `connections`, rotating through work.paths."""
+        return asyncio.run(self._run(port, work, connections, seconds))
 
-    async def _run(self, port, paths, connections, seconds) -> LoadResult:
+    async def _run(self, port, work, connections, seconds) -> LoadResult:
         latencies: list[float] = []
         stats = {"non200": 0, "errors": 0, "bad": 0}
         started = now_s()
         deadline = started + seconds
-        await asyncio.gather(*(self._conn(port, paths, i * 7919, deadline, latencies, stats)
+        await asyncio.gather(*(self._conn(port, work, i * 7919, deadline, latencies, stats)
                                for i in range(connections)))
         elapsed = now_s() - started
         return LoadResult(
@@ -167,16 +328,19 @@ class PythonLoad:
             non200=stats["non200"], socket_errors=stats["errors"],
             first_bad_status=stats["bad"] or None)
 
-    async def _conn(self, port, paths, offset, deadline, latencies, stats) -> None:
+    async def _conn(self, port, work, offset, deadline, latencies, stats) -> None:
         i = offset
         writer = None
+        head = f"HTTP/1.1\r\nHost: {HOST}:{port}\r\n"
+        if work.method != "GET":
+            head += "Content-Length: 0\r\n"
         try:
             reader, writer = await asyncio.open_connection(HOST, port)
             while now_s() < deadline:
-                path = paths[i % len(paths)]
+                path = work.paths[i % len(work.paths)]
                 i += 1
                 t0 = now_s()
-                writer.write(f"GET {path} HTTP/1.1\r\nHost: {HOST}:{port}\r\n\r\n".encode())
+                writer.write(f"{work.method} {path} {head}\r\n".encode())
                 status = int((await reader.readline()).split()[1])
                 length, chunked = 0, False
                 while True:
@@ -198,7 +362,7 @@ class PythonLoad:
                 else:
                     await reader.readexactly(length)
                 latencies.append(now_s() - t0)
-                if status != 200:
+                if status != work.expect_status:
                     stats["non200"] += 1
                     stats["bad"] = status
         except (OSError, ValueError, IndexError, asyncio.IncompleteReadError):
@@ -206,3 +370,80 @@ class PythonLoad:
         finally:
             if writer is not None:
                 writer.close()
+
+
+# ---- one server run over every workload -----------------------------------------------------
+
+def check_workload(port: int, work: Workload) -> None:
+    """Every distinct URL answers work.expect_status, with valid JSON when the answer says it is
+    JSON (sampled for the long lists)."""
+    sample = work.paths if len(work.paths) <= 100 else work.paths[:50]
+    for path in sample:
+        status, content_type, body = http_request(port, path, work.method)
+        if status != work.expect_status:
+            raise RuntimeError(f"{work.area} {work.name}: {work.method} {path} answered {status} "
+                               f"(expected {work.expect_status}): {body[:300]!r}")
+        if "json" in content_type:
+            json.loads(body)
+
+
+def measure_server(build_dir: Path, workers: int, works: list[Workload], load, args,
+                   workdir: Path, keys_file: Path | None) -> dict:
+    """Start a server, check then load each workload in turn (works[0] is the /health baseline
+    that ratios refer to), and read its memory; the server is always stopped."""
+    label = f"{workers} worker{'s' if workers > 1 else ''}"
+    server = Server(build_dir, workers, workdir / f"server-w{workers}.log", keys_file)
+    result: dict = {"workers": workers, "label": label, "endpoints": []}
+    try:
+        log(f"starting the server ({label})")
+        server.start()
+        result["bound_s"] = round(server.bound_s, 3)
+        result["ready_s"] = round(server.ready_s, 3)
+        result["port"] = server.port
+        result["memory_after_ready"] = server.memory()
+        log(f"ready in {server.ready_s:.2f} s on port {server.port}")
+        for work in works:
+            check_workload(server.port, work)
+        duration = args.duration if workers == 1 else args.duration_w2
+        health: LoadResult | None = None
+        for work in works:
+            if workers > 1 and work.connections == 1:
+                continue
+            conns = work.connections or args.connections
+            log(f"{label}: {work.area} {work.name}: warmup {args.warmup:.1f} s, measure "
+                f"{duration:.1f} s, {conns} connection(s)")
+            measured = measure_workload(server, load, work, conns, args.warmup, duration)
+            health = health or measured
+            if work.connections is None:  # comparable with /health's run only at its width
+                if health.server_cpu_us_per_req and measured.server_cpu_us_per_req:
+                    measured.cpu_ratio_to_health = round(
+                        health.server_cpu_us_per_req / measured.server_cpu_us_per_req, 3)
+                if health.rps:
+                    measured.ratio_to_health = round(measured.rps / health.rps, 3)
+            result["endpoints"].append({
+                "area": work.area, "name": work.name, "label": work.label,
+                "method": work.method, "connections": conns,
+                "distinct_urls": len(set(work.paths)), "ratio_target": work.ratio_target,
+                "p50_target_ms": work.p50_target_ms, **asdict(measured)})
+            if server.proc and server.proc.poll() is not None:
+                raise RuntimeError(f"server died during {work.name}:\n{server.log_tail()}")
+        result["memory_after_load"] = server.memory()
+        result["log_errors"] = [ln for ln in server.log_tail(400).splitlines()
+                                if " ERROR " in ln or "Traceback" in ln][:10]
+    finally:
+        server.stop()
+    return result
+
+
+def measure_workload(server: Server, load, work: Workload, connections: int, warmup_s: float,
+                     duration_s: float) -> LoadResult:
+    """Warm up, then measure one workload with the server's CPU time per request."""
+    if warmup_s > 0:
+        load.run(server.port, work, connections, warmup_s)
+    meter = CpuMeter(server.proc.pid)
+    measured = load.run(server.port, work, connections, duration_s)
+    measured.extra["cpu"] = meter.stop()
+    if measured.requests:
+        measured.server_cpu_us_per_req = round(
+            measured.extra["cpu"]["watched_s"] / measured.requests * 1e6, 1)
+    return measured
