@@ -59,8 +59,8 @@ it is skipped. Its interface (types from bench.harness):
   the median latency. Both are judged on the 1-worker run, marked in the server table and added to
   the targets table by run.py: targets() returns only the area's other rows. connections=1
   workloads are skipped in the 2-worker run. method "POST" sends an empty body (Content-Length: 0).
-  Before the load, every distinct path (the first 50 of longer lists) must answer expect_status,
-  and parse when its Content-Type says JSON; under load any other status counts as an error.
+  Before the load, every path (the first 50 of lists over 100) must answer expect_status, and
+  parse when its Content-Type says JSON; under load any other status counts as an error.
 - Target(name, value, unit, goal, passed, note=""): passed is True, False or None (not judged).
 - report["build"]["area_s"][AREA] is the area's build seconds from the pipeline's log (no build
   when --build-dir/--skip-build: report["build"] is None), for a per-area build target.
