@@ -61,7 +61,13 @@ class PointGrid:
         A corner whose value is NaN drops out and the others' weights are renormalised, so a
         coast or domain edge still answers; NaN only where all four corners are unknown."""
         rows, cols, weights = self.corners(lat, lon)
-        block = self.values[rows, cols, start:stop].astype(np.float64)  # (4, steps, nvar)
+        block = self.values[rows, cols, start:stop]  # (4, steps, nvar)
+        # Fast path: one matrix product; NaN anywhere in the result (a NaN corner, even with
+        # weight 0) falls through to the renormalising path, so the results are the same.
+        out = weights @ block.reshape(4, -1).astype(np.float64)
+        if not np.isnan(out).any():
+            return out.reshape(block.shape[1:])
+        block = block.astype(np.float64)
         known = ~np.isnan(block)
         w = weights[:, None, None] * known
         total = w.sum(axis=0)

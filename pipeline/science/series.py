@@ -72,6 +72,21 @@ def reset_steps(totals: np.ndarray, tolerance: float = 1e-3) -> np.ndarray:
     return resets
 
 
+def bucket_resets(times_s: np.ndarray, run_s: int, detected: np.ndarray) -> np.ndarray:
+    """Resets at every step that follows a bucket boundary, the bucket length being the
+    greatest common divisor of the boundaries found (a new bucket whose first amount exceeds
+    the previous bucket's total is not seen as a fall, but its boundary is one of these)."""
+    offsets = [int(times_s[k - 1] - run_s) for k in np.flatnonzero(detected) if k > 0]
+    if not offsets:
+        return detected
+    period = int(np.gcd.reduce(np.asarray(offsets, dtype=np.int64)))
+    if period <= 0:
+        return detected
+    resets = np.zeros(len(times_s), dtype=bool)
+    resets[1:] = (times_s[:-1] - run_s) % period == 0
+    return resets
+
+
 def deaccumulate(accumulated: np.ndarray, resets: np.ndarray) -> np.ndarray:
     """Amounts per interval (len - 1 of them) from values accumulated since the run start or
     since the last bucket reset; after a reset the value is the amount since the previous step

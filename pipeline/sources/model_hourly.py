@@ -136,7 +136,9 @@ class HourlyFields:
                 totals += np.nansum(block, axis=(1, 2), dtype=np.float64)
             resets = series.reset_steps(totals)
             if times[0] > run.run_s:
+                times = np.concatenate([[run.run_s], times])
                 resets = np.concatenate([[False], resets])
+            resets = series.bucket_resets(times, run.run_s, resets)
             if resets.any():
                 log.info("run %s: tp buckets reset at %d steps", _iso(run.run_s), resets.sum())
             self._resets[run.run_s] = resets

@@ -254,13 +254,13 @@ def _time_pieces(path, ds, da, lat_dim, lon_dim, common) -> list[Piece]:
     """A `time` dimension of valid times; the run time from a forecast_reference_time
     coordinate (per time when several runs are concatenated), else the first valid time."""
     valid = _seconds(ds["time"].values, path, "time")
-    reference = next((v for v in ds.variables.values()
+    reference = next((v for name, v in ds.variables.items()
                       if v.attrs.get("standard_name") == "forecast_reference_time"
-                      and v.name != "time"), None)
+                      and name != "time"), None)
     if reference is None:
         run_of = np.full(valid.shape, valid.min())
     else:
-        run_of = np.broadcast_to(_seconds(reference.values, path, str(reference.name)),
+        run_of = np.broadcast_to(_seconds(reference.values, path, "forecast_reference_time"),
                                  valid.shape)
     pieces = []
     for run_s in np.unique(run_of):

@@ -9,6 +9,7 @@ import numpy as np
 import pyarrow.parquet as pq
 
 from contract import Forecast as F
+from server.areas import forecast_kernels, forecast_series
 from server.grid import PointGrid
 
 HOUR_S = 3600
@@ -89,6 +90,7 @@ class ForecastData:
         if self.grid.dt_s != HOUR_S:
             raise ValueError(f"the hourly grid has steps of {self.grid.dt_s} s")
         self.column = self.grid.column
+        self.inputs = forecast_series.input_columns(self.column)
         self.first_s, self.last_s = self.grid.time0, self.grid.time_end
         self.next_version_s = int(entry["next_version_expected_s"])
         model = entry["source"]["model"]
@@ -129,5 +131,6 @@ class ForecastData:
 
 
 def load(version_dir: Path, entry: dict) -> ForecastData:
-    """Loader for the store: map the grids, read the alerts."""
+    """Loader for the store: map the grids, read the alerts, have the kernels compiled."""
+    forecast_kernels.warm_up()
     return ForecastData(version_dir, entry)

@@ -2,8 +2,8 @@
 
 The next hour (minutely), the next 24 hours in periods (hourly block), a calendar day in
 periods (daily entries) and the week (daily block). Periods are Pirate Weather's: morning
-04-12, afternoon 12-17, evening 17-22, night 22-04 local time. Period statistics are reduced
-in numpy for all periods at once; the phrase of a combination of statistics is cached.
+04-12, afternoon 12-17, evening 17-22, night 22-04 local time. Period statistics come from one
+compiled reduction; the phrase of a combination of statistics is cached.
 """
 
 from __future__ import annotations
@@ -13,6 +13,7 @@ from functools import lru_cache
 
 import numpy as np
 
+from server.areas import forecast_kernels as kernels
 from server.areas import forecast_text as text
 
 PERIODS = ("morning", "afternoon", "evening", "night")
@@ -37,28 +38,22 @@ class Stats:
     wet_hours: list[int]       # hours with precipitation
 
 
-def stats(rate: np.ndarray, probability: np.ndarray, cloud: np.ndarray,
-          c: text.Conditions, starts: np.ndarray, stop: int) -> Stats:
-    """Statistics of the spans [starts[i], starts[i + 1]) and [starts[-1], stop)."""
-    starts = np.asarray(starts, dtype=np.int64)
-    sl = slice(0, stop)
-    r = text._known(rate[sl])
-    add = lambda x: np.add.reduceat(x, starts)  # noqa: E731
-    hours = np.diff(np.append(starts, stop)).astype(np.float64)
-    kinds = c.kind[sl]
-    by_kind = [add(np.where(kinds == k, r, 0.0)).tolist() for k in (1, 2, 3)]
-    known_cloud = cloud[sl] == cloud[sl]
-    mean_cloud = add(text._known(cloud[sl])) / np.maximum(add(known_cloud.astype(float)), 1)
-    return Stats(
-        total=add(r).tolist(), peak=np.maximum.reduceat(r, starts).tolist(),
-        probability=np.fmax.reduceat(probability[sl], starts).tolist(),
-        by_kind=[list(x) for x in zip(*by_kind)],
-        thunder=np.maximum.reduceat(c.thunder[sl], starts).tolist(),
-        foggy=(add(((c.visibility[sl] == 1) | (c.visibility[sl] == 2)).astype(float))
-               >= hours / 2).tolist(),
-        cloud=np.searchsorted(np.asarray(text.CLOUD_LEVELS), mean_cloud, side="right").tolist(),
-        wind=np.maximum.reduceat(c.wind[sl], starts).tolist(),
-        wet_hours=np.add.reduceat(kinds > 0, starts).tolist())
+class Reducer:
+    """Statistics of spans of a point's hours (forecast_kernels.span_stats)."""
+
+    def __init__(self, series):
+        self.series = series
+
+    def stats(self, starts, stop: int) -> Stats:
+        """Statistics of the spans [starts[i], starts[i + 1]) and [starts[-1], stop)."""
+        starts = np.asarray(starts, dtype=np.int64)
+        out = np.empty((len(starts), len(kernels.STAT_COLUMNS)))
+        kernels.span_stats(starts, int(stop), self.series.rows, self.series.parts, out)
+        total, peak, probability = out[:, :3].T.tolist()
+        thunder, foggy, cloud, wind, wet = out[:, 6:].astype(np.int64).T.tolist()
+        return Stats(total=total, peak=peak, probability=probability,
+                     by_kind=out[:, 3:6].tolist(), thunder=thunder,
+                     foggy=[bool(f) for f in foggy], cloud=cloud, wind=wind, wet_hours=wet)
 
 
 def and_chain(items: list):
@@ -98,21 +93,19 @@ def precipitation_condition(by_kind: list[list[float]], peak: float, probability
 
 def periods_phrase(st: Stats, first: int, names: tuple[str, ...]):
     """One sentence for the len(names) periods of `st` from index `first`."""
-    span = range(first, first + len(names))
-    wet = tuple(p - first for p in span if st.total[p] >= PERIOD_MM)
-    condition = None
+    last = first + len(names)
+    totals = st.total[first:last]
+    wet = tuple(p for p, total in enumerate(totals) if total >= PERIOD_MM)
+    condition, thunder = None, False
     if wet:
         chosen = [first + p for p in wet]
         condition = precipitation_condition([st.by_kind[p] for p in chosen],
                                             max(st.peak[p] for p in chosen),
                                             max(st.probability[p] for p in chosen))
         thunder = max(st.thunder[p] for p in chosen) == 2
-    else:
-        thunder = False
-    return _periods_phrase(wet, condition, thunder,
-                           tuple(p - first for p in span if st.foggy[p]),
-                           tuple(st.cloud[p] for p in span), tuple(st.wind[p] for p in span),
-                           names)
+    foggy = tuple(p for p, fog in enumerate(st.foggy[first:last]) if fog)
+    return _periods_phrase(wet, condition, thunder, foggy, tuple(st.cloud[first:last]),
+                           tuple(st.wind[first:last]), names)
 
 
 @lru_cache(maxsize=16384)

@@ -1,17 +1,18 @@
-"""Icons and summaries: conditions classified in numpy, phrases built as Pirate Weather's
-structured phrases and rendered by `pirateweather-translations` in the requested language.
+"""Icons and summaries: the thresholds of the conditions (classified in forecast_kernels),
+their structured phrases (Pirate Weather's shapes) rendered by `pirateweather-translations` in
+the requested language, and the icon codes.
 
-A condition is one integer (its parts in mixed radix); the phrase of a condition and every
-rendered text are cached, so a response renders almost nothing after the first requests.
+A condition is one integer (its parts in mixed radix, RADIX); the phrase of a condition and
+every rendered text are cached, so a response renders almost nothing after the first requests.
 Thresholds follow Pirate Weather's text constants (SI units).
 """
 
 from __future__ import annotations
 
+import bisect
 import importlib
 import logging
 import os
-from dataclasses import dataclass
 from functools import lru_cache
 
 import numpy as np
@@ -33,6 +34,7 @@ FOG_SPREAD_C, MIST_SPREAD_C = 2.0, 3.0
 DRY_HUMIDITY, HUMID_HUMIDITY, HUMID_MIN_C = 0.15, 0.95, 20.0
 
 KINDS = ("none", "rain", "snow", "sleet")
+KIND_NAMES = np.asarray(KINDS)
 LEVELS = ("", "very-light", "light", "medium", "heavy")
 WINDS = (None, "light-wind", "medium-wind", "heavy-wind")
 VISIBILITY = (None, "fog", "mist", "haze")
@@ -87,78 +89,14 @@ def _as_list(phrase):
 # ---- conditions ---------------------------------------------------------------------------
 
 
-def _level(values: np.ndarray, bounds: tuple[float, ...]) -> np.ndarray:
-    """How many bounds each value reaches (0 for NaN)."""
-    return np.searchsorted(np.asarray(bounds), _known(values, -1.0), side="right")
-
-
 def precipitation_level(rate_mmh: float, kind: int) -> int:
     """1 very light, 2 light, 3 medium, 4 heavy (snow on its own scale)."""
-    return int(np.searchsorted(SNOW_LEVELS if kind == 2 else RAIN_LEVELS, rate_mmh,
-                               side="right")) + 1
+    return bisect.bisect_right(SNOW_LEVELS if kind == 2 else RAIN_LEVELS, rate_mmh) + 1
 
 
 def cloud_level(cloud: float) -> int:
     """Index into SKIES of a cloud cover (clear when unknown)."""
-    return 0 if cloud != cloud else int(np.searchsorted(CLOUD_LEVELS, cloud, side="right"))
-
-
-def precipitation_kind(rate_mmh, snow, sleet) -> np.ndarray:
-    """0 none, 1 rain, 2 snow, 3 sleet: the largest share wherever precipitation falls."""
-    snow, sleet = _known(snow), _known(sleet)
-    kind = np.where(snow > 0.5, 2, np.where(sleet >= np.maximum(snow, 1.0 - snow - sleet), 3,
-                                            np.where(snow >= 1.0 - snow - sleet, 2, 1)))
-    return np.where(rate_mmh >= WET_MMH, kind, 0)
-
-
-def _known(values, default: float = 0.0) -> np.ndarray:
-    """NaN replaced (much cheaper than numpy.nan_to_num on short arrays)."""
-    return np.where(values == values, values, default)
-
-
-@dataclass
-class Conditions:
-    """The parts of each time's condition (see RADIX) and their single code."""
-
-    kind: np.ndarray
-    level: np.ndarray
-    possible: np.ndarray
-    thunder: np.ndarray
-    wind: np.ndarray
-    visibility: np.ndarray
-    humidity: np.ndarray
-    sky: np.ndarray
-
-    @property
-    def code(self) -> np.ndarray:
-        code = self.kind
-        for part, radix in zip((self.level, self.possible, self.thunder, self.wind,
-                                self.visibility, self.humidity, self.sky), RADIX[1:]):
-            code = code * radix + part
-        return code
-
-
-def conditions(rate_mmh, probability, kind, temperature_c, dewpoint_c, humidity, wind_ms,
-               visibility_m, cloud, cape) -> Conditions:
-    """Condition parts of a series; unknown inputs count as absent conditions."""
-    wet = kind > 0
-    level = np.where(wet, np.where(kind == 2, _level(rate_mmh, SNOW_LEVELS),
-                                   _level(rate_mmh, RAIN_LEVELS)) + 1, 0)
-    possible = wet & ((rate_mmh < SURE_MMH) | (_known(probability, 1.0) < SURE_PROBABILITY))
-    thunder = np.where(wet, _level(cape, CAPE_LEVELS), 0)
-    wind = _level(wind_ms, WIND_LEVELS)
-    spread = temperature_c - dewpoint_c
-    vis = _known(visibility_m, np.inf)
-    calm = wind == 0
-    low = vis < MIST_M
-    visibility = np.where(calm & (vis < FOG_M) & (spread <= FOG_SPREAD_C), 1,
-                          np.where(low & calm & (spread <= MIST_SPREAD_C), 2,
-                                   np.where(low & (spread > MIST_SPREAD_C), 3, 0)))
-    humid = np.where(humidity < DRY_HUMIDITY, 1,
-                     np.where((humidity > HUMID_HUMIDITY) & (temperature_c > HUMID_MIN_C), 2, 0))
-    return Conditions(kind=kind, level=level, possible=possible.astype(np.int64),
-                      thunder=thunder, wind=wind, visibility=visibility, humidity=humid,
-                      sky=_level(cloud, CLOUD_LEVELS))
+    return 0 if cloud != cloud else bisect.bisect_right(CLOUD_LEVELS, cloud)
 
 
 def decode(code: int) -> tuple[int, ...]:
@@ -200,25 +138,30 @@ def phrase(code: int):
 
 def titles(codes: list[int], lang: str) -> list[str]:
     """Title-case summaries ("Partly Cloudy") of condition codes."""
-    return [render(("title", phrase(c)), lang) for c in codes]
+    cache = _TITLES.setdefault(lang, {})
+    out = []
+    for code in codes:
+        title = cache.get(code)
+        if title is None:
+            title = cache[code] = render(("title", phrase(code)), lang)
+        out.append(title)
+    return out
+
+
+_TITLES: dict[str, dict[int, str]] = {}
 
 
 # ---- icons --------------------------------------------------------------------------------
 
 ICON_CODES = ("01", "02", "03", "04", "09", "10", "11", "13", "50")
-_ICON_ARRAY = np.asarray(ICON_CODES)
+_ICON_NAMES = np.asarray([code + suffix for code in ICON_CODES for suffix in "dn"])
 # Ties between equally frequent icons go to the more severe.
 SEVERITY = {"11": 8, "13": 7, "10": 6, "09": 5, "50": 4, "04": 3, "03": 2, "02": 1, "01": 0}
 
 
-def icons(c: Conditions) -> np.ndarray:
-    """OpenWeatherMap condition codes (decisions rule 29), without the d/n suffix."""
-    falls = (c.kind > 0) & (c.possible == 0)
-    choice = np.where(
-        falls, np.where(c.thunder == 2, 6, np.where(
-            c.kind >= 2, 7, np.where((c.level == 1) | (c.sky < 3), 4, 5))),
-        np.where(c.visibility > 0, 8, np.minimum(c.sky, 3)))
-    return _ICON_ARRAY[choice]
+def icon_names(index: np.ndarray, day) -> list[str]:
+    """Icon codes with their d or n suffix."""
+    return _ICON_NAMES[index * 2 + np.where(day, 0, 1)].tolist()
 
 
 def precipitation_icon(kind: int, peak_mmh: float) -> str:
@@ -226,13 +169,7 @@ def precipitation_icon(kind: int, peak_mmh: float) -> str:
     return "13" if kind >= 2 else "09" if peak_mmh < RAIN_LEVELS[0] else "10"
 
 
-def with_suffix(icon_codes: np.ndarray, day) -> list[str]:
-    """'04' + 'd' or 'n'."""
-    return np.char.add(icon_codes.astype("U2"), np.where(day, "d", "n")).tolist()
-
-
-def dominant(icon_codes) -> str:
-    """The most frequent icon code; ties go to the more severe."""
-    values, counts = np.unique(np.asarray(icon_codes), return_counts=True)
-    best = max(zip(counts.tolist(), values.tolist()), key=lambda cv: (cv[0], SEVERITY[cv[1]]))
-    return best[1]
+def dominant(index) -> str:
+    """The most frequent icon code of icon indexes; ties go to the more severe."""
+    counts = np.bincount(np.asarray(index, dtype=np.int64), minlength=len(ICON_CODES)).tolist()
+    return max(zip(counts, ICON_CODES), key=lambda cv: (cv[0], SEVERITY[cv[1]]))[1]

@@ -1,8 +1,11 @@
-"""The moon's phase as the lunation fraction (elongation from the sun / 360°), Meeus ch. 47."""
+"""The moon's phase as the lunation fraction (elongation from the sun / 360°), Meeus ch. 47.
+
+Takes numpy arrays or scalars; compiled with numba (cache=True) like server.science.sun."""
 
 from __future__ import annotations
 
 import numpy as np
+from numba import njit
 
 # Periodic terms of the moon's longitude (Meeus table 47.A, largest 24): multiples of
 # D, M, M', F and the coefficient in 1e-6 degrees.
@@ -18,20 +21,20 @@ LONGITUDE_TERMS = np.array([
 ], dtype=np.float64)
 
 
-def phase(unix_s) -> np.ndarray:
+@njit(cache=True)
+def phase(unix_s):
     """Lunation fraction at the given times: 0 new, 0.25 first quarter, 0.5 full, 0.75 last."""
-    t = (np.asarray(unix_s, dtype=np.float64) / 86400.0 + 2440587.5 - 2451545.0) / 36525.0
+    t = (unix_s / 86400.0 + 2440587.5 - 2451545.0) / 36525.0
     d = np.radians(297.8501921 + 445267.1114034 * t - 0.0018819 * t * t)
     m = np.radians(357.5291092 + 35999.0502909 * t - 0.0001536 * t * t)
     mp = np.radians(134.9633964 + 477198.8675055 * t + 0.0087414 * t * t)
     f = np.radians(93.2720950 + 483202.0175233 * t - 0.0036539 * t * t)
-    moon_mean = 218.3164477 + 481267.88123421 * t - 0.0015786 * t * t
     e = 1.0 - 0.002516 * t - 0.0000074 * t * t
-    k = LONGITUDE_TERMS
-    args = (np.multiply.outer(d, k[:, 0]) + np.multiply.outer(m, k[:, 1])
-            + np.multiply.outer(mp, k[:, 2]) + np.multiply.outer(f, k[:, 3]))
-    eccentricity = np.where(np.abs(k[:, 1]) == 1, e[..., None] if np.ndim(e) else e, 1.0)
-    moon = moon_mean + (np.sin(args) * k[:, 4] * eccentricity).sum(axis=-1) / 1e6
+    moon = 218.3164477 + 481267.88123421 * t - 0.0015786 * t * t
+    for k in range(LONGITUDE_TERMS.shape[0]):
+        row = LONGITUDE_TERMS[k]
+        term = row[4] * 1e-6 * np.sin(row[0] * d + row[1] * m + row[2] * mp + row[3] * f)
+        moon = moon + (term * e if row[1] != 0 else term)
     # The sun's geometric longitude (the aberration and nutation terms largely cancel).
     l0 = 280.46646 + 36000.76983 * t + 0.0003032 * t * t
     centre = (np.sin(m) * (1.914602 - t * (0.004817 + 0.000014 * t))
