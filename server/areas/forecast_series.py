@@ -53,7 +53,7 @@ def input_columns(column: dict[str, int]) -> np.ndarray:
 
 def derive(values: np.ndarray, inputs: np.ndarray, lift_c: float) -> Series:
     """Quantities at the point from the bilinear values (n, nvar); `lift_c` is the elevation
-    correction added to temperature and dewpoint (keeping their spread, so the humidity)."""
+    correction added to temperature and dewpoint (their spread kept, the humidity nearly)."""
     n = values.shape[0]
     rows, parts = np.empty((len(ROWS), n)), np.empty((8, n), dtype=np.int64)
     codes, icons = np.empty(n, dtype=np.int64), np.empty(n, dtype=np.int64)

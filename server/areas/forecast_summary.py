@@ -203,12 +203,12 @@ def week_phrase(st: Stats, highs: list[float], names: list[str], fahrenheit: boo
     hi = max(known, key=lambda d: highs[d])
     lo = min(known, key=lambda d: highs[d])
     unit = "fahrenheit" if fahrenheit else "celsius"
-    if hi == known[-1]:
+    if highs[hi] - highs[lo] < 1.0 or hi not in (known[0], known[-1]):
+        trend = ("temperatures-peaking", (unit, round(highs[hi])), names[hi])
+    elif hi == known[-1]:
         trend = ("temperatures-rising", (unit, round(highs[hi])), names[hi])
     elif lo == known[-1]:
         trend = ("temperatures-falling", (unit, round(highs[lo])), names[lo])
-    elif hi != known[0]:
-        trend = ("temperatures-peaking", (unit, round(highs[hi])), names[hi])
     else:
         trend = ("temperatures-valleying", (unit, round(highs[lo])), names[lo])
     return ("sentence", ("with", precipitation, trend))
