@@ -306,3 +306,22 @@ def test_the_generated_default(server, default_build):
         assert all(-90 < t < 60 for t in temperatures) and len(set(temperatures)) > 1
         assert len(body["daily"]["data"]) == 7
     np.testing.assert_equal(len(entry["tables"]), 1)
+
+
+@pytest.mark.parametrize("params", [{}, {"units": "us", "extend": "hourly"},
+                                    {"exclude": "minutely,hourly", "lang": "ja"}])
+def test_responses_match_the_openapi_schema(forecast_server, params):
+    from jsonschema import Draft202012Validator
+    from referencing import Registry, Resource
+    from referencing.jsonschema import DRAFT202012
+
+    from server import openapi
+
+    registry = Registry().with_resource("urn:openapi", Resource.from_contents(
+        openapi.document(), default_specification=DRAFT202012))
+    validator = Draft202012Validator({"$ref": "urn:openapi#/components/schemas/Forecast"},
+                                     registry=registry)
+    for point in (ZURICH, OCEAN, (-89.9, 179.9)):
+        body = forecast(forecast_server, point, **params)
+        errors = [f"{list(e.path)}: {e.message}" for e in validator.iter_errors(body)]
+        assert not errors, errors[:5]
