@@ -86,15 +86,17 @@ def steps_h(horizon_h: int = THREE_HOURLY_TO_H) -> np.ndarray:
 
 
 def write_run(folder: Path, run_s: int, grid: Grid, steps: np.ndarray,
-              collect=None) -> list[Path]:
-    """Write one run's files into `folder`; `collect(valid_s, fields)` sees every step."""
+              collect=None, variables: tuple[str, ...] | None = None) -> list[Path]:
+    """Write one run's files into `folder` (all VARIABLES, or the named ones);
+    `collect(valid_s, fields)` sees every step."""
     folder.mkdir(parents=True, exist_ok=True)
     stamp = np.datetime64(run_s, "s").astype(object)
     resolution = f"{grid.step_deg:.2f}".replace(".", "p")
     prefix = f"gfs.{stamp:%Y%m%d}.t{stamp:%H}z.pgrb2.{resolution}"
     levels = {}
     for name, (level, value, *_rest) in VARIABLES.items():
-        levels.setdefault((level, value), []).append(name)
+        if variables is None or name in variables:
+            levels.setdefault((level, value), []).append(name)
     files, handles = [], {}
     try:
         for (level, value), names in levels.items():
