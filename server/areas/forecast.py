@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from typing import Mapping
 
@@ -27,7 +28,8 @@ load = forecast_data.load
 
 
 def parse(coordinates: str, query: Mapping[str, str]) -> tuple[Request, str]:
-    """The request as a frozen dataclass, plus the units asked for (auto is resolved later)."""
+    """The request as a frozen dataclass, plus the units asked for (the request holds si until
+    the handler resolves them: auto needs the point's country)."""
     lat, lon = params.path_coordinates(coordinates)
     units = params.choice(query, "units", "us", UNITS)
     lang = forecast_text.language(params.language(query, "lang"))
@@ -60,7 +62,7 @@ async def forecast(request: web.Request) -> web.Response:
     place = locate(query.lat, query.lon, gazetteer)
     system = unit_systems.for_country(place.country) if units == "auto" \
         else unit_systems.SYSTEMS[units]
-    query = Request(**{**query.__dict__, "units": system})
+    query = dataclasses.replace(query, units=system)
     body = Forecast(data, place, query, now).body()
     max_age = max(MIN_MAX_AGE_S, math.floor(data.next_version_s - now))
     return web.Response(body=orjson.dumps(body), content_type="application/json",

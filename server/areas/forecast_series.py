@@ -8,6 +8,7 @@ classification themselves run in forecast_kernels.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import lru_cache
 
 import numpy as np
 
@@ -62,7 +63,7 @@ def derive(values: np.ndarray, inputs: np.ndarray, lift_c: float) -> Series:
     return Series(rows=rows, parts=parts, codes=codes, icons=icons)
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)
 class Conversion:
     """Per-row factor, offset and rounding multiplier of one unit system."""
 
@@ -72,9 +73,14 @@ class Conversion:
 
     def apply(self, rows: tuple[int, ...], matrix: np.ndarray) -> list[list[float]]:
         """The given rows of matrix (len(rows), n), converted and rounded, as lists."""
-        index = list(rows)
-        f, o, m = self.factor[index, None], self.offset[index, None], self.multiplier[index, None]
+        f, o, m = self.columns(rows)
         return (np.rint((matrix * f + o) * m) / m).tolist()
+
+    @lru_cache(maxsize=64)
+    def columns(self, rows: tuple[int, ...]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """Factor, offset and multiplier of the rows, as column vectors."""
+        index = list(rows)
+        return self.factor[index, None], self.offset[index, None], self.multiplier[index, None]
 
 
 _CONVERSIONS: dict[str, Conversion] = {}

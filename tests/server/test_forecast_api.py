@@ -325,3 +325,13 @@ def test_responses_match_the_openapi_schema(forecast_server, params):
         body = forecast(forecast_server, point, **params)
         errors = [f"{list(e.path)}: {e.message}" for e in validator.iter_errors(body)]
         assert not errors, errors[:5]
+
+
+@pytest.mark.parametrize("point", [(90, 180), (-90, -180), (0, 0), (89.99, -179.99),
+                                   (-0.0, 180), (71.2, -156.8)])
+def test_edges_of_the_globe_answer(forecast_server, point):
+    body = forecast(forecast_server, point, units="auto", extend="hourly")
+    assert body["currently"]["temperature"] is not None
+    assert len(body["daily"]["data"]) == 7
+    for day in body["daily"]["data"]:
+        assert (day["sunriseTime"] is None) == (day["sunsetTime"] is None)
