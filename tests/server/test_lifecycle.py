@@ -8,6 +8,7 @@ import shutil
 import socket
 import threading
 import time
+import tomllib
 from pathlib import Path
 
 import pytest
@@ -126,10 +127,11 @@ def test_nothing_published_is_ready_with_areas_absent(tmp_path):
         assert reply.status == 503 and reply.json()["status"] == 503
 
 
-def test_keys_cli_stores_only_a_hash(tmp_path):
-    keys = tmp_path / "keys.json"
+@pytest.mark.parametrize("name", ["keys.json", "keys.toml"])
+def test_keys_cli_stores_only_a_hash(tmp_path, name):
+    keys = tmp_path / name
     key = add_key(keys, "alice", rate_limit=5)
-    stored = json.loads(keys.read_text())["keys"]
+    stored = (tomllib.loads if name.endswith(".toml") else json.loads)(keys.read_text())["keys"]
     assert stored == [{"name": "alice", "sha256": hashlib.sha256(key.encode()).hexdigest(),
                        "rate_limit": 5}]
     assert key not in keys.read_text()
