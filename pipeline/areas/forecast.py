@@ -64,8 +64,8 @@ def build(datasets: Path, version: Path) -> dict:
         rows = forecast_alerts.write(version, found.alerts)
         alerts_kind = ("none" if not alerts_dir.is_dir()
                        else "generated" if alerts_dir.is_relative_to(scratch) else "real")
-        inputs = (describe_inputs(files, root)
-                  + describe_inputs(found.files, scratch if alerts_kind == "generated" else datasets))
+        alerts_root = scratch if alerts_kind == "generated" else datasets
+        inputs = describe_inputs(files, root) + describe_inputs(found.files, alerts_root)
         model = "generated" if kind == "generated" else scan.centre
         return _manifest_entry(kind, model, fields, inputs, hourly, static, {
             "kind": alerts_kind, "count": rows, "skipped_without_polygon": found.skipped})

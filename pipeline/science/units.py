@@ -1,4 +1,5 @@
-"""Unit strings as cfgrib, wgrib2 and CF write them, and the conversions to the artifact's SI units."""
+"""Unit strings as cfgrib, wgrib2 and CF write them, and the conversions to the artifact's SI
+units."""
 
 from __future__ import annotations
 

@@ -168,8 +168,8 @@ def _read_cap(path: Path) -> tuple[list[Alert], int]:
     roots = [root] if root.tag.endswith("alert") else root.findall(".//cap:alert", CAP_NS)
     alerts, skipped = [], 0
     for alert in roots:
-        text = lambda el, name: (el.findtext(f"cap:{name}", default="", namespaces=CAP_NS)  # noqa: E731
-                                 or "").strip()
+        def text(el, name: str) -> str:
+            return (el.findtext(f"cap:{name}", default="", namespaces=CAP_NS) or "").strip()
         if text(alert, "status") != "Actual" or text(alert, "msgType") == "Cancel":
             continue
         infos = alert.findall("cap:info", CAP_NS)

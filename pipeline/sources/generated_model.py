@@ -221,7 +221,8 @@ class Weather:
                     + lows["p"] + highs["p"])
         u, v = self._wind(pressure * 100.0)
         speed = np.hypot(u, v)
-        wet = np.clip(lows["core"] * 1.1 + itcz * (0.3 + 0.7 * afternoon) * self._patches(day), 0, 1)
+        convection = itcz * (0.3 + 0.7 * afternoon) * self._patches(day)
+        wet = np.clip(lows["core"] * 1.1 + convection, 0, 1)
         cloud = np.clip(25 + 75 * np.clip(lows["cloud"] + 0.8 * itcz, 0, 1) - 35 * highs["core"],
                         0, 100)
         rate_mmh = np.clip(6.0 * wet ** 2 - 0.3, 0, None) * (cloud > 60)

@@ -26,7 +26,8 @@ class AlertIndex:
         self.boxes = np.load(root / F.ALERT_BOXES)
         vertices = np.load(root / F.ALERT_VERTICES)
         start = np.load(root / F.ALERT_RING_START)
-        ring_part, part_alert = np.load(root / F.ALERT_RING_PART), np.load(root / F.ALERT_PART_ALERT)
+        ring_part = np.load(root / F.ALERT_RING_PART)
+        part_alert = np.load(root / F.ALERT_PART_ALERT)
         # alert -> its polygons, each a list of rings
         self.polygons: list[list[list[np.ndarray]]] = [[] for _ in self.items]
         rings_of_part: dict[int, list[np.ndarray]] = {}

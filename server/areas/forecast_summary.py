@@ -17,7 +17,6 @@ from server.areas import forecast_kernels as kernels
 from server.areas import forecast_text as text
 
 PERIODS = ("morning", "afternoon", "evening", "night")
-PERIOD_START_H = (4, 12, 17, 22)
 PERIOD_MM = 0.2                # a period mentions precipitation from this total
 DAY_MM = 1.0                   # a day of the week counts as wet from this total
 WEEKDAYS = ("monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday")

@@ -1,4 +1,5 @@
-"""Unit systems of the forecast (interface.md 2.9, science.md §7): SI values in, the system's out."""
+"""Unit systems of the forecast (interface.md 2.9, science.md §7): SI values in, the system's
+units out."""
 
 from __future__ import annotations
 

@@ -38,8 +38,12 @@ def ephemeris(lat: float, lon: float, noon_s: float) -> tuple[float, float]:
                                .replace(tzinfo=None))
     rise = observer.previous_rising(ephem.Sun())
     set_ = observer.next_setting(ephem.Sun())
-    to_unix = lambda d: calendar.timegm(d.datetime().timetuple()) + d.datetime().microsecond / 1e6  # noqa: E731
-    return to_unix(rise), to_unix(set_)
+    return _unix(rise), _unix(set_)
+
+
+def _unix(date) -> float:
+    when = date.datetime()
+    return calendar.timegm(when.timetuple()) + when.microsecond / 1e6
 
 
 def test_zurich_check_value():
@@ -85,7 +89,8 @@ def test_a_sunset_after_local_midnight_belongs_to_the_day_before():
     rise, set_ = events(lat, lon, utc(2026, 6, 21, 12))
     assert utc(2026, 6, 22) < set_ < utc(2026, 6, 22, 0, 30)
     assert utc(2026, 6, 21, 2, 50) < rise < utc(2026, 6, 21, 3, 10)
-    e_rise, e_set = ephemeris(lat, lon, float(sun.solar_noon(np.array([utc(2026, 6, 21, 13)]), lon)[0]))
+    noon = float(sun.solar_noon(np.array([utc(2026, 6, 21, 13)]), lon)[0])
+    e_rise, e_set = ephemeris(lat, lon, noon)
     assert abs(set_ - e_set) < 30 and abs(rise - e_rise) < 30
 
 
@@ -160,7 +165,8 @@ def test_unit_systems():
 @pytest.mark.parametrize("raw, quantity, factor, offset", [
     ("K", "temperature_c", 1, -273.15), ("m s**-1", "speed_ms", 1, 0), ("m/s", "speed_ms", 1, 0),
     ("kg m**-2 s**-1", "rate_mmh", 3600, 0), ("kg/m^2/s", "rate_mmh", 3600, 0),
-    ("kg m-2 s-1", "rate_mmh", 3600, 0), ("kg m**-2", "amount_mm", 1, 0), ("m", "amount_mm", 1000, 0),
+    ("kg m-2 s-1", "rate_mmh", 3600, 0), ("kg m**-2", "amount_mm", 1, 0),
+    ("m", "amount_mm", 1000, 0),
     ("%", "fraction", 0.01, 0), ("(0 - 1)", "fraction", 1, 0), ("Pa", "pressure_hpa", 0.01, 0),
     ("m**2 s**-2", "length_m", 1 / 9.80665, 0), ("Code table 4.222", "category", 1, 0),
 ])

@@ -206,7 +206,8 @@ def test_exclude_leaves_blocks_out(forecast_server):
 
 
 @pytest.mark.parametrize("lang, expected", [
-    ("de", "In der kommenden Stunde leicht bewölkt"), ("fr", "Faibles passages nuageux"), ("pt-BR", None),
+    ("de", "In der kommenden Stunde leicht bewölkt"), ("fr", "Faibles passages nuageux"),
+    ("pt-BR", None),
     ("zh-TW", None), ("xx", "Partly cloudy"), ("EN", "Partly cloudy"),
 ])
 def test_summaries_in_the_requested_language(forecast_server, lang, expected):
