@@ -1,0 +1,1 @@
+"""Pure, vectorised, table-driven science: no I/O, units in names."""
