@@ -11,7 +11,7 @@ import orjson
 from aiohttp import web
 
 from server import openapi
-from server.areas import geocoding, pending
+from server.areas import air_quality, geocoding, pending
 from server.config import Config
 from server.errors import ApiError
 from server.http import CONFIG, KEYS, LIMITER, STORE, api_middleware, endpoint
@@ -20,7 +20,7 @@ from server.ratelimit import RateLimiter
 from server.store import Store
 
 log = logging.getLogger("server")
-LOADERS = {"geocoding": geocoding.load}
+LOADERS = {"geocoding": geocoding.load, "air_quality": air_quality.load}
 
 
 def create_app(config: Config) -> web.Application:
@@ -36,6 +36,7 @@ def create_app(config: Config) -> web.Application:
         web.get("/ready", ready),
         web.get("/openapi.json", openapi_document),
         *geocoding.routes(),
+        *air_quality.routes(),
         *pending.routes(),
     ])
     return app

@@ -18,11 +18,10 @@ def _unavailable(area: str, auth: str):
 
 
 def routes() -> list[web.RouteDef]:
-    """Routes of the air quality, forecast and webcam areas."""
-    air, forecast = _unavailable("air_quality", "key"), _unavailable("forecast", "key")
+    """Routes of the forecast and webcam areas."""
+    forecast = _unavailable("forecast", "key")
     webcams = _unavailable("webcams", "key")
     return [
-        web.get("/air-quality/{coordinates}", air),
         web.get("/forecast/{coordinates}", forecast),
         web.get("/webcams", webcams),
         web.post("/webcams/token", webcams),

@@ -1,0 +1,81 @@
+"""The AQI tables the pipeline publishes (manifest "aqi"), evaluated on a point's series.
+
+The server knows no breakpoints: it reads each index's inputs (concentration column, scale,
+truncation, piecewise-linear table) from the manifest and applies them as contract.AirQuality
+describes, so that the index at a point is the index of the interpolated concentrations.
+
+For speed every input of every index is evaluated in one pass: the tables are laid end to end
+on one axis (each shifted past the previous one) and each input's value, clamped to its own
+table, is looked up with a single np.interp.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from contract import AirQuality as AQ
+
+NAN = float("nan")
+
+
+class IndexTables:
+    """Every published index, ready to evaluate over a (steps, nvar) block of a grid."""
+
+    def __init__(self, published: dict, variables: tuple[str, ...]):
+        column = {name: i for i, name in enumerate(variables)}
+        # Truncated inputs first, so that truncation works on one slice.
+        inputs = sorted(((name, t) for name, tables in published.items() for t in tables),
+                        key=lambda item: item[1]["decimals"] is None)
+        self.names = list(published)
+        self.members = [np.array([i for i, (n, _) in enumerate(inputs) if n == name])
+                        for name in self.names]
+        self.required = [np.array([column[t["variable"]] for n, t in inputs
+                                   if n == name and t["required"]], dtype=np.intp)
+                         for name in self.names]
+        self.columns = np.array([column[t["variable"]] for _, t in inputs])
+        self.scale = np.array([float(t["scale"]) for _, t in inputs])
+        self.truncated = sum(t["decimals"] is not None for _, t in inputs)
+        self.factor = np.array([10.0 ** t["decimals"] for _, t in inputs[:self.truncated]])
+        # Each table with flat ends for `below` and `above` (NaN ends give NaN there), laid
+        # end to end on one axis: table k's span [x0 - 2, xn + 2] is shifted by shift[k].
+        xs, ys = [], []
+        for _, t in inputs:
+            x, below, above = t["x"], _value(t["below"]), _value(t["above"])
+            xs.append([x[0] - 2, x[0] - EDGE, *x, x[-1] + EDGE, x[-1] + 2])
+            ys.append([below, below, *t["y"], above, above])
+        self.low = np.array([x[0] for x in xs])
+        self.high = np.array([x[-1] for x in xs])
+        widths = self.high - self.low + 1.0
+        self.shift = np.concatenate(([0.0], np.cumsum(widths)[:-1])) - self.low
+        self.xp = np.concatenate([np.asarray(x) + s for x, s in zip(xs, self.shift)])
+        self.fp = np.concatenate([np.asarray(y, dtype=np.float64) for y in ys])
+
+    def evaluate(self, block: np.ndarray) -> dict[str, np.ndarray]:
+        """Each index (float, integer-valued, NaN when unknown) for each row of `block`."""
+        value = block[:, self.columns] * self.scale
+        cut = value[:, :self.truncated]
+        cut *= self.factor
+        cut += AQ.TRUNCATION_SLACK
+        np.floor(cut, out=cut)
+        cut /= self.factor
+        np.clip(value, self.low, self.high, out=value)
+        value += self.shift
+        part = np.interp(value, self.xp, self.fp)
+        best = np.stack([np.fmax.reduce(part[:, m], axis=1) for m in self.members])
+        np.minimum(best, AQ.INDEX_CAP, out=best)
+        best += 0.5 + AQ.HALF_UP_SLACK
+        np.floor(best, out=best)
+        out = {}
+        for k, name in enumerate(self.names):
+            best[k, np.isnan(block[:, self.required[k]]).any(axis=1)] = NAN
+            out[name] = best[k]
+        return out
+
+
+# Below the first breakpoint by more than this, an input takes its `below` value.
+# Truncated inputs are multiples of at least 0.001; the EEA tables are continuous there.
+EDGE = 1e-9
+
+
+def _value(limit: float | None) -> float:
+    return NAN if limit is None else float(limit)
