@@ -88,20 +88,24 @@ def _domain(name: str, datasets: Path, scratch: Path, now_s: float | None) -> Do
 
 def _write_grid(domain: Domain, version: Path, scratch: Path) -> dict:
     """Stitch the runs into scratch files, then write the domain's grid band by band."""
+    started = time.perf_counter()
     newest = domain.runs[0]
-    start = newest.reference_time - HISTORY_H * 3600
+    # History for the windows, as far as older runs reach.
+    start = max(newest.reference_time - HISTORY_H * 3600,
+                min(r.reference_time + int(r.lead_hours[0]) * 3600 for r in domain.runs))
     end = max(r.reference_time + int(r.lead_hours[-1]) * 3600 for r in domain.runs)
     hours = np.arange(start, end + 1, 3600, dtype=np.int64)
+    skip = (newest.reference_time - start) // 3600
     axes = newest.axes
     names = sorted({n for r in domain.runs for n in r.fields})
     stitched = {n: _stitch(domain.runs, n, hours, scratch / f"{domain.name}-{n}.raw")
                 for n in names}
     spec = grid.spec(AQ.GRID_FILES[domain.name], axes.lat, axes.lon, newest.reference_time,
-                     3600, len(hours) - HISTORY_H, list(VARIABLES[domain.name]))
+                     3600, len(hours) - skip, list(VARIABLES[domain.name]))
     shape = (len(axes.lat), len(hours), len(axes.lon))
-    grid.write(version, spec, lambda a, b: _band(domain.name, stitched, shape, a, b))
-    log.info("%s: %d x %d cells, %d hours from %s", domain.name, spec["nlat"], spec["nlon"],
-             spec["ntime"], _iso(spec["time0"]))
+    grid.write(version, spec, lambda a, b: _band(domain.name, stitched, shape, skip, a, b))
+    log.info("%s: %d x %d cells, %d hours from %s, in %.1f s", domain.name, spec["nlat"],
+             spec["nlon"], spec["ntime"], _iso(spec["time0"]), time.perf_counter() - started)
     return spec
 
 
@@ -134,16 +138,17 @@ def _read_rows(path: Path, shape: tuple[int, int, int], a: int, b: int) -> np.nd
     return block.reshape(b - a, ntime, nlon).transpose(1, 0, 2)
 
 
-def _band(domain: str, stitched: dict[str, Path], shape: tuple[int, int, int], a: int,
-          b: int) -> np.ndarray:
-    """Every output variable for latitude rows [a, b): (nvar, ntime, rows, nlon)."""
+def _band(domain: str, stitched: dict[str, Path], shape: tuple[int, int, int], skip: int,
+          a: int, b: int) -> np.ndarray:
+    """Every output variable for latitude rows [a, b) after the first `skip` (history) hours:
+    (nvar, ntime, rows, nlon)."""
     empty = np.full((shape[1], b - a, shape[2]), np.nan, dtype=np.float32)
     columns = {name: _read_rows(path, shape, a, b) for name, path in stitched.items()}
     for name, source, window in AQ.WINDOWS:
         columns[name] = series.trailing_mean(columns[source], window, axis=0)
     columns["european_aqi"] = aqi.european_aqi(columns).astype(np.float32)
     columns["us_aqi"] = aqi.us_aqi(columns).astype(np.float32)
-    return np.stack([columns.get(name, empty)[HISTORY_H:] for name in VARIABLES[domain]])
+    return np.stack([columns.get(name, empty)[skip:] for name in VARIABLES[domain]])
 
 
 def _iso(unix_s: int) -> str:

@@ -21,6 +21,7 @@ from tzfpy import get_tz
 from contract import AirQuality as AQ
 from server import params
 from server.areas.air_quality_index import IndexTables
+from server.areas.air_quality_json import Records, Tokens
 from server.errors import ApiError
 from server.grid import PointGrid
 from server.http import NOW, STORE, endpoint
@@ -39,8 +40,20 @@ POLLEN = (("pollenBirch", "birch_pollen_grains_m3"), ("pollenGrass", "grass_poll
           ("pollenRagweed", "ragweed_pollen_grains_m3"),
           ("pollenAlder", "alder_pollen_grains_m3"),
           ("pollenMugwort", "mugwort_pollen_grains_m3"))
+INDICES = ("eu", "us")             # the manifest's tables of europeanAqi and usAqi
 KEYS = ("time", "europeanAqi", "usAqi") + tuple(k for k, _ in POLLUTANTS)
 EUROPE_KEYS = KEYS + ("dustAod",) + tuple(k for k, _ in POLLEN)
+# Rendered numbers: concentrations to 10,000.0 and AOD to 10.000 come from tables.
+_TOKENS = {CONCENTRATION_DECIMALS: Tokens(CONCENTRATION_DECIMALS, 100_001),
+           AOD_DECIMALS: Tokens(AOD_DECIMALS, 10_001)}
+_INDEX_TOKENS = Tokens(0, int(AQ.INDEX_CAP) + 1)
+RECORDS = {
+    KEYS: Records(KEYS, 2, (CONCENTRATION_DECIMALS,) * len(POLLUTANTS), _TOKENS,
+                  _INDEX_TOKENS),
+    EUROPE_KEYS: Records(EUROPE_KEYS, 2, (CONCENTRATION_DECIMALS,) * len(POLLUTANTS)
+                         + (AOD_DECIMALS,) + (CONCENTRATION_DECIMALS,) * len(POLLEN),
+                         _TOKENS, _INDEX_TOKENS),
+}
 
 
 @dataclass(frozen=True)
@@ -54,7 +67,7 @@ class Domain:
 
     def __init__(self, version_dir: Path, spec: dict, tables: dict):
         self.grid = PointGrid(version_dir, spec)
-        self.tables = IndexTables(tables, self.grid.variables)
+        self.tables = IndexTables(tables, self.grid.variables, INDICES)
         column = self.grid.column
         self.pollutants = [column[v] for _, v in POLLUTANTS]
         self.pollen = [column[v] for _, v in POLLEN] if all(v in column for _, v in POLLEN) \
@@ -96,10 +109,6 @@ def _iso(unix_s: int) -> str:
     return datetime.fromtimestamp(unix_s, timezone.utc).strftime("%Y-%m-%dT%H:%MZ")
 
 
-def _integers(values: np.ndarray) -> list:
-    return [None if v != v else int(v) for v in values.tolist()]
-
-
 def _aligned(domain: Domain, lat: float, lon: float, hour: int, steps: int) -> np.ndarray:
     """The dust AOD at the point for `steps` hours from `hour` (NaN where not covered)."""
     grid = domain.grid
@@ -125,46 +134,20 @@ def answer(data: AirQualityData, query: AirQualityQuery, now_s: float) -> bytes:
                             "hour", headers={"Retry-After": str(STALE_RETRY_AFTER_S)})
     block = grid.series(lat, lon, first)
     steps = block.shape[0]
-    indices = domain.tables.evaluate(block)
-    columns = [list(range(hour, hour + steps * HOUR_S, HOUR_S)), _integers(indices["eu"]),
-               _integers(indices["us"])]
-    columns += np.round(block[:, domain.pollutants], CONCENTRATION_DECIMALS).T.tolist()
+    values = block[:, domain.pollutants]
     keys = KEYS
     if europe:
         keys = EUROPE_KEYS
         dust = (block[:, domain.dust] if domain.dust is not None
                 else _aligned(data.world, lat, lon, hour, steps))
-        columns.append(np.round(dust, AOD_DECIMALS).tolist())
-        if domain.pollen is not None:
-            columns += np.round(block[:, domain.pollen], CONCENTRATION_DECIMALS).T.tolist()
-        else:
-            columns += [[None] * steps for _ in POLLEN]
-    current, hourly = _records(keys, columns)
+        pollen = (block[:, domain.pollen] if domain.pollen is not None
+                  else np.full((steps, len(POLLEN)), np.nan))
+        values = np.concatenate((values, dust[:, None], pollen), axis=1)
+    times = list(range(hour, hour + steps * HOUR_S, HOUR_S))
+    current, hourly = RECORDS[keys].render(times, domain.tables.evaluate(block), values)
     return b'{"latitude":%b,"longitude":%b,"timezone":%b,"current":%b,"hourly":{"data":%b}}' % (
         orjson.dumps(round(lat, 5)), orjson.dumps(round(lon, 5)),
         orjson.dumps(get_tz(lon, lat) or "UTC"), current, hourly)
-
-
-def _prefixes(keys: tuple[str, ...]) -> list[bytes]:
-    return [b'{"%b":' % keys[0].encode()] + [b',"%b":' % k.encode() for k in keys[1:]]
-
-
-PREFIXES = {keys: _prefixes(keys) for keys in (KEYS, EUROPE_KEYS)}
-
-
-def _records(keys: tuple[str, ...], columns: list[list]) -> tuple[bytes, bytes]:
-    """JSON of the first record and of the array of all records, one per row of the columns.
-
-    Assembled column by column (orjson renders each column's values once), which is what
-    a dict per row and orjson would write, at a third of the cost for a hundred hours."""
-    steps, width = len(columns[0]), 2 * len(keys)
-    parts = [b""] * (steps * width)
-    for k, (prefix, column) in enumerate(zip(PREFIXES[keys], columns)):
-        parts[2 * k::width] = [prefix] * steps
-        parts[2 * k + 1::width] = orjson.dumps(column)[1:-1].split(b",")
-    first = b"".join(parts[:width]) + b"}"
-    parts[width::width] = [b"},{" + parts[width][1:]] * (steps - 1)
-    return first, b"[" + b"".join(parts) + b"}]"
 
 
 @endpoint(area=AREA, auth="key", max_age=MAX_AGE_S, period_s=HOUR_S)

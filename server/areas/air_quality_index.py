@@ -21,21 +21,23 @@ NAN = float("nan")
 class IndexTables:
     """Every published index, ready to evaluate over a (steps, nvar) block of a grid."""
 
-    def __init__(self, published: dict, variables: tuple[str, ...]):
+    def __init__(self, published: dict, variables: tuple[str, ...], names: tuple[str, ...]):
         column = {name: i for i, name in enumerate(variables)}
-        # Truncated inputs first, so that truncation works on one slice.
-        inputs = sorted(((name, t) for name, tables in published.items() for t in tables),
-                        key=lambda item: item[1]["decimals"] is None)
-        self.names = list(published)
-        self.members = [np.array([i for i, (n, _) in enumerate(inputs) if n == name])
-                        for name in self.names]
-        self.required = [np.array([column[t["variable"]] for n, t in inputs
-                                   if n == name and t["required"]], dtype=np.intp)
-                         for name in self.names]
+        self.names = list(names)
+        # Truncated inputs first (truncation then works on one slice), then by index, so that
+        # each index's inputs are usually one slice too.
+        inputs = sorted(((k, t) for k, name in enumerate(self.names) for t in published[name]),
+                        key=lambda item: (item[1]["decimals"] is None, item[0]))
+        self.members = [_slice([i for i, (k, _) in enumerate(inputs) if k == group])
+                        for group in range(len(self.names))]
         self.columns = np.array([column[t["variable"]] for _, t in inputs])
         self.scale = np.array([float(t["scale"]) for _, t in inputs])
         self.truncated = sum(t["decimals"] is not None for _, t in inputs)
         self.factor = np.array([10.0 ** t["decimals"] for _, t in inputs[:self.truncated]])
+        required = [(k, column[t["variable"]]) for k, t in inputs if t["required"]]
+        self.required = np.array([c for _, c in required], dtype=np.intp)
+        self.required_of = [_slice([i for i, (k, _) in enumerate(required) if k == group])
+                            for group in range(len(self.names))]
         # Each table with flat ends for `below` and `above` (NaN ends give NaN there), laid
         # end to end on one axis: table k's span [x0 - 2, xn + 2] is shifted by shift[k].
         xs, ys = [], []
@@ -50,26 +52,37 @@ class IndexTables:
         self.xp = np.concatenate([np.asarray(x) + s for x, s in zip(xs, self.shift)])
         self.fp = np.concatenate([np.asarray(y, dtype=np.float64) for y in ys])
 
-    def evaluate(self, block: np.ndarray) -> dict[str, np.ndarray]:
-        """Each index (float, integer-valued, NaN when unknown) for each row of `block`."""
-        value = block[:, self.columns] * self.scale
+    def evaluate(self, block: np.ndarray) -> np.ndarray:
+        """The indices `names` (float, integer-valued, NaN when unknown) for each row of
+        `block`: shape (len(names), steps)."""
+        value = block[:, self.columns]
+        value *= self.scale
         cut = value[:, :self.truncated]
         cut *= self.factor
         cut += AQ.TRUNCATION_SLACK
         np.floor(cut, out=cut)
         cut /= self.factor
-        np.clip(value, self.low, self.high, out=value)
+        np.maximum(value, self.low, out=value)
+        np.minimum(value, self.high, out=value)
         value += self.shift
         part = np.interp(value, self.xp, self.fp)
-        best = np.stack([np.fmax.reduce(part[:, m], axis=1) for m in self.members])
+        best = np.empty((len(self.names), block.shape[0]))
+        for k, members in enumerate(self.members):
+            np.fmax.reduce(part[:, members], axis=1, out=best[k])
         np.minimum(best, AQ.INDEX_CAP, out=best)
         best += 0.5 + AQ.HALF_UP_SLACK
         np.floor(best, out=best)
-        out = {}
-        for k, name in enumerate(self.names):
-            best[k, np.isnan(block[:, self.required[k]]).any(axis=1)] = NAN
-            out[name] = best[k]
-        return out
+        unknown = np.isnan(block[:, self.required])
+        for k, members in enumerate(self.required_of):
+            best[k, unknown[:, members].any(axis=1)] = NAN
+        return best
+
+
+def _slice(indices: list[int]) -> slice | np.ndarray:
+    """A slice when the indices are consecutive (a view, no copy), else the index array."""
+    if indices and indices == list(range(indices[0], indices[-1] + 1)):
+        return slice(indices[0], indices[-1] + 1)
+    return np.array(indices, dtype=np.intp)
 
 
 # Below the first breakpoint by more than this, an input takes its `below` value.
