@@ -76,6 +76,34 @@ def newest_first(runs: dict[int, Run], folder: Path, required: tuple[str, ...]) 
     return ordered
 
 
+def scan(folder: Path, scratch: Path, add_file, required: tuple[str, ...],
+         decode_timedelta: bool | None = None) -> list[Run]:
+    """Every run in the folder's files (add_file(ds, path, runs) reads one), newest first."""
+    runs: dict[int, Run] = {}
+    for path in netcdf_files(folder, scratch):
+        with open_dataset(path, decode_timedelta) as ds:
+            add_file(ds, path, runs)
+    return newest_first(runs, folder, required)
+
+
+def known_variables(ds: xr.Dataset, variables, model: str, path: Path) -> list[str]:
+    """The dataset's variables among `variables`; none at all is an InputError."""
+    names = [v for v in variables if v in ds.data_vars]
+    if not names:
+        raise InputError(path, f"holds none of the {model} variables "
+                               f"({', '.join(sorted(variables))})")
+    return names
+
+
+def run_of(runs: dict[int, Run], domain: str, run_time: int, hours: np.ndarray, grid_axes: Axes,
+           path: Path) -> Run:
+    """The run of that reference time, created on first sight; its files must agree."""
+    run = runs.setdefault(run_time, Run(domain, run_time, hours, grid_axes))
+    if not run.axes.same_grid(grid_axes) or list(run.lead_hours) != list(hours):
+        raise InputError(path, "the same run's files differ in grid or lead times")
+    return run
+
+
 def netcdf_files(folder: Path, scratch: Path) -> list[Path]:
     """The NetCDF files of a folder, members of .zip files (as the data stores deliver several
     files) extracted into `scratch`; sorted by name."""

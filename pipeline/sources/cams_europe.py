@@ -38,26 +38,15 @@ def present(datasets: Path) -> bool:
 
 def scan(folder: Path, scratch: Path, decode_timedelta: bool | None = None) -> list[Run]:
     """Every run found in the folder's files, newest first, all on one grid."""
-    runs: dict[int, Run] = {}
-    for path in cams.netcdf_files(folder, scratch):
-        with cams.open_dataset(path, decode_timedelta) as ds:
-            _add_file(ds, path, runs)
-    return cams.newest_first(runs, folder, REQUIRED)
+    return cams.scan(folder, scratch, _add_file, REQUIRED, decode_timedelta)
 
 
 def _add_file(ds: xr.Dataset, path: Path, runs: dict[int, Run]) -> None:
-    names = [v for v in VARIABLES if v in ds.data_vars]
-    if not names:
-        raise InputError(path, "holds none of the CAMS Europe variables "
-                               f"({', '.join(sorted(VARIABLES))})")
+    names = cams.known_variables(ds, VARIABLES, "CAMS Europe", path)
     if "time" not in ds.variables:
         raise InputError(path, "needs a time coordinate (hours from the run date)")
-    run_time = run_date(ds, path)
-    hours = cams.lead_hours(ds["time"].values, path, "time")
-    axes = cams.axes(ds, path)
-    run = runs.setdefault(run_time, Run(DOMAIN, run_time, hours, axes))
-    if not run.axes.same_grid(axes) or list(run.lead_hours) != list(hours):
-        raise InputError(path, "the same run's files differ in grid or lead times")
+    run = cams.run_of(runs, DOMAIN, run_date(ds, path),
+                      cams.lead_hours(ds["time"].values, path, "time"), cams.axes(ds, path), path)
     for name in names:
         cams.check_dims(ds, name, _dims(ds, name), path)
         if name in POLLUTANTS:

@@ -46,18 +46,11 @@ def present(datasets: Path) -> bool:
 
 def scan(folder: Path, scratch: Path, decode_timedelta: bool | None = None) -> list[Run]:
     """Every run found in the folder's files, newest first, all on one grid."""
-    runs: dict[int, Run] = {}
-    for path in cams.netcdf_files(folder, scratch):
-        with cams.open_dataset(path, decode_timedelta) as ds:
-            _add_file(ds, path, runs)
-    return cams.newest_first(runs, folder, REQUIRED)
+    return cams.scan(folder, scratch, _add_file, REQUIRED, decode_timedelta)
 
 
 def _add_file(ds: xr.Dataset, path: Path, runs: dict[int, Run]) -> None:
-    names = [v for v in VARIABLES if v in ds.data_vars]
-    if not names:
-        raise InputError(path, "holds none of the CAMS global variables "
-                               f"({', '.join(sorted(VARIABLES))})")
+    names = cams.known_variables(ds, VARIABLES, "CAMS global", path)
     for coord in (PERIOD, REFERENCE):
         if coord not in ds.variables or ds[coord].ndim != 1:
             raise InputError(path, f"needs a 1-D {coord} coordinate")
@@ -68,10 +61,7 @@ def _add_file(ds: xr.Dataset, path: Path, runs: dict[int, Run]) -> None:
     _check_valid_time(ds, references, hours, path)
     axes = cams.axes(ds, path)
     for k, reference in enumerate(references):
-        run_time = cams.unix_seconds(reference)
-        run = runs.setdefault(run_time, Run(DOMAIN, run_time, hours, axes))
-        if not run.axes.same_grid(axes) or list(run.lead_hours) != list(hours):
-            raise InputError(path, "the same run's files differ in grid or lead times")
+        run = cams.run_of(runs, DOMAIN, cams.unix_seconds(reference), hours, axes, path)
         for name in names:
             run.fields[VARIABLES[name][0]] = _field(ds, name, k, path)
 
