@@ -66,19 +66,18 @@ class PointGrid:
                  else self.values[rows, cols, start:stop, column])   # (4, steps[, nvar])
         flat = block.reshape(4, -1)
         out = weights @ flat                  # float64; NaN wherever a corner is unknown
-        bad = np.flatnonzero(np.isnan(out))
-        if len(bad):                          # only values with a known corner need more
-            part = flat[:, bad].astype(np.float64)
-            known = ~np.isnan(part)
-            some = known.any(axis=0)
-            if some.any():
-                part, known, bad = part[:, some], known[:, some], bad[some]
+        if np.isnan(out).any():
+            unknown = np.isnan(flat).sum(axis=0)
+            partly = np.flatnonzero((unknown > 0) & (unknown < 4))
+            if len(partly):                   # only these need the renormalised sum
+                part = flat[:, partly].astype(np.float64)
+                known = ~np.isnan(part)
                 w = weights[:, None] * known
                 total = w.sum(axis=0)
                 with np.errstate(invalid="ignore", divide="ignore"):
                     fixed = (np.where(known, part, 0.0) * w).sum(axis=0) / total
                 fixed[total <= 1e-12] = np.nan
-                out[bad] = fixed
+                out[partly] = fixed
         return out.reshape(block.shape[1:])
 
     def time_index(self, unix_s: float) -> float:

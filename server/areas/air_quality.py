@@ -20,7 +20,7 @@ from tzfpy import get_tz
 
 from contract import AirQuality as AQ
 from server import params
-from server.areas.air_quality_index import IndexTables
+from server.areas.air_quality_index import IndexTables, columns
 from server.areas.air_quality_json import Records, Tokens
 from server.errors import ApiError
 from server.grid import PointGrid
@@ -47,12 +47,10 @@ EUROPE_KEYS = KEYS + ("dustAod",) + tuple(k for k, _ in POLLEN)
 _TOKENS = {CONCENTRATION_DECIMALS: Tokens(CONCENTRATION_DECIMALS, 100_001),
            AOD_DECIMALS: Tokens(AOD_DECIMALS, 10_001)}
 _INDEX_TOKENS = Tokens(0, int(AQ.INDEX_CAP) + 1)
-RECORDS = {
-    KEYS: Records(KEYS, 2, (CONCENTRATION_DECIMALS,) * len(POLLUTANTS), _TOKENS,
-                  _INDEX_TOKENS),
-    EUROPE_KEYS: Records(EUROPE_KEYS, 2, (CONCENTRATION_DECIMALS,) * len(POLLUTANTS)
-                         + (AOD_DECIMALS,) + (CONCENTRATION_DECIMALS,) * len(POLLEN),
-                         _TOKENS, _INDEX_TOKENS),
+RECORDS = {   # blocks: the pollutants; then dust AOD and the pollens
+    KEYS: Records(KEYS, 2, (CONCENTRATION_DECIMALS,), _TOKENS, _INDEX_TOKENS),
+    EUROPE_KEYS: Records(EUROPE_KEYS, 2, (CONCENTRATION_DECIMALS, AOD_DECIMALS,
+                                          CONCENTRATION_DECIMALS), _TOKENS, _INDEX_TOKENS),
 }
 
 
@@ -69,9 +67,9 @@ class Domain:
         self.grid = PointGrid(version_dir, spec)
         self.tables = IndexTables(tables, self.grid.variables, INDICES)
         column = self.grid.column
-        self.pollutants = [column[v] for _, v in POLLUTANTS]
-        self.pollen = [column[v] for _, v in POLLEN] if all(v in column for _, v in POLLEN) \
-            else None
+        self.pollutants = columns([column[v] for _, v in POLLUTANTS])
+        self.pollen = (columns([column[v] for _, v in POLLEN])
+                       if all(v in column for _, v in POLLEN) else None)
         self.dust = column.get(AQ.DUST_AOD)
 
 
@@ -134,17 +132,16 @@ def answer(data: AirQualityData, query: AirQualityQuery, now_s: float) -> bytes:
                             "hour", headers={"Retry-After": str(STALE_RETRY_AFTER_S)})
     block = grid.series(lat, lon, first)
     steps = block.shape[0]
-    values = block[:, domain.pollutants]
-    keys = KEYS
-    if europe:
-        keys = EUROPE_KEYS
-        dust = (block[:, domain.dust] if domain.dust is not None
-                else _aligned(data.world, lat, lon, hour, steps))
+    indices = domain.tables.evaluate(block)
+    pollutants = block[:, domain.pollutants]
+    if not europe:
+        current, hourly = RECORDS[KEYS].render(hour, indices, pollutants)
+    else:
+        dust = (block[:, [domain.dust]] if domain.dust is not None
+                else _aligned(data.world, lat, lon, hour, steps)[:, None])
         pollen = (block[:, domain.pollen] if domain.pollen is not None
                   else np.full((steps, len(POLLEN)), np.nan))
-        values = np.concatenate((values, dust[:, None], pollen), axis=1)
-    times = list(range(hour, hour + steps * HOUR_S, HOUR_S))
-    current, hourly = RECORDS[keys].render(times, domain.tables.evaluate(block), values)
+        current, hourly = RECORDS[EUROPE_KEYS].render(hour, indices, pollutants, dust, pollen)
     return b'{"latitude":%b,"longitude":%b,"timezone":%b,"current":%b,"hourly":{"data":%b}}' % (
         orjson.dumps(round(lat, 5)), orjson.dumps(round(lon, 5)),
         orjson.dumps(get_tz(lon, lat) or "UTC"), current, hourly)

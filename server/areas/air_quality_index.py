@@ -28,7 +28,7 @@ class IndexTables:
         # each index's inputs are usually one slice too.
         inputs = sorted(((k, t) for k, name in enumerate(self.names) for t in published[name]),
                         key=lambda item: (item[1]["decimals"] is None, item[0]))
-        self.members = [_slice([i for i, (k, _) in enumerate(inputs) if k == group])
+        self.members = [columns([i for i, (k, _) in enumerate(inputs) if k == group])
                         for group in range(len(self.names))]
         self.columns = np.array([column[t["variable"]] for _, t in inputs])
         self.scale = np.array([float(t["scale"]) for _, t in inputs])
@@ -36,7 +36,7 @@ class IndexTables:
         self.factor = np.array([10.0 ** t["decimals"] for _, t in inputs[:self.truncated]])
         required = [(k, column[t["variable"]]) for k, t in inputs if t["required"]]
         self.required = np.array([c for _, c in required], dtype=np.intp)
-        self.required_of = [_slice([i for i, (k, _) in enumerate(required) if k == group])
+        self.required_of = [columns([i for i, (k, _) in enumerate(required) if k == group])
                             for group in range(len(self.names))]
         # Each table with flat ends for `below` and `above` (NaN ends give NaN there), laid
         # end to end on one axis: table k's span [x0 - 2, xn + 2] is shifted by shift[k].
@@ -78,8 +78,9 @@ class IndexTables:
         return best
 
 
-def _slice(indices: list[int]) -> slice | np.ndarray:
-    """A slice when the indices are consecutive (a view, no copy), else the index array."""
+def columns(indices: list[int]) -> slice | np.ndarray:
+    """Column indices as a slice when consecutive (indexing then makes a view, not a copy),
+    else as an index array."""
     if indices and indices == list(range(indices[0], indices[-1] + 1)):
         return slice(indices[0], indices[-1] + 1)
     return np.array(indices, dtype=np.intp)

@@ -28,7 +28,7 @@ def test_records_match_dicts_through_orjson():
     keys = ("time", "a", "b", "x", "y", "z")
     decimals = (1, 3, 1)
     tokens = {1: Tokens(1, 1000), 3: Tokens(3, 1000)}
-    records = Records(keys, 2, decimals, tokens, Tokens(0, 501))
+    records = Records(keys, 2, (1, 3, 1), tokens, Tokens(0, 501))     # three one-column blocks
     steps = 50
     times = list(range(1_795_392_000, 1_795_392_000 + 3600 * steps, 3600))
     integers = np.floor(rng.uniform(0, 500, (2, steps)))
@@ -38,7 +38,8 @@ def test_records_match_dicts_through_orjson():
     values[6] = [99.96, 1.0, 100.04]              # at and beyond the table (100.0 is index 1000)
     values[7, 0] = 1e6
     values[8] = np.nan
-    first, everything = records.render(times, integers, values)
+    first, everything = records.render(times[0], integers, values[:, :1], values[:, 1:2],
+                                       values[:, 2:])
     assert (first, everything) == reference(keys, times, integers, values, decimals)
 
 
