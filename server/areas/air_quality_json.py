@@ -22,7 +22,9 @@ class Tokens:
     def __init__(self, decimals: int, count: int):
         self.scale = 10.0 ** decimals
         self.count = count
-        table = [orjson.dumps(k / self.scale if decimals else k) for k in range(count)]
+        # repr is orjson's shortest round-trip form in this range (no exponents below 1e16);
+        # orjson.dumps itself would keep a 4 KiB buffer behind every token.
+        table = [repr(k / self.scale if decimals else k).encode() for k in range(count)]
         self.table = np.array(table + [NULL], dtype=object)
 
     def render(self, values: np.ndarray) -> np.ndarray:

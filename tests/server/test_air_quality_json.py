@@ -47,3 +47,12 @@ def test_tokens_render_rounded_numbers_and_null():
     tokens = Tokens(1, 100)
     out = tokens.render(np.array([0.0, 0.04, 2.25, 9.95, np.nan, 123.4]))
     assert out.tolist() == [b"0.0", b"0.0", b"2.2", b"10.0", b"null", b"123.4"]
+
+
+def test_the_served_token_tables_are_what_orjson_writes():
+    from server.areas.air_quality import _INDEX_TOKENS, _TOKENS
+    for tokens in (*_TOKENS.values(), _INDEX_TOKENS):
+        decimals = round(np.log10(tokens.scale))
+        expected = [orjson.dumps(k / tokens.scale if decimals else k)
+                    for k in range(tokens.count)] + [b"null"]
+        assert tokens.table.tolist() == expected
