@@ -51,6 +51,14 @@ class Geocoding:
     TRIGRAMS = "geocoding/index/trigrams.npy"
     TRIGRAM_OFFSETS = "geocoding/index/trigram_offsets.npy"
     TRIGRAM_POSTINGS = "geocoding/index/trigram_postings.npy"
+    # Nearest place (reverse geocoding, limit 1): a quadtree over NEAREST_TOP_DEG cells (top
+    # cell c = lat row from -90 * columns + lon column from -180). Node n is a leaf listing
+    # NEAREST_ROWS[a[n]:b[n]] when b[n] >= 0: every place that can be the nearest of a point
+    # in it, in rank order; otherwise its four children are nodes a[n] + 2 * north + east.
+    NEAREST_A = "geocoding/index/nearest_a.npy"
+    NEAREST_B = "geocoding/index/nearest_b.npy"
+    NEAREST_ROWS = "geocoding/index/nearest_rows.npy"
+    NEAREST_TOP_DEG = 1.0
     REGIONS_ARROW = "geocoding/index/regions.arrow"
     REGION_ROWS = "geocoding/index/region_rows.npy"
     LOCAL_NAMES_ARROW = "geocoding/index/local_names.arrow"

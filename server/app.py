@@ -17,6 +17,7 @@ from server.errors import ApiError
 from server.http import CONFIG, KEYS, LIMITER, STORE, api_middleware, endpoint
 from server.keys import KeyStore
 from server.ratelimit import RateLimiter
+from server.ratelimit_shared import SharedRateLimiter
 from server.store import Store
 
 log = logging.getLogger("server")
@@ -27,10 +28,12 @@ def create_app(config: Config) -> web.Application:
     """Build the application for one configuration; nothing is opened until startup."""
     app = web.Application(middlewares=[api_middleware], client_max_size=64 * 1024)
     app[CONFIG] = config
-    app[STORE] = Store(config.build_dir, LOADERS)
+    app[STORE] = Store(config.build_dir, LOADERS, config.load_retry_s)
     app[KEYS] = KeyStore(config.keys_file)
     app[LIMITER] = RateLimiter()
     app.cleanup_ctx.append(_watch_build)
+    if config.rate_limit_redis_url:
+        app.cleanup_ctx.append(_shared_limiter)
     app.router.add_routes([
         web.get("/health", health),
         web.get("/ready", ready),
@@ -65,6 +68,14 @@ async def _watch_build(app: web.Application) -> AsyncIterator[None]:
     task.cancel()
     with contextlib.suppress(asyncio.CancelledError):
         await task
+
+
+async def _shared_limiter(app: web.Application) -> AsyncIterator[None]:
+    """Rate limits kept in Redis for the life of the application."""
+    limiter = SharedRateLimiter(app[CONFIG].rate_limit_redis_url)
+    app[LIMITER] = limiter
+    yield
+    await limiter.close()
 
 
 @endpoint(limited=False, auth="none")

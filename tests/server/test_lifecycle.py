@@ -8,6 +8,7 @@ import shutil
 import socket
 import threading
 import time
+import tomllib
 from pathlib import Path
 
 import pytest
@@ -107,6 +108,19 @@ def test_broken_artifact_takes_down_only_its_area(tmp_path):
         assert get(srv.url + "/forecast/1,2").status == 403   # other areas answer as usual
 
 
+def test_an_area_that_failed_to_load_is_tried_again(tmp_path):
+    out = tmp_path / "build"
+    build(make_datasets(tmp_path / "a"), out)
+    places = out / "current" / "geocoding" / "index" / "places.arrow"
+    good = places.read_bytes()
+    places.write_bytes(good[:100])
+    with Server(out, None, WEATHERAPI_LOAD_RETRY_S="0.3") as srv:
+        assert srv.wait_ready(status=503)["areas"]["geocoding"]["state"] == "failed"
+        places.write_bytes(good)  # repaired in place: no new version is published
+        assert srv.wait_ready()["areas"]["geocoding"]["state"] == "loaded"
+        assert get(srv.url + "/geocoding/lookup?q=zurich").status == 200
+
+
 def test_unsupported_schema_version_is_503(tmp_path):
     out = tmp_path / "build"
     build(make_datasets(tmp_path / "a"), out)
@@ -127,10 +141,11 @@ def test_nothing_published_is_ready_with_areas_absent(tmp_path):
         assert reply.status == 503 and reply.json()["status"] == 503
 
 
-def test_keys_cli_stores_only_a_hash(tmp_path):
-    keys = tmp_path / "keys.json"
+@pytest.mark.parametrize("name", ["keys.json", "keys.toml"])
+def test_keys_cli_stores_only_a_hash(tmp_path, name):
+    keys = tmp_path / name
     key = add_key(keys, "alice", rate_limit=5)
-    stored = json.loads(keys.read_text())["keys"]
+    stored = (tomllib.loads if name.endswith(".toml") else json.loads)(keys.read_text())["keys"]
     assert stored == [{"name": "alice", "sha256": hashlib.sha256(key.encode()).hexdigest(),
                        "rate_limit": 5}]
     assert key not in keys.read_text()
@@ -163,9 +178,24 @@ def test_keys_in_requests_the_parser_rejects_are_not_logged(tmp_path):
     with Server(tmp_path / "empty") as srv:
         srv.wait_ready()
         host, port = srv.url.removeprefix("http://").rsplit(":", 1)
-        with socket.create_connection((host, int(port)), timeout=10) as conn:
-            conn.sendall(b"GET /geocoding/countries HTTP/1.1\r\nHost: x\r\n"
-                         b"X-API-Key: " + secret.encode() + b"\n\r\n")
-            conn.recv(65536)
+        for raw in (b"GET /geocoding/countries HTTP/1.1\r\nHost: x\r\n"
+                    b"X-API-Key: " + secret.encode() + b"\n\r\n",
+                    b"GET /" + secret.encode() * 1000 + b" HTTP/1.1\r\nHost: x\r\n\r\n",
+                    b"\x16\x03\x01 " + secret.encode() + b"\r\n\r\n"):
+            reply = _raw_request(host, int(port), raw)
+            head, _, body = reply.partition(b"\r\n\r\n")
+            assert head.split(b"\r\n")[0].split()[1] == b"400", head
+            assert b"content-type: application/problem+json" in head.lower()
+            assert json.loads(body)["status"] == 400 and secret.encode() not in reply
         assert get(srv.url + "/health").status == 200
     assert secret not in srv.log
+
+
+def _raw_request(host: str, port: int, raw: bytes) -> bytes:
+    """Send raw bytes; read the answer until the server closes the connection."""
+    with socket.create_connection((host, port), timeout=10) as conn:
+        conn.sendall(raw)
+        chunks = []
+        while chunk := conn.recv(65536):
+            chunks.append(chunk)
+    return b"".join(chunks)
