@@ -21,7 +21,7 @@ from tzfpy import get_tz
 from contract import AirQuality as AQ
 from server import params
 from server.areas.air_quality_index import IndexTables, columns
-from server.areas.air_quality_json import Records, Tokens
+from server.areas.air_quality_json import Numbers, Records
 from server.errors import ApiError
 from server.grid import PointGrid
 from server.http import NOW, STORE, endpoint
@@ -43,14 +43,14 @@ POLLEN = (("pollenBirch", "birch_pollen_grains_m3"), ("pollenGrass", "grass_poll
 INDICES = ("eu", "us")             # the manifest's tables of europeanAqi and usAqi
 KEYS = ("time", "europeanAqi", "usAqi") + tuple(k for k, _ in POLLUTANTS)
 EUROPE_KEYS = KEYS + ("dustAod",) + tuple(k for k, _ in POLLEN)
-# Rendered numbers: concentrations to 10,000.0 and AOD to 10.000 come from tables.
-_TOKENS = {CONCENTRATION_DECIMALS: Tokens(CONCENTRATION_DECIMALS, 100_001),
-           AOD_DECIMALS: Tokens(AOD_DECIMALS, 10_001)}
-_INDEX_TOKENS = Tokens(0, int(AQ.INDEX_CAP) + 1)
-RECORDS = {   # blocks: the pollutants; then dust AOD and the pollens
-    KEYS: Records(KEYS, 2, (CONCENTRATION_DECIMALS,), _TOKENS, _INDEX_TOKENS),
-    EUROPE_KEYS: Records(EUROPE_KEYS, 2, (CONCENTRATION_DECIMALS, AOD_DECIMALS,
-                                          CONCENTRATION_DECIMALS), _TOKENS, _INDEX_TOKENS),
+# Rendered numbers: indices (0-500), concentrations to 10,000.0 and AOD to 10.000 come from
+# pre-rendered tables; larger values are rendered one by one.
+NUMBERS = Numbers({0: int(AQ.INDEX_CAP) + 1, CONCENTRATION_DECIMALS: 100_001,
+                   AOD_DECIMALS: 10_001})
+RECORDS = {
+    KEYS: Records(KEYS, (0, 0) + (CONCENTRATION_DECIMALS,) * len(POLLUTANTS), NUMBERS),
+    EUROPE_KEYS: Records(EUROPE_KEYS, (0, 0) + (CONCENTRATION_DECIMALS,) * len(POLLUTANTS)
+                         + (AOD_DECIMALS,) + (CONCENTRATION_DECIMALS,) * len(POLLEN), NUMBERS),
 }
 
 
@@ -132,16 +132,15 @@ def answer(data: AirQualityData, query: AirQualityQuery, now_s: float) -> bytes:
                             "hour", headers={"Retry-After": str(STALE_RETRY_AFTER_S)})
     block = grid.series(lat, lon, first)
     steps = block.shape[0]
-    indices = domain.tables.evaluate(block)
-    pollutants = block[:, domain.pollutants]
-    if not europe:
-        current, hourly = RECORDS[KEYS].render(hour, indices, pollutants)
-    else:
-        dust = (block[:, [domain.dust]] if domain.dust is not None
-                else _aligned(data.world, lat, lon, hour, steps)[:, None])
-        pollen = (block[:, domain.pollen] if domain.pollen is not None
-                  else np.full((steps, len(POLLEN)), np.nan))
-        current, hourly = RECORDS[EUROPE_KEYS].render(hour, indices, pollutants, dust, pollen)
+    keys = EUROPE_KEYS if europe else KEYS
+    values = np.empty((steps, len(keys) - 1))    # the record's columns after the time
+    values[:, :2] = domain.tables.evaluate(block).T
+    values[:, 2:8] = block[:, domain.pollutants]
+    if europe:
+        values[:, 8] = (block[:, domain.dust] if domain.dust is not None
+                        else _aligned(data.world, lat, lon, hour, steps))
+        values[:, 9:] = block[:, domain.pollen] if domain.pollen is not None else np.nan
+    current, hourly = RECORDS[keys].render(hour, values)
     return b'{"latitude":%b,"longitude":%b,"timezone":%b,"current":%b,"hourly":{"data":%b}}' % (
         orjson.dumps(round(lat, 5)), orjson.dumps(round(lon, 5)),
         orjson.dumps(get_tz(lon, lat) or "UTC"), current, hourly)
