@@ -54,27 +54,28 @@ class IndexTables:
 
     def evaluate(self, block: np.ndarray) -> np.ndarray:
         """The indices `names` (float, integer-valued, NaN when unknown) for each row of
-        `block`: shape (len(names), steps)."""
-        value = block[:, self.columns]
-        value *= self.scale
-        cut = value[:, :self.truncated]
-        cut *= self.factor
+        `block`: shape (len(names), steps). Works on one row per input (reductions over
+        inputs are then element-wise over whole rows)."""
+        value = block.T[self.columns]                       # (inputs, steps), a copy
+        value *= self.scale[:, None]
+        cut = value[:self.truncated]
+        cut *= self.factor[:, None]
         cut += AQ.TRUNCATION_SLACK
         np.floor(cut, out=cut)
-        cut /= self.factor
-        np.maximum(value, self.low, out=value)
-        np.minimum(value, self.high, out=value)
-        value += self.shift
+        cut /= self.factor[:, None]
+        np.maximum(value, self.low[:, None], out=value)
+        np.minimum(value, self.high[:, None], out=value)
+        value += self.shift[:, None]
         part = np.interp(value, self.xp, self.fp)
         best = np.empty((len(self.names), block.shape[0]))
         for k, members in enumerate(self.members):
-            np.fmax.reduce(part[:, members], axis=1, out=best[k])
+            np.fmax.reduce(part[members], axis=0, out=best[k])
         np.minimum(best, AQ.INDEX_CAP, out=best)
         best += 0.5 + AQ.HALF_UP_SLACK
         np.floor(best, out=best)
-        unknown = np.isnan(block[:, self.required])
+        unknown = np.isnan(block.T[self.required])
         for k, members in enumerate(self.required_of):
-            best[k, unknown[:, members].any(axis=1)] = NAN
+            best[k, unknown[members].any(axis=0)] = NAN
         return best
 
 
