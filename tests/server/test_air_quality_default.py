@@ -48,7 +48,8 @@ def test_manifest_says_generated_and_names_runs_inputs_and_licence(artifact):
     assert europe["variables"] == list(AQ.EUROPE_VARIABLES) and not europe["wraps"]
     assert world["variables"] == list(AQ.GLOBAL_VARIABLES) and world["wraps"]
     # the reduced grids keep the real domain's edges
-    assert europe["lat0"] - europe["dlat"] / 2 == 30.0 and europe["lon0"] - europe["dlon"] / 2 == -25
+    assert europe["lat0"] - europe["dlat"] / 2 == 30.0
+    assert europe["lon0"] - europe["dlon"] / 2 == -25.0
     assert entry[AQ.AQI_TABLES] == aqi.manifest_tables()
 
 
