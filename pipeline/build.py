@@ -9,13 +9,14 @@ from typing import Callable
 
 import contract
 from pipeline import publish
-from pipeline.areas import forecast, geocoding
+from pipeline.areas import air_quality, forecast, geocoding
 
 log = logging.getLogger("pipeline")
 
 # area -> builder(datasets_dir, version_dir) -> manifest entry
 BUILDERS: dict[str, Callable[[Path, Path], dict]] = {
     "geocoding": geocoding.build,
+    "air_quality": air_quality.build,
     "forecast": forecast.build,
 }
 

@@ -6,6 +6,7 @@ import asyncio
 import hashlib
 import importlib.metadata
 import logging
+import math
 import secrets
 import time
 from dataclasses import dataclass
@@ -27,6 +28,7 @@ CONFIG = web.AppKey("config", Config)
 STORE = web.AppKey("store", Store)
 KEYS = web.AppKey("keys", KeyStore)
 LIMITER = web.AppKey("limiter", RateLimiter | SharedRateLimiter)
+NOW = "now_s"   # request key: the time a period_s endpoint answers for (Unix seconds)
 API_KEY = "api_key"
 try:
     API_VERSION = importlib.metadata.version("weather-geodata-api")
@@ -56,6 +58,9 @@ class Endpoint:
     auth: str = "optional"        # none | optional | key
     max_age: int = 0              # Cache-Control max-age for 200 answers
     limited: bool = True          # counts against a rate limit
+    # Answers that change at every multiple of period_s (UTC), e.g. "the current hour": the
+    # ETag names the period and max-age does not reach past its end.
+    period_s: int = 0
 
 
 def endpoint(**meta) -> Callable[[Handler], Handler]:
@@ -94,14 +99,16 @@ def _tags(if_none_match: str | None) -> set[str]:
     return {t.strip().removeprefix("W/") for t in if_none_match.split(",")}
 
 
-def _etag(version: str, request: web.Request) -> str:
+def _etag(version: str, request: web.Request, period: int | None = None) -> str:
     """A weak tag (gzip and identity bodies are equivalent) of the data version and the request
-    without its api_key: the same answer whoever asks."""
+    without its api_key (the same answer whoever asks), and of the period for answers that
+    change with time."""
     path, _, query = request.raw_path.partition("?")
     if "api" in query.lower():
         query = "&".join(p for p in query.split("&")
                          if p.split("=", 1)[0].lower() not in ("api_key", "api%5fkey"))
-    digest = hashlib.blake2b(f"{API_VERSION}\n{version}\n{path}?{query}".encode(),
+    when = "" if period is None else f"\n{period}"
+    digest = hashlib.blake2b(f"{API_VERSION}\n{version}\n{path}?{query}{when}".encode(),
                              digest_size=12)
     return f'W/"{digest.hexdigest()}"'
 
@@ -151,7 +158,11 @@ async def api_middleware(request: web.Request, handler: Handler) -> web.StreamRe
                                     f"in {decision.retry_after_s} s", headers=headers)
         version = app[STORE].area(meta.area).version if meta.area else None
         cacheable = version is not None and request.method in ("GET", "HEAD")
-        etag = _etag(version, request) if cacheable else None
+        period = now = None
+        if meta.period_s:
+            request[NOW] = now = time.time()
+            period = int(now // meta.period_s)
+        etag = _etag(version, request, period) if cacheable else None
         tags = _tags(request.headers.get("If-None-Match")) if etag else set()
         if etag and etag.removeprefix("W/") in tags:
             response: web.StreamResponse = web.Response(status=304)
@@ -159,7 +170,7 @@ async def api_middleware(request: web.Request, handler: Handler) -> web.StreamRe
             response = await handler(request)
             if "*" in tags and response.status == 200:  # "*": any current representation
                 response = web.Response(status=304)
-        _decorate(request, response, meta, headers, version, etag)
+        _decorate(request, response, meta, headers, version, etag, now)
         return response
     except ApiError as exc:
         return _problem(exc.status, exc.detail, errors=exc.errors, extra=exc.extra,
@@ -184,14 +195,18 @@ async def api_middleware(request: web.Request, handler: Handler) -> web.StreamRe
 
 
 def _decorate(request: web.Request, response: web.StreamResponse, meta: Endpoint,
-              headers: dict[str, str], version: str | None, etag: str | None) -> None:
+              headers: dict[str, str], version: str | None, etag: str | None,
+              now: float | None = None) -> None:
     headers.update(STATIC_HEADERS)
     if version:
         headers["X-Data-Version"] = version
     if response.status in (200, 304):
         if etag:
             headers["ETag"] = etag
-        headers["Cache-Control"] = f"public, max-age={meta.max_age}" if meta.max_age \
+        max_age = meta.max_age
+        if meta.period_s and now is not None:  # the answer changes when the period ends
+            max_age = min(max_age, max(1, math.ceil(meta.period_s - now % meta.period_s)))
+        headers["Cache-Control"] = f"public, max-age={max_age}" if max_age \
             else response.headers.get("Cache-Control", "no-store")
     response.headers.update(headers)
     body = getattr(response, "body", None)

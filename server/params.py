@@ -88,13 +88,13 @@ def latlon(query: Mapping[str, str]) -> tuple[float, float]:
     return _latlon_errors(query)
 
 
-def path_coordinates(raw: str) -> tuple[float, float]:
-    """`lat,lon` from a path segment such as /forecast/{lat},{lon}."""
-    lat, sep, lon = raw.partition(",")
-    if not sep or "," in lon:
-        message = f"the path must end in lat,lon (two numbers and a comma), got {show(raw)}"
-        raise ApiError(400, message, errors=[{"parameter": "coordinates", "message": message}])
-    return latlon({"lat": lat.strip(), "lon": lon.strip()})
+def coordinates(raw: str, name: str = "coordinates") -> tuple[float, float]:
+    """A `lat,lon` path segment: exactly two finite numbers in range, comma-separated."""
+    lat_raw, comma, lon_raw = raw.partition(",")
+    if not comma or "," in lon_raw:
+        raise bad_request(name, f"{name} must be latitude and longitude separated by one "
+                                f"comma (e.g. 47.37,8.54), got {show(raw)}")
+    return latlon({"lat": lat_raw, "lon": lon_raw})
 
 
 def _latlon_errors(query: Mapping[str, str]) -> tuple[float, float]:

@@ -1,1 +1,1 @@
-"""Pure, vectorised computations of the pipeline (units in names, no I/O)."""
+"""Pure, vectorised, table-driven science: no I/O, units in names."""

@@ -18,11 +18,9 @@ def _unavailable(area: str, auth: str):
 
 
 def routes() -> list[web.RouteDef]:
-    """Routes of the air quality and webcam areas."""
-    air = _unavailable("air_quality", "key")
+    """Routes of the webcam area."""
     webcams = _unavailable("webcams", "key")
     return [
-        web.get("/air-quality/{coordinates}", air),
         web.get("/webcams", webcams),
         web.post("/webcams/token", webcams),
         web.get("/webcams/clusters", _unavailable("webcams", "optional")),
