@@ -30,7 +30,7 @@ load = forecast_data.load
 def parse(coordinates: str, query: Mapping[str, str]) -> tuple[Request, str]:
     """The request as a frozen dataclass, plus the units asked for (the request holds si until
     the handler resolves them: auto needs the point's country)."""
-    lat, lon = params.path_coordinates(coordinates)
+    lat, lon = params.coordinates(coordinates)
     units = params.choice(query, "units", "us", UNITS)
     lang = forecast_text.language(params.language(query, "lang"))
     extend = params.choice(query, "extend", "", ("hourly",))
