@@ -62,8 +62,8 @@ def workloads(ctx: Context) -> list[Workload]:
 def prepare(ctx: Context) -> dict:
     """Responses built in-process (the part of a request that is the forecast's own work), the
     webcam host's cloud_cover() call, and the sun and moon against the ephemeris."""
-    from server.areas import forecast_data
-    from server.areas.forecast_blocks import EXTENDED_HOURS, HOURLY_HOURS, Forecast, Request
+    from server.areas import forecast_blocks, forecast_data
+    from server.areas.forecast_blocks import BLOCKS, EXTENDED_HOURS, HOURLY_HOURS, Request
     from server.areas.forecast_place import locate
     from server.science import units
 
@@ -74,10 +74,9 @@ def prepare(ctx: Context) -> dict:
     if "geocoding" in ctx.manifest["areas"]:
         from server.areas.geocoding_index import GeocodingIndex
         gazetteer = GeocodingIndex(ctx.version_dir)
-    import orjson
     points = _points(ctx.seed + 1)
     now = time.time()
-    every = frozenset(("currently", "minutely", "hourly", "daily", "alerts"))
+    every = frozenset(BLOCKS)
     cases = {"full": (every, HOURLY_HOURS), "daily": (every - {"minutely", "hourly"},
                                                        HOURLY_HOURS),
              "extended": (every, EXTENDED_HOURS)}
@@ -88,8 +87,8 @@ def prepare(ctx: Context) -> dict:
         for i, (lat, lon) in enumerate(points):
             started = now_s()
             place = locate(lat, lon, gazetteer)
-            request = Request(lat, lon, units.SYSTEMS["si"], "en", hours, blocks)
-            orjson.dumps(Forecast(data, place, request, now).body())
+            request = Request(lat, lon, "si", "en", hours, blocks)
+            forecast_blocks.respond(data, place, request, units.SYSTEMS["si"], now)
             if i >= 50:   # the first calls warm caches (timezone days, phrases)
                 samples.append((now_s() - started) * 1000)
         out[name] = {"p50_ms": round(percentile(samples, 50), 3),

@@ -6,17 +6,20 @@ import math
 from pathlib import Path
 
 import numpy as np
+import orjson
 import pyarrow.parquet as pq
 
 from contract import Forecast as F
-from server.areas import forecast_kernels, forecast_series
+from server.areas import forecast_blocks, forecast_series
 from server.grid import PointGrid
 
 HOUR_S = 3600
+AXES = ("lat0", "dlat", "nlat", "lon0", "dlon", "nlon", "wraps")
 
 
 class AlertIndex:
-    """Alerts with their polygons; point-in-polygon by bounding box, then even-odd rings."""
+    """Alerts with their polygons and their JSON; point-in-polygon by a 1° index of bounding
+    boxes, then the box, then even-odd rings."""
 
     def __init__(self, root: Path):
         table = pq.read_table(root / F.ALERTS).to_pylist()
@@ -35,25 +38,40 @@ class AlertIndex:
             rings_of_part.setdefault(part, []).append(vertices[start[ring]:start[ring + 1]])
         for part, alert in enumerate(part_alert.tolist()):
             self.polygons[alert].append(rings_of_part.get(part, []))
+        self.json = [orjson.dumps(item) for item in self.items]
+        # 1° cell -> alerts whose box reaches into it (in any of its ±360° copies)
+        self.cells: dict[tuple[int, int], list[int]] = {}
+        for index, (south, west, north, east) in enumerate(self.boxes.tolist()):
+            for y in range(math.floor(south), math.floor(north) + 1):
+                for x in range(math.floor(west), min(math.floor(east), math.floor(west) + 359)
+                               + 1):
+                    self.cells.setdefault((y, _wrap(x)), []).append(index)
 
-    def at(self, lat: float, lon: float, now_s: float) -> list[dict]:
-        """Alerts not yet expired whose area contains the point, in onset order."""
-        if not self.items:
-            return []
-        boxes = self.boxes
-        near = (boxes[:, 0] <= lat) & (lat <= boxes[:, 2]) & (self.expires > now_s)
-        if not near.any():
-            return []
+    def json_at(self, lat: float, lon: float, now_s: float) -> bytes:
+        """JSON array of the alerts not yet expired whose area contains the point, in onset
+        order."""
+        near = self.cells.get((math.floor(lat), _wrap(math.floor(lon))))
+        if not near:
+            return b"[]"
         found = []
-        for index in np.flatnonzero(near).tolist():
-            box = boxes[index]
+        for index in near:
+            if self.expires[index] <= now_s:
+                continue
+            box = self.boxes[index]
+            if not box[0] <= lat <= box[2]:
+                continue
             # Polygons may run past ±180 near the antimeridian: try the point shifted too.
             for x in (lon, lon + 360.0, lon - 360.0):
                 if box[1] <= x <= box[3] and any(_inside(rings, lat, x)
                                                  for rings in self.polygons[index]):
-                    found.append(self.items[index])
+                    found.append(self.json[index])
                     break
-        return found
+        return b"[" + b",".join(found) + b"]"
+
+
+def _wrap(cell: int) -> int:
+    """A longitude cell folded into [-180, 180)."""
+    return (cell + 180) % 360 - 180
 
 
 def _inside(rings: list[np.ndarray], lat: float, lon: float) -> bool:
@@ -99,6 +117,26 @@ class ForecastData:
                         for run in reversed(entry["source"]["runs"])]
         self.generated = bool(entry["source"]["generated"])
         self.alerts = AlertIndex(version_dir)
+        self.same_cells = all(self.grid.spec[a] == self.static.spec[a] for a in AXES)
+        self._flags: dict[str, bytes] = {}
+
+    def cells(self, lat: float, lon: float) -> list[float]:
+        """The point's cell in the hourly grid, then in the static grid: rows i0, i1,
+        columns j0, j1 and the four bilinear weights (server.grid.PointGrid.corners)."""
+        rows, cols, weights = self.grid.corners(lat, lon)
+        cell = [rows[0], rows[2], cols[0], cols[1], *weights.tolist()]
+        if self.same_cells:
+            return cell + cell
+        rows, cols, weights = self.static.corners(lat, lon)
+        return cell + [rows[0], rows[2], cols[0], cols[1], *weights.tolist()]
+
+    def flags_json(self, units: str) -> bytes:
+        """The flags object of answers in a unit system (decisions rule 35)."""
+        found = self._flags.get(units)
+        if found is None:
+            found = self._flags[units] = orjson.dumps(
+                {"units": units, "sources": self.sources, "version": self.version})
+        return found
 
     def covers(self, unix_s: float) -> bool:
         """True when the data reaches back and forward to this time."""
@@ -118,10 +156,6 @@ class ForecastData:
             return padded[:count]
         return padded[:count] * (1.0 - frac) + padded[1:] * frac
 
-    def orography_m(self, lat: float, lon: float) -> float:
-        """The model's surface height at the point (NaN when the inputs had none)."""
-        return float(self.static.series(lat, lon, 0, 1)[0, 0])
-
     def cloud_cover(self, lat: float, lon: float, unix_s: int) -> float | None:
         """Cloud cover 0-1 at a point and time (bilinear, linear in time); None outside the
         loaded time range or where the model has no value. About 10 µs."""
@@ -132,6 +166,7 @@ class ForecastData:
 
 
 def load(version_dir: Path, entry: dict) -> ForecastData:
-    """Loader for the store: map the grids, read the alerts, have the kernels compiled."""
-    forecast_kernels.warm_up()
-    return ForecastData(version_dir, entry)
+    """Loader for the store: map the grids, read the alerts, have the compiled code ready."""
+    data = ForecastData(version_dir, entry)
+    forecast_blocks.warm_up(data)
+    return data

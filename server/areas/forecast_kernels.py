@@ -17,7 +17,7 @@ from numba import njit
 
 from contract import Forecast as F
 from server.areas import forecast_text as T
-from server.science import moon, sun, weather
+from server.science import weather
 
 # Input columns, in the order of point_series' `inputs` (-1: absent from the grid).
 INPUTS = (F.TEMPERATURE, F.DEWPOINT, F.WIND_U, F.WIND_V, F.PRESSURE, F.CLOUD, F.PRECIP,
@@ -34,10 +34,16 @@ STAT_COLUMNS = ("total", "peak", "probability", "rain", "snow", "sleet", "thunde
 # Day aggregate columns.
 DAY_COLUMNS = ("high", "low", "humidity", "pressure", "wind", "cloud", "u", "v", "gust",
                "daytime_cloud")
+# Local hours marking each day: midnight, period starts (04, 12, 17, 22), and 06/18 for the
+# high (06-18) and low (18-06 next morning) of decisions rule 31.
+MARK_HOURS = (0, 4, 6, 12, 17, 18, 22)
+MIDNIGHT, H04, H06, H12, H17, H18, H22 = range(len(MARK_HOURS))
+PERIOD_MARKS = (H04, H12, H17, H22)
+HOUR_S = 3600
 
-_relative_humidity = njit(cache=True)(weather.relative_humidity)
-_apparent = njit(cache=True)(weather.apparent_temperature_c)
-_direction = njit(cache=True)(weather.wind_direction_deg)
+_relative_humidity = njit(cache=True, inline="always")(weather.relative_humidity)
+_apparent = njit(cache=True, inline="always")(weather.apparent_temperature_c)
+_direction = njit(cache=True, inline="always")(weather.wind_direction_deg)
 _RADIX = T.RADIX
 _RAIN, _SNOW, _WIND = T.RAIN_LEVELS, T.SNOW_LEVELS, T.WIND_LEVELS
 _CLOUD, _CAPE = T.CLOUD_LEVELS, T.CAPE_LEVELS
@@ -46,7 +52,7 @@ _FOG, _MIST, _FOG_SPREAD, _MIST_SPREAD = T.FOG_M, T.MIST_M, T.FOG_SPREAD_C, T.MI
 _DRY, _HUMID, _HUMID_C = T.DRY_HUMIDITY, T.HUMID_HUMIDITY, T.HUMID_MIN_C
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, inline="always")
 def _count(value, bounds):
     """How many bounds the value reaches (0 for NaN)."""
     n = 0
@@ -56,12 +62,12 @@ def _count(value, bounds):
     return n
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, inline="always")
 def _get(values, i, column):
     return values[i, column] if column >= 0 else np.nan
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, inline="always")
 def _unit(value):
     """Clipped to [0, 1]; NaN stays NaN."""
     if value < 0.0:
@@ -69,6 +75,61 @@ def _unit(value):
     if value > 1.0:
         return 1.0
     return value
+
+
+@njit(cache=True, nogil=True)
+def bilinear(values, cell, step, column):
+    """The value between four cells (server.grid.PointGrid.series, compiled): cell holds
+    rows i0, i1, columns j0, j1 and the four weights; a NaN corner drops out and the others'
+    weights are renormalised; NaN where no known corner has weight."""
+    i0, i1, j0, j1 = int(cell[0]), int(cell[1]), int(cell[2]), int(cell[3])
+    return _mix(values[i0, j0, step, column], values[i0, j1, step, column],
+                values[i1, j0, step, column], values[i1, j1, step, column], cell)
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _mix(x0, x1, x2, x3, cell):
+    a0, a1, a2, a3 = np.float64(x0), np.float64(x1), np.float64(x2), np.float64(x3)
+    w0, w1, w2, w3 = cell[4], cell[5], cell[6], cell[7]
+    value = w0 * a0 + w1 * a1 + w2 * a2 + w3 * a3
+    if value == value or (a0 != a0 and a1 != a1 and a2 != a2 and a3 != a3):
+        return value
+    # numpy's sums over the corners, term for term (an unknown corner adds 0.0 * 0.0)
+    k0, k1, k2, k3 = w0 * (a0 == a0), w1 * (a1 == a1), w2 * (a2 == a2), w3 * (a3 == a3)
+    total = k0 + k1 + k2 + k3
+    part = (_known(a0) * k0 + _known(a1) * k1 + _known(a2) * k2 + _known(a3) * k3)
+    return part / total if total > 1e-12 else np.nan
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _known(value):
+    return value if value == value else 0.0
+
+
+@njit(cache=True, nogil=True)
+def window(values, cell, start, out):
+    """out[j] = values (every variable) at fractional step start + j, for j < len(out) - 1:
+    bilinear in space, linear in time (for zones whose hours start off the UTC hour); NaN
+    outside the grid's steps."""
+    count, nvar, ntime = out.shape[0] - 1, out.shape[1], values.shape[2]
+    i0, i1, j0, j1 = int(cell[0]), int(cell[1]), int(cell[2]), int(cell[3])
+    c00, c01, c10, c11 = values[i0, j0], values[i0, j1], values[i1, j0], values[i1, j1]
+    s0 = int(np.floor(start))
+    frac = start - s0
+    exact = frac < 1e-9
+    rows = count if exact else count + 1
+    padded = out if exact else np.empty((rows, nvar))
+    for j in range(rows):
+        t = s0 + j
+        if t < 0 or t >= ntime:
+            padded[j, :] = np.nan
+            continue
+        for v in range(nvar):
+            padded[j, v] = _mix(c00[t, v], c01[t, v], c10[t, v], c11[t, v], cell)
+    if not exact:
+        for j in range(count):
+            for v in range(nvar):
+                out[j, v] = padded[j, v] * (1.0 - frac) + padded[j + 1, v] * frac
 
 
 @njit(cache=True, nogil=True)
@@ -99,7 +160,7 @@ def point_series(values, inputs, lift, rows, parts, codes, icons):
                   t, td, rh, wind, vis, cloud, _get(values, i, inputs[12]), parts, codes, icons)
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, inline="always")
 def _classify(i, rate, probability, snow, sleet, t, td, rh, wind, vis, cloud, cape, parts,
               codes, icons):
     """One instant's condition (forecast_text's rules, Pirate Weather's thresholds)."""
@@ -224,24 +285,3 @@ def day_aggregates(midnight, six, eighteen, rows, out):
         out[d, 7] = _mean(rows[V], a, b)
         out[d, 8] = gust if gust > -np.inf else np.nan
         out[d, 9] = _mean(rows[CLOUD], six[d], eighteen[d])
-
-
-def warm_up() -> None:
-    """Compile (or load from the cache) every kernel, and the sun's functions, on a tiny
-    input of the types a request passes."""
-    times = np.array([1.7e9, 1.7e9 + 3600.0])
-    sun.is_day(times, 1.0, 2.0)
-    sun.is_day(1.7e9, 1.0, 2.0)
-    sun.altitude(times, 1.0, 2.0)
-    sun.rise_set(sun.solar_noon(times, 2.0), 1.0, 2.0)
-    moon.phase(times)
-    n = 30
-    values = np.zeros((n, len(INPUTS)))
-    inputs = np.arange(len(INPUTS), dtype=np.int64)
-    rows, parts = np.empty((NROWS, n)), np.empty((8, n), dtype=np.int64)
-    codes, icons = np.empty(n, dtype=np.int64), np.empty(n, dtype=np.int64)
-    point_series(values, inputs, 0.0, rows, parts, codes, icons)
-    span_stats(np.array([0, 5], dtype=np.int64), 10, rows, parts,
-               np.empty((2, len(STAT_COLUMNS))))
-    day_aggregates(np.array([0, 10, 20], dtype=np.int64), np.array([2, 12, 22], dtype=np.int64),
-                   np.array([8, 18, 28], dtype=np.int64), rows, np.empty((2, len(DAY_COLUMNS))))

@@ -68,14 +68,19 @@ def locate(lat: float, lon: float, gazetteer) -> Place:
     country = zone_countries().get(tz)
     elevation = None
     if gazetteer is not None:
-        nearest = gazetteer.nearest(lat, lon, NEIGHBOURS)
-        if country is None and nearest and nearest[0][1] <= COUNTRY_KM:
-            country = gazetteer.cc[nearest[0][0]].as_py()
-        for row, distance in nearest:
-            if distance > ELEVATION_KM:
-                break
+        # One nearest-place lookup (a third of a k-nearest query's cost) decides, unless
+        # that place is within ELEVATION_KM without an elevation: then the next ones do.
+        row, distance = gazetteer.nearest(lat, lon, 1)[0]
+        if country is None and distance <= COUNTRY_KM:
+            country = gazetteer.cc[row].as_py()
+        if distance <= ELEVATION_KM:
             value = gazetteer.elevation[row].as_py()
-            if value is not None:
-                elevation = float(value)
-                break
+            nearest = [] if value is not None else gazetteer.nearest(lat, lon, NEIGHBOURS)[1:]
+            for row, distance in nearest:
+                if distance > ELEVATION_KM:
+                    break
+                value = gazetteer.elevation[row].as_py()
+                if value is not None:
+                    break
+            elevation = None if value is None else float(value)
     return Place(timezone=tz, zone=zone(tz), country=country, elevation_m=elevation)

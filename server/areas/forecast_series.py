@@ -1,19 +1,17 @@
 """A point's series: bilinear model values in, derived SI quantities and conditions out.
 
-Every derived quantity is a row of one float64 matrix (rows named below), so that a block
-converts, rounds and lists all its fields with a handful of numpy calls; the derivation and
-classification themselves run in forecast_kernels.
+Every derived quantity is a row of one float64 matrix (rows named below), converted per unit
+system by a factor and an offset and rounded to DIGITS decimals when written; the derivation
+and classification themselves run in forecast_kernels.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from functools import lru_cache
 
 import numpy as np
 
 from server.areas import forecast_kernels as k
-from server.areas import forecast_text as text
 from server.science.units import UnitSystem
 
 ROWS = ("temperature", "apparent", "dewpoint", "humidity", "pressure", "wind", "gust",
@@ -65,22 +63,10 @@ def derive(values: np.ndarray, inputs: np.ndarray, lift_c: float) -> Series:
 
 @dataclass(frozen=True, eq=False)
 class Conversion:
-    """Per-row factor, offset and rounding multiplier of one unit system."""
+    """Per-row factor and offset of one unit system, as a (2, len(ROWS)) matrix (the rounding
+    of each row is DIGITS)."""
 
-    factor: np.ndarray
-    offset: np.ndarray
-    multiplier: np.ndarray
-
-    def apply(self, rows: tuple[int, ...], matrix: np.ndarray) -> list[list[float]]:
-        """The given rows of matrix (len(rows), n), converted and rounded, as lists."""
-        f, o, m = self.columns(rows)
-        return (np.rint((matrix * f + o) * m) / m).tolist()
-
-    @lru_cache(maxsize=64)
-    def columns(self, rows: tuple[int, ...]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        """Factor, offset and multiplier of the rows, as column vectors."""
-        index = list(rows)
-        return self.factor[index, None], self.offset[index, None], self.multiplier[index, None]
+    matrix: np.ndarray
 
 
 _CONVERSIONS: dict[str, Conversion] = {}
@@ -97,16 +83,5 @@ def conversion(units: UnitSystem) -> Conversion:
             elif quantity != "t":
                 factor[row] = {"s": units.speed, "p": units.precipitation,
                                "v": units.visibility}[quantity]
-        multiplier = np.array([10.0 ** DIGITS[r] for r in range(len(ROWS))])
-        cached = _CONVERSIONS[units.name] = Conversion(factor, offset, multiplier)
+        cached = _CONVERSIONS[units.name] = Conversion(np.vstack([factor, offset]))
     return cached
-
-
-def directions(values: list[float]) -> list[int | None]:
-    """Rounded degrees as integers (null when unknown)."""
-    return [None if x != x else int(x) for x in values]
-
-
-def kinds(series: Series, sl) -> list[str]:
-    """precipitationType names."""
-    return text.KIND_NAMES[series.parts[k.KIND, sl]].tolist()

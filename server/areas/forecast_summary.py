@@ -2,8 +2,9 @@
 
 The next hour (minutely), the next 24 hours in periods (hourly block), a calendar day in
 periods (daily entries) and the week (daily block). Periods are Pirate Weather's: morning
-04-12, afternoon 12-17, evening 17-22, night 22-04 local time. Period statistics come from one
-compiled reduction; the phrase of a combination of statistics is cached.
+04-12, afternoon 12-17, evening 17-22, night 22-04 local time. The facts of a summary are
+decided by compiled code (forecast_facts); here they become a phrase, and the phrase text in a
+language, both cached: a response renders only what has not been seen before.
 """
 
 from __future__ import annotations
@@ -12,14 +13,22 @@ from dataclasses import dataclass
 from functools import lru_cache
 
 import numpy as np
+import orjson
 
+from server.areas import forecast_facts as F
 from server.areas import forecast_kernels as kernels
 from server.areas import forecast_text as text
 
 PERIODS = ("morning", "afternoon", "evening", "night")
-PERIOD_MM = 0.2                # a period mentions precipitation from this total
-DAY_MM = 1.0                   # a day of the week counts as wet from this total
+NEXT_DAY_NAMES = tuple(f"{day}-{period}" for day in ("today", "tomorrow") for period in PERIODS)
 WEEKDAYS = ("monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday")
+TRENDS = {F.TREND_PEAKING: "temperatures-peaking", F.TREND_RISING: "temperatures-rising",
+          F.TREND_FALLING: "temperatures-falling", F.TREND_VALLEYING: "temperatures-valleying"}
+MINUTELY_SHAPES = {F.WET_HOUR: "for-hour", F.STOPPING: "stopping-in",
+                   F.STOPPING_THEN_STARTING: "stopping-then-starting-later",
+                   F.STARTING: "starting-in",
+                   F.STARTING_THEN_STOPPING: "starting-then-stopping-later"}
+TEXT_CACHE = 65536             # rendered summaries kept per language
 
 
 @dataclass
@@ -36,23 +45,42 @@ class Stats:
     wind: list[int]            # highest level
     wet_hours: list[int]       # hours with precipitation
 
+    def matrix(self) -> np.ndarray:
+        """One row per span, columns as forecast_kernels.STAT_COLUMNS."""
+        return np.array([[t, p, q, *kinds, h, f, c, w, n] for t, p, q, kinds, h, f, c, w, n in
+                         zip(self.total, self.peak, self.probability, self.by_kind,
+                             self.thunder, self.foggy, self.cloud, self.wind, self.wet_hours)],
+                        dtype=np.float64).reshape(-1, len(kernels.STAT_COLUMNS))
 
-class Reducer:
-    """Statistics of spans of a point's hours (forecast_kernels.span_stats)."""
 
-    def __init__(self, series):
-        self.series = series
+_TEXTS: dict[str, dict[tuple, bytes]] = {}
 
-    def stats(self, starts, stop: int) -> Stats:
-        """Statistics of the spans [starts[i], starts[i + 1]) and [starts[-1], stop)."""
-        starts = np.asarray(starts, dtype=np.int64)
-        out = np.empty((len(starts), len(kernels.STAT_COLUMNS)))
-        kernels.span_stats(starts, int(stop), self.series.rows, self.series.parts, out)
-        total, peak, probability = out[:, :3].T.tolist()
-        thunder, foggy, cloud, wind, wet = out[:, 6:].astype(np.int64).T.tolist()
-        return Stats(total=total, peak=peak, probability=probability,
-                     by_kind=out[:, 3:6].tolist(), thunder=thunder,
-                     foggy=[bool(f) for f in foggy], cloud=cloud, wind=wind, wet_hours=wet)
+
+def text_json(facts: tuple[int, ...], lang: str) -> bytes:
+    """The JSON string of a summary in a language, from its facts (forecast_facts rows)."""
+    cache = _TEXTS.setdefault(lang, {})
+    found = cache.get(facts)
+    if found is None:
+        if len(cache) >= TEXT_CACHE:
+            cache.clear()
+        found = cache[facts] = orjson.dumps(text.render(phrase_of(facts), lang))
+    return found
+
+
+def phrase_of(facts: tuple[int, ...]):
+    """The structured phrase of a facts row."""
+    shape = facts[0]
+    if shape == F.PERIODS:
+        return periods_phrase_of(facts)
+    if shape == F.WEEK:
+        return week_phrase_of(facts)
+    if shape == F.MINUTELY:
+        return minutely_phrase_of(facts)
+    if shape == F.CODE_FOR_HOUR:
+        return ("sentence", ("for-hour", text.phrase(facts[F.C_CODE])))
+    if shape == F.CODE_SENTENCE:
+        return ("sentence", text.phrase(facts[F.C_CODE]))
+    raise ValueError(f"unknown summary facts {facts!r}")
 
 
 def and_chain(items: list):
@@ -81,30 +109,21 @@ def time_phrase(condition, periods: tuple[int, ...], names: tuple[str, ...]):
     return ("during", condition, and_chain([names[i] for i in periods]))
 
 
-def precipitation_condition(by_kind: list[list[float]], peak: float, probability: float):
-    """The main kind (by amount) at the strongest rate; "possible" when light or unlikely."""
-    amounts = [sum(column) for column in zip(*by_kind)]
-    kind = amounts.index(max(amounts)) + 1
-    possible = peak < text.SURE_MMH or (probability == probability
-                                        and probability < text.SURE_PROBABILITY)
-    return text.precipitation_phrase(kind, text.precipitation_level(peak, kind), possible)
+def _bits(mask: int, n: int) -> tuple[int, ...]:
+    return tuple(i for i in range(n) if mask >> i & 1)
 
 
-def periods_phrase(st: Stats, first: int, names: tuple[str, ...]):
-    """One sentence for the len(names) periods of `st` from index `first`."""
-    last = first + len(names)
-    totals = st.total[first:last]
-    wet = tuple(p for p, total in enumerate(totals) if total >= PERIOD_MM)
-    condition, thunder = None, False
-    if wet:
-        chosen = [first + p for p in wet]
-        condition = precipitation_condition([st.by_kind[p] for p in chosen],
-                                            max(st.peak[p] for p in chosen),
-                                            max(st.probability[p] for p in chosen))
-        thunder = max(st.thunder[p] for p in chosen) == 2
-    foggy = tuple(p for p, fog in enumerate(st.foggy[first:last]) if fog)
-    return _periods_phrase(wet, condition, thunder, foggy, tuple(st.cloud[first:last]),
-                           tuple(st.wind[first:last]), names)
+def periods_phrase_of(facts: tuple[int, ...]):
+    """One sentence for consecutive periods (forecast_facts.period_facts)."""
+    n, wet, kind, level, possible, thunder, fog, names = facts[F.P_N:F.P_NAMES + 1]
+    if names:
+        names = tuple(NEXT_DAY_NAMES[F.name_index(j)] for j in _bits(names, 12))
+    else:
+        names = PERIODS
+    wet = _bits(wet, n)
+    condition = text.precipitation_phrase(kind, level, bool(possible)) if wet else None
+    return _periods_phrase(wet, condition, bool(thunder), _bits(fog, n),
+                           facts[F.CLOUDS:F.CLOUDS + n], facts[F.WINDS:F.WINDS + n], names)
 
 
 @lru_cache(maxsize=16384)
@@ -129,35 +148,25 @@ def minutely_phrase(rate: np.ndarray, kind: np.ndarray, probability: np.ndarray,
                     current_code: int):
     """The next hour: when precipitation starts or stops (in minutes), else the current
     conditions for the hour."""
-    wet = kind > 0
-    if not wet.any():
+    facts = np.empty(F.FACTS, dtype=np.int64)
+    F.minutely_facts(np.asarray(rate, dtype=np.float64), np.asarray(kind, dtype=np.int64),
+                     np.asarray(probability, dtype=np.float64), facts)
+    if facts[F.M_CASE] == F.DRY_HOUR:
         return ("sentence", ("for-hour", text.phrase(current_code)))
-    kinds = list(dict.fromkeys(kind[wet].tolist()))
-    peak = float(rate[wet].max())
-    if len(kinds) > 2:
-        condition = "mixed-precipitation"
-    else:
-        top = float(np.fmax.reduce(probability[wet]))
-        possible = peak < text.SURE_MMH or (top == top and top < text.SURE_PROBABILITY)
-        condition = text.precipitation_phrase(
-            kinds[0], text.precipitation_level(peak, kinds[0]), possible)
-    n = len(rate) - 1                       # 60: minutes after the first
-    before = np.concatenate([[False], wet[:-1]])
-    starts, ends = np.flatnonzero(wet & ~before), np.flatnonzero(~wet & before)
-    start1 = int(starts[0])
-    end1 = int(ends[0]) if len(ends) else n
-    again = [int(s) for s in starts if s > end1]
-    if start1 == 0:
-        if end1 >= n:
-            return ("sentence", ("for-hour", condition))
-        if again:
-            return ("sentence", ("stopping-then-starting-later", condition,
-                                 ("minutes", end1), ("minutes", again[0] - end1)))
-        return ("sentence", ("stopping-in", condition, ("minutes", end1)))
-    if end1 >= n:
-        return ("sentence", ("starting-in", condition, ("minutes", start1)))
-    return ("sentence", ("starting-then-stopping-later", condition, ("minutes", start1),
-                         ("minutes", end1 - start1)))
+    return minutely_phrase_of(tuple(facts.tolist()))
+
+
+def minutely_phrase_of(facts: tuple[int, ...]):
+    """The next hour's sentence from forecast_facts.minutely_facts (not DRY_HOUR)."""
+    case, kind, level, possible, a, b = facts[F.M_CASE:F.M_B + 1]
+    condition = (text.precipitation_phrase(kind, level, bool(possible)) if kind
+                 else "mixed-precipitation")
+    shape = MINUTELY_SHAPES[case]
+    if case == F.WET_HOUR:
+        return ("sentence", (shape, condition))
+    if case in (F.STOPPING, F.STARTING):
+        return ("sentence", (shape, condition, ("minutes", a)))
+    return ("sentence", (shape, condition, ("minutes", a), ("minutes", b)))
 
 
 def _days_phrase(days: list[int], names: list[str]):
@@ -179,16 +188,33 @@ def _days_phrase(days: list[int], names: list[str]):
     return and_chain(parts)
 
 
+@lru_cache(maxsize=7)
+def week_names(weekday: int) -> tuple[str, ...]:
+    """today, tomorrow, then the weekdays of a week starting on `weekday` (0 Monday)."""
+    return ("today", "tomorrow") + tuple(WEEKDAYS[(weekday + d) % 7] for d in range(2, 7))
+
+
 def week_phrase(st: Stats, highs: list[float], names: list[str], fahrenheit: bool):
     """The week (`st` holds one span per day): which days it rains or snows, and where the
     highs go."""
-    wet = [d for d, total in enumerate(st.total) if total >= DAY_MM]
+    weekday = (WEEKDAYS.index(names[2]) - 2) % 7
+    assert tuple(names) == week_names(weekday), names
+    facts = np.empty(F.FACTS, dtype=np.int64)
+    F.week_facts(st.matrix(), np.asarray(highs, dtype=np.float64), weekday, int(fahrenheit),
+                 facts)
+    return week_phrase_of(tuple(facts.tolist()))
+
+
+def week_phrase_of(facts: tuple[int, ...]):
+    """The week's sentence from forecast_facts.week_facts."""
+    wet, kind, level, possible, weekday, fahrenheit, trend, day, high = \
+        facts[F.W_WET:F.W_HIGH + 1]
+    names = week_names(weekday)
+    wet = list(_bits(wet, len(names)))
     if not wet:
         precipitation = ("for-week", "no-precipitation")
     else:
-        condition = precipitation_condition([st.by_kind[d] for d in wet],
-                                            max(st.peak[d] for d in wet),
-                                            max(st.probability[d] for d in wet))
+        condition = text.precipitation_phrase(kind, level, bool(possible))
         weekend = [d for d, name in enumerate(names) if name in ("saturday", "sunday")]
         if len(wet) == len(names):
             precipitation = ("for-week", condition)
@@ -196,18 +222,7 @@ def week_phrase(st: Stats, highs: list[float], names: list[str], fahrenheit: boo
             precipitation = ("over-weekend", condition)
         else:
             precipitation = ("during", condition, _days_phrase(wet, names))
-    known = [d for d, high in enumerate(highs) if high == high]
-    if len(known) < 2:
+    if trend == F.TREND_NONE:
         return ("sentence", precipitation)
-    hi = max(known, key=lambda d: highs[d])
-    lo = min(known, key=lambda d: highs[d])
     unit = "fahrenheit" if fahrenheit else "celsius"
-    if highs[hi] - highs[lo] < 1.0 or hi not in (known[0], known[-1]):
-        trend = ("temperatures-peaking", (unit, round(highs[hi])), names[hi])
-    elif hi == known[-1]:
-        trend = ("temperatures-rising", (unit, round(highs[hi])), names[hi])
-    elif lo == known[-1]:
-        trend = ("temperatures-falling", (unit, round(highs[lo])), names[lo])
-    else:
-        trend = ("temperatures-valleying", (unit, round(highs[lo])), names[lo])
-    return ("sentence", ("with", precipitation, trend))
+    return ("sentence", ("with", precipitation, (TRENDS[trend], (unit, high), names[day])))

@@ -12,10 +12,12 @@ from __future__ import annotations
 import bisect
 import importlib
 import logging
+import math
 import os
 from functools import lru_cache
 
 import numpy as np
+import orjson
 import pirateweather_translations.lang as _lang_package
 from pirateweather_translations.translation import Translation
 
@@ -43,6 +45,7 @@ SKIES = ("clear", "very-light-clouds", "light-clouds", "medium-clouds", "heavy-c
 THUNDER = (None, "possible-thunderstorm", "thunderstorm")
 # Mixed radix of a condition code: kind, level, possible, thunder, wind, visibility, humidity, sky.
 RADIX = (4, 5, 2, 3, 4, 4, 3, 5)
+CODES = math.prod(RADIX)
 
 DEFAULT_LANGUAGE = "en"
 LANGUAGES = frozenset(name[:-3] for name in os.listdir(os.path.dirname(_lang_package.__file__))
@@ -149,6 +152,50 @@ def titles(codes: list[int], lang: str) -> list[str]:
 
 
 _TITLES: dict[str, dict[int, str]] = {}
+
+
+class TitleTable:
+    """The titles of one language as JSON strings end to end, for compiled code: title
+    `slot[code]` is pool[starts[slot]:starts[slot + 1]] (slot -1: not rendered yet). Grown by
+    add() between compiled calls, on one thread (the event loop's)."""
+
+    def __init__(self, lang: str):
+        self.lang = lang
+        self.slot = np.full(CODES, -1, dtype=np.int32)
+        self.starts = np.zeros(65, dtype=np.int64)
+        self.pool = np.empty(4096, dtype=np.uint8)
+        self.count = self.longest = 0
+        self.arrays = (self.slot, self.starts, self.pool)
+
+    def add(self, codes) -> None:
+        """Render the titles of these codes (those not in the table yet)."""
+        for code in codes:
+            if self.slot[code] >= 0:
+                continue
+            data = np.frombuffer(orjson.dumps(titles([code], self.lang)[0]), dtype=np.uint8)
+            start, end = self.starts[self.count], self.starts[self.count] + len(data)
+            if self.count + 2 > len(self.starts):
+                self.starts = np.concatenate([self.starts, np.zeros_like(self.starts)])
+            if end > len(self.pool):
+                self.pool = np.concatenate([self.pool, np.empty(max(end, len(self.pool)),
+                                                                 dtype=np.uint8)])
+            self.pool[start:end] = data
+            self.starts[self.count + 1] = end
+            self.slot[code] = self.count
+            self.count += 1
+            self.longest = max(self.longest, len(data))
+        self.arrays = (self.slot, self.starts, self.pool)
+
+
+_TABLES: dict[str, TitleTable] = {}
+
+
+def title_table(lang: str) -> TitleTable:
+    """The title table of a language (created empty on first use)."""
+    table = _TABLES.get(lang)
+    if table is None:
+        table = _TABLES[lang] = TitleTable(lang)
+    return table
 
 
 # ---- icons --------------------------------------------------------------------------------

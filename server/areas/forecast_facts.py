@@ -1,0 +1,259 @@
+"""The facts a summary or icon is made of, decided by compiled code as small integers.
+
+A summary has two layers: numbers to facts (which periods are wet, the main kind of
+precipitation and its level, the foggy periods, cloud and wind levels, when rain starts and
+stops, which day is warmest), here; facts to a structured phrase, in forecast_summary, cached
+per facts and language. A response thus reduces its hours in one compiled pass and renders
+only the phrases it has not seen before. Facts rows hold FACTS integers (unused ones zero).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from numba import njit
+
+from server.areas import forecast_kernels as k
+from server.areas import forecast_text as T
+
+FACTS = 20
+# Facts rows: the phrase's shape first, then its facts.
+PERIODS, WEEK, MINUTELY, CODE_FOR_HOUR, CODE_SENTENCE = range(1, 6)
+# Period facts: n, wet mask, kind, level, possible, thunder, foggy mask, names (0 for
+# forecast_summary.PERIODS, else the marks of next_day_periods), then the cloud levels
+# from CLOUDS and the wind levels from WINDS (one per period, at most MAX_PERIODS).
+MAX_PERIODS = 5
+(P_N, P_WET, P_KIND, P_LEVEL, P_POSSIBLE, P_THUNDER, P_FOG, P_NAMES) = range(1, 9)
+CLOUDS, WINDS = 9, 9 + MAX_PERIODS
+# Statistics columns (forecast_kernels.STAT_COLUMNS).
+S_TOTAL, S_PEAK, S_PROBABILITY, S_RAIN, S_SNOW, S_SLEET, S_THUNDER, S_FOGGY, S_CLOUD, \
+    S_WIND, S_WET = range(len(k.STAT_COLUMNS))
+# Week facts: wet mask, kind, level, possible, weekday of today, °F, trend, its day, its
+# rounded high. Trends: none (fewer than two known highs), peaking, rising, falling, valleying.
+W_WET, W_KIND, W_LEVEL, W_POSSIBLE, W_WEEKDAY, W_FAHRENHEIT, W_TREND, W_DAY, W_HIGH = \
+    range(1, 10)
+TREND_NONE, TREND_PEAKING, TREND_RISING, TREND_FALLING, TREND_VALLEYING = range(5)
+# Minutely facts: case, kind (0: mixed precipitation), level, possible, two minute counts.
+M_CASE, M_KIND, M_LEVEL, M_POSSIBLE, M_A, M_B = range(1, 7)
+(DRY_HOUR, WET_HOUR, STOPPING, STOPPING_THEN_STARTING, STARTING, STARTING_THEN_STOPPING) = \
+    range(6)
+# Condition-code facts (CODE_FOR_HOUR, CODE_SENTENCE): the code.
+C_CODE = 1
+PERIOD_MM, DAY_MM = 0.2, 1.0     # a period (a day of the week) counts as wet from this total
+
+_RAIN, _SNOW = T.RAIN_LEVELS, T.SNOW_LEVELS
+_SURE, _SURE_P, _WET = T.SURE_MMH, T.SURE_PROBABILITY, T.WET_MMH
+# Icon indexes (forecast_text.ICON_CODES) and their severity (ties of dominant()).
+_SEVERITY = np.array([T.SEVERITY[code] for code in T.ICON_CODES], dtype=np.int64)
+I_SHOWERS, I_RAIN, I_THUNDER, I_SNOW, I_FOG = (T.ICON_CODES.index(c)
+                                               for c in ("09", "10", "11", "13", "50"))
+
+
+@njit(cache=True, nogil=True)
+def level(rate, kind):
+    """1 very light, 2 light, 3 medium, 4 heavy (snow on its own scale)."""
+    return 1 + k._count(rate, _SNOW if kind == 2 else _RAIN)
+
+
+@njit(cache=True, nogil=True)
+def condition(rain, snow, sleet, peak, probability):
+    """(kind, level, possible) of precipitation: the main kind by amount (the first of equal
+    amounts), its level at the strongest rate, "possible" when light or unlikely."""
+    kind = first_max(rain, snow, sleet)
+    possible = peak < _SURE or (probability == probability and probability < _SURE_P)
+    return kind, level(peak, kind), 1 if possible else 0
+
+
+@njit(cache=True, nogil=True)
+def period_facts(stats, first, n, names, out):
+    """Facts of the n periods stats[first:first + n] (forecast_summary.periods_phrase_of)."""
+    out[:] = 0
+    out[0] = PERIODS
+    wet = fog = thunder = 0
+    rain = snow = sleet = peak = top = 0.0
+    for p in range(n):
+        row = stats[first + p]
+        if row[S_TOTAL] >= PERIOD_MM:
+            wet |= 1 << p
+            rain, snow, sleet = rain + row[S_RAIN], snow + row[S_SNOW], sleet + row[S_SLEET]
+            peak, top = max(peak, row[S_PEAK]), max(top, row[S_PROBABILITY])
+            thunder = max(thunder, int(row[S_THUNDER]))
+        if row[S_FOGGY]:
+            fog |= 1 << p
+        out[CLOUDS + p], out[WINDS + p] = int(row[S_CLOUD]), int(row[S_WIND])
+    out[P_N], out[P_WET], out[P_FOG], out[P_NAMES] = n, wet, fog, names
+    if wet:
+        out[P_KIND], out[P_LEVEL], out[P_POSSIBLE] = condition(rain, snow, sleet, peak, top)
+        out[P_THUNDER] = 1 if thunder == 2 else 0
+
+
+@njit(cache=True, nogil=True)
+def next_day_periods(mi, start, stop, starts):
+    """The periods of the 24 hours from `start` (ending at `stop`): their starts (into
+    `starts`), their count and which marks begin them (a mask of j, see name_index). The
+    night that began yesterday evening counts as tonight; the window ends early rather than
+    name a period twice (the last period's statistics then run to `stop`)."""
+    bounds = np.empty(13, dtype=np.int64)
+    bounds[0] = -10 ** 9
+    for d in range(3):
+        for p in range(4):
+            bounds[1 + 4 * d + p] = mi[d, k.PERIOD_MARKS[p]]
+    n = names = marks = 0
+    for j in range(12):
+        a, b = max(bounds[j], start), min(bounds[j + 1], stop)
+        if b <= a:
+            continue
+        name = name_index(j)
+        if names & (1 << name):
+            break
+        names |= 1 << name
+        marks |= 1 << j
+        starts[n] = a
+        n += 1
+    return n, marks
+
+
+@njit(cache=True, nogil=True)
+def name_index(j):
+    """Index into forecast_summary.NEXT_DAY_NAMES (today-morning .. today-night,
+    tomorrow-morning .. tomorrow-night) of the period that mark j of next_day_periods begins:
+    0 yesterday's night, then each day's morning, afternoon, evening and night."""
+    return 3 if j == 0 else (0 if j <= 4 else 4) + (j - 1) % 4
+
+
+@njit(cache=True, nogil=True)
+def week_facts(stats, highs, weekday, fahrenheit, out):
+    """Facts of the week (one stats row per day; highs as served, NaN when unknown)."""
+    out[:] = 0
+    out[0], out[W_FAHRENHEIT] = WEEK, fahrenheit
+    days = stats.shape[0]
+    wet = 0
+    rain = snow = sleet = peak = top = 0.0
+    for d in range(days):
+        row = stats[d]
+        if row[S_TOTAL] >= DAY_MM:
+            wet |= 1 << d
+            rain, snow, sleet = rain + row[S_RAIN], snow + row[S_SNOW], sleet + row[S_SLEET]
+            peak, top = max(peak, row[S_PEAK]), max(top, row[S_PROBABILITY])
+    out[W_WET], out[W_WEEKDAY] = wet, weekday
+    if wet:
+        out[W_KIND], out[W_LEVEL], out[W_POSSIBLE] = condition(rain, snow, sleet, peak, top)
+    first = last = hi = lo = -1
+    for d in range(days):
+        if highs[d] == highs[d]:
+            if first < 0:
+                first = hi = lo = d
+            last = d
+            if highs[d] > highs[hi]:
+                hi = d
+            if highs[d] < highs[lo]:
+                lo = d
+    if first < 0 or first == last:
+        out[W_TREND] = TREND_NONE
+    elif highs[hi] - highs[lo] < 1.0 or (hi != first and hi != last):
+        out[W_TREND], out[W_DAY] = TREND_PEAKING, hi
+    elif hi == last:
+        out[W_TREND], out[W_DAY] = TREND_RISING, hi
+    elif lo == last:
+        out[W_TREND], out[W_DAY] = TREND_FALLING, lo
+    else:
+        out[W_TREND], out[W_DAY] = TREND_VALLEYING, lo
+    if out[W_TREND] != TREND_NONE:
+        out[W_HIGH] = round(highs[out[W_DAY]])
+
+
+@njit(cache=True, nogil=True)
+def minutely_facts(rate, kind, probability, out):
+    """Facts of the next hour: when precipitation starts or stops (minutes after the first),
+    and what falls; DRY_HOUR when nothing does."""
+    out[:] = 0
+    out[0] = MINUTELY
+    n = len(rate) - 1
+    seen = np.zeros(4, dtype=np.int64)
+    kinds, first_kind, peak, top = 0, 0, -np.inf, np.nan
+    start1 = end1 = again = -1
+    for i in range(n + 1):
+        wet = kind[i] > 0
+        if wet:
+            if not seen[kind[i]]:
+                seen[kind[i]] = 1
+                kinds += 1
+                if first_kind == 0:
+                    first_kind = kind[i]
+            peak = max(peak, rate[i])
+            if probability[i] == probability[i] and not probability[i] <= top:
+                top = probability[i]
+        before = i > 0 and kind[i - 1] > 0
+        if wet and not before:
+            if start1 < 0:
+                start1 = i
+            elif end1 >= 0 and again < 0:
+                again = i
+        if before and not wet and end1 < 0:
+            end1 = i
+    if start1 < 0:
+        out[M_CASE] = DRY_HOUR
+        return
+    if kinds <= 2:
+        possible = peak < _SURE or (top == top and top < _SURE_P)
+        out[M_KIND], out[M_LEVEL] = first_kind, level(peak, first_kind)
+        out[M_POSSIBLE] = 1 if possible else 0
+    if end1 < 0:
+        end1 = n
+    _minutely_case(start1, end1, again, n, out)
+
+
+@njit(cache=True, nogil=True)
+def _minutely_case(start1, end1, again, n, out):
+    if start1 == 0:
+        if end1 >= n:
+            out[M_CASE] = WET_HOUR
+        elif again >= 0:
+            out[M_CASE], out[M_A], out[M_B] = STOPPING_THEN_STARTING, end1, again - end1
+        else:
+            out[M_CASE], out[M_A] = STOPPING, end1
+    elif end1 >= n:
+        out[M_CASE], out[M_A] = STARTING, start1
+    else:
+        out[M_CASE], out[M_A], out[M_B] = STARTING_THEN_STOPPING, start1, end1 - start1
+
+
+@njit(cache=True, nogil=True)
+def dominant(counts):
+    """The icon index with the highest count; ties go to the more severe."""
+    best = 0
+    for i in range(1, len(counts)):
+        if (counts[i], _SEVERITY[i]) > (counts[best], _SEVERITY[best]):
+            best = i
+    return best
+
+
+@njit(cache=True, nogil=True)
+def precipitation_icon(kind, peak):
+    """Icon of falling precipitation: 13 snow or sleet, 09 drizzle, else 10 rain."""
+    if kind >= 2:
+        return I_SNOW
+    return I_SHOWERS if peak < _RAIN[0] else I_RAIN
+
+
+@njit(cache=True, nogil=True)
+def day_icon(row, daytime_cloud):
+    """A day's icon from its statistics: 1 mm or more decides (thunder, snow or sleet, rain
+    for six hours or more, else showers); else fog half the day; else the mean cloud from
+    06 to 18."""
+    if row[S_TOTAL] >= DAY_MM:
+        if row[S_THUNDER] == 2:
+            return I_THUNDER
+        if first_max(row[S_RAIN], row[S_SNOW], row[S_SLEET]) >= 2:
+            return I_SNOW
+        return I_RAIN if row[S_WET] >= 6 else I_SHOWERS
+    if row[S_FOGGY]:
+        return I_FOG
+    return min(k._count(daytime_cloud, T.CLOUD_LEVELS), 3)
+
+
+@njit(cache=True, nogil=True)
+def first_max(rain, snow, sleet):
+    """1 rain, 2 snow, 3 sleet: the kind with the largest amount (the first of equals)."""
+    if snow > rain and snow >= sleet:
+        return 2
+    return 3 if sleet > rain and sleet > snow else 1

@@ -1,0 +1,357 @@
+"""The forecast's blocks (currently, minutely, hourly, daily) in one compiled call: the point's
+series read (bilinear) and derived, reduced to days and periods, and written as JSON.
+
+Summaries are left as holes holding their facts (forecast_facts), which Python turns into
+rendered text from its caches; condition titles are read from a per-language table of
+pre-rendered JSON strings (forecast_titles). Everything is computed in SI on the local hours
+from today's local midnight (`t0`) plus one row for the present moment, and converted only
+when written. The same rules as before this was compiled (tests pin the answers).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from numba import njit
+
+from server.areas import forecast_facts as F
+from server.areas import forecast_json as J
+from server.areas import forecast_kernels as k
+from server.areas import forecast_series as fs
+from server.areas import forecast_text as T
+from server.science import sun
+
+DAYS, MINUTES = 7, 61
+LAPSE_C_PER_M = 0.0065          # standard atmosphere: 6.5 K per km
+# Scalar parameters, one float64 array: point, now, the data's first and last hour, hours of
+# the hourly block, the gazetteer's elevation (and whether there is one), blocks wanted, the
+# unit system's precipitation factor and °F, today's weekday; then the cell of the hourly
+# grid (rows i0, i1, columns j0, j1, four weights) and the cell of the static grid.
+(P_LAT, P_LON, P_NOW, P_FIRST_S, P_LAST_S, P_HOURS, P_ELEVATION, P_ELEVATION_KNOWN, P_BLOCKS,
+ P_PRECIPITATION, P_FAHRENHEIT, P_WEEKDAY) = range(12)
+CELL, STATIC_CELL = 12, 20
+NPARAMS = 28
+CURRENTLY, MINUTELY, HOURLY, DAILY = 1, 2, 4, 8
+DIGITS = np.array([fs.DIGITS[r] for r in range(k.NROWS)], dtype=np.int64)
+# currently and hourly entries: these rows, in this order, then windDirection.
+POINT_ROWS = np.array([fs.TEMPERATURE, fs.APPARENT, fs.DEWPOINT, fs.HUMIDITY, fs.PRESSURE,
+                       fs.WIND, fs.GUST, fs.CLOUD, fs.VISIBILITY, fs.RATE, fs.PROBABILITY])
+
+
+def _table(items: list[str]) -> tuple[np.ndarray, np.ndarray]:
+    """Strings end to end (bytes) and where each starts (the last entry: the end)."""
+    data = [item.encode() for item in items]
+    starts = np.cumsum([0] + [len(d) for d in data]).astype(np.int64)
+    return np.frombuffer(b"".join(data), dtype=np.uint8), starts
+
+
+def _keys(names: tuple[str, ...]) -> tuple[np.ndarray, np.ndarray]:
+    """'{"a":', ',"b":', ... for an object's keys in order."""
+    return _table([("{" if i == 0 else ",") + f'"{name}":' for i, name in enumerate(names)])
+
+
+POINT_KEYS, POINT_AT = _keys((
+    "time", "summary", "icon", "is_day", "temperature", "apparentTemperature", "dewPoint",
+    "humidity", "pressure", "windSpeed", "windGust", "cloudCover", "visibility",
+    "precipitation", "precipitationProbability", "windDirection", "precipitationType"))
+DAY_KEYS, DAY_AT = _keys((
+    "time", "summary", "icon", "is_day", "temperatureHigh", "temperatureLow", "humidity",
+    "pressure", "windSpeed", "windGust", "windDirection", "cloudCover", "precipitation",
+    "precipitationProbability", "precipitationType", "sunriseTime", "sunsetTime", "moonPhase"))
+MINUTE_KEYS, MINUTE_AT = _keys(("time", "precipitation", "precipitationProbability",
+                                "precipitationType"))
+BLOCK_KEYS, BLOCK_AT = _table([',"currently":', ',"minutely":', ',"hourly":', ',"daily":',
+                               '{"summary":', ',"icon":', ',"data":[', "]}"])
+ICONS, ICONS_AT = _table([f'"{code}{suffix}"' for code in T.ICON_CODES for suffix in "dn"])
+KINDS, KINDS_AT = _table([f'"{kind}"' for kind in T.KINDS])
+CURRENTLY_KEY, MINUTELY_KEY, HOURLY_KEY, DAILY_KEY, SUMMARY_KEY, ICON_KEY, DATA_KEY, END = \
+    range(8)
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _put(o, n, table, starts, i):
+    """Entry i of a table."""
+    return J.put_slice(o, n, table, starts[i], starts[i + 1])
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _comma(o, n, first):
+    if not first:
+        o[0][n] = 44
+        return n + 1
+    return n
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _close(o, n):
+    o[0][n] = 125      # }
+    return n + 1
+
+
+@njit(cache=True, nogil=True)
+def respond(values, static, p, marks, mi, moon, conv, inputs, titles, o):
+    """Write the wanted blocks (P_BLOCKS) into o; return the bytes written, or -1 when
+    condition titles are missing from `titles` (their codes then fill o[1][1:, 0], their
+    count o[1][0, 0]). o[2][0] receives the elevation the response reports (m)."""
+    o[1][0, 0] = o[1][0, 1] = 0
+    now = p[P_NOW]
+    t0 = marks[0, k.MIDNIGHT]
+    h0 = int((now - t0) // k.HOUR_S)
+    hours = int(p[P_HOURS])
+    end = max(marks[DAYS, k.H06], t0 + (h0 + hours) * k.HOUR_S)
+    count = int((end - t0) // k.HOUR_S) + 1
+    valid = min(count, int((p[P_LAST_S] - t0) // k.HOUR_S) + 1)
+    stop = min(h0 + hours, valid)
+    s = _series(values, static, p, t0, count, inputs, o)
+    blocks = int(p[P_BLOCKS])
+    if _missing_titles(o, titles[0], s[2], count, h0, stop, blocks):
+        return -1
+    day_now = sun.is_day(now, p[P_LAT], p[P_LON])
+    n = 0
+    if blocks & CURRENTLY:
+        n = _put(o, n, BLOCK_KEYS, BLOCK_AT, CURRENTLY_KEY)
+        n = _point(o, n, int(now), day_now, s, count, conv, titles)
+    if blocks & MINUTELY:
+        n = _minutely(o, n, p, t0, count, day_now, s)
+    if blocks & HOURLY:
+        n = _hourly(o, n, p, t0, h0, stop, min(h0 + 24, valid), mi, day_now, s, conv, titles)
+    if blocks & DAILY:
+        n = _daily(o, n, p, marks, mi, moon, s, conv)
+    return n
+
+
+@njit(cache=True, nogil=True)
+def _series(values, static, p, t0, count, inputs, o):
+    """(rows, parts, codes, icons) of the local hours from t0 and, last, the present."""
+    vals = np.empty((count + 1, values.shape[3]))
+    k.window(values, p[CELL:CELL + 8], (t0 - p[P_FIRST_S]) / k.HOUR_S, vals)
+    at = (p[P_NOW] - t0) / k.HOUR_S
+    k0 = min(int(at), count - 2)
+    for v in range(vals.shape[1]):
+        vals[count, v] = vals[k0, v] + (vals[k0 + 1, v] - vals[k0, v]) * (at - k0)
+    orography = k.bilinear(static, p[STATIC_CELL:STATIC_CELL + 8], 0, 0)
+    gazetteer = p[P_ELEVATION_KNOWN] > 0
+    o[2][0] = p[P_ELEVATION] if gazetteer else orography
+    lift = (orography - p[P_ELEVATION]) * LAPSE_C_PER_M \
+        if gazetteer and orography == orography else 0.0
+    n = count + 1
+    rows, parts = np.empty((k.NROWS, n)), np.empty((8, n), dtype=np.int64)
+    codes, icons = np.empty(n, dtype=np.int64), np.empty(n, dtype=np.int64)
+    k.point_series(vals, inputs, lift, rows, parts, codes, icons)
+    return rows, parts, codes, icons
+
+
+@njit(cache=True, nogil=True)
+def _missing_titles(o, slot, codes, count, h0, stop, blocks):
+    """Note the condition codes the response needs whose titles are not in `slot`."""
+    holes, missing = o[1], 0
+    if blocks & CURRENTLY and slot[codes[count]] < 0:
+        missing += 1
+        holes[missing, 0] = codes[count]
+    if blocks & HOURLY:
+        for i in range(h0, stop):
+            if slot[codes[i]] < 0:
+                missing += 1
+                holes[missing, 0] = codes[i]
+    holes[0, 0] = missing
+    return missing > 0
+
+
+@njit(cache=True, nogil=True)
+def _point(o, n, time, day, s, i, conv, titles):
+    """A currently or hourly entry: instant i of the series."""
+    rows, parts, codes, icons = s
+    n = _put(o, n, POINT_KEYS, POINT_AT, 0)
+    n = J.put_int(o, n, time)
+    n = _put(o, n, POINT_KEYS, POINT_AT, 1)
+    slot, starts, pool = titles
+    n = J.put_slice(o, n, pool, starts[slot[codes[i]]], starts[slot[codes[i]] + 1])
+    n = _put(o, n, POINT_KEYS, POINT_AT, 2)
+    n = _put(o, n, ICONS, ICONS_AT, 2 * icons[i] + (0 if day else 1))
+    n = _put(o, n, POINT_KEYS, POINT_AT, 3)
+    n = J.put_bool(o, n, day)
+    for f in range(len(POINT_ROWS)):
+        r = POINT_ROWS[f]
+        n = _put(o, n, POINT_KEYS, POINT_AT, 4 + f)
+        n = J.put_number(o, n, rows[r, i], conv[0, r], conv[1, r], DIGITS[r])
+    n = _put(o, n, POINT_KEYS, POINT_AT, 15)
+    n = J.put_whole(o, n, rows[k.DIRECTION, i])
+    n = _put(o, n, POINT_KEYS, POINT_AT, 16)
+    n = _put(o, n, KINDS, KINDS_AT, parts[k.KIND, i])
+    return _close(o, n)
+
+
+@njit(cache=True, nogil=True)
+def _block_head(o, n, key, facts, icon, day):
+    """',"<block>":{"summary":<hole>,"icon":"<icon>","data":['."""
+    n = _put(o, n, BLOCK_KEYS, BLOCK_AT, key)
+    n = _put(o, n, BLOCK_KEYS, BLOCK_AT, SUMMARY_KEY)
+    n = J.hole_text(o, n, facts)
+    n = _put(o, n, BLOCK_KEYS, BLOCK_AT, ICON_KEY)
+    n = _put(o, n, ICONS, ICONS_AT, 2 * icon + (0 if day else 1))
+    return _put(o, n, BLOCK_KEYS, BLOCK_AT, DATA_KEY)
+
+
+@njit(cache=True, nogil=True)
+def interp(x, fp, count):
+    """numpy.interp(x, arange(count), fp[:count]), step for step (NaN handling included)."""
+    if x != x:
+        return x
+    if x < 0.0:
+        return fp[0]
+    if x > count - 1:
+        return fp[count - 1]
+    j = int(x)
+    if j == count - 1 or j == x:
+        return fp[j]
+    slope = (fp[j + 1] - fp[j]) / ((j + 1.0) - j)
+    value = slope * (x - j) + fp[j]
+    if value != value:
+        value = slope * (x - (j + 1.0)) + fp[j + 1]
+        if value != value and fp[j] == fp[j + 1]:
+            value = fp[j]
+    return value
+
+
+@njit(cache=True, nogil=True)
+def _minutely(o, n, p, t0, count, day_now, s):
+    """The next 61 minutes (from the current one), interpolated in time."""
+    rows, parts, codes, icons = s
+    first = p[P_NOW] // 60 * 60
+    rate, probability = np.empty(MINUTES), np.empty(MINUTES)
+    kind = np.zeros(MINUTES, dtype=np.int64)
+    sums = np.zeros(4)
+    peak = -np.inf
+    for i in range(MINUTES):
+        position = (first + 60 * i - t0) / k.HOUR_S
+        rate[i] = interp(position, rows[k.RATE], count)
+        probability[i] = interp(position, rows[k.PROBABILITY], count)
+        if rate[i] >= T.WET_MMH:
+            kind[i] = max(parts[k.KIND, min(int(position), count - 1)], 1)
+            sums[kind[i]] += rate[i]
+        if peak == peak:            # numpy's max: NaN wins
+            peak = rate[i] if rate[i] != rate[i] else max(peak, rate[i])
+    facts = np.empty(F.FACTS, dtype=np.int64)
+    F.minutely_facts(rate, kind, probability, facts)
+    icon = icons[count]
+    if facts[F.M_CASE] == F.DRY_HOUR:
+        facts[:] = 0
+        facts[0], facts[F.C_CODE] = F.CODE_FOR_HOUR, codes[count]
+    else:
+        icon = F.precipitation_icon(F.first_max(sums[1], sums[2], sums[3]), peak)
+    n = _block_head(o, n, MINUTELY_KEY, facts, icon, day_now)
+    factor = p[P_PRECIPITATION]
+    for i in range(MINUTES):
+        n = _comma(o, n, i == 0)
+        n = _put(o, n, MINUTE_KEYS, MINUTE_AT, 0)
+        n = J.put_int(o, n, int(first + 60 * i))
+        n = _put(o, n, MINUTE_KEYS, MINUTE_AT, 1)
+        n = J.put_rounded(o, n, np.rint(rate[i] * factor * 1e4), 4)
+        n = _put(o, n, MINUTE_KEYS, MINUTE_AT, 2)
+        n = J.put_rounded(o, n, np.rint(probability[i] * 100), 2)
+        n = _put(o, n, MINUTE_KEYS, MINUTE_AT, 3)
+        n = _put(o, n, KINDS, KINDS_AT, kind[i])
+        n = _close(o, n)
+    return _put(o, n, BLOCK_KEYS, BLOCK_AT, END)
+
+
+@njit(cache=True, nogil=True)
+def _hourly(o, n, p, t0, start, stop, day_end, mi, day_now, s, conv, titles):
+    """The hours [start, stop); the summary covers the periods of the next 24 hours."""
+    rows, parts, codes, icons = s
+    starts = np.empty(12, dtype=np.int64)
+    facts = np.zeros(F.FACTS, dtype=np.int64)
+    periods, names = F.next_day_periods(mi, start, day_end, starts)
+    if periods:
+        stats = np.empty((periods, len(k.STAT_COLUMNS)))
+        k.span_stats(starts[:periods], day_end, rows, parts, stats)
+        F.period_facts(stats, 0, periods, names, facts)
+    else:
+        facts[0], facts[F.C_CODE] = F.CODE_SENTENCE, codes[-1]
+    counts = np.zeros(len(T.ICON_CODES), dtype=np.int64)
+    for i in range(start, stop):
+        counts[icons[i]] += 1
+    n = _block_head(o, n, HOURLY_KEY, facts, F.dominant(counts), day_now)
+    for i in range(start, stop):
+        time = t0 + k.HOUR_S * i
+        n = _comma(o, n, i == start)
+        n = _point(o, n, int(time), sun.is_day(time, p[P_LAT], p[P_LON]), s, i, conv, titles)
+    return _put(o, n, BLOCK_KEYS, BLOCK_AT, END)
+
+
+@njit(cache=True, nogil=True)
+def _daily(o, n, p, marks, mi, moon, s, conv):
+    """The seven local days from today."""
+    rows, parts = s[0], s[1]
+    days = np.empty((DAYS, len(k.DAY_COLUMNS)))
+    midnight = mi[:DAYS + 1, k.MIDNIGHT].copy()
+    k.day_aggregates(midnight, mi[:DAYS + 1, k.H06].copy(), mi[:DAYS + 1, k.H18].copy(),
+                     rows, days)
+    week = np.empty((DAYS, len(k.STAT_COLUMNS)))
+    k.span_stats(midnight[:DAYS], midnight[DAYS], rows, parts, week)
+    starts = np.empty(4 * DAYS, dtype=np.int64)
+    for d in range(DAYS):
+        for q in range(4):
+            starts[4 * d + q] = mi[d, k.PERIOD_MARKS[q]]
+    periods = np.empty((4 * DAYS, len(k.STAT_COLUMNS)))
+    k.span_stats(starts, mi[DAYS, k.H04], rows, parts, periods)
+    highs = np.empty(DAYS)
+    icons = np.empty(DAYS, dtype=np.int64)
+    counts = np.zeros(len(T.ICON_CODES), dtype=np.int64)
+    for d in range(DAYS):
+        highs[d] = np.rint((days[d, 0] * conv[0, k.TEMPERATURE] + conv[1, k.TEMPERATURE])
+                           * 100.0) / 100.0
+        icons[d] = F.day_icon(week[d], days[d, 9])
+        counts[icons[d]] += 1
+    facts = np.empty(F.FACTS, dtype=np.int64)
+    F.week_facts(week, highs, int(p[P_WEEKDAY]), int(p[P_FAHRENHEIT]), facts)
+    n = _block_head(o, n, DAILY_KEY, facts, F.dominant(counts), True)
+    lat, lon = p[P_LAT], p[P_LON]
+    for d in range(DAYS):
+        noon = sun.solar_noon(marks[d, k.H12], lon)
+        rise, set_ = sun.rise_set(noon, lat, lon)
+        lit = sun.altitude(noon, lat, lon) > sun.HORIZON_DEG
+        n = _comma(o, n, d == 0)
+        F.period_facts(periods, 4 * d, 4, 0, facts)
+        n = _day(o, n, marks[d, k.MIDNIGHT], facts, icons[d], lit, days[d], week[d], conv)
+        n = _day_tail(o, n, rise, set_, moon[d])
+    return _put(o, n, BLOCK_KEYS, BLOCK_AT, END)
+
+
+@njit(cache=True, nogil=True)
+def _day(o, n, time, facts, icon, lit, day, week, conv):
+    """A daily entry up to its precipitationType."""
+    n = _put(o, n, DAY_KEYS, DAY_AT, 0)
+    n = J.put_int(o, n, int(time))
+    n = _put(o, n, DAY_KEYS, DAY_AT, 1)
+    n = J.hole_text(o, n, facts)
+    n = _put(o, n, DAY_KEYS, DAY_AT, 2)
+    n = _put(o, n, ICONS, ICONS_AT, 2 * icon)
+    n = _put(o, n, DAY_KEYS, DAY_AT, 3)
+    n = J.put_bool(o, n, lit)
+    total = np.nan if day[2] != day[2] else week[F.S_TOTAL]
+    # temperatureHigh .. windGust, then cloudCover .. precipitationProbability
+    for f, value, r in ((4, day[0], k.TEMPERATURE), (5, day[1], k.TEMPERATURE),
+                        (6, day[2], k.HUMIDITY), (7, day[3], k.PRESSURE), (8, day[4], k.WIND),
+                        (9, day[8], k.GUST), (11, day[5], k.CLOUD), (12, total, k.RATE),
+                        (13, week[F.S_PROBABILITY], k.PROBABILITY)):
+        if f == 11:
+            n = _put(o, n, DAY_KEYS, DAY_AT, 10)
+            n = J.put_whole(o, n, k._direction(day[6], day[7]))
+        n = _put(o, n, DAY_KEYS, DAY_AT, f)
+        n = J.put_number(o, n, value, conv[0, r], conv[1, r], DIGITS[r])
+    n = _put(o, n, DAY_KEYS, DAY_AT, 14)
+    kind = F.first_max(week[F.S_RAIN], week[F.S_SNOW], week[F.S_SLEET]) \
+        if week[F.S_TOTAL] >= T.WET_MMH else 0
+    return _put(o, n, KINDS, KINDS_AT, kind)
+
+
+@njit(cache=True, nogil=True)
+def _day_tail(o, n, rise, set_, moon):
+    """sunriseTime, sunsetTime, moonPhase and the end of a daily entry."""
+    n = _put(o, n, DAY_KEYS, DAY_AT, 15)
+    n = J.put_whole(o, n, rise)
+    n = _put(o, n, DAY_KEYS, DAY_AT, 16)
+    n = J.put_whole(o, n, set_)
+    n = _put(o, n, DAY_KEYS, DAY_AT, 17)
+    n = J.put_rounded(o, n, np.rint(moon * 100), 2)
+    return _close(o, n)

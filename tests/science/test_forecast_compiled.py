@@ -1,0 +1,99 @@
+"""The forecast's compiled code against what it replaces: numbers written as orjson writes the
+rounded floats, numpy.interp step for step, and the shared grid's bilinear read."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import orjson
+import pytest
+from numba import njit
+
+from server.areas import forecast_json as J
+from server.areas import forecast_kernels as k
+from server.areas import forecast_render as R
+from server.grid import PointGrid
+
+
+@njit(cache=True)
+def _write_all(values, decimals, out):
+    ends = np.empty(len(values), dtype=np.int64)
+    n = 0
+    for i in range(len(values)):
+        n = J.put_rounded(out, n, values[i], decimals)
+        ends[i] = n
+    return ends
+
+
+def _out(size: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    return (np.zeros(size, dtype=np.uint8), np.zeros((8, J.HOLE_WIDTH), dtype=np.int64),
+            np.zeros(8))
+
+
+@pytest.mark.parametrize("decimals, low, high", [(0, -5000, 5000), (1, -20000, 20000),
+                                                 (2, -200000, 200000), (4, -300000, 300000)])
+def test_numbers_are_what_orjson_writes(decimals, low, high):
+    ks = np.concatenate([np.arange(low, high, dtype=np.float64),
+                         [-0.0, 0.0, np.nan, np.inf, -np.inf, 999999999999999.0,
+                          -123456789012345.0, 100000000000000.0]])
+    out = _out(len(ks) * 24)
+    ends = _write_all(ks, decimals, out)
+    text = out[0][:ends[-1]].tobytes()
+    starts = np.concatenate([[0], ends[:-1]])
+    written = [text[a:b] for a, b in zip(starts.tolist(), ends.tolist())]
+    expected = [orjson.dumps(k / 10.0 ** decimals) for k in ks.tolist()]
+    assert written == expected
+
+
+def test_numbers_beyond_the_exact_range_are_left_to_orjson():
+    out = _out(64)
+    ends = _write_all(np.array([1.5e17, -2e15]), 2, out)
+    holes, numbers = out[1], out[2]
+    assert ends.tolist() == [0, 0] and holes[0, 0] == 2
+    assert holes[1, :3].tolist() == [0, J.HOLE_NUMBER, 1] and numbers[1] == 1.5e15
+    assert holes[2, 2] == 2 and numbers[2] == -2e13
+
+
+def test_interp_is_numpys():
+    rng = np.random.default_rng(5)
+    fp = rng.standard_normal(40)
+    fp[[3, 4, 17, 30]] = np.nan
+    fp[20:23] = np.inf
+    xs = np.concatenate([rng.uniform(-2, 42, 2000), np.arange(-1, 41, 0.5), [np.nan]])
+    expected = np.interp(xs, np.arange(40, dtype=np.float64), fp)
+    got = np.array([R.interp(x, fp, 40) for x in xs])
+    np.testing.assert_array_equal(got, expected)
+
+
+class _Grid(PointGrid):
+    """A small PointGrid on given values (no files)."""
+
+    def __init__(self, values: np.ndarray):
+        self.values = values
+        self.lat0, self.dlat, self.nlat = 0.0, 1.0, values.shape[0]
+        self.lon0, self.dlon, self.nlon = 0.0, 1.0, values.shape[1]
+        self.wraps = False
+
+
+def test_bilinear_reads_as_the_shared_grid():
+    rng = np.random.default_rng(3)
+    values = (rng.standard_normal((5, 6, 9, 3)) * 10).astype(np.float32)
+    values[rng.random(values.shape) < 0.3] = np.nan
+    grid = _Grid(values)
+    for _ in range(300):
+        lat, lon = rng.uniform(-0.5, 4.5), rng.uniform(-0.5, 5.5)
+        rows, cols, weights = grid.corners(lat, lon)
+        cell = np.array([rows[0], rows[2], cols[0], cols[1], *weights])
+        start = rng.uniform(-3, 6) if rng.random() < 0.5 else float(rng.integers(-3, 6))
+        out = np.empty((5, 3))
+        k.window(values, cell, start, out)
+        # the shared grid, padded with NaN and interpolated in time
+        i0, frac = math.floor(start), start - math.floor(start)
+        padded = np.full((6, 3), np.nan)
+        lo, hi = max(i0, 0), min(i0 + 6, 9)
+        if lo < hi:
+            padded[lo - i0:hi - i0] = grid.series(lat, lon, lo, hi)
+        expected = padded[:5] if frac < 1e-9 else padded[:5] * (1 - frac) + padded[1:] * frac
+        # equal up to the order of the four products (numpy's matmul may fuse them)
+        np.testing.assert_allclose(out[:4], expected[:4], rtol=1e-12, atol=1e-12)
