@@ -48,7 +48,7 @@ def put_slice(o, n, src, a, b):
     return n + b - a
 
 
-@njit(cache=True, nogil=True, inline="always")
+@njit(cache=True, nogil=True)
 def _digits(o, n, value, width):
     """A non-negative integer in decimal, zero-padded to width digits."""
     buf = o[0]
@@ -62,7 +62,7 @@ def _digits(o, n, value, width):
     return n + count
 
 
-@njit(cache=True, nogil=True, inline="always")
+@njit(cache=True, nogil=True)
 def put_int(o, n, value):
     """An integer."""
     if value < 0:
@@ -76,7 +76,7 @@ def put_bool(o, n, value):
     return put(o, n, TRUE if value else FALSE)
 
 
-@njit(cache=True, nogil=True, inline="always")
+@njit(cache=True, nogil=True)
 def put_whole(o, n, x):
     """rint(x) as an integer, null when x is NaN (times, degrees)."""
     if x != x or math.isinf(x):
@@ -84,7 +84,7 @@ def put_whole(o, n, x):
     return put_int(o, n, np.int64(np.rint(x)))
 
 
-@njit(cache=True, nogil=True, inline="always")
+@njit(cache=True, nogil=True)
 def put_rounded(o, n, k, decimals):
     """The float k / 10**decimals, k integral (from rint); null for NaN and infinity."""
     if k != k or math.isinf(k):
@@ -115,7 +115,7 @@ def put_rounded(o, n, k, decimals):
     return end
 
 
-@njit(cache=True, nogil=True, inline="always")
+@njit(cache=True, nogil=True)
 def put_number(o, n, x, factor, offset, decimals):
     """x converted (x * factor + offset) and rounded to `decimals` as the API rounds."""
     return put_rounded(o, n, np.rint((x * factor + offset) * SCALE[decimals]), decimals)

@@ -41,9 +41,9 @@ MIDNIGHT, H04, H06, H12, H17, H18, H22 = range(len(MARK_HOURS))
 PERIOD_MARKS = (H04, H12, H17, H22)
 HOUR_S = 3600
 
-_relative_humidity = njit(cache=True, inline="always")(weather.relative_humidity)
-_apparent = njit(cache=True, inline="always")(weather.apparent_temperature_c)
-_direction = njit(cache=True, inline="always")(weather.wind_direction_deg)
+_relative_humidity = njit(cache=True)(weather.relative_humidity)
+_apparent = njit(cache=True)(weather.apparent_temperature_c)
+_direction = njit(cache=True)(weather.wind_direction_deg)
 _RADIX = T.RADIX
 _RAIN, _SNOW, _WIND = T.RAIN_LEVELS, T.SNOW_LEVELS, T.WIND_LEVELS
 _CLOUD, _CAPE = T.CLOUD_LEVELS, T.CAPE_LEVELS
@@ -52,7 +52,7 @@ _FOG, _MIST, _FOG_SPREAD, _MIST_SPREAD = T.FOG_M, T.MIST_M, T.FOG_SPREAD_C, T.MI
 _DRY, _HUMID, _HUMID_C = T.DRY_HUMIDITY, T.HUMID_HUMIDITY, T.HUMID_MIN_C
 
 
-@njit(cache=True, nogil=True, inline="always")
+@njit(cache=True, nogil=True)
 def _count(value, bounds):
     """How many bounds the value reaches (0 for NaN)."""
     n = 0
@@ -62,12 +62,12 @@ def _count(value, bounds):
     return n
 
 
-@njit(cache=True, nogil=True, inline="always")
+@njit(cache=True, nogil=True)
 def _get(values, i, column):
     return values[i, column] if column >= 0 else np.nan
 
 
-@njit(cache=True, nogil=True, inline="always")
+@njit(cache=True, nogil=True)
 def _unit(value):
     """Clipped to [0, 1]; NaN stays NaN."""
     if value < 0.0:
@@ -160,7 +160,7 @@ def point_series(values, inputs, lift, rows, parts, codes, icons):
                   t, td, rh, wind, vis, cloud, _get(values, i, inputs[12]), parts, codes, icons)
 
 
-@njit(cache=True, nogil=True, inline="always")
+@njit(cache=True, nogil=True)
 def _classify(i, rate, probability, snow, sleet, t, td, rh, wind, vis, cloud, cape, parts,
               codes, icons):
     """One instant's condition (forecast_text's rules, Pirate Weather's thresholds)."""
