@@ -88,6 +88,76 @@ class Geocoding:
     TRIGRAM_MIN_CHARS = 6
 
 
+class Webcams:
+    """File names and columns of the webcams area (paths relative to the version directory)."""
+
+    AREA = "webcams"
+    # User-facing tables (Parquet, one DuckDB view each).
+    WEBCAMS = "webcams/webcams.parquet"            # the whole catalog, inactive cameras included
+    SNAPSHOTS = "webcams/snapshots.parquet"        # snapshots of served webcams, sorted
+    WEBCAM_COLUMNS = (
+        "public_id", "name", "latitude", "longitude", "country_code", "views",
+        "location_public_id", "location_name", "timezone", "status",
+    )
+    SNAPSHOT_COLUMNS = ("public_id", "captured_at", "image")
+    TABLES = {"webcams": WEBCAMS, "webcam_snapshots": SNAPSHOTS}   # DuckDB view -> file
+    # Served webcams (status active), one row each in public_id byte order.
+    CAMS_ARROW = "webcams/index/webcams.arrow"
+    CAM_COLUMNS = (
+        "public_id", "name", "latitude", "longitude", "country_code", "views",
+        "location_public_id", "location_name", "timezone",
+    )
+    # Row r's Webcam JSON object without its closing brace and without the fields that depend
+    # on the request (image, last_updated, player): CAM_JSON[offsets[r]:offsets[r + 1]].
+    CAM_JSON = "webcams/index/webcam_json.bin"
+    CAM_JSON_OFFSETS = "webcams/index/webcam_json_offsets.npy"
+    # Rows by views descending and by views ascending, ties by public_id (int32 permutations).
+    ORDER_DESC = "webcams/index/order_views_desc.npy"
+    ORDER_ASC = "webcams/index/order_views_asc.npy"
+    # Per row: index into COUNTRY_CODES (int16) and into LOCATION_IDS (int32, -1 = none).
+    ROW_COUNTRY = "webcams/index/row_country.npy"
+    ROW_LOCATION = "webcams/index/row_location.npy"
+    COUNTRY_CODES = "webcams/index/country_codes.npy"     # S2, sorted: every ISO 3166-1 code
+    LOCATION_IDS = "webcams/index/location_ids.npy"       # S16, sorted distinct location ids
+    # Snapshots: row r's capture times (unix seconds, uint32, ascending) are
+    # SNAP_TIMES[SNAP_OFFSETS[r]:SNAP_OFFSETS[r + 1]]; LAST_TIME[r] is the newest (0 = none).
+    SNAP_TIMES = "webcams/index/snap_times.npy"
+    SNAP_OFFSETS = "webcams/index/snap_offsets.npy"
+    LAST_TIME = "webcams/index/last_time.npy"
+    # Image of each snapshot (int32 id into IMAGES_ARROW); absent when every image is rendered
+    # on demand by the server's image host (the generated catalog).
+    SNAP_IMAGES = "webcams/index/snap_images.npy"
+    IMAGES_ARROW = "webcams/index/images.arrow"           # id, kind (file | key), ref, media_type
+    IMAGES_DIR = "webcams/images"                         # copied image files, named by id
+    # For each row and local calendar day (days since 1970-01-01 in the webcam's timezone), the
+    # snapshot closest to 12:00 local time: DAILY_DAY/DAILY_INDEX[DAILY_OFFSETS[r]:...[r + 1]],
+    # days ascending; DAILY_INDEX points into SNAP_TIMES.
+    DAILY_OFFSETS = "webcams/index/daily_offsets.npy"
+    DAILY_DAY = "webcams/index/daily_day.npy"
+    DAILY_INDEX = "webcams/index/daily_index.npy"
+    # Map clusters: a Web Mercator grid of level zoom + CELL_LEVEL_OFFSET. CLUSTER_ROWS lists
+    # rows in grid order; CELLS holds, for every zoom, its non-empty cells (zoom ascending, then
+    # cell key) with the members' row range in CLUSTER_ROWS, count, centroid and bounding box;
+    # CELL_ZOOM_OFFSETS[z - ZOOM_MIN] is the first cell of zoom z. CELL_JSON holds each cell's
+    # cluster object without its closing brace.
+    CLUSTER_ROWS = "webcams/index/cluster_rows.npy"
+    CELLS = "webcams/index/cells.arrow"
+    CELL_COLUMNS = ("start", "end", "count", "latitude", "longitude",
+                    "min_lat", "max_lat", "min_lon", "max_lon")
+    CELL_ZOOM_OFFSETS = "webcams/index/cell_zoom_offsets.npy"
+    CELL_JSON = "webcams/index/cell_json.bin"
+    CELL_JSON_OFFSETS = "webcams/index/cell_json_offsets.npy"
+    ZOOM_MIN, ZOOM_MAX = 1, 18
+    CELL_LEVEL_OFFSET = 2        # 4 x 4 cells per 256-pixel map tile: 64-pixel cells
+    # Public ids: what the pipeline accepts and the server's path pattern.
+    PUBLIC_ID = r"[A-Za-z0-9][A-Za-z0-9._-]{0,63}"
+    RESERVED_IDS = ("clusters", "token", "embed")  # path words of /webcams/...
+    ID_BYTES = 64
+    LOCATION_ID_BYTES = 16
+    IMAGE_MEDIA_TYPES = {".jpg": "image/jpeg", ".jpeg": "image/jpeg", ".png": "image/png",
+                         ".webp": "image/webp", ".gif": "image/gif", ".avif": "image/avif"}
+
+
 TABLES = {
     "locations": Geocoding.LOCATIONS,
     "countries": Geocoding.COUNTRIES,

@@ -1,0 +1,1 @@
+"""Pure, vectorised computations used by the pipeline's areas."""
