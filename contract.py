@@ -139,7 +139,7 @@ class Webcams:
     # rows in grid order; CELLS holds, for every zoom, its non-empty cells (zoom ascending, then
     # cell key) with the members' row range in CLUSTER_ROWS, count, centroid and bounding box;
     # CELL_ZOOM_OFFSETS[z - ZOOM_MIN] is the first cell of zoom z. CELL_JSON holds each cell's
-    # cluster object without its closing brace.
+    # cluster object followed by a comma; for a cell of one webcam it ends after `"webcam":`.
     CLUSTER_ROWS = "webcams/index/cluster_rows.npy"
     CELLS = "webcams/index/cells.arrow"
     CELL_COLUMNS = ("start", "end", "count", "latitude", "longitude",

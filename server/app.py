@@ -11,7 +11,7 @@ import orjson
 from aiohttp import web
 
 from server import openapi
-from server.areas import geocoding, pending
+from server.areas import geocoding, pending, webcams
 from server.config import Config
 from server.errors import ApiError
 from server.http import CONFIG, KEYS, LIMITER, STORE, api_middleware, endpoint
@@ -20,7 +20,7 @@ from server.ratelimit import RateLimiter
 from server.store import Store
 
 log = logging.getLogger("server")
-LOADERS = {"geocoding": geocoding.load}
+LOADERS = {"geocoding": geocoding.load, "webcams": webcams.load}
 
 
 def create_app(config: Config) -> web.Application:
@@ -31,11 +31,13 @@ def create_app(config: Config) -> web.Application:
     app[KEYS] = KeyStore(config.keys_file)
     app[LIMITER] = RateLimiter()
     app.cleanup_ctx.append(_watch_build)
+    webcams.setup(app)
     app.router.add_routes([
         web.get("/health", health),
         web.get("/ready", ready),
         web.get("/openapi.json", openapi_document),
         *geocoding.routes(),
+        *webcams.routes(),
         *pending.routes(),
     ])
     return app

@@ -38,6 +38,8 @@ CORS = {
                                      "RateLimit-Remaining, RateLimit-Reset, Retry-After",
 }
 STATIC_HEADERS = {**CORS, "X-API-Version": API_VERSION, "Server": "weather-geodata-api"}
+# CORS is open for GET only (decisions rule 10): the token POST is not for browsers.
+NON_CORS_HEADERS = {"X-API-Version": API_VERSION, "Server": "weather-geodata-api"}
 PREFLIGHT = {
     "Access-Control-Allow-Origin": "*",
     "Access-Control-Allow-Methods": "GET, HEAD, OPTIONS",
@@ -55,6 +57,9 @@ class Endpoint:
     auth: str = "optional"        # none | optional | key
     max_age: int = 0              # Cache-Control max-age for 200 answers
     limited: bool = True          # counts against a rate limit
+    # The answer holds links signed for the current period of this many seconds: the ETag
+    # changes with the period and max-age never reaches past its end.
+    period_s: int = 0
 
 
 def endpoint(**meta) -> Callable[[Handler], Handler]:
@@ -91,6 +96,14 @@ def _tags(if_none_match: str | None) -> set[str]:
     if not if_none_match:
         return set()
     return {t.strip().removeprefix("W/") for t in if_none_match.split(",")}
+
+
+def _period(meta: Endpoint) -> tuple[str, int]:
+    """(ETag salt, max-age) of an endpoint whose answers change every meta.period_s seconds."""
+    now = time.time()
+    period = int(now // meta.period_s)
+    left = max(1, int((period + 1) * meta.period_s - now))
+    return f"/{period}", min(meta.max_age, left) if meta.max_age else 0
 
 
 def _etag(version: str, request: web.Request) -> str:
@@ -148,7 +161,8 @@ async def api_middleware(request: web.Request, handler: Handler) -> web.StreamRe
                                     f"in {decision.retry_after_s} s", headers=headers)
         version = app[STORE].area(meta.area).version if meta.area else None
         cacheable = version is not None and request.method in ("GET", "HEAD")
-        etag = _etag(version, request) if cacheable else None
+        salt, max_age = _period(meta) if meta.period_s else ("", meta.max_age)
+        etag = _etag(version + salt, request) if cacheable else None
         tags = _tags(request.headers.get("If-None-Match")) if etag else set()
         if etag and etag.removeprefix("W/") in tags:
             response: web.StreamResponse = web.Response(status=304)
@@ -156,7 +170,7 @@ async def api_middleware(request: web.Request, handler: Handler) -> web.StreamRe
             response = await handler(request)
             if "*" in tags and response.status == 200:  # "*": any current representation
                 response = web.Response(status=304)
-        _decorate(request, response, meta, headers, version, etag)
+        _decorate(request, response, max_age, headers, version, etag)
         return response
     except ApiError as exc:
         return _problem(exc.status, exc.detail, errors=exc.errors, extra=exc.extra,
@@ -180,15 +194,15 @@ async def api_middleware(request: web.Request, handler: Handler) -> web.StreamRe
                             key.name if key else "-", (time.perf_counter() - started) * 1e3)
 
 
-def _decorate(request: web.Request, response: web.StreamResponse, meta: Endpoint,
+def _decorate(request: web.Request, response: web.StreamResponse, max_age: int,
               headers: dict[str, str], version: str | None, etag: str | None) -> None:
-    headers.update(STATIC_HEADERS)
+    headers.update(STATIC_HEADERS if request.method in ("GET", "HEAD") else NON_CORS_HEADERS)
     if version:
         headers["X-Data-Version"] = version
     if response.status in (200, 304):
         if etag:
             headers["ETag"] = etag
-        headers["Cache-Control"] = f"public, max-age={meta.max_age}" if meta.max_age \
+        headers["Cache-Control"] = f"public, max-age={max_age}" if max_age \
             else response.headers.get("Cache-Control", "no-store")
     response.headers.update(headers)
     body = getattr(response, "body", None)

@@ -84,14 +84,16 @@ def _cells(cell_key: np.ndarray, lat: np.ndarray, lon: np.ndarray) -> dict[str, 
     }
 
 
-def cluster_prefix(lat: float, lon: float, count: int) -> bytes:
-    """A cluster object without its closing brace (coordinates to 5 decimals)."""
-    return b'{"latitude":%b,"longitude":%b,"count":%d' % (
+def cluster_json(lat: float, lon: float, count: int) -> bytes:
+    """A cell's cluster object followed by a comma, so runs of cells are one slice; a cell of
+    one webcam is left open after `"webcam":` for the server to complete with the object."""
+    head = b'{"latitude":%b,"longitude":%b,"count":%d' % (
         orjson.dumps(round(lat, 5)), orjson.dumps(round(lon, 5)), count)
+    return head + (b',"webcam":' if count == 1 else b"},")
 
 
 def _write_json(version: Path, cells: dict[str, np.ndarray]) -> None:
-    blobs = [cluster_prefix(la, lo, c) for la, lo, c in zip(
+    blobs = [cluster_json(la, lo, c) for la, lo, c in zip(
         cells["latitude"].tolist(), cells["longitude"].tolist(), cells["count"].tolist())]
     offsets = np.zeros(len(blobs) + 1, dtype=np.int64)
     np.cumsum([len(b) for b in blobs], out=offsets[1:])

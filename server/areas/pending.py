@@ -18,16 +18,9 @@ def _unavailable(area: str, auth: str):
 
 
 def routes() -> list[web.RouteDef]:
-    """Routes of the air quality, forecast and webcam areas."""
+    """Routes of the air quality and forecast areas."""
     air, forecast = _unavailable("air_quality", "key"), _unavailable("forecast", "key")
-    webcams = _unavailable("webcams", "key")
     return [
         web.get("/air-quality/{coordinates}", air),
         web.get("/forecast/{coordinates}", forecast),
-        web.get("/webcams", webcams),
-        web.post("/webcams/token", webcams),
-        web.get("/webcams/clusters", _unavailable("webcams", "optional")),
-        web.get("/webcams/embed/{public_id}", _unavailable("webcams", "none")),
-        web.get("/webcams/{public_id}/snapshots", webcams),
-        web.get("/webcams/{public_id}", webcams),
     ]

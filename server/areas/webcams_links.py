@@ -1,0 +1,104 @@
+"""Absolute, signed links of one request: images on {cdn_url}, players on {embed_base_url}
+(decisions rule 41), and the Webcam JSON objects that carry them.
+
+Image links: `{cdn_url}/webcams/{public_id}/{captured_at}{ext}?expires=…&kid=…&sig=…` for
+images the built-in image host serves (rendered on demand, or files copied into the artifact);
+`{cdn_url}/{object_key}?webcam={public_id}&expires=…&kid=…&sig=…` for object keys on a CDN.
+Without configuration both bases are this server: {base_url} (or the request's own origin)
+plus /cdn for images.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+
+import numpy as np
+import orjson
+from aiohttp import web
+
+from server.areas.webcams_data import WebcamsData
+from server.areas.webcams_tokens import EMBED, TTL_S, Signer
+from server.http import CONFIG
+
+CDN_PATH = "/cdn"
+EMBED_PATH = "/webcams/embed/"
+IMAGE_PREFIX = "/webcams/"
+
+
+def iso(unix_s: int) -> str:
+    """ISO 8601 UTC with Z."""
+    return dt.datetime.fromtimestamp(unix_s, dt.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+class Links:
+    """Link building for one request."""
+
+    def __init__(self, request: web.Request, data: WebcamsData, signer: Signer):
+        config = request.app[CONFIG]
+        origin = config.base_url.rstrip("/") or f"{request.scheme}://{request.host}"
+        self.cdn = config.cdn_url.rstrip("/") or origin + CDN_PATH
+        self.embed = config.embed_base_url.rstrip("/") or origin
+        self.data, self.signer = data, signer
+        self.now = signer.now()
+        self.expires = signer.link_expiry(self.now)
+        self._cdn_json = orjson.dumps(self.cdn)[1:-1]
+
+    def query(self, public_id: str, expires: int | None = None) -> str:
+        """The signature parameters of a webcam's image links."""
+        expires = self.expires if expires is None else expires
+        kid, sig = self.signer.image_signature(public_id, expires)
+        return f"expires={expires}&kid={kid}&sig={sig}"
+
+    def image_paths(self, row: int, indices: np.ndarray, expires: int | None = None) -> list[str]:
+        """Each snapshot's image link below {cdn_url}."""
+        snaps, public_id = self.data.snapshots, self.data.catalog.public_ids[row]
+        query = self.query(public_id, expires)
+        stamps = snaps.iso(indices)
+        if snaps.rendered:
+            return [f"/webcams/{public_id}/{s}Z.svg?{query}" for s in stamps]
+        paths = []
+        for index, stamp in zip(indices.tolist(), stamps):
+            image = snaps.image(index)
+            if image.kind == "key":
+                paths.append(f"/{image.ref}?webcam={public_id}&{query}")
+            else:
+                paths.append(f"/webcams/{public_id}/{stamp}Z{image.ext}?{query}")
+        return paths
+
+    def image_urls(self, row: int, indices: np.ndarray, expires: int | None = None) -> list[str]:
+        """Absolute image links."""
+        return [self.cdn + p for p in self.image_paths(row, indices, expires)]
+
+    def current_image(self, row: int) -> bytes:
+        """JSON of image.current: the newest snapshot's link, or null (cached per period)."""
+        cache = self.data.current_links
+        kid = self.signer.secrets.current
+        hit = cache.get(row)
+        if hit is None or hit[0] != self.expires or hit[1] != kid:
+            last = self.data.snapshots.last_index(row)
+            path = None if last is None else self.image_paths(
+                row, np.array([last], dtype=np.int64))[0].encode()
+            hit = (self.expires, kid, path)
+            cache[row] = hit
+        return b"null" if hit[2] is None else b'"%b%b"' % (self._cdn_json, hit[2])
+
+    def webcam(self, row: int) -> bytes:
+        """A Webcam object as in lists and clusters."""
+        return b'%b,"image":{"current":%b}}' % (self.data.catalog.prefix(row),
+                                                 self.current_image(row))
+
+    def embed_url(self, row: int, range_: str | None = None) -> str:
+        """The signed player link of a webcam (its token valid at least TTL_S seconds)."""
+        public_id = self.data.catalog.public_ids[row]
+        token = self.signer.issue(EMBED, public_id, self.expires)
+        suffix = f"&range={range_}" if range_ else ""
+        return f"{self.embed}{EMBED_PATH}{public_id}?token={token}{suffix}"
+
+    def webcam_detail(self, row: int) -> bytes:
+        """A Webcam object with last_updated and player."""
+        last = self.data.snapshots.last_time(row)
+        extra = {"last_updated": None if last is None else iso(last)}
+        player = {"embed": self.embed_url(row), "expires_in": TTL_S}
+        return b'%b,"last_updated":%b,"image":{"current":%b},"player":%b}' % (
+            self.data.catalog.prefix(row), orjson.dumps(extra["last_updated"]),
+            self.current_image(row), orjson.dumps(player))
