@@ -15,6 +15,7 @@ Both sides import this module and nothing else of each other.
 from __future__ import annotations
 
 import json
+import math
 import re
 import unicodedata
 from pathlib import Path
@@ -142,13 +143,36 @@ class Webcams:
     # cluster object followed by a comma; for a cell of one webcam it ends after `"webcam":`.
     CLUSTER_ROWS = "webcams/index/cluster_rows.npy"
     CELLS = "webcams/index/cells.arrow"
-    CELL_COLUMNS = ("start", "end", "count", "latitude", "longitude",
+    CELL_COLUMNS = ("key", "start", "end", "count", "latitude", "longitude",
                     "min_lat", "max_lat", "min_lon", "max_lon")
     CELL_ZOOM_OFFSETS = "webcams/index/cell_zoom_offsets.npy"
     CELL_JSON = "webcams/index/cell_json.bin"
     CELL_JSON_OFFSETS = "webcams/index/cell_json_offsets.npy"
     ZOOM_MIN, ZOOM_MAX = 1, 18
     CELL_LEVEL_OFFSET = 2        # 4 x 4 cells per 256-pixel map tile: 64-pixel cells
+    MAX_MERCATOR_LAT = 85.0511287798066
+
+    @staticmethod
+    def tile_xy(lat: float, lon: float, level: int) -> tuple[int, int]:
+        """Web Mercator tile column and row of a point at `level` (poles clamped)."""
+        size = 1 << level
+        phi = math.radians(max(-Webcams.MAX_MERCATOR_LAT, min(Webcams.MAX_MERCATOR_LAT, lat)))
+        x = math.floor((lon + 180.0) / 360.0 * size)
+        y = math.floor((1.0 - math.log(math.tan(phi) + 1.0 / math.cos(phi)) / math.pi) / 2.0
+                       * size)
+        return min(max(x, 0), size - 1), min(max(y, 0), size - 1)
+
+    @staticmethod
+    def morton(x: int, y: int) -> int:
+        """Z-order key: the bits of x at even positions, those of y at odd positions."""
+        def spread(v: int) -> int:
+            v &= 0xFFFFFFFF
+            for shift, mask in ((16, 0x0000FFFF0000FFFF), (8, 0x00FF00FF00FF00FF),
+                                (4, 0x0F0F0F0F0F0F0F0F), (2, 0x3333333333333333),
+                                (1, 0x5555555555555555)):
+                v = (v | (v << shift)) & mask
+            return v
+        return spread(x) | spread(y) << 1
     # Public ids: what the pipeline accepts and the server's path pattern.
     PUBLIC_ID = r"[A-Za-z0-9][A-Za-z0-9._-]{0,63}"
     RESERVED_IDS = ("clusters", "token", "embed")  # path words of /webcams/...

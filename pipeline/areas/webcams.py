@@ -29,12 +29,13 @@ LICENCE = ("Webcam catalog and images: the operator's own (or generated); place 
 
 def build(datasets: Path, version: Path) -> dict:
     """Build the webcams area into `version`; return its manifest entry."""
-    places, linked_to = webcams_places.gazetteer(version)
     if webcam_catalog.present(datasets):
         log.info("reading the webcam catalog from %s", datasets / webcam_catalog.FOLDER)
         catalog = webcam_catalog.read(datasets)
+        places, linked_to = webcams_places.gazetteer(version)
     else:
         scale = generator_scale()
+        places, linked_to = webcams_places.gazetteer(version)
         log.info("no %s: generating the offline default catalog (scale %g)",
                  datasets / webcam_catalog.FOLDER, scale)
         catalog = webcams_generated.generate(places, int(time.time()), scale)

@@ -22,20 +22,21 @@ from pipeline.io import write_arrow, write_npy
 
 FILES = [W.CLUSTER_ROWS, W.CELLS, W.CELL_ZOOM_OFFSETS, W.CELL_JSON, W.CELL_JSON_OFFSETS]
 FINEST = W.ZOOM_MAX + W.CELL_LEVEL_OFFSET          # grid level of the finest cells (20)
-MAX_MERCATOR_LAT = 85.0511287798066
 
 
 def tile_xy(lat: np.ndarray, lon: np.ndarray, level: int = FINEST) -> tuple[np.ndarray, ...]:
-    """Web Mercator tile column and row of each point at `level` (poles clamped)."""
+    """Web Mercator tile column and row of each point at `level` (poles clamped); the
+    vectorised form of contract.Webcams.tile_xy."""
     size = 1 << level
-    phi = np.radians(np.clip(lat, -MAX_MERCATOR_LAT, MAX_MERCATOR_LAT))
+    phi = np.radians(np.clip(lat, -W.MAX_MERCATOR_LAT, W.MAX_MERCATOR_LAT))
     x = np.floor((np.asarray(lon) + 180.0) / 360.0 * size)
     y = np.floor((1.0 - np.log(np.tan(phi) + 1.0 / np.cos(phi)) / np.pi) / 2.0 * size)
     return (np.clip(x, 0, size - 1).astype(np.int64), np.clip(y, 0, size - 1).astype(np.int64))
 
 
 def morton(x: np.ndarray, y: np.ndarray) -> np.ndarray:
-    """Interleave the bits of x (even positions) and y (odd positions)."""
+    """Interleave the bits of x (even positions) and y (odd positions): the vectorised form of
+    contract.Webcams.morton."""
     def spread(v: np.ndarray) -> np.ndarray:
         v = v.astype(np.uint64) & np.uint64(0xFFFFFFFF)
         for shift, mask in ((16, 0x0000FFFF0000FFFF), (8, 0x00FF00FF00FF00FF),
@@ -68,14 +69,15 @@ def _cells(cell_key: np.ndarray, lat: np.ndarray, lon: np.ndarray) -> dict[str, 
     """Runs of equal (sorted) cell keys: member range, count, centroid, bounding box."""
     if len(cell_key) == 0:
         empty_i, empty_f = np.zeros(0, np.int32), np.zeros(0, np.float64)
-        return {"start": empty_i, "end": empty_i, "count": empty_i, "latitude": empty_f,
+        return {"key": np.zeros(0, np.uint64), "start": empty_i, "end": empty_i,
+                "count": empty_i, "latitude": empty_f,
                 "longitude": empty_f, "min_lat": empty_f, "max_lat": empty_f,
                 "min_lon": empty_f, "max_lon": empty_f}
     start = np.flatnonzero(np.r_[True, cell_key[1:] != cell_key[:-1]])
     end = np.r_[start[1:], len(cell_key)]
     count = end - start
     return {
-        "start": start.astype(np.int32), "end": end.astype(np.int32),
+        "key": cell_key[start], "start": start.astype(np.int32), "end": end.astype(np.int32),
         "count": count.astype(np.int32),
         "latitude": np.add.reduceat(lat, start) / count,
         "longitude": np.add.reduceat(lon, start) / count,

@@ -61,7 +61,7 @@ def _csv(path: Path) -> pl.DataFrame:
     if not path.is_file():
         raise InputError(path, "missing")
     try:
-        return pl.read_csv(path, infer_schema=False, missing_utf8_is_empty_string=False)
+        return pl.read_csv(path, infer_schema=False)
     except (pl.exceptions.PolarsError, UnicodeDecodeError) as exc:
         raise InputError(path, f"not a readable CSV file ({type(exc).__name__})") from None
 

@@ -16,8 +16,6 @@ from contract import Webcams as W
 from server.areas.geocoding_index import EARTH_RADIUS_KM, haversine_km
 from server.mapped import arrow_table, bytes_map, column, npy
 
-KM_PER_DEGREE = math.pi * EARTH_RADIUS_KM / 180.0
-
 
 @dataclass(frozen=True)
 class BBox:
@@ -59,7 +57,10 @@ class ListQuery:
 
 
 class Catalog:
-    """The served webcams of one published version (rows in public_id order)."""
+    """The served webcams of one published version (rows in public_id order).
+
+    The filter columns are also kept permuted into each sort order, so a filter's mask is
+    computed directly in that order and a page is a slice of its true positions."""
 
     def __init__(self, root: Path):
         cams = arrow_table(root / W.CAMS_ARROW)
@@ -72,12 +73,15 @@ class Catalog:
         self.lon = column(cams, "longitude").to_numpy(zero_copy_only=True)
         self.json_blob = bytes_map(root / W.CAM_JSON)
         self.json_offsets = npy(root / W.CAM_JSON_OFFSETS)
-        self.order = {"views": npy(root / W.ORDER_DESC), "views_asc": npy(root / W.ORDER_ASC)}
-        self.row_country = npy(root / W.ROW_COUNTRY)
         codes = npy(root / W.COUNTRY_CODES)
         self.country_index = {code.decode(): i for i, code in enumerate(codes.tolist())}
-        self.row_location = npy(root / W.ROW_LOCATION)
         self.location_ids = npy(root / W.LOCATION_IDS)
+        row_country, row_location = npy(root / W.ROW_COUNTRY), npy(root / W.ROW_LOCATION)
+        self.orders = {}
+        for sort, path in (("views", W.ORDER_DESC), ("views_asc", W.ORDER_ASC)):
+            order = npy(root / path)
+            self.orders[sort] = _Ordered(order, self.lat[order], self.lon[order],
+                                         row_country[order], row_location[order])
 
     def prefix(self, row: int) -> bytes:
         """The row's Webcam JSON without the request-dependent fields and the closing brace."""
@@ -95,37 +99,64 @@ class Catalog:
         i = int(np.searchsorted(self.location_ids, needle))
         return i if i < len(self.location_ids) and self.location_ids[i] == needle else None
 
-    def mask(self, query: ListQuery) -> np.ndarray | None:
-        """Rows matching every filter of `query` (None: no filter given)."""
+    def select(self, query: ListQuery) -> tuple[np.ndarray, int]:
+        """(rows of the requested page, total matches) in the requested order."""
+        ordered = self.orders[query.sort]
         mask = None
 
         def both(more: np.ndarray) -> np.ndarray:
             return more if mask is None else mask & more
 
         if query.country is not None:
-            mask = both(self.row_country == self.country_index[query.country])
+            mask = both(ordered.country == self.country_index[query.country])
         if query.location is not None:
             index = self.location_index(query.location)
-            mask = both(self.row_location == (-2 if index is None else index))
+            mask = both(ordered.location == (-2 if index is None else index))
         if query.bbox is not None:
-            mask = both(query.bbox.contains(self.lat, self.lon))
+            mask = both(query.bbox.contains(ordered.lat, ordered.lon))
         if query.nearby is not None:
-            mask = both(self.within(query.nearby))
-        return mask
+            mask = both(_band(query.nearby, ordered.lat, ordered.lon))
+        if mask is None:
+            return ordered.rows[query.offset:query.offset + query.limit], self.size
+        positions = np.flatnonzero(mask)
+        if query.nearby is not None:    # exact distances for the band's candidates only
+            near = query.nearby
+            distance = haversine_km(near.lat, near.lon, ordered.lat[positions],
+                                    ordered.lon[positions])
+            positions = positions[distance <= near.radius_km]
+        page = positions[query.offset:query.offset + query.limit]
+        return ordered.rows[page], len(positions)
 
-    def within(self, nearby: Nearby) -> np.ndarray:
-        """Mask of rows within the radius: a latitude band first, exact distances inside it."""
-        band = nearby.radius_km / KM_PER_DEGREE + 1e-9
-        candidates = np.flatnonzero(np.abs(self.lat - nearby.lat) <= band)
-        distance = haversine_km(nearby.lat, nearby.lon, self.lat[candidates],
-                                self.lon[candidates])
-        mask = np.zeros(self.size, dtype=bool)
-        mask[candidates[distance <= nearby.radius_km]] = True
-        return mask
 
-    def select(self, query: ListQuery) -> tuple[np.ndarray, int]:
-        """(rows of the requested page, total matches) in the requested order."""
-        order = self.order[query.sort]
-        mask = self.mask(query)
-        hits = order if mask is None else order[mask[order]]
-        return hits[query.offset:query.offset + query.limit], len(hits)
+@dataclass(frozen=True)
+class _Ordered:
+    """Row numbers and filter columns in one sort order."""
+
+    rows: np.ndarray
+    lat: np.ndarray
+    lon: np.ndarray
+    country: np.ndarray
+    location: np.ndarray
+
+
+def _band(near: Nearby, lat: np.ndarray, lon: np.ndarray) -> np.ndarray:
+    """Mask of points that may lie within the radius (a superset; exact distances follow).
+
+    Latitudes within the angular radius; and where the band stays off the poles, longitudes
+    within 2 asin(sin(radius / 2) / cos(edge)) of the centre, edge being the band's latitude
+    farthest from the equator: from hav(d) >= cos(lat1) cos(lat2) hav(dlon)."""
+    angle = near.radius_km / EARTH_RADIUS_KM
+    dlat = math.degrees(angle) + 1e-6
+    mask = (lat >= near.lat - dlat) & (lat <= near.lat + dlat)
+    edge = math.radians(min(90.0, max(abs(near.lat - dlat), abs(near.lat + dlat))))
+    ratio = math.sin(angle / 2) / max(math.cos(edge), 1e-12)
+    if ratio < 1.0:
+        dlon = math.degrees(2 * math.asin(ratio)) + 1e-6
+        west, east = near.lon - dlon, near.lon + dlon
+        if west < -180.0:
+            mask &= (lon >= west + 360.0) | (lon <= east)
+        elif east > 180.0:
+            mask &= (lon >= west) | (lon <= east - 360.0)
+        else:
+            mask &= (lon >= west) & (lon <= east)
+    return mask

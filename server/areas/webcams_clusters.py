@@ -41,10 +41,28 @@ class Clusters:
         self.json_offsets = npy(root / W.CELL_JSON_OFFSETS)
         self.lat, self.lon = lat, lon
 
-    def classify(self, query: ClusterQuery) -> tuple[np.ndarray, np.ndarray]:
-        """(cells wholly inside, cells straddling the edge) of the query's zoom."""
+    def candidates(self, query: ClusterQuery) -> tuple[int, int]:
+        """The zoom's cells that can touch the bbox: cells are in Z-order, and every cell
+        inside the box's tile rectangle has a key between its corners' keys (one cell of
+        margin each way absorbs rounding at the edges)."""
         a = int(self.zoom_offsets[query.zoom - W.ZOOM_MIN])
         b = int(self.zoom_offsets[query.zoom - W.ZOOM_MIN + 1])
+        box = query.bbox
+        if box.min_lon > box.max_lon:          # across the antimeridian: no single range
+            return a, b
+        level = query.zoom + W.CELL_LEVEL_OFFSET
+        last = (1 << level) - 1
+        x0, y0 = W.tile_xy(box.max_lat, box.min_lon, level)
+        x1, y1 = W.tile_xy(box.min_lat, box.max_lon, level)
+        low = W.morton(max(0, x0 - 1), max(0, y0 - 1))
+        high = W.morton(min(last, x1 + 1), min(last, y1 + 1))
+        keys = self.key[a:b]
+        return (a + int(np.searchsorted(keys, np.uint64(low), side="left")),
+                a + int(np.searchsorted(keys, np.uint64(high), side="right")))
+
+    def classify(self, query: ClusterQuery) -> tuple[np.ndarray, np.ndarray]:
+        """(cells wholly inside, cells straddling the edge) of the query's zoom."""
+        a, b = self.candidates(query)
         box = query.bbox
         min_lat, max_lat = self.min_lat[a:b], self.max_lat[a:b]
         min_lon, max_lon = self.min_lon[a:b], self.max_lon[a:b]
@@ -63,38 +81,54 @@ class Clusters:
     def answer(self, query: ClusterQuery, cells: tuple[np.ndarray, np.ndarray],
                webcam: Callable[[int], bytes]) -> bytes:
         """The response body over classify()'s cells; `webcam(row)` renders the object of a
-        cluster of one."""
+        cluster of one. Clusters: runs of whole cells, then whole cells of one webcam, then
+        the parts of edge cells inside the bbox."""
         inside, edge = cells
-        parts: list[bytes] = []
-        several = inside[self.count[inside] > 1]
-        if len(several):
-            # Consecutive cells' JSON is contiguous: one slice per run.
-            breaks = np.flatnonzero(np.diff(several) != 1)
-            firsts = np.r_[several[0], several[breaks + 1]]
-            lasts = np.r_[several[breaks], several[-1]]
-            offsets = self.json_offsets
-            parts.extend(self.json_blob[int(offsets[f]):int(offsets[e + 1])]
-                         for f, e in zip(firsts.tolist(), lasts.tolist()))
-        clusters = len(several)
-        for cell in inside[self.count[inside] == 1].tolist():
-            head = self.json_blob[int(self.json_offsets[cell]):int(self.json_offsets[cell + 1])]
-            parts.append(head + webcam(int(self.rows[self.start[cell]])) + b"},")
-            clusters += 1
-        for cell in edge.tolist():
-            members = self.rows[self.start[cell]:self.end[cell]]
-            lat, lon = self.lat[members], self.lon[members]
-            members = members[query.bbox.contains(lat, lon)]
-            if len(members):
-                parts.append(self._partial(members, webcam))
-                clusters += 1
+        blob = self.json_blob
+        runs: list[list[int]] = []     # [first byte, end byte, last cell] of consecutive cells
+        singles: list[bytes] = []
+        for cell, count, first, last, row in zip(
+                inside.tolist(), self.count[inside].tolist(),
+                self.json_offsets[inside].tolist(), self.json_offsets[inside + 1].tolist(),
+                self.rows[self.start[inside]].tolist()):
+            if count == 1:
+                singles.append(blob[first:last] + webcam(row) + b"},")
+            elif runs and runs[-1][2] == cell - 1:
+                runs[-1][1:] = [last, cell]
+            else:
+                runs.append([first, last, cell])
+        parts = [blob[first:last] for first, last, _ in runs] + singles
+        clusters = len(inside)
+        if len(edge):
+            edge_parts = self._edges(query, edge, webcam)
+            parts.extend(edge_parts)
+            clusters += len(edge_parts)
         body = b"".join(parts)[:-1]   # drop the last separator
         return b'{"clusters":[%b],"count":%d}' % (body, clusters)
 
-    def _partial(self, members: np.ndarray, webcam: Callable[[int], bytes]) -> bytes:
-        """A cluster of the members of an edge cell that lie inside the bbox."""
-        lat, lon = float(self.lat[members].mean()), float(self.lon[members].mean())
-        head = b'{"latitude":%b,"longitude":%b,"count":%d' % (
-            orjson.dumps(round(lat, 5)), orjson.dumps(round(lon, 5)), len(members))
-        if len(members) == 1:
-            return head + b',"webcam":' + webcam(int(members[0])) + b"},"
-        return head + b"},"
+    def _edges(self, query: ClusterQuery, edge: np.ndarray,
+               webcam: Callable[[int], bytes]) -> list[bytes]:
+        """Clusters of the members of edge cells that lie inside the bbox, all cells at once."""
+        starts, ends = self.start[edge].astype(np.int64), self.end[edge].astype(np.int64)
+        lengths = ends - starts
+        first = np.cumsum(lengths) - lengths
+        members = self.rows[np.arange(int(lengths.sum())) - np.repeat(first - starts, lengths)]
+        lat, lon = self.lat[members], self.lon[members]
+        keep = query.bbox.contains(lat, lon)
+        counts = np.add.reduceat(keep.astype(np.int64), first)
+        lat_mean = np.add.reduceat(np.where(keep, lat, 0.0), first) / np.maximum(counts, 1)
+        lon_mean = np.add.reduceat(np.where(keep, lon, 0.0), first) / np.maximum(counts, 1)
+        kept_rows = members[keep].tolist()
+        kept_first = (np.cumsum(counts) - counts).tolist()
+        out = []
+        for i, (n, la, lo) in enumerate(zip(counts.tolist(), lat_mean.tolist(),
+                                            lon_mean.tolist())):
+            if n == 0:
+                continue
+            head = b'{"latitude":%b,"longitude":%b,"count":%d' % (
+                orjson.dumps(round(la, 5)), orjson.dumps(round(lo, 5)), n)
+            if n == 1:
+                out.append(head + b',"webcam":' + webcam(kept_rows[kept_first[i]]) + b"},")
+            else:
+                out.append(head + b"},")
+        return out

@@ -18,8 +18,10 @@ class WebcamsData:
     catalog: Catalog
     snapshots: Snapshots
     clusters: Clusters
-    # row -> (expires, kid, image.current path): one signed link per webcam and period.
-    current_links: dict[int, tuple] = field(default_factory=dict)
+    # row -> (link key, JSON): list items and details, rendered once per webcam and period
+    # (their links change only with the period, the signing key and the link bases).
+    items: dict[int, tuple[tuple, bytes]] = field(default_factory=dict)
+    details: dict[int, tuple[tuple, bytes]] = field(default_factory=dict)
 
 
 def load(version_dir: Path, entry: dict) -> WebcamsData:

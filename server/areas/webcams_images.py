@@ -70,7 +70,7 @@ def parse_name(name: str) -> tuple[int, str]:
 
 @endpoint(area=AREA, auth="none", limited=False)
 async def image(request: web.Request) -> web.StreamResponse:
-    """GET /cdn/webcams/{public_id}/{name}: one snapshot image."""
+    """GET /cdn/webcams/{public_id}/{image}: one snapshot image."""
     public_id = request.match_info["public_id"]
     query = request.query
     try:
@@ -80,7 +80,7 @@ async def image(request: web.Request) -> web.StreamResponse:
         raise ApiError(403, str(exc)) from None
     state = request.app[STORE].require(AREA)
     data: WebcamsData = state.data
-    unix_s, ext = parse_name(request.match_info["name"])
+    unix_s, ext = parse_name(request.match_info["image"])
     row = data.catalog.row_of.get(public_id)
     index = None if row is None else data.snapshots.find(row, unix_s)
     if index is None:
@@ -112,4 +112,4 @@ def _lifetime(request: web.Request) -> int:
 
 def routes() -> list[web.RouteDef]:
     """The image host's route."""
-    return [web.get("/cdn/webcams/{public_id}/{name}", image)]
+    return [web.get("/cdn/webcams/{public_id}/{image}", image)]

@@ -42,6 +42,8 @@ class Links:
         self.now = signer.now()
         self.expires = signer.link_expiry(self.now)
         self._cdn_json = orjson.dumps(self.cdn)[1:-1]
+        # What cached renderings depend on besides the row.
+        self.key = (self.expires, signer.secrets.current, self.cdn)
 
     def query(self, public_id: str, expires: int | None = None) -> str:
         """The signature parameters of a webcam's image links."""
@@ -70,22 +72,22 @@ class Links:
         return [self.cdn + p for p in self.image_paths(row, indices, expires)]
 
     def current_image(self, row: int) -> bytes:
-        """JSON of image.current: the newest snapshot's link, or null (cached per period)."""
-        cache = self.data.current_links
-        kid = self.signer.secrets.current
-        hit = cache.get(row)
-        if hit is None or hit[0] != self.expires or hit[1] != kid:
-            last = self.data.snapshots.last_index(row)
-            path = None if last is None else self.image_paths(
-                row, np.array([last], dtype=np.int64))[0].encode()
-            hit = (self.expires, kid, path)
-            cache[row] = hit
-        return b"null" if hit[2] is None else b'"%b%b"' % (self._cdn_json, hit[2])
+        """JSON of image.current: the newest snapshot's link, or null."""
+        last = self.data.snapshots.last_index(row)
+        if last is None:
+            return b"null"
+        path = self.image_paths(row, np.array([last], dtype=np.int64))[0]
+        return b'"%b%b"' % (self._cdn_json, path.encode())
 
     def webcam(self, row: int) -> bytes:
-        """A Webcam object as in lists and clusters."""
-        return b'%b,"image":{"current":%b}}' % (self.data.catalog.prefix(row),
+        """A Webcam object as in lists and clusters (cached per period)."""
+        hit = self.data.items.get(row)
+        if hit is not None and hit[0] == self.key:
+            return hit[1]
+        item = b'%b,"image":{"current":%b}}' % (self.data.catalog.prefix(row),
                                                  self.current_image(row))
+        self.data.items[row] = (self.key, item)
+        return item
 
     def embed_url(self, row: int, range_: str | None = None) -> str:
         """The signed player link of a webcam (its token valid at least TTL_S seconds)."""
@@ -95,10 +97,16 @@ class Links:
         return f"{self.embed}{EMBED_PATH}{public_id}?token={token}{suffix}"
 
     def webcam_detail(self, row: int) -> bytes:
-        """A Webcam object with last_updated and player."""
+        """A Webcam object with last_updated and player (cached per period: the embed token
+        depends only on the webcam, the expiry and the key)."""
+        key = self.key + (self.embed,)
+        hit = self.data.details.get(row)
+        if hit is not None and hit[0] == key:
+            return hit[1]
         last = self.data.snapshots.last_time(row)
-        extra = {"last_updated": None if last is None else iso(last)}
         player = {"embed": self.embed_url(row), "expires_in": TTL_S}
-        return b'%b,"last_updated":%b,"image":{"current":%b},"player":%b}' % (
-            self.data.catalog.prefix(row), orjson.dumps(extra["last_updated"]),
+        detail = b'%b,"last_updated":%b,"image":{"current":%b},"player":%b}' % (
+            self.data.catalog.prefix(row), orjson.dumps(None if last is None else iso(last)),
             self.current_image(row), orjson.dumps(player))
+        self.data.details[row] = (key, detail)
+        return detail

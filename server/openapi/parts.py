@@ -76,6 +76,8 @@ def problem(status: int, description: str, limited: bool = True) -> dict:
     names: tuple[str, ...] = ()
     if limited and status != 403:  # keys are checked before the rate limit
         names = RATE + (("Retry-After",) if status in (429, 503) else ())
+    if status == 503 and not limited:
+        names = ("Retry-After",)
     if status == 500:
         names = ("X-Request-Id",)
     response = {"description": description, "content": {PROBLEM_JSON: {
