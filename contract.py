@@ -52,6 +52,14 @@ class Geocoding:
     TRIGRAMS = "geocoding/index/trigrams.npy"
     TRIGRAM_OFFSETS = "geocoding/index/trigram_offsets.npy"
     TRIGRAM_POSTINGS = "geocoding/index/trigram_postings.npy"
+    # Nearest place (reverse geocoding, limit 1): a quadtree over NEAREST_TOP_DEG cells (top
+    # cell c = lat row from -90 * columns + lon column from -180). Node n is a leaf listing
+    # NEAREST_ROWS[a[n]:b[n]] when b[n] >= 0: every place that can be the nearest of a point
+    # in it, in rank order; otherwise its four children are nodes a[n] + 2 * north + east.
+    NEAREST_A = "geocoding/index/nearest_a.npy"
+    NEAREST_B = "geocoding/index/nearest_b.npy"
+    NEAREST_ROWS = "geocoding/index/nearest_rows.npy"
+    NEAREST_TOP_DEG = 1.0
     REGIONS_ARROW = "geocoding/index/regions.arrow"
     REGION_ROWS = "geocoding/index/region_rows.npy"
     LOCAL_NAMES_ARROW = "geocoding/index/local_names.arrow"
@@ -180,6 +188,21 @@ class Webcams:
     LOCATION_ID_BYTES = 16
     IMAGE_MEDIA_TYPES = {".jpg": "image/jpeg", ".jpeg": "image/jpeg", ".png": "image/png",
                          ".webp": "image/webp", ".gif": "image/gif", ".avif": "image/avif"}
+
+
+class Grid:
+    """A regular latitude/longitude grid of hourly series, stored point-major for point reads.
+
+    The values file is a .npy array of shape (nlat, nlon, ntime, nvar): one cell's whole time
+    series is one contiguous block, so a bilinear read touches four small blocks. Latitudes
+    ascend from lat0 by dlat, longitudes from lon0 (in [-180, 180)) by dlon; `wraps` is true when
+    the columns span all 360 degrees (the last column neighbours the first). Time k is
+    time0 + k * dt_s (Unix seconds). Unknown values are NaN. An area's manifest entry lists its
+    grids under "grids": {name: spec}, spec holding these keys.
+    """
+
+    SPEC_KEYS = ("file", "lat0", "dlat", "nlat", "lon0", "dlon", "nlon", "wraps", "time0",
+                 "dt_s", "ntime", "variables", "dtype")
 
 
 TABLES = {

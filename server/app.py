@@ -27,7 +27,7 @@ def create_app(config: Config) -> web.Application:
     """Build the application for one configuration; nothing is opened until startup."""
     app = web.Application(middlewares=[api_middleware], client_max_size=64 * 1024)
     app[CONFIG] = config
-    app[STORE] = Store(config.build_dir, LOADERS)
+    app[STORE] = Store(config.build_dir, LOADERS, config.load_retry_s)
     app[KEYS] = KeyStore(config.keys_file)
     app[LIMITER] = RateLimiter()
     app.cleanup_ctx.append(_watch_build)

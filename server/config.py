@@ -23,6 +23,7 @@ class Config:
     rate_limit_per_minute: int = 600
     rate_limit_burst: int = 0          # 0 means "same as the per-minute rate"
     reload_interval_s: float = 2.0     # how often to look for a newly published version
+    load_retry_s: float = 30.0         # how soon to load an area again after it failed to load
     base_url: str = ""                 # public base URL; empty means the request's own origin
     trust_forwarded_for: bool = False  # use X-Forwarded-For as the client address (behind a proxy)
     # Webcam links. {cdn_url}: base of signed image URLs (default: this server's built-in image

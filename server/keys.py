@@ -8,6 +8,7 @@ import json
 import os
 import re
 import secrets
+import tomllib
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -29,7 +30,7 @@ def hash_key(key: str) -> bytes:
 
 
 class KeyStore:
-    """Keys from a JSON file, re-read when the file changes, so keys can be added live."""
+    """Keys from a JSON or TOML file, re-read when the file changes, so keys can be added live."""
 
     def __init__(self, path: Path | None):
         self.path = path
@@ -63,11 +64,34 @@ class KeyStore:
         return found
 
 
-def load_keys(path: Path) -> list[ApiKey]:
-    """Parse a keys file: {"keys": [{"name", "sha256", "rate_limit"?}]}."""
-    data = json.loads(path.read_text(encoding="utf-8") or "{}")
-    keys = []
+def _is_toml(path: Path) -> bool:
+    return path.suffix.lower() == ".toml"
+
+
+def _read(path: Path) -> dict:
+    """The keys file's data: TOML when the name ends in .toml, else JSON."""
+    text = path.read_text(encoding="utf-8")
+    if not text.strip():
+        return {}
+    return tomllib.loads(text) if _is_toml(path) else json.loads(text)
+
+
+def _toml(data: dict) -> str:
+    """The keys file as TOML: one [[keys]] table per key (names are [A-Za-z0-9._-], hashes hex)."""
+    blocks = []
     for entry in data.get("keys", []):
+        lines = ["[[keys]]", f'name = "{entry["name"]}"', f'sha256 = "{entry["sha256"]}"']
+        if entry.get("rate_limit") is not None:
+            lines.append(f"rate_limit = {int(entry['rate_limit'])}")
+        blocks.append("\n".join(lines))
+    return "\n\n".join(blocks) + "\n"
+
+
+def load_keys(path: Path) -> list[ApiKey]:
+    """Parse a keys file: {"keys": [{"name", "sha256", "rate_limit"?}]} in JSON, or the same
+    as TOML ([[keys]] tables) when the file name ends in .toml."""
+    keys = []
+    for entry in _read(path).get("keys", []):
         limit = entry.get("rate_limit")
         keys.append(ApiKey(entry["name"], bytes.fromhex(entry["sha256"]),
                            int(limit) if limit is not None else None))
@@ -80,7 +104,7 @@ def add_key(path: Path, name: str, rate_limit: int | None = None) -> str:
         raise ValueError("key names are 1-64 letters, digits, '.', '_' or '-'")
     if rate_limit is not None and rate_limit <= 0:
         raise ValueError("--rate-limit must be a positive number of requests a minute")
-    data = json.loads(path.read_text(encoding="utf-8") or "{}") if path.exists() else {}
+    data = _read(path) if path.exists() else {}
     entries = data.setdefault("keys", [])
     if any(e["name"] == name for e in entries):
         raise ValueError(f"a key named {name!r} already exists in {path}")
@@ -93,7 +117,6 @@ def add_key(path: Path, name: str, rate_limit: int | None = None) -> str:
     tmp = path.with_name(path.name + ".tmp")
     fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
     with os.fdopen(fd, "w", encoding="utf-8") as handle:
-        json.dump(data, handle, indent=2)
-        handle.write("\n")
+        handle.write(_toml(data) if _is_toml(path) else json.dumps(data, indent=2) + "\n")
     os.replace(tmp, path)
     return key

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import time
 from concurrent.futures import Executor
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -40,10 +41,13 @@ class Store:
     """Holds the current snapshot; handlers read it once per request, so a swap never
     disturbs a request in flight (old data stays referenced until that request ends)."""
 
-    def __init__(self, build_dir: Path, loaders: Mapping[str, Loader]):
+    def __init__(self, build_dir: Path, loaders: Mapping[str, Loader],
+                 retry_s: float = RETRY_AFTER_S):
         self.build_dir = build_dir
         self.loaders = dict(loaders)
+        self.retry_s = retry_s
         self.loaded = False
+        self.attempted = 0.0  # monotonic time of the last load
         self.snapshot = Snapshot(None, None, {a: AreaState("loading") for a in contract.AREAS})
 
     def area(self, name: str) -> AreaState:
@@ -63,8 +67,9 @@ class Store:
     async def refresh(self, executor: Executor | None = None) -> bool:
         """Load the published version if it changed; True when a new snapshot was installed."""
         target = contract.current_version_dir(self.build_dir)
-        if self.loaded and target == self.snapshot.version_dir:
+        if self.loaded and target == self.snapshot.version_dir and not self._retry_due():
             return False
+        self.attempted = time.monotonic()
         loop = asyncio.get_running_loop()
         snapshot = await loop.run_in_executor(executor, self.load, target)
         self.snapshot = snapshot
@@ -72,6 +77,12 @@ class Store:
         states = ", ".join(f"{a}={s.state}" for a, s in snapshot.areas.items())
         log.info("serving %s (%s)", snapshot.build_id or "no build", states)
         return True
+
+    def _retry_due(self) -> bool:
+        """True when an area failed to load and retry_s have passed since the last try: a
+        failure may be passing (a full disk, a file being copied in), so try again."""
+        failed = any(s.state == "failed" for s in self.snapshot.areas.values())
+        return failed and time.monotonic() - self.attempted >= self.retry_s
 
     def load(self, target: Path | None) -> Snapshot:
         """Load every area of `target`, reusing areas whose data version did not change."""

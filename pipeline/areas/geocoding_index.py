@@ -2,7 +2,7 @@
 
 - places.arrow: served fields in id order (row = position), with rank and region ids;
 - ids.npy: fixed-width sorted ids for lookup by id;
-- xyz.npy: unit vectors for exact nearest-neighbour search;
+- xyz.npy: unit vectors for exact nearest-neighbour search; nearest_*.npy: see geocoding_nearest;
 - keys and trigrams: see geocoding_keys;
 - regions: country and admin1 names -> place rows by rank, for field=all and "city, region";
 - local_names.arrow / country_names.arrow: display names by language.
@@ -19,12 +19,14 @@ import pyarrow as pa
 
 import contract
 from contract import Geocoding as G
+from pipeline.areas import geocoding_nearest
 from pipeline.io import fixed_width_bytes, write_arrow, write_npy
 
 log = logging.getLogger("pipeline.geocoding")
 FILES = [G.PLACES_ARROW, G.IDS, G.XYZ, G.KEYS, G.KEYS_ARROW, G.KEY_ROW, G.KEY_RANK,
          G.UKEY_START, G.TRIGRAMS, G.TRIGRAM_OFFSETS, G.TRIGRAM_POSTINGS, G.REGIONS_ARROW,
-         G.REGION_ROWS, G.LOCAL_NAMES_ARROW, G.COUNTRIES_ARROW, G.COUNTRY_NAMES_ARROW]
+         G.REGION_ROWS, G.LOCAL_NAMES_ARROW, G.COUNTRIES_ARROW, G.COUNTRY_NAMES_ARROW,
+         *geocoding_nearest.FILES]
 # What the later indexes need of a place: write_places returns only these columns, so that
 # the caller can drop the full table (about a gigabyte for allCountries) before going on.
 SLIM_COLUMNS = ("row", "id", "name", "rank", "country_idx", "admin1_idx")
@@ -40,7 +42,10 @@ def write_places(version: Path, places: pl.DataFrame,
     places = places.with_row_index("row").with_columns(pl.col("row").cast(pl.Int32))
     places, admin1 = _region_ids(places, countries)
     write_npy(fixed_width_bytes(places["id"], G.ID_BYTES), version / G.IDS)
-    write_npy(unit_vectors(places["lat"].to_numpy(), places["lon"].to_numpy()), version / G.XYZ)
+    xyz = unit_vectors(places["lat"].to_numpy(), places["lon"].to_numpy())
+    write_npy(xyz, version / G.XYZ)
+    geocoding_nearest.write(version, xyz, places["rank"].to_numpy())
+    del xyz
     slim = places.select(SLIM_COLUMNS)
     places = places.select(G.PLACE_INDEX_COLUMNS)
     columns = {}

@@ -18,12 +18,12 @@ from scipy.spatial import cKDTree
 
 import contract
 from contract import Geocoding as G
+from server.areas.geocoding_nearest import (EARTH_RADIUS_KM, NearestIndex, chord_km,
+                                            unit_vector)
 from server.mapped import arrow_table as _arrow
 from server.mapped import bytes_map as _bytes_map
 from server.mapped import column as _column
 from server.mapped import npy as _npy
-
-EARTH_RADIUS_KM = 6371.0088
 
 
 class GeocodingIndex:
@@ -43,7 +43,9 @@ class GeocodingIndex:
         self.country_idx = col("country_idx").to_numpy(zero_copy_only=True)
         self.admin1_idx = col("admin1_idx").to_numpy(zero_copy_only=True)
         self.ids = _npy(root / G.IDS)
-        self.tree = cKDTree(_npy(root / G.XYZ))
+        self.xyz = _npy(root / G.XYZ)
+        self.tree = cKDTree(self.xyz)
+        self.nearest_index = NearestIndex(root, self.xyz)
         self.keys = _npy(root / G.KEYS)
         self.keys_full = _column(_arrow(root / G.KEYS_ARROW), "key")
         self.key_row, self.key_rank = _npy(root / G.KEY_ROW), _npy(root / G.KEY_RANK)
@@ -167,16 +169,16 @@ class GeocodingIndex:
     def nearest(self, lat: float, lon: float, k: int) -> list[tuple[int, float]]:
         """The k nearest places by great-circle distance, exact, nearest first (ties by rank).
 
-        The KD-tree orders by chord length, which is monotonic in the central angle, and the
-        chord gives the great-circle distance exactly: 2 R asin(chord / 2)."""
+        Chord length orders places exactly as the central angle does, and gives the
+        great-circle distance exactly: 2 R asin(chord / 2)."""
+        if k == 1:
+            return [self.nearest_index.nearest(lat, lon)]
+        point = unit_vector(lat, lon)
         k = min(k, self.size)
-        la, lo = math.radians(lat), math.radians(lon)
-        point = (math.cos(la) * math.cos(lo), math.cos(la) * math.sin(lo), math.sin(la))
         chords, rows = self.tree.query(point, k=k)
         if k == 1:
             chords, rows = (chords,), (rows,)
-        found = [(2 * EARTH_RADIUS_KM * math.asin(min(1.0, c / 2)), int(self.rank[r]), int(r))
-                 for c, r in zip(chords, rows)]
+        found = [(chord_km(c), int(self.rank[r]), int(r)) for c, r in zip(chords, rows)]
         found.sort()
         return [(row, distance) for distance, _, row in found]
 

@@ -8,6 +8,7 @@ import shutil
 import socket
 import threading
 import time
+import tomllib
 from pathlib import Path
 
 import pytest
@@ -106,6 +107,19 @@ def test_broken_artifact_takes_down_only_its_area(tmp_path):
         assert get(srv.url + "/forecast/1,2").status == 403   # other areas answer as usual
 
 
+def test_an_area_that_failed_to_load_is_tried_again(tmp_path):
+    out = tmp_path / "build"
+    build(make_datasets(tmp_path / "a"), out)
+    places = out / "current" / "geocoding" / "index" / "places.arrow"
+    good = places.read_bytes()
+    places.write_bytes(good[:100])
+    with Server(out, None, WEATHERAPI_LOAD_RETRY_S="0.3") as srv:
+        assert srv.wait_ready(status=503)["areas"]["geocoding"]["state"] == "failed"
+        places.write_bytes(good)  # repaired in place: no new version is published
+        assert srv.wait_ready()["areas"]["geocoding"]["state"] == "loaded"
+        assert get(srv.url + "/geocoding/lookup?q=zurich").status == 200
+
+
 def test_unsupported_schema_version_is_503(tmp_path):
     out = tmp_path / "build"
     build(make_datasets(tmp_path / "a"), out)
@@ -126,10 +140,11 @@ def test_nothing_published_is_ready_with_areas_absent(tmp_path):
         assert reply.status == 503 and reply.json()["status"] == 503
 
 
-def test_keys_cli_stores_only_a_hash(tmp_path):
-    keys = tmp_path / "keys.json"
+@pytest.mark.parametrize("name", ["keys.json", "keys.toml"])
+def test_keys_cli_stores_only_a_hash(tmp_path, name):
+    keys = tmp_path / name
     key = add_key(keys, "alice", rate_limit=5)
-    stored = json.loads(keys.read_text())["keys"]
+    stored = (tomllib.loads if name.endswith(".toml") else json.loads)(keys.read_text())["keys"]
     assert stored == [{"name": "alice", "sha256": hashlib.sha256(key.encode()).hexdigest(),
                        "rate_limit": 5}]
     assert key not in keys.read_text()

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import hashlib
 import math
+import tomllib
 
 import numpy as np
 import pytest
@@ -80,8 +82,9 @@ def test_language_candidates(raw, candidates):
     assert params.language({"language": raw}) == candidates
 
 
-def test_key_store_authenticates_by_hash(tmp_path):
-    path = tmp_path / "keys.json"
+@pytest.mark.parametrize("name", ["keys.json", "keys.toml"])
+def test_key_store_authenticates_by_hash(tmp_path, name):
+    path = tmp_path / name
     key = add_key(path, "alice", 10)
     store = KeyStore(path)
     assert store.authenticate(key).name == "alice"
@@ -89,3 +92,17 @@ def test_key_store_authenticates_by_hash(tmp_path):
     assert store.authenticate("") is None
     with pytest.raises(ValueError):
         add_key(path, "bad name!")
+
+
+def test_keys_file_in_toml(tmp_path):
+    path = tmp_path / "keys.toml"
+    path.write_text('# operators may write the file by hand\n[[keys]]\nname = "ops"\n'
+                    f'sha256 = "{hashlib.sha256(b"hand-made").hexdigest()}"\nrate_limit = 7\n')
+    key = add_key(path, "alice")
+    stored = tomllib.loads(path.read_text())["keys"]
+    assert stored == [{"name": "ops", "sha256": hashlib.sha256(b"hand-made").hexdigest(),
+                       "rate_limit": 7},
+                      {"name": "alice", "sha256": hashlib.sha256(key.encode()).hexdigest()}]
+    store = KeyStore(path)
+    assert store.authenticate("hand-made").rate_limit == 7
+    assert store.authenticate(key).name == "alice" and store.authenticate(key).rate_limit is None

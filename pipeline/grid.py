@@ -1,0 +1,76 @@
+"""Point-major grid writer (contract.Grid): model fields in, one memory-mappable series file out."""
+
+from __future__ import annotations
+
+import io
+from pathlib import Path
+from typing import Callable
+
+import numpy as np
+
+import contract
+
+# Read the source in bands of latitude rows so memory stays bounded for global 0.25° runs.
+BAND_BYTES = 256 * 1024 * 1024
+
+
+def lon_order(lon_deg: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Longitudes folded into [-180, 180) and the column order that sorts them ascending."""
+    folded = ((np.asarray(lon_deg, dtype=np.float64) + 180.0) % 360.0) - 180.0
+    order = np.argsort(folded, kind="stable")
+    return folded[order], order
+
+
+def regular_axis(values: np.ndarray, name: str, path: Path | str) -> tuple[float, float]:
+    """(first, step) of an ascending, evenly spaced axis; raises InputError otherwise."""
+    from pipeline.io import InputError
+
+    values = np.asarray(values, dtype=np.float64)
+    if values.size < 2:
+        raise InputError(path, f"{name} needs at least two values, got {values.size}")
+    steps = np.diff(values)
+    step = float(np.median(steps))
+    if step <= 0 or not np.allclose(steps, step, rtol=0, atol=abs(step) * 1e-3):
+        raise InputError(path, f"{name} is not a regular ascending grid axis")
+    return float(values[0]), step
+
+
+def spec(file: str, lat: np.ndarray, lon: np.ndarray, time0: int, dt_s: int, ntime: int,
+         variables: list[str], path: Path | str = "") -> dict:
+    """The manifest spec of a grid with ascending `lat` and `lon` (lon in [-180, 180))."""
+    lat0, dlat = regular_axis(lat, "latitude", path)
+    lon0, dlon = regular_axis(lon, "longitude", path)
+    wraps = bool(abs(len(lon) * dlon - 360.0) < dlon * 1e-3)
+    return {"file": file, "lat0": round(lat0, 6), "dlat": round(dlat, 6), "nlat": len(lat),
+            "lon0": round(lon0, 6), "dlon": round(dlon, 6), "nlon": len(lon), "wraps": wraps,
+            "time0": int(time0), "dt_s": int(dt_s), "ntime": int(ntime),
+            "variables": list(variables), "dtype": "float32"}
+
+
+def write(version: Path, grid: dict, read_band: Callable[[int, int], np.ndarray],
+          band_bytes: int = BAND_BYTES) -> None:
+    """Write grid["file"] under `version` band by band.
+
+    read_band(row_start, row_stop) returns float values of shape
+    (nvar, ntime, row_stop - row_start, nlon) for those ascending latitude rows (any float
+    dtype, NaN for unknown); they are stored transposed to (rows, nlon, ntime, nvar).
+    """
+    assert set(contract.Grid.SPEC_KEYS) <= set(grid), "incomplete grid spec"
+    nlat, nlon, ntime, nvar = grid["nlat"], grid["nlon"], grid["ntime"], len(grid["variables"])
+    path = version / grid["file"]
+    path.parent.mkdir(parents=True, exist_ok=True)
+    header = io.BytesIO()
+    np.lib.format.write_array_header_1_0(header, {
+        "descr": np.lib.format.dtype_to_descr(np.dtype(np.float32)), "fortran_order": False,
+        "shape": (nlat, nlon, ntime, nvar)})
+    rows_per_band = max(1, band_bytes // max(1, nlon * ntime * nvar * 4))
+    with open(path, "wb") as handle:
+        handle.write(header.getvalue())
+        for start in range(0, nlat, rows_per_band):
+            stop = min(nlat, start + rows_per_band)
+            band = np.asarray(read_band(start, stop))
+            expected = (nvar, ntime, stop - start, nlon)
+            if band.shape != expected:
+                raise ValueError(f"read_band({start}, {stop}) gave {band.shape}, not {expected}")
+            handle.write(np.ascontiguousarray(band.transpose(2, 3, 1, 0), dtype=np.float32)
+                         .tobytes())

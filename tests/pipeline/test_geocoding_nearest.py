@@ -1,0 +1,80 @@
+"""The nearest-place quadtree: written by the pipeline, searched by the server, exact."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from contract import Geocoding as G
+from pipeline.areas import geocoding_nearest
+from pipeline.areas.geocoding_index import unit_vectors
+from server.areas.geocoding_index import haversine_km
+from server.areas.geocoding_nearest import NearestIndex
+
+
+def _places(rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray]:
+    """Scattered places, a dense city (deep splits), duplicates, poles and the antimeridian."""
+    lat = [rng.uniform(-80, 80, 3000), 47.37 + rng.normal(0, 0.02, 800),
+           np.array([90.0, -90.0, 89.99, -89.5, 0.0, 0.0, 10.0, 10.0, 10.0])]
+    lon = [rng.uniform(-180, 180, 3000), 8.54 + rng.normal(0, 0.03, 800),
+           np.array([0.0, 0.0, 179.99, -179.99, 180.0, -179.999, 5.0, 5.0, 5.0])]
+    return np.concatenate(lat), np.concatenate(lon)
+
+
+@pytest.fixture(scope="module")
+def index(tmp_path_factory):
+    rng = np.random.default_rng(11)
+    lat, lon = _places(rng)
+    xyz = unit_vectors(lat, lon)
+    rank = rng.permutation(len(lat)).astype(np.int32)
+    root = tmp_path_factory.mktemp("nearest")
+    geocoding_nearest.write(root, xyz, rank)
+    return NearestIndex(root, xyz), lat, lon, rank, root
+
+
+def _brute(lat, lon, plats, plons, rank):
+    distance = haversine_km(lat, lon, plats, plons)
+    best = distance.min()
+    tied = np.flatnonzero(distance <= best + 1e-9)
+    return int(tied[np.argmin(rank[tied])]), float(best)
+
+
+def _queries(rng, lat, lon):
+    near = rng.integers(0, len(lat), 400)
+    boundary = np.arange(-2.0, 2.0, 1 / 64)  # cell edges of every level around 47°N 8°E
+    return [
+        *zip(rng.uniform(-90, 90, 600), rng.uniform(-180, 180, 600)),
+        *zip(np.clip(lat[near] + rng.normal(0, 0.01, 400), -90, 90),
+             ((lon[near] + rng.normal(0, 0.01, 400) + 180) % 360) - 180),
+        *((47.0 + d, 8.5) for d in boundary), *((47.37, 8.0 + d) for d in boundary),
+        (90.0, 0.0), (-90.0, 123.0), (90.0, 180.0), (-90.0, -180.0), (0.0, 180.0),
+        (0.0, -180.0), (10.0, 5.0), (45.0, 7.0), (89.999, -179.999),
+    ]
+
+
+def test_nearest_matches_brute_force_everywhere(index):
+    nearest, lat, lon, rank, _ = index
+    for qlat, qlon in _queries(np.random.default_rng(5), lat, lon):
+        row, km = nearest.nearest(float(qlat), float(qlon))
+        expected_row, expected_km = _brute(qlat, qlon, lat, lon, rank)
+        assert km == pytest.approx(expected_km, abs=1e-6), (qlat, qlon)
+        assert row == expected_row or abs(haversine_km(qlat, qlon, lat[[row]], lon[[row]])[0]
+                                          - expected_km) < 1e-9, (qlat, qlon)
+
+
+def test_equally_near_places_go_by_rank(index):
+    nearest, lat, lon, rank, _ = index
+    triple = np.flatnonzero((lat == 10.0) & (lon == 5.0))
+    row, km = nearest.nearest(10.0, 5.0)
+    assert km == 0.0 and row == triple[np.argmin(rank[triple])]
+
+
+def test_leaves_are_small_and_the_build_is_deterministic(index, tmp_path):
+    nearest, lat, lon, rank, root = index
+    leaves = nearest.b >= 0
+    assert (nearest.b - nearest.a)[leaves].max() <= geocoding_nearest.LEAF_MAX
+    assert (~leaves).sum() > 100  # the dense city forced splits
+    geocoding_nearest.write(tmp_path, unit_vectors(lat, lon), rank)
+    for name in geocoding_nearest.FILES:
+        assert (tmp_path / name).read_bytes() == (root / name).read_bytes(), name
+    assert G.NEAREST_ROWS in geocoding_nearest.FILES
