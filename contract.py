@@ -132,6 +132,11 @@ class Webcams:
     # SNAP_TIMES[SNAP_OFFSETS[r]:SNAP_OFFSETS[r + 1]]; LAST_TIME[r] is the newest (0 = none).
     SNAP_TIMES = "webcams/index/snap_times.npy"
     SNAP_OFFSETS = "webcams/index/snap_offsets.npy"
+    # Every SNAP_STRIDE-th element of SNAP_TIMES: the server keeps this small index in memory
+    # and reads only the few blocks of SNAP_TIMES a query needs (not mapped: its resident
+    # memory stays small however many webcams are asked for).
+    SNAP_SPARSE = "webcams/index/snap_times_sparse.npy"
+    SNAP_STRIDE = 64
     LAST_TIME = "webcams/index/last_time.npy"
     # Image of each snapshot (int32 id into IMAGES_ARROW); absent when every image is rendered
     # on demand by the server's image host (the generated catalog).
@@ -139,11 +144,13 @@ class Webcams:
     IMAGES_ARROW = "webcams/index/images.arrow"           # id, kind (file | key), ref, media_type
     IMAGES_DIR = "webcams/images"                         # copied image files, named by id
     # For each row and local calendar day (days since 1970-01-01 in the webcam's timezone), the
-    # snapshot closest to 12:00 local time: DAILY_DAY/DAILY_INDEX[DAILY_OFFSETS[r]:...[r + 1]],
-    # days ascending; DAILY_INDEX points into SNAP_TIMES.
+    # snapshot closest to 12:00 local time: DAILY_DAY/DAILY_INDEX/DAILY_TIME[DAILY_OFFSETS[r]:
+    # DAILY_OFFSETS[r + 1]], days ascending; DAILY_INDEX points into SNAP_TIMES, DAILY_TIME is
+    # its capture time (so 30d never touches the large SNAP_TIMES).
     DAILY_OFFSETS = "webcams/index/daily_offsets.npy"
     DAILY_DAY = "webcams/index/daily_day.npy"
     DAILY_INDEX = "webcams/index/daily_index.npy"
+    DAILY_TIME = "webcams/index/daily_time.npy"
     # Map clusters: a Web Mercator grid of level zoom + CELL_LEVEL_OFFSET. CLUSTER_ROWS lists
     # rows in grid order; CELLS holds, for every zoom, its non-empty cells (zoom ascending, then
     # cell key) with the members' row range in CLUSTER_ROWS, count, centroid and bounding box;
@@ -159,6 +166,14 @@ class Webcams:
     ZOOM_MIN, ZOOM_MAX = 1, 18
     CELL_LEVEL_OFFSET = 2        # 4 x 4 cells per 256-pixel map tile: 64-pixel cells
     MAX_MERCATOR_LAT = 85.0511287798066
+
+    # Public ids: what the pipeline accepts and the server's path pattern.
+    PUBLIC_ID = r"[A-Za-z0-9][A-Za-z0-9._-]{0,63}"
+    RESERVED_IDS = ("clusters", "token", "embed")  # path words of /webcams/...
+    ID_BYTES = 64
+    LOCATION_ID_BYTES = 16
+    IMAGE_MEDIA_TYPES = {".jpg": "image/jpeg", ".jpeg": "image/jpeg", ".png": "image/png",
+                         ".webp": "image/webp", ".gif": "image/gif", ".avif": "image/avif"}
 
     @staticmethod
     def tile_xy(lat: float, lon: float, level: int) -> tuple[int, int]:
@@ -181,13 +196,6 @@ class Webcams:
                 v = (v | (v << shift)) & mask
             return v
         return spread(x) | spread(y) << 1
-    # Public ids: what the pipeline accepts and the server's path pattern.
-    PUBLIC_ID = r"[A-Za-z0-9][A-Za-z0-9._-]{0,63}"
-    RESERVED_IDS = ("clusters", "token", "embed")  # path words of /webcams/...
-    ID_BYTES = 64
-    LOCATION_ID_BYTES = 16
-    IMAGE_MEDIA_TYPES = {".jpg": "image/jpeg", ".jpeg": "image/jpeg", ".png": "image/png",
-                         ".webp": "image/webp", ".gif": "image/gif", ".avif": "image/avif"}
 
 
 class Grid:

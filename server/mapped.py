@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import mmap
+import os
 from pathlib import Path
 
 import numpy as np
@@ -33,3 +34,43 @@ def bytes_map(path: Path) -> mmap.mmap | bytes:
         if handle.seek(0, 2) == 0:
             return b""
         return mmap.mmap(handle.fileno(), 0, access=mmap.ACCESS_READ)
+
+
+class NpyFile:
+    """A large 1-D .npy file read with pread, block by block, instead of mapped: the blocks stay
+    in the page cache (shared by every process) without counting in this process's resident
+    memory, which a mapping of a file read all over would, page by page."""
+
+    def __init__(self, path: Path):
+        with open(path, "rb") as handle:
+            major, _ = np.lib.format.read_magic(handle)
+            read_header = (np.lib.format.read_array_header_1_0 if major == 1
+                           else np.lib.format.read_array_header_2_0)
+            shape, fortran, dtype = read_header(handle)
+            if len(shape) != 1 or fortran:
+                raise ValueError(f"{path}: not a 1-D array")
+            self.start = handle.tell()
+        self.dtype, self.size = np.dtype(dtype), int(shape[0])
+        self.fd = os.open(path, os.O_RDONLY)
+
+    def __del__(self):
+        fd = getattr(self, "fd", None)
+        if fd is not None:
+            os.close(fd)
+
+    def read(self, lo: int, hi: int) -> np.ndarray:
+        """Elements lo..hi-1."""
+        if hi <= lo:
+            return np.zeros(0, self.dtype)
+        width = self.dtype.itemsize
+        return np.frombuffer(os.pread(self.fd, (hi - lo) * width, self.start + lo * width),
+                             self.dtype)
+
+    def take(self, positions: np.ndarray) -> np.ndarray:
+        """Elements at sorted positions (one read spanning them when they are close)."""
+        if len(positions) == 0:
+            return np.zeros(0, self.dtype)
+        lo, hi = int(positions[0]), int(positions[-1]) + 1
+        if hi - lo <= 4 * len(positions) + 1024:
+            return self.read(lo, hi)[np.asarray(positions) - lo]
+        return np.concatenate([self.read(int(p), int(p) + 1) for p in positions])

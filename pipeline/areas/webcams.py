@@ -9,7 +9,6 @@ import os
 import time
 from pathlib import Path
 
-import numpy as np
 import polars as pl
 
 import contract

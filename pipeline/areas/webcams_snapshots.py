@@ -82,12 +82,14 @@ def write(version: Path, series: SnapshotSeries, public_ids: pl.Series,
     for out in (times_out, images_out):
         if out is not None:
             out.flush()
-    del times_out, images_out
+    del images_out
+    write_npy(np.array(times_out[::W.SNAP_STRIDE]), version / W.SNAP_SPARSE)
+    del times_out
     write_npy(last, version / W.LAST_TIME)
     daily.close()
     image_files, digest, image_paths = copy_images(version, series)
-    files = [W.SNAP_OFFSETS, W.SNAP_TIMES, W.LAST_TIME, W.DAILY_OFFSETS, W.DAILY_DAY,
-             W.DAILY_INDEX, W.IMAGES_ARROW, *image_paths]
+    files = [W.SNAP_OFFSETS, W.SNAP_TIMES, W.SNAP_SPARSE, W.LAST_TIME, W.DAILY_OFFSETS, W.DAILY_DAY,
+             W.DAILY_INDEX, W.DAILY_TIME, W.IMAGES_ARROW, *image_paths]
     if not series.rendered:
         files.append(W.SNAP_IMAGES)
     log.info("%d snapshots, %d image files", total, image_files)
@@ -125,6 +127,7 @@ class _Daily:
         self.offsets = np.zeros(len(timezones) + 1, dtype=np.int64)
         self.days = NpyWriter(version / W.DAILY_DAY, np.int32)
         self.index = NpyWriter(version / W.DAILY_INDEX, np.int64)
+        self.times = NpyWriter(version / W.DAILY_TIME, np.uint32)
         self.path = version / W.DAILY_OFFSETS
 
     def add(self, a: int, times: np.ndarray, starts: np.ndarray, base: int) -> None:
@@ -141,11 +144,13 @@ class _Daily:
         self.offsets[a + 1:a + len(starts)] = per_row
         self.days.write(days.astype(np.int32))
         self.index.write(picks + base)
+        self.times.write(times[picks])
 
     def close(self) -> None:
         """Finish the files (offsets become cumulative)."""
         self.days.close()
         self.index.close()
+        self.times.close()
         write_npy(np.cumsum(self.offsets), self.path)
 
 

@@ -113,12 +113,10 @@ async def snapshots(request: web.Request) -> web.Response:
     data = _data(request)
     row = _row(data, request.match_info["public_id"])
     links = _links(request, data)
-    indices = data.snapshots.window(row, range_, links.now, data.catalog.timezones[row])
-    stamps = data.snapshots.iso(indices)
-    cdn = orjson.dumps(links.cdn)[1:-1].decode()
-    items = ",".join([f'{{"captured_at":"{s}Z","image_url":"{cdn}{p}"}}' for s, p in zip(
-        stamps, links.image_paths(row, indices))])
-    return web.Response(text=f'{{"snapshots":[{items}],"count":{len(stamps)}}}',
+    indices, times = data.snapshots.window(row, range_, links.now,
+                                           data.catalog.timezones[row])
+    items = links.snapshot_items(row, indices, times)
+    return web.Response(text=f'{{"snapshots":[{items}],"count":{len(times)}}}',
                         content_type="application/json")
 
 
@@ -149,10 +147,10 @@ def _embed_page(request: web.Request) -> web.Response:
     row = _row(data, raw_id)
     links = _links(request, data)
     expires = int(token.split(".")[2])     # verified above: images expire with the page
-    indices = data.snapshots.window(row, range_, links.now, data.catalog.timezones[row])
-    times = data.snapshots.times[indices].tolist()
-    frames = [{"t": t, "url": url} for t, url in zip(times, links.image_urls(row, indices,
-                                                                             expires))]
+    indices, times = data.snapshots.window(row, range_, links.now,
+                                           data.catalog.timezones[row])
+    frames = [{"t": t, "url": url} for t, url in zip(
+        times.tolist(), links.image_urls(row, indices, times, expires))]
     name = data.catalog.name(row)
     page_data = {"name": name, "timezone": data.catalog.timezones[row], "range": range_,
                  "now": links.now, "expires": expires, "frames": frames}

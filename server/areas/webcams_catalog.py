@@ -77,6 +77,7 @@ class Catalog:
         self.country_index = {code.decode(): i for i, code in enumerate(codes.tolist())}
         self.location_ids = npy(root / W.LOCATION_IDS)
         row_country, row_location = npy(root / W.ROW_COUNTRY), npy(root / W.ROW_LOCATION)
+        self.row_country, self.row_location = row_country, row_location
         self.orders = {}
         for sort, path in (("views", W.ORDER_DESC), ("views_asc", W.ORDER_ASC)):
             order = npy(root / path)

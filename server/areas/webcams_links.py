@@ -17,6 +17,7 @@ import orjson
 from aiohttp import web
 
 from server.areas.webcams_data import WebcamsData
+from server.areas.webcams_snapshots import iso as iso_stamps
 from server.areas.webcams_tokens import EMBED, TTL_S, Signer
 from server.http import CONFIG
 
@@ -51,32 +52,46 @@ class Links:
         kid, sig = self.signer.image_signature(public_id, expires)
         return f"expires={expires}&kid={kid}&sig={sig}"
 
-    def image_paths(self, row: int, indices: np.ndarray, expires: int | None = None) -> list[str]:
-        """Each snapshot's image link below {cdn_url}."""
+    def image_paths(self, row: int, indices: np.ndarray, times: np.ndarray,
+                    expires: int | None = None) -> list[str]:
+        """Each snapshot's image link below {cdn_url} (snapshots by index and capture time)."""
         snaps, public_id = self.data.snapshots, self.data.catalog.public_ids[row]
         query = self.query(public_id, expires)
-        stamps = snaps.iso(indices)
+        stamps = iso_stamps(times)
         if snaps.rendered:
             return [f"/webcams/{public_id}/{s}Z.svg?{query}" for s in stamps]
         paths = []
-        for index, stamp in zip(indices.tolist(), stamps):
-            image = snaps.image(index)
+        for image, stamp in zip(snaps.images(indices), stamps):
             if image.kind == "key":
                 paths.append(f"/{image.ref}?webcam={public_id}&{query}")
             else:
                 paths.append(f"/webcams/{public_id}/{stamp}Z{image.ext}?{query}")
         return paths
 
-    def image_urls(self, row: int, indices: np.ndarray, expires: int | None = None) -> list[str]:
+    def snapshot_items(self, row: int, indices: np.ndarray, times: np.ndarray) -> str:
+        """The Snapshot objects of a history, comma-separated (one pass for rendered images)."""
+        stamps = iso_stamps(times)
+        cdn = self._cdn_json.decode()
+        if self.data.snapshots.rendered:
+            public_id = self.data.catalog.public_ids[row]
+            head, query = f"{cdn}/webcams/{public_id}/", self.query(public_id)
+            return ",".join([f'{{"captured_at":"{s}Z","image_url":"{head}{s}Z.svg?{query}"}}'
+                             for s in stamps])
+        return ",".join([f'{{"captured_at":"{s}Z","image_url":"{cdn}{p}"}}' for s, p in zip(
+            stamps, self.image_paths(row, indices, times))])
+
+    def image_urls(self, row: int, indices: np.ndarray, times: np.ndarray,
+                   expires: int | None = None) -> list[str]:
         """Absolute image links."""
-        return [self.cdn + p for p in self.image_paths(row, indices, expires)]
+        return [self.cdn + p for p in self.image_paths(row, indices, times, expires)]
 
     def current_image(self, row: int) -> bytes:
         """JSON of image.current: the newest snapshot's link, or null."""
-        last = self.data.snapshots.last_index(row)
+        snaps = self.data.snapshots
+        last = snaps.last_index(row)
         if last is None:
             return b"null"
-        path = self.image_paths(row, np.array([last], dtype=np.int64))[0]
+        path = self.image_paths(row, np.array([last]), snaps.last[row:row + 1])[0]
         return b'"%b%b"' % (self._cdn_json, path.encode())
 
     def webcam(self, row: int) -> bytes:

@@ -11,7 +11,7 @@ from zoneinfo import ZoneInfo
 import numpy as np
 
 from contract import Webcams as W
-from server.mapped import arrow_table, npy
+from server.mapped import NpyFile, arrow_table, npy
 
 DAY_S = 86_400
 RANGES = ("24h", "30d")
@@ -37,14 +37,16 @@ class Snapshots:
 
     def __init__(self, root: Path):
         self.root = root
-        self.times = npy(root / W.SNAP_TIMES)
+        self.times = NpyFile(root / W.SNAP_TIMES)
+        self.sparse = npy(root / W.SNAP_SPARSE)
         self.offsets = npy(root / W.SNAP_OFFSETS)
         self.last = npy(root / W.LAST_TIME)
         self.daily_offsets = npy(root / W.DAILY_OFFSETS)
         self.daily_day = npy(root / W.DAILY_DAY)
         self.daily_index = npy(root / W.DAILY_INDEX)
+        self.daily_time = npy(root / W.DAILY_TIME)
         images_path = root / W.SNAP_IMAGES
-        self.image_ids = npy(images_path) if images_path.exists() else None
+        self.image_ids = NpyFile(images_path) if images_path.exists() else None
         images = arrow_table(root / W.IMAGES_ARROW)
         self._kind = images.column("kind").to_pylist()
         self._file = images.column("file").to_pylist()
@@ -66,35 +68,55 @@ class Snapshots:
         end = int(self.offsets[row + 1])
         return end - 1 if end > self.offsets[row] else None
 
-    def window(self, row: int, range_: str, now: int, timezone: str) -> np.ndarray:
-        """Indices of the row's snapshots in `range_` ending at `now`, oldest first: 24h every
-        snapshot captured in [now - 24 h, now]; 30d for each of the 30 local calendar days up
-        to today (the webcam's timezone), the snapshot closest to 12:00 local time."""
-        a, b = int(self.offsets[row]), int(self.offsets[row + 1])
+    def window(self, row: int, range_: str, now: int, timezone: str
+               ) -> tuple[np.ndarray, np.ndarray]:
+        """(indices, capture times) of the row's snapshots in `range_` ending at `now`, oldest
+        first: 24h every snapshot captured in [now - 24 h, now]; 30d for each of the 30 local
+        calendar days up to today (the webcam's timezone), the snapshot closest to 12:00 local
+        time (one captured after now is left out: a feed's clock may run ahead)."""
         if range_ == "24h":
-            times = self.times[a:b]
-            lo = int(np.searchsorted(times, now - DAY_S, side="left"))
-            hi = int(np.searchsorted(times, now, side="right"))
-            return np.arange(a + lo, a + max(lo, hi), dtype=np.int64)
+            a, b = int(self.offsets[row]), int(self.offsets[row + 1])
+            lo = self.search(a, b, now - DAY_S, "left")
+            hi = max(lo, self.search(lo, b, now, "right"))
+            return np.arange(lo, hi, dtype=np.int64), self.times.read(lo, hi)
         today = local_day(now, timezone)
         da, db = int(self.daily_offsets[row]), int(self.daily_offsets[row + 1])
         days = self.daily_day[da:db]
-        lo = int(np.searchsorted(days, today - (DAYS_30 - 1), side="left"))
-        hi = int(np.searchsorted(days, today, side="right"))
-        picks = self.daily_index[da + lo:da + hi]
-        return picks[self.times[picks] <= now]
+        lo = da + int(np.searchsorted(days, today - (DAYS_30 - 1), side="left"))
+        hi = da + int(np.searchsorted(days, today, side="right"))
+        times = self.daily_time[lo:hi]
+        keep = times <= now
+        return self.daily_index[lo:hi][keep], times[keep]
+
+    def search(self, a: int, b: int, value: int, side: str) -> int:
+        """np.searchsorted over SNAP_TIMES[a:b] (sorted), as an index into SNAP_TIMES: the
+        sparse index narrows it to one block, the only part read."""
+        stride = W.SNAP_STRIDE
+        k0, k1 = -(-a // stride), -(-b // stride)        # sparse entries at positions in [a, b)
+        j = int(np.searchsorted(self.sparse[k0:k1], value, side=side))
+        start = a if j == 0 else (k0 + j - 1) * stride + 1
+        end = b if k0 + j >= k1 else (k0 + j) * stride
+        return start + int(np.searchsorted(self.times.read(start, end), value, side=side))
 
     def find(self, row: int, unix_s: int) -> int | None:
         """Index of the row's snapshot captured at exactly `unix_s`, or None."""
         a, b = int(self.offsets[row]), int(self.offsets[row + 1])
-        i = a + int(np.searchsorted(self.times[a:b], unix_s))
-        return i if i < b and int(self.times[i]) == unix_s else None
+        i = self.search(a, b, unix_s, "left")
+        return i if i < b and int(self.times.read(i, i + 1)[0]) == unix_s else None
+
+    def images(self, indices: np.ndarray) -> list[Image]:
+        """The images of snapshots (indices ascending)."""
+        if self.image_ids is None:
+            return [RENDERED] * len(indices)
+        return [self._image(int(i)) for i in self.image_ids.take(indices).tolist()]
 
     def image(self, index: int) -> Image:
         """The image of one snapshot."""
         if self.image_ids is None:
             return RENDERED
-        image_id = int(self.image_ids[index])
+        return self._image(int(self.image_ids.read(index, index + 1)[0]))
+
+    def _image(self, image_id: int) -> Image:
         kind, media = self._kind[image_id], self._media[image_id] or "application/octet-stream"
         if kind == "file":
             file = self._file[image_id]
@@ -102,10 +124,10 @@ class Snapshots:
         ref = self._ref[image_id]
         return Image("key", Path(ref).suffix, media, ref)
 
-    def iso(self, indices: np.ndarray) -> list[str]:
-        """Capture times as ISO 8601 UTC strings without the trailing Z."""
-        stamps = self.times[indices].astype("datetime64[s]")
-        return np.datetime_as_string(stamps, unit="s").tolist()
+
+def iso(times: np.ndarray) -> list[str]:
+    """Capture times as ISO 8601 UTC strings without the trailing Z."""
+    return np.datetime_as_string(np.asarray(times).astype("datetime64[s]"), unit="s").tolist()
 
 
 def local_day(unix_s: int, timezone: str) -> int:

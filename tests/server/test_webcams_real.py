@@ -8,6 +8,7 @@ import datetime as dt
 import time
 from urllib.parse import parse_qs, urlsplit
 
+import numpy as np
 import pytest
 
 import contract
@@ -101,9 +102,9 @@ def _window(built, public_id: str, range_: str, now: str) -> list[str]:
     data = load(version, contract.read_manifest(version)["areas"]["webcams"])
     row = data.catalog.row_of[public_id]
     unix = int(dt.datetime.fromisoformat(now).replace(tzinfo=UTC).timestamp())
-    indices = data.snapshots.window(row, range_, unix, data.catalog.timezones[row])
-    return [dt.datetime.fromtimestamp(int(t), UTC).strftime("%Y-%m-%dT%H:%M")
-            for t in data.snapshots.times[indices]]
+    indices, times = data.snapshots.window(row, range_, unix, data.catalog.timezones[row])
+    assert data.snapshots.times.take(indices).tolist() == times.tolist()
+    return [dt.datetime.fromtimestamp(int(t), UTC).strftime("%Y-%m-%dT%H:%M") for t in times]
 
 
 @pytest.mark.parametrize("public_id, now, expected", [
@@ -177,3 +178,19 @@ def test_webcams_absent_is_503_while_geocoding_works(tmp_path, built):
         assert get(f"{srv.url}/webcams/token", {"X-API-Key": key}, method="POST").status == 503
         assert get(f"{srv.url}/webcams", {}).status == 403              # the key comes first
         assert get(f"{srv.url}/geocoding/lookup?q=zurich").status == 200
+
+
+def test_sparse_search_is_searchsorted(built):
+    version = contract.current_version_dir(built[0] / "build")
+    snaps = load(version, contract.read_manifest(version)["areas"]["webcams"]).snapshots
+    rng = __import__("random").Random(3)
+    everything = snaps.times.read(0, snaps.times.size)
+    for _ in range(400):
+        row = rng.randrange(len(snaps.offsets) - 1)
+        a, b = int(snaps.offsets[row]), int(snaps.offsets[row + 1])
+        times = everything[a:b]
+        value = int(rng.choice(times.tolist())) + rng.choice([-1, 0, 0, 1]) if len(times) \
+            else 0
+        for side in ("left", "right"):
+            assert snaps.search(a, b, value, side) == a + int(np.searchsorted(times, value,
+                                                                              side=side))
