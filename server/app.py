@@ -17,6 +17,7 @@ from server.errors import ApiError
 from server.http import CONFIG, KEYS, LIMITER, STORE, api_middleware, endpoint
 from server.keys import KeyStore
 from server.ratelimit import RateLimiter
+from server.ratelimit_shared import SharedRateLimiter
 from server.store import Store
 
 log = logging.getLogger("server")
@@ -31,6 +32,8 @@ def create_app(config: Config) -> web.Application:
     app[KEYS] = KeyStore(config.keys_file)
     app[LIMITER] = RateLimiter()
     app.cleanup_ctx.append(_watch_build)
+    if config.rate_limit_redis_url:
+        app.cleanup_ctx.append(_shared_limiter)
     webcams.setup(app)
     app.router.add_routes([
         web.get("/health", health),
@@ -66,6 +69,14 @@ async def _watch_build(app: web.Application) -> AsyncIterator[None]:
     task.cancel()
     with contextlib.suppress(asyncio.CancelledError):
         await task
+
+
+async def _shared_limiter(app: web.Application) -> AsyncIterator[None]:
+    """Rate limits kept in Redis for the life of the application."""
+    limiter = SharedRateLimiter(app[CONFIG].rate_limit_redis_url)
+    app[LIMITER] = limiter
+    yield
+    await limiter.close()
 
 
 @endpoint(limited=False, auth="none")

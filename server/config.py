@@ -22,6 +22,8 @@ class Config:
     # Token bucket: sustained requests a minute per key (or per client address), and burst.
     rate_limit_per_minute: int = 600
     rate_limit_burst: int = 0          # 0 means "same as the per-minute rate"
+    # redis://host:port/db or unix:///path: one budget per client across workers and replicas.
+    rate_limit_redis_url: str = ""
     reload_interval_s: float = 2.0     # how often to look for a newly published version
     load_retry_s: float = 30.0         # how soon to load an area again after it failed to load
     base_url: str = ""                 # public base URL; empty means the request's own origin

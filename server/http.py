@@ -17,6 +17,7 @@ from server.config import Config
 from server.errors import ApiError, problem_response
 from server.keys import ApiKey, KeyStore
 from server.ratelimit import RateLimiter
+from server.ratelimit_shared import SharedRateLimiter
 from server.store import Store
 
 log = logging.getLogger("server")
@@ -25,7 +26,7 @@ access_log = logging.getLogger("server.access")
 CONFIG = web.AppKey("config", Config)
 STORE = web.AppKey("store", Store)
 KEYS = web.AppKey("keys", KeyStore)
-LIMITER = web.AppKey("limiter", RateLimiter)
+LIMITER = web.AppKey("limiter", RateLimiter | SharedRateLimiter)
 API_KEY = "api_key"
 try:
     API_VERSION = importlib.metadata.version("weather-geodata-api")
@@ -154,7 +155,9 @@ async def api_middleware(request: web.Request, handler: Handler) -> web.StreamRe
                 limit = burst = key.rate_limit
             else:
                 limit, burst = config.rate_limit_per_minute, config.burst
-            decision = app[LIMITER].check(identity, limit, burst)
+            limiter = app[LIMITER]
+            decision = (await limiter.check(identity, limit, burst) if limiter.shared
+                        else limiter.check(identity, limit, burst))
             headers.update(decision.headers())
             if not decision.allowed:
                 raise ApiError(429, f"rate limit of {limit} requests a minute exceeded; retry "

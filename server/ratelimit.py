@@ -29,8 +29,19 @@ class Decision:
         return headers
 
 
+def decision(allowed: bool, tokens: float, per_minute: int, burst: int) -> Decision:
+    """The Decision for a bucket left with `tokens` after the request."""
+    rate = per_minute / 60.0
+    reset = math.ceil((burst - tokens) / rate) if rate > 0 else 0
+    retry = 0 if allowed else max(1, math.ceil((1.0 - tokens) / rate))
+    return Decision(allowed, per_minute, int(tokens), reset, retry)
+
+
 class RateLimiter:
-    """In-memory token buckets keyed by client identity (a key's name or an address)."""
+    """In-memory token buckets keyed by client identity (a key's name or an address): one
+    budget per process (see SharedRateLimiter for one across processes and hosts)."""
+
+    shared = False
 
     def __init__(self, clock: Callable[[], float] = time.monotonic):
         self._clock = clock
@@ -48,9 +59,7 @@ class RateLimiter:
         if len(self._buckets) >= MAX_CLIENTS and identity not in self._buckets:
             self._evict(now)
         self._buckets[identity] = (tokens, now, rate, burst)
-        reset = math.ceil((burst - tokens) / rate) if rate > 0 else 0
-        retry = 0 if allowed else max(1, math.ceil((1.0 - tokens) / rate))
-        return Decision(allowed, per_minute, int(tokens), reset, retry)
+        return decision(allowed, tokens, per_minute, burst)
 
     def _evict(self, now: float) -> None:
         """Forget buckets that have refilled: they would start full anyway, so no client's

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import logging
 import multiprocessing
 import os
@@ -10,6 +11,9 @@ import socket
 from dataclasses import replace
 
 from server.config import Config
+
+KEEPALIVE_TIMEOUT_S = 75.0   # aiohttp's web.run_app default
+SHUTDOWN_TIMEOUT_S = 10.0
 
 
 def configure_logging() -> None:
@@ -80,10 +84,31 @@ def worker_main(config: Config, port: int) -> None:
 
 
 def run_worker(config: Config, sock: socket.socket) -> None:
-    """Run the aiohttp application on a listening socket until a signal stops it."""
-    from aiohttp import web
-
+    """Run the aiohttp application on a listening socket until SIGTERM or SIGINT."""
     from server.app import create_app
 
-    web.run_app(create_app(config), sock=sock, print=None, access_log=None,
-                handle_signals=True, shutdown_timeout=10)
+    asyncio.run(_serve(create_app(config), sock))
+
+
+async def _serve(app, sock: socket.socket) -> None:
+    """web.run_app's serving loop, with ProblemRequestHandler as the connection protocol, so
+    that requests aiohttp's parser rejects also get a problem+json answer."""
+    from aiohttp import web
+
+    from server.protocol import ProblemRequestHandler
+
+    runner = web.AppRunner(app, access_log=None, shutdown_timeout=SHUTDOWN_TIMEOUT_S)
+    await runner.setup()
+    loop = asyncio.get_running_loop()
+    manager = runner.server
+    listener = await loop.create_server(
+        lambda: ProblemRequestHandler(manager, loop=loop, access_log=None,
+                                      keepalive_timeout=KEEPALIVE_TIMEOUT_S), sock=sock)
+    stop = asyncio.Event()
+    for signum in (signal.SIGINT, signal.SIGTERM):
+        loop.add_signal_handler(signum, stop.set)
+    try:
+        await stop.wait()
+    finally:
+        listener.close()
+        await runner.cleanup()  # lets requests in flight finish, then closes the application

@@ -26,10 +26,8 @@ from pathlib import Path
 import numpy as np
 import orjson
 import polars as pl
-import pyarrow as pa
 from scipy.spatial import cKDTree
 
-import contract
 from pipeline.sources.gazetteer import Gazetteer
 
 log = logging.getLogger("pipeline.geocoding")

@@ -5,7 +5,6 @@ from __future__ import annotations
 import shutil
 import struct
 import zipfile
-import zlib
 from pathlib import Path
 
 import pyarrow as pa

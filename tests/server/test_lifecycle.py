@@ -177,9 +177,24 @@ def test_keys_in_requests_the_parser_rejects_are_not_logged(tmp_path):
     with Server(tmp_path / "empty") as srv:
         srv.wait_ready()
         host, port = srv.url.removeprefix("http://").rsplit(":", 1)
-        with socket.create_connection((host, int(port)), timeout=10) as conn:
-            conn.sendall(b"GET /geocoding/countries HTTP/1.1\r\nHost: x\r\n"
-                         b"X-API-Key: " + secret.encode() + b"\n\r\n")
-            conn.recv(65536)
+        for raw in (b"GET /geocoding/countries HTTP/1.1\r\nHost: x\r\n"
+                    b"X-API-Key: " + secret.encode() + b"\n\r\n",
+                    b"GET /" + secret.encode() * 1000 + b" HTTP/1.1\r\nHost: x\r\n\r\n",
+                    b"\x16\x03\x01 " + secret.encode() + b"\r\n\r\n"):
+            reply = _raw_request(host, int(port), raw)
+            head, _, body = reply.partition(b"\r\n\r\n")
+            assert head.split(b"\r\n")[0].split()[1] == b"400", head
+            assert b"content-type: application/problem+json" in head.lower()
+            assert json.loads(body)["status"] == 400 and secret.encode() not in reply
         assert get(srv.url + "/health").status == 200
     assert secret not in srv.log
+
+
+def _raw_request(host: str, port: int, raw: bytes) -> bytes:
+    """Send raw bytes; read the answer until the server closes the connection."""
+    with socket.create_connection((host, port), timeout=10) as conn:
+        conn.sendall(raw)
+        chunks = []
+        while chunk := conn.recv(65536):
+            chunks.append(chunk)
+    return b"".join(chunks)

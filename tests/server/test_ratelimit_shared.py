@@ -1,0 +1,69 @@
+"""Rate limits shared through Redis: one budget per key across worker processes (rule 7)."""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+import time
+
+import pytest
+
+from tests.support.procs import Server, add_key, get
+
+
+@pytest.fixture(scope="module")
+def redis_url(tmp_path_factory):
+    """A real redis-server on a Unix socket in a temporary directory."""
+    binary = shutil.which("redis-server")
+    if binary is None:
+        pytest.skip("redis-server is not installed (apt-get install redis-server; .ci/run does)")
+    import redis
+
+    folder = tmp_path_factory.mktemp("redis")
+    socket_path = folder / "redis.sock"
+    proc = subprocess.Popen([binary, "--port", "0", "--unixsocket", str(socket_path),
+                             "--save", "", "--appendonly", "no", "--dir", str(folder)],
+                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    client = redis.Redis(unix_socket_path=str(socket_path))
+    deadline = time.monotonic() + 30
+    while True:  # readiness by polling PING
+        try:
+            client.ping()
+            break
+        except (redis.ConnectionError, FileNotFoundError):
+            assert proc.poll() is None and time.monotonic() < deadline, "redis-server did not start"
+            time.sleep(0.05)
+    yield f"unix://{socket_path}"
+    proc.terminate()
+    proc.wait(timeout=10)
+
+
+def test_workers_share_one_budget_per_key(default_build, tmp_path, redis_url):
+    keys = tmp_path / "keys.json"
+    key = add_key(keys, "shared", rate_limit=4)
+    with Server(default_build, keys, "--workers", "2",
+                WEATHERAPI_RATE_LIMIT_REDIS_URL=redis_url) as srv:
+        srv.wait_ready()
+        # Each request on a new connection: SO_REUSEPORT spreads them over both workers (all
+        # ten on one worker has a chance of 2 in 1024), each of which alone would allow four.
+        replies = [get(srv.url + "/geocoding/countries/CH", {"X-API-Key": key})
+                   for _ in range(10)]
+    statuses = [r.status for r in replies]
+    assert statuses.count(200) == 4 and statuses[:4] == [200] * 4, statuses
+    assert {r.status for r in replies[4:]} == {429}
+    assert [r.headers["RateLimit-Remaining"] for r in replies[:4]] == ["3", "2", "1", "0"]
+    assert all(int(r.headers["Retry-After"]) >= 1 for r in replies[4:])
+    pids = set()  # both workers were up
+    for line in srv.log.splitlines():
+        if "serving" in line:
+            pids.add(line.split()[2])
+    assert len(pids) == 2, srv.log[-2000:]
+
+
+def test_unreachable_store_lets_requests_through(default_build, tmp_path):
+    with Server(default_build, None,
+                WEATHERAPI_RATE_LIMIT_REDIS_URL=f"unix://{tmp_path}/nobody.sock") as srv:
+        srv.wait_ready()
+        replies = [get(srv.url + "/geocoding/countries/CH") for _ in range(3)]
+    assert [r.status for r in replies] == [200, 200, 200]
+    assert "rate limit store unreachable" in srv.log
