@@ -48,8 +48,8 @@ class Clusters:
         a = int(self.zoom_offsets[query.zoom - W.ZOOM_MIN])
         b = int(self.zoom_offsets[query.zoom - W.ZOOM_MIN + 1])
         box = query.bbox
-        if box.min_lon > box.max_lon:          # across the antimeridian: no single range
-            return a, b
+        if box.min_lon > box.max_lon or (box.min_lon <= -180 and box.max_lon >= 180):
+            return a, b             # across the antimeridian (no single range), or every cell
         level = query.zoom + W.CELL_LEVEL_OFFSET
         last = (1 << level) - 1
         x0, y0 = W.tile_xy(box.max_lat, box.min_lon, level)
@@ -84,20 +84,22 @@ class Clusters:
         cluster of one. Clusters: runs of whole cells, then whole cells of one webcam, then
         the parts of edge cells inside the bbox."""
         inside, edge = cells
-        blob = self.json_blob
-        runs: list[list[int]] = []     # [first byte, end byte, last cell] of consecutive cells
-        singles: list[bytes] = []
-        for cell, count, first, last, row in zip(
-                inside.tolist(), self.count[inside].tolist(),
-                self.json_offsets[inside].tolist(), self.json_offsets[inside + 1].tolist(),
-                self.rows[self.start[inside]].tolist()):
-            if count == 1:
-                singles.append(blob[first:last] + webcam(row) + b"},")
-            elif runs and runs[-1][2] == cell - 1:
-                runs[-1][1:] = [last, cell]
-            else:
-                runs.append([first, last, cell])
-        parts = [blob[first:last] for first, last, _ in runs] + singles
+        blob, offsets = self.json_blob, self.json_offsets
+        single = self.count[inside] == 1
+        several = inside[~single]
+        parts: list[bytes] = []
+        if len(several):
+            # Consecutive cells' JSON is contiguous: one slice per run of them.
+            breaks = np.flatnonzero(np.diff(several) != 1)
+            firsts = np.concatenate((several[:1], several[breaks + 1]))
+            lasts = np.concatenate((several[breaks], several[-1:]))
+            parts = [blob[f:e] for f, e in zip(offsets[firsts].tolist(),
+                                                 offsets[lasts + 1].tolist())]
+        single = inside[single]
+        if len(single):
+            parts += [blob[f:e] + webcam(row) + b"}," for f, e, row in zip(
+                offsets[single].tolist(), offsets[single + 1].tolist(),
+                self.rows[self.start[single]].tolist())]
         clusters = len(inside)
         if len(edge):
             edge_parts = self._edges(query, edge, webcam)

@@ -22,10 +22,16 @@ class WebcamsData:
     # (their links change only with the period, the signing key and the link bases).
     items: dict[int, tuple[tuple, bytes]] = field(default_factory=dict)
     details: dict[int, tuple[tuple, bytes]] = field(default_factory=dict)
+    # Per row, the newest snapshot's image link up to its signature (None: no snapshot).
+    current_heads: list[str | None] = field(default_factory=list)
 
 
 def load(version_dir: Path, entry: dict) -> WebcamsData:
     """Loader for the store."""
+    from server.areas.webcams_links import current_heads
+
     catalog = Catalog(version_dir)
-    return WebcamsData(version_dir, catalog, Snapshots(version_dir),
+    data = WebcamsData(version_dir, catalog, Snapshots(version_dir),
                        Clusters(version_dir, catalog.lat, catalog.lon))
+    data.current_heads = current_heads(data)
+    return data

@@ -55,30 +55,19 @@ class Links:
     def image_paths(self, row: int, indices: np.ndarray, times: np.ndarray,
                     expires: int | None = None) -> list[str]:
         """Each snapshot's image link below {cdn_url} (snapshots by index and capture time)."""
-        snaps, public_id = self.data.snapshots, self.data.catalog.public_ids[row]
-        query = self.query(public_id, expires)
-        stamps = iso_stamps(times)
-        if snaps.rendered:
-            return [f"/webcams/{public_id}/{s}Z.svg?{query}" for s in stamps]
-        paths = []
-        for image, stamp in zip(snaps.images(indices), stamps):
-            if image.kind == "key":
-                paths.append(f"/{image.ref}?webcam={public_id}&{query}")
-            else:
-                paths.append(f"/webcams/{public_id}/{stamp}Z{image.ext}?{query}")
-        return paths
+        query = self.query(self.data.catalog.public_ids[row], expires)
+        return [head + query for head in path_heads(self.data, row, indices, times)]
 
     def snapshot_items(self, row: int, indices: np.ndarray, times: np.ndarray) -> str:
         """The Snapshot objects of a history, comma-separated (one pass for rendered images)."""
-        stamps = iso_stamps(times)
         cdn = self._cdn_json.decode()
         if self.data.snapshots.rendered:
             public_id = self.data.catalog.public_ids[row]
             head, query = f"{cdn}/webcams/{public_id}/", self.query(public_id)
             return ",".join([f'{{"captured_at":"{s}Z","image_url":"{head}{s}Z.svg?{query}"}}'
-                             for s in stamps])
+                             for s in iso_stamps(times)])
         return ",".join([f'{{"captured_at":"{s}Z","image_url":"{cdn}{p}"}}' for s, p in zip(
-            stamps, self.image_paths(row, indices, times))])
+            iso_stamps(times), self.image_paths(row, indices, times))])
 
     def image_urls(self, row: int, indices: np.ndarray, times: np.ndarray,
                    expires: int | None = None) -> list[str]:
@@ -87,12 +76,11 @@ class Links:
 
     def current_image(self, row: int) -> bytes:
         """JSON of image.current: the newest snapshot's link, or null."""
-        snaps = self.data.snapshots
-        last = snaps.last_index(row)
-        if last is None:
+        head = self.data.current_heads[row]
+        if head is None:
             return b"null"
-        path = self.image_paths(row, np.array([last]), snaps.last[row:row + 1])[0]
-        return b'"%b%b"' % (self._cdn_json, path.encode())
+        query = self.query(self.data.catalog.public_ids[row])
+        return b'"%b%b%b"' % (self._cdn_json, head.encode(), query.encode())
 
     def webcam(self, row: int) -> bytes:
         """A Webcam object as in lists and clusters (cached per period)."""
@@ -125,3 +113,26 @@ class Links:
             self.current_image(row), orjson.dumps(player))
         self.data.details[row] = (key, detail)
         return detail
+
+
+def path_heads(data: WebcamsData, row: int, indices: np.ndarray, times: np.ndarray
+               ) -> list[str]:
+    """Each snapshot's image link below {cdn_url} up to its signature parameters: through
+    `?` for the built-in image host, through `&` for an object key."""
+    snaps, public_id = data.snapshots, data.catalog.public_ids[row]
+    stamps = iso_stamps(times)
+    if snaps.rendered:
+        return [f"/webcams/{public_id}/{s}Z.svg?" for s in stamps]
+    return [f"/{image.ref}?webcam={public_id}&" if image.kind == "key"
+            else f"/webcams/{public_id}/{stamp}Z{image.ext}?"
+            for image, stamp in zip(snaps.images(indices), stamps)]
+
+
+def current_heads(data: WebcamsData) -> list[str | None]:
+    """path_heads() of every webcam's newest snapshot, made once when the area loads."""
+    heads: list[str | None] = []
+    for row in range(data.catalog.size):
+        last = data.snapshots.last_index(row)
+        heads.append(None if last is None else path_heads(
+            data, row, np.array([last]), data.snapshots.last[row:row + 1])[0])
+    return heads
