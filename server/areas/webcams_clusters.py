@@ -40,6 +40,12 @@ class Clusters:
         self.json_blob = bytes_map(root / W.CELL_JSON)
         self.json_offsets = npy(root / W.CELL_JSON_OFFSETS)
         self.lat, self.lon = lat, lon
+        # Each cell's bounds as (n, 4) rows, so that "wholly inside" and "wholly outside" are
+        # one comparison each against a box's (min_lat, -max_lat, min_lon, -max_lon).
+        self.bounds_low = np.column_stack([self.min_lat, -self.max_lat, self.min_lon,
+                                           -self.max_lon])
+        self.bounds_high = np.column_stack([self.max_lat, -self.min_lat, self.max_lon,
+                                            -self.min_lon])
 
     def candidates(self, query: ClusterQuery) -> tuple[int, int]:
         """The zoom's cells that can touch the bbox: cells are in Z-order, and every cell
@@ -64,16 +70,18 @@ class Clusters:
         """(cells wholly inside, cells straddling the edge) of the query's zoom."""
         a, b = self.candidates(query)
         box = query.bbox
+        if box.min_lon <= box.max_lon:
+            limits = np.array([box.min_lat, -box.max_lat, box.min_lon, -box.max_lon])
+            inside = (self.bounds_low[a:b] >= limits).all(axis=1)
+            outside = (self.bounds_high[a:b] < limits).any(axis=1)
+            return np.flatnonzero(inside) + a, np.flatnonzero(~(inside | outside)) + a
         min_lat, max_lat = self.min_lat[a:b], self.max_lat[a:b]
         min_lon, max_lon = self.min_lon[a:b], self.max_lon[a:b]
         lat_in = (min_lat >= box.min_lat) & (max_lat <= box.max_lat)
         lat_out = (max_lat < box.min_lat) | (min_lat > box.max_lat)
-        if box.min_lon <= box.max_lon:
-            lon_in = (min_lon >= box.min_lon) & (max_lon <= box.max_lon)
-            lon_out = (max_lon < box.min_lon) | (min_lon > box.max_lon)
-        else:   # across the antimeridian: inside is lon >= min_lon or lon <= max_lon
-            lon_in = (min_lon >= box.min_lon) | (max_lon <= box.max_lon)
-            lon_out = (min_lon > box.max_lon) & (max_lon < box.min_lon)
+        # Across the antimeridian: inside is lon >= min_lon or lon <= max_lon.
+        lon_in = (min_lon >= box.min_lon) | (max_lon <= box.max_lon)
+        lon_out = (min_lon > box.max_lon) & (max_lon < box.min_lon)
         inside = lat_in & lon_in
         edge = ~inside & ~(lat_out | lon_out)
         return np.flatnonzero(inside) + a, np.flatnonzero(edge) + a

@@ -18,6 +18,7 @@ from aiohttp import web
 
 from server.areas.webcams_data import WebcamsData
 from server.areas.webcams_snapshots import iso as iso_stamps
+from server.areas.webcams_snapshots import iso_parts
 from server.areas.webcams_tokens import EMBED, TTL_S, Signer
 from server.http import CONFIG
 
@@ -64,8 +65,8 @@ class Links:
         if self.data.snapshots.rendered:
             public_id = self.data.catalog.public_ids[row]
             head, query = f"{cdn}/webcams/{public_id}/", self.query(public_id)
-            return ",".join([f'{{"captured_at":"{s}Z","image_url":"{head}{s}Z.svg?{query}"}}'
-                             for s in iso_stamps(times)])
+            return ",".join([f'{{"captured_at":"{d}T{hm}:{s}Z","image_url":"{head}{d}T{hm}:{s}'
+                             f'Z.svg?{query}"}}' for d, hm, s in iso_parts(times)])
         return ",".join([f'{{"captured_at":"{s}Z","image_url":"{cdn}{p}"}}' for s, p in zip(
             iso_stamps(times), self.image_paths(row, indices, times))])
 

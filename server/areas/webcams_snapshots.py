@@ -137,13 +137,18 @@ def _date(day: int) -> str:
     return (dt.date(1970, 1, 1) + dt.timedelta(days=day)).isoformat()
 
 
-def iso(times: np.ndarray) -> list[str]:
-    """Capture times as ISO 8601 UTC strings without the trailing Z (tables for the time of
-    day and a cache of dates: faster than datetime or numpy formatting)."""
+def iso_parts(times: np.ndarray) -> list[tuple[str, str, str]]:
+    """(date, hours:minutes, seconds) of each time, UTC: tables for the time of day and a
+    cache of dates, faster than datetime or numpy formatting."""
     days, seconds = np.divmod(np.asarray(times, dtype=np.int64), DAY_S)
     minutes, seconds = np.divmod(seconds, 60)
-    return [f"{_date(d)}T{_HOURS_MINUTES[m]}:{_SECONDS[s]}"
+    return [(_date(d), _HOURS_MINUTES[m], _SECONDS[s])
             for d, m, s in zip(days.tolist(), minutes.tolist(), seconds.tolist())]
+
+
+def iso(times: np.ndarray) -> list[str]:
+    """Capture times as ISO 8601 UTC strings without the trailing Z."""
+    return [f"{d}T{hm}:{s}" for d, hm, s in iso_parts(times)]
 
 
 def local_day(unix_s: int, timezone: str) -> int:
