@@ -81,8 +81,14 @@ class Catalog:
         self.orders = {}
         for sort, path in (("views", W.ORDER_DESC), ("views_asc", W.ORDER_ASC)):
             order = npy(root / path)
-            self.orders[sort] = _Ordered(order, self.lat[order], self.lon[order],
+            rank = np.empty(self.size, dtype=np.int64)
+            rank[order] = np.arange(self.size)
+            self.orders[sort] = _Ordered(order, rank, self.lat[order], self.lon[order],
                                          row_country[order], row_location[order])
+        # Rows by one-degree cell: a bbox or nearby query starts from the cells it covers.
+        cell = _cells(self.lat, self.lon)
+        self.by_cell = np.argsort(cell, kind="stable")
+        self.cell_start = np.searchsorted(cell[self.by_cell], np.arange(180 * 360 + 1))
 
     def prefix(self, row: int) -> bytes:
         """The row's Webcam JSON without the request-dependent fields and the closing brace."""
@@ -103,6 +109,15 @@ class Catalog:
     def select(self, query: ListQuery) -> tuple[np.ndarray, int]:
         """(rows of the requested page, total matches) in the requested order."""
         ordered = self.orders[query.sort]
+        area = _area(query)
+        if area is not None:
+            (south, north), lons = area
+            if (north - south + 1) * sum(e - w + 1 for w, e in lons) <= 2000:
+                runs = [self.by_cell[self.cell_start[row * 360 + w]:
+                                     self.cell_start[row * 360 + e + 1]]
+                        for row in range(south, north + 1) for w, e in lons]
+                rows = np.concatenate(runs) if runs else np.zeros(0, dtype=np.int64)
+                return self._select_rows(query, ordered, rows)
         mask = None
 
         def both(more: np.ndarray) -> np.ndarray:
@@ -129,15 +144,80 @@ class Catalog:
         return ordered.rows[page], len(positions)
 
 
+    def _select_rows(self, query: ListQuery, ordered: "_Ordered", rows: np.ndarray
+                     ) -> tuple[np.ndarray, int]:
+        """select() over candidate rows (the cells a bbox or circle covers): filter them,
+        then order them by their rank in the sort order."""
+        lat, lon = self.lat[rows], self.lon[rows]
+        keep = np.ones(len(rows), dtype=bool)
+        if query.bbox is not None:
+            keep &= query.bbox.contains(lat, lon)
+        if query.country is not None:
+            keep &= self.row_country[rows] == self.country_index[query.country]
+        if query.location is not None:
+            index = self.location_index(query.location)
+            keep &= self.row_location[rows] == (-2 if index is None else index)
+        rows = rows[keep]
+        if query.nearby is not None:
+            near = query.nearby
+            rows = rows[haversine_km(near.lat, near.lon, self.lat[rows], self.lon[rows])
+                        <= near.radius_km]
+        ranks = np.sort(ordered.rank[rows])
+        return ordered.rows[ranks[query.offset:query.offset + query.limit]], len(ranks)
+
+
 @dataclass(frozen=True)
 class _Ordered:
-    """Row numbers and filter columns in one sort order."""
+    """Row numbers, each row's position, and filter columns in one sort order."""
 
     rows: np.ndarray
+    rank: np.ndarray
     lat: np.ndarray
     lon: np.ndarray
     country: np.ndarray
     location: np.ndarray
+
+
+def _cells(lat: np.ndarray | float, lon: np.ndarray | float) -> np.ndarray:
+    """One-degree cell of each point: (floor(lat) + 90) * 360 + floor(lon) + 180."""
+    row = np.clip(np.floor(np.asarray(lat)) + 90, 0, 179)
+    col = np.clip(np.floor(np.asarray(lon)) + 180, 0, 359)
+    return (row * 360 + col).astype(np.int64)
+
+
+def _index(value: float, size: int, shift: int) -> int:
+    return min(max(math.floor(value) + shift, 0), size - 1)
+
+
+def _area(query: ListQuery) -> tuple[tuple[int, int], list[tuple[int, int]]] | None:
+    """Cell rows (south, north) and column ranges that hold every possible match of a bbox or
+    nearby filter (a superset: the exact tests follow), or None without either."""
+    box = query.bbox
+    if box is None and query.nearby is None:
+        return None
+    if box is not None:
+        south, north = box.min_lat, box.max_lat
+        spans = ([(box.min_lon, box.max_lon)] if box.min_lon <= box.max_lon
+                 else [(box.min_lon, 180.0), (-180.0, box.max_lon)])
+    else:
+        south, north, spans = -90.0, 90.0, [(-180.0, 180.0)]
+    if query.nearby is not None:
+        near = query.nearby
+        angle = near.radius_km / EARTH_RADIUS_KM
+        dlat = math.degrees(angle) + 1e-6
+        south, north = max(south, near.lat - dlat), min(north, near.lat + dlat)
+        edge = math.radians(min(90.0, max(abs(near.lat - dlat), abs(near.lat + dlat))))
+        ratio = math.sin(angle / 2) / max(math.cos(edge), 1e-12)
+        if box is None and ratio < 1.0:
+            dlon = math.degrees(2 * math.asin(ratio)) + 1e-6
+            west, east = near.lon - dlon, near.lon + dlon
+            spans = ([(west, east)] if -180.0 <= west and east <= 180.0 else
+                     [(max(west, -180.0), min(east, 180.0)),
+                      (west + 360.0, 180.0) if west < -180.0 else (-180.0, east - 360.0)])
+    if south > north:
+        return (0, -1), []
+    return ((_index(south, 180, 90), _index(north, 180, 90)),
+            [(_index(w, 360, 180), _index(e, 360, 180)) for w, e in spans])
 
 
 def _band(near: Nearby, lat: np.ndarray, lon: np.ndarray) -> np.ndarray:

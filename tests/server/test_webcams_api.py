@@ -122,6 +122,8 @@ def random_queries(catalog: dict, n: int) -> list[dict]:
     queries.append({"bbox": "-30,170,10,-170"})                   # the Pacific, across 180°
     queries.append({"nearby": "0.5,179.9,400"})                   # a circle across 180°
     queries.append({"country": "VA"})                              # a country without webcams
+    queries.append({"bbox": "14,-175,23,-161", "nearby": "48,-1.3,25"})   # filters disjoint
+    queries.append({"bbox": "-90,-180,90,180", "country": "CH", "sort": "views_asc"})
     return queries
 
 
