@@ -112,10 +112,12 @@ class Catalog:
         area = _area(query)
         if area is not None:
             (south, north), lons = area
-            if (north - south + 1) * sum(e - w + 1 for w, e in lons) <= 2000:
-                runs = [self.by_cell[self.cell_start[row * 360 + w]:
-                                     self.cell_start[row * 360 + e + 1]]
-                        for row in range(south, north + 1) for w, e in lons]
+            starts = self.cell_start
+            bounds = [(int(starts[row * 360 + w]), int(starts[row * 360 + e + 1]))
+                      for row in range(south, north + 1) for w, e in lons]
+            # Few candidates: filter and sort those; many: masks over every row are cheaper.
+            if sum(b - a for a, b in bounds) <= self.size // 10:
+                runs = [self.by_cell[a:b] for a, b in bounds if b > a]
                 rows = np.concatenate(runs) if runs else np.zeros(0, dtype=np.int64)
                 return self._select_rows(query, ordered, rows)
         mask = None
