@@ -198,6 +198,49 @@ class Webcams:
         return spread(x) | spread(y) << 1
 
 
+class AirQuality:
+    """Grids and variables of the air-quality area (CAMS Europe 0.1° and CAMS global 0.4°).
+
+    Two contract.Grid grids, each hourly from its newest run's reference time to the end of the
+    forecast. Concentrations are µg/m³ (pollen grains/m³, dust AOD dimensionless); the window
+    means are the trailing means that feed the US AQI (ending with the hour itself). The AQIs
+    of every cell are stored; at a point the server evaluates the index tables the manifest
+    entry publishes under "aqi" on the interpolated concentrations (see the README).
+    """
+
+    AREA = "air_quality"
+    EUROPE = "europe"
+    GLOBAL = "global"
+    GRID_FILES = {EUROPE: "air_quality/europe.npy", GLOBAL: "air_quality/global.npy"}
+    # Decisions rule 21: inside this box (inclusive) the European-only fields are present.
+    EUROPE_BOX = {"lat_min": 30.0, "lat_max": 72.0, "lon_min": -25.0, "lon_max": 45.0}
+
+    POLLUTANTS = ("pm25_ugm3", "pm10_ugm3", "o3_ugm3", "no2_ugm3", "so2_ugm3", "co_ugm3")
+    # (name, hourly source, window hours)
+    WINDOWS = (("pm25_24h_ugm3", "pm25_ugm3", 24), ("pm10_24h_ugm3", "pm10_ugm3", 24),
+               ("o3_8h_ugm3", "o3_ugm3", 8), ("co_8h_ugm3", "co_ugm3", 8),
+               ("so2_24h_ugm3", "so2_ugm3", 24))
+    AQIS = ("european_aqi", "us_aqi")
+    POLLEN = ("alder_pollen_grains_m3", "birch_pollen_grains_m3", "grass_pollen_grains_m3",
+              "mugwort_pollen_grains_m3", "olive_pollen_grains_m3", "ragweed_pollen_grains_m3")
+    DUST_AOD = "dust_aod"
+    EUROPE_VARIABLES = POLLUTANTS + tuple(w[0] for w in WINDOWS) + AQIS + POLLEN
+    GLOBAL_VARIABLES = POLLUTANTS + tuple(w[0] for w in WINDOWS) + AQIS + (DUST_AOD,)
+    # Manifest entry key of the index tables: {"us": [input, ...], "eu": [...]}, each input
+    # {"variable", "scale", "decimals", "x", "y", "below", "above", "required"}: the
+    # concentration times scale, truncated to `decimals` (when not null), mapped through the
+    # piecewise-linear table (x, y), `below`/`above` outside it (null: no index from this
+    # input); the index is the maximum over inputs, capped at INDEX_CAP, rounded half up, and
+    # unknown when a required input is unknown.
+    AQI_TABLES = "aqi"
+    INDEX_CAP = 500.0
+    # Truncation keeps values within this fraction of the last kept digit below a step on the
+    # step (float32 storage of 35.4 must stay 35.4); half-up rounding treats values within
+    # HALF_UP_SLACK below x.5 as x.5 (118.5 computed in binary is 118.49999999999999).
+    TRUNCATION_SLACK = 1e-4
+    HALF_UP_SLACK = 1e-9
+
+
 class Grid:
     """A regular latitude/longitude grid of hourly series, stored point-major for point reads.
 

@@ -9,13 +9,14 @@ from typing import Callable
 
 import contract
 from pipeline import publish
-from pipeline.areas import geocoding, webcams
+from pipeline.areas import air_quality, geocoding, webcams
 
 log = logging.getLogger("pipeline")
 
 # area -> builder(datasets_dir, version_dir) -> manifest entry
 BUILDERS: dict[str, Callable[[Path, Path], dict]] = {
     "geocoding": geocoding.build,
+    "air_quality": air_quality.build,
     "webcams": webcams.build,   # after geocoding (contract.AREAS order): links to its places
 }
 

@@ -11,7 +11,7 @@ import orjson
 from aiohttp import web
 
 from server import openapi
-from server.areas import geocoding, pending, webcams
+from server.areas import air_quality, geocoding, pending, webcams
 from server.config import Config
 from server.errors import ApiError
 from server.http import CONFIG, KEYS, LIMITER, STORE, api_middleware, endpoint
@@ -21,7 +21,8 @@ from server.ratelimit_shared import SharedRateLimiter
 from server.store import Store
 
 log = logging.getLogger("server")
-LOADERS = {"geocoding": geocoding.load, "webcams": webcams.load}
+LOADERS = {"geocoding": geocoding.load, "air_quality": air_quality.load,
+           "webcams": webcams.load}
 
 
 def create_app(config: Config) -> web.Application:
@@ -40,6 +41,7 @@ def create_app(config: Config) -> web.Application:
         web.get("/ready", ready),
         web.get("/openapi.json", openapi_document),
         *geocoding.routes(),
+        *air_quality.routes(),
         *webcams.routes(),
         *pending.routes(),
     ])

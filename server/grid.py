@@ -54,21 +54,31 @@ class PointGrid:
         weights = np.array([(1 - fy) * (1 - fx), (1 - fy) * fx, fy * (1 - fx), fy * fx])
         return [i0, i0, i1, i1], [j0, j1, j0, j1], weights
 
-    def series(self, lat: float, lon: float, start: int = 0, stop: int | None = None
-               ) -> np.ndarray:
-        """Bilinear values at the point for time steps [start, stop): shape (steps, nvar).
+    def series(self, lat: float, lon: float, start: int = 0, stop: int | None = None,
+               column: int | None = None) -> np.ndarray:
+        """Bilinear values at the point for time steps [start, stop): shape (steps, nvar), or
+        (steps,) of one variable when `column` is given.
 
         A corner whose value is NaN drops out and the others' weights are renormalised, so a
         coast or domain edge still answers; NaN only where all four corners are unknown."""
         rows, cols, weights = self.corners(lat, lon)
-        block = self.values[rows, cols, start:stop].astype(np.float64)  # (4, steps, nvar)
-        known = ~np.isnan(block)
-        w = weights[:, None, None] * known
-        total = w.sum(axis=0)
-        with np.errstate(invalid="ignore", divide="ignore"):
-            out = (np.where(known, block, 0.0) * w).sum(axis=0) / total
-        out[total <= 1e-12] = np.nan
-        return out
+        block = (self.values[rows, cols, start:stop] if column is None
+                 else self.values[rows, cols, start:stop, column])   # (4, steps[, nvar])
+        flat = block.reshape(4, -1)
+        out = weights @ flat                  # float64; NaN wherever a corner is unknown
+        if np.isnan(out).any():
+            unknown = np.isnan(flat).sum(axis=0)
+            partly = np.flatnonzero((unknown > 0) & (unknown < 4))
+            if len(partly):                   # only these need the renormalised sum
+                part = flat[:, partly].astype(np.float64)
+                known = ~np.isnan(part)
+                w = weights[:, None] * known
+                total = w.sum(axis=0)
+                with np.errstate(invalid="ignore", divide="ignore"):
+                    fixed = (np.where(known, part, 0.0) * w).sum(axis=0) / total
+                fixed[total <= 1e-12] = np.nan
+                out[partly] = fixed
+        return out.reshape(block.shape[1:])
 
     def time_index(self, unix_s: float) -> float:
         """Fractional time step of a Unix time (may lie outside [0, ntime - 1])."""

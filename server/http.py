@@ -6,6 +6,7 @@ import asyncio
 import hashlib
 import importlib.metadata
 import logging
+import math
 import secrets
 import time
 from dataclasses import dataclass
@@ -27,6 +28,7 @@ CONFIG = web.AppKey("config", Config)
 STORE = web.AppKey("store", Store)
 KEYS = web.AppKey("keys", KeyStore)
 LIMITER = web.AppKey("limiter", RateLimiter | SharedRateLimiter)
+NOW = "now_s"   # request key: the time a period_s endpoint answers for (Unix seconds)
 API_KEY = "api_key"
 try:
     API_VERSION = importlib.metadata.version("weather-geodata-api")
@@ -58,8 +60,8 @@ class Endpoint:
     auth: str = "optional"        # none | optional | key
     max_age: int = 0              # Cache-Control max-age for 200 answers
     limited: bool = True          # counts against a rate limit
-    # The answer holds links signed for the current period of this many seconds: the ETag
-    # changes with the period and max-age never reaches past its end.
+    # Answers that change at every multiple of period_s (UTC), e.g. "the current hour": the
+    # ETag names the period and max-age does not reach past its end.
     period_s: int = 0
 
 
@@ -99,22 +101,16 @@ def _tags(if_none_match: str | None) -> set[str]:
     return {t.strip().removeprefix("W/") for t in if_none_match.split(",")}
 
 
-def _period(meta: Endpoint) -> tuple[str, int]:
-    """(ETag salt, max-age) of an endpoint whose answers change every meta.period_s seconds."""
-    now = time.time()
-    period = int(now // meta.period_s)
-    left = max(1, int((period + 1) * meta.period_s - now))
-    return f"/{period}", min(meta.max_age, left) if meta.max_age else 0
-
-
-def _etag(version: str, request: web.Request) -> str:
+def _etag(version: str, request: web.Request, period: int | None = None) -> str:
     """A weak tag (gzip and identity bodies are equivalent) of the data version and the request
-    without its api_key: the same answer whoever asks."""
+    without its api_key (the same answer whoever asks), and of the period for answers that
+    change with time."""
     path, _, query = request.raw_path.partition("?")
     if "api" in query.lower():
         query = "&".join(p for p in query.split("&")
                          if p.split("=", 1)[0].lower() not in ("api_key", "api%5fkey"))
-    digest = hashlib.blake2b(f"{API_VERSION}\n{version}\n{path}?{query}".encode(),
+    when = "" if period is None else f"\n{period}"
+    digest = hashlib.blake2b(f"{API_VERSION}\n{version}\n{path}?{query}{when}".encode(),
                              digest_size=12)
     return f'W/"{digest.hexdigest()}"'
 
@@ -164,8 +160,11 @@ async def api_middleware(request: web.Request, handler: Handler) -> web.StreamRe
                                     f"in {decision.retry_after_s} s", headers=headers)
         version = app[STORE].area(meta.area).version if meta.area else None
         cacheable = version is not None and request.method in ("GET", "HEAD")
-        salt, max_age = _period(meta) if meta.period_s else ("", meta.max_age)
-        etag = _etag(version + salt, request) if cacheable else None
+        period = now = None
+        if meta.period_s:
+            request[NOW] = now = time.time()
+            period = int(now // meta.period_s)
+        etag = _etag(version, request, period) if cacheable else None
         tags = _tags(request.headers.get("If-None-Match")) if etag else set()
         if etag and etag.removeprefix("W/") in tags:
             response: web.StreamResponse = web.Response(status=304)
@@ -173,7 +172,7 @@ async def api_middleware(request: web.Request, handler: Handler) -> web.StreamRe
             response = await handler(request)
             if "*" in tags and response.status == 200:  # "*": any current representation
                 response = web.Response(status=304)
-        _decorate(request, response, max_age, headers, version, etag)
+        _decorate(request, response, meta, headers, version, etag, now)
         return response
     except ApiError as exc:
         return _problem(exc.status, exc.detail, errors=exc.errors, extra=exc.extra,
@@ -197,14 +196,18 @@ async def api_middleware(request: web.Request, handler: Handler) -> web.StreamRe
                             key.name if key else "-", (time.perf_counter() - started) * 1e3)
 
 
-def _decorate(request: web.Request, response: web.StreamResponse, max_age: int,
-              headers: dict[str, str], version: str | None, etag: str | None) -> None:
+def _decorate(request: web.Request, response: web.StreamResponse, meta: Endpoint,
+              headers: dict[str, str], version: str | None, etag: str | None,
+              now: float | None = None) -> None:
     headers.update(STATIC_HEADERS if request.method in ("GET", "HEAD") else NON_CORS_HEADERS)
     if version:
         headers["X-Data-Version"] = version
     if response.status in (200, 304):
         if etag:
             headers["ETag"] = etag
+        max_age = meta.max_age
+        if meta.period_s and now is not None:  # the answer changes when the period ends
+            max_age = min(max_age, max(1, math.ceil(meta.period_s - now % meta.period_s)))
         headers["Cache-Control"] = f"public, max-age={max_age}" if max_age \
             else response.headers.get("Cache-Control", "no-store")
     response.headers.update(headers)

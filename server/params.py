@@ -88,6 +88,15 @@ def latlon(query: Mapping[str, str]) -> tuple[float, float]:
     return _latlon_errors(query)
 
 
+def coordinates(raw: str, name: str = "coordinates") -> tuple[float, float]:
+    """A `lat,lon` path segment: exactly two finite numbers in range, comma-separated."""
+    lat_raw, comma, lon_raw = raw.partition(",")
+    if not comma or "," in lon_raw:
+        raise bad_request(name, f"{name} must be latitude and longitude separated by one "
+                                f"comma (e.g. 47.37,8.54), got {show(raw)}")
+    return latlon({"lat": lat_raw, "lon": lon_raw})
+
+
 def _latlon_errors(query: Mapping[str, str]) -> tuple[float, float]:
     """The slow path of latlon: check each coordinate and report every problem at once."""
     errors = []

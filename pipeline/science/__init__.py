@@ -1,1 +1,1 @@
-"""Pure, vectorised computations used by the pipeline's areas."""
+"""Pure, vectorised, table-driven science: no I/O, units in names."""

@@ -18,9 +18,5 @@ def _unavailable(area: str, auth: str):
 
 
 def routes() -> list[web.RouteDef]:
-    """Routes of the air quality and forecast areas."""
-    air, forecast = _unavailable("air_quality", "key"), _unavailable("forecast", "key")
-    return [
-        web.get("/air-quality/{coordinates}", air),
-        web.get("/forecast/{coordinates}", forecast),
-    ]
+    """Routes of the forecast area."""
+    return [web.get("/forecast/{coordinates}", _unavailable("forecast", "key"))]

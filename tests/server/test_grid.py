@@ -88,3 +88,17 @@ def test_band_size_does_not_change_the_bytes(tmp_path):
     assert (tmp_path / "one/g.npy").read_bytes() == (tmp_path / "banded/g.npy").read_bytes()
     np.testing.assert_allclose(PointGrid(tmp_path / "banded", spec).values[4, 5],
                                field[:, :, 4, 5].T.astype(np.float32))
+
+
+def test_one_column_and_mixed_unknown_corners_over_time(tmp_path):
+    lat, lon = np.array([0.0, 1.0]), np.array([0.0, 1.0])
+    a = np.array([[[1.0, 2.0], [3.0, 4.0]], [[1.0, np.nan], [3.0, np.nan]],
+                  [[np.nan] * 2] * 2])                          # (time 3, lat 2, lon 2)
+    g, _ = _build(tmp_path, lat, lon, {"a": a, "b": a * 10})
+    both = g.series(0.25, 0.5)
+    np.testing.assert_allclose(both[0], [2.0, 20.0])            # all four known
+    # the east corners unknown: the west ones (0.375 x 1, 0.125 x 3) share the whole weight
+    np.testing.assert_allclose(both[1], [1.5, 15.0])
+    assert np.isnan(both[2]).all()
+    np.testing.assert_allclose(g.series(0.25, 0.5, 1, 3, column=1), [15.0, np.nan])
+    assert g.series(0.25, 0.5, column=0).shape == (3,)

@@ -37,7 +37,8 @@ def localised(tmp_path_factory):
                          zipfile.ZIP_DEFLATED) as archive:
         rows = ("\t".join(r + ("", "")) + "\n" for r in ALTERNATE_NAMES)
         archive.writestr("alternateNamesV2.txt", "".join(rows))
-    run_pipeline("build", "--datasets", str(root / "datasets"), "--out", str(root / "build"))
+    run_pipeline("build", "--datasets", str(root / "datasets"), "--out", str(root / "build"),
+                 "--only", "geocoding")
     with Server(root / "build") as server:
         server.wait_ready()
         yield server

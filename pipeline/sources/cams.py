@@ -1,0 +1,247 @@
+"""What the CAMS Europe and CAMS global readers share: runs, grid axes, fields, time decoding.
+
+A run is one model forecast (reference time, lead hours) on one grid; each of its fields is one
+NetCDF variable, read whole, normalised to (lead, ascending latitude, longitude in [-180, 180)
+ascending), NaN where missing, in the area's units (µg/m³, grains/m³ or dimensionless).
+"""
+
+from __future__ import annotations
+
+import re
+import zipfile
+from dataclasses import dataclass, field
+from datetime import datetime, timezone
+from pathlib import Path
+
+import numpy as np
+import xarray as xr
+
+from pipeline import grid
+from pipeline.io import InputError
+
+MISSING_AT_OR_BELOW = -999.0
+SUFFIXES = (".nc", ".nc4", ".netcdf")
+
+
+@dataclass(frozen=True)
+class Axes:
+    """A run's grid: output axes and how file rows and columns map onto them."""
+
+    lat: np.ndarray          # ascending
+    lon: np.ndarray          # ascending, in [-180, 180)
+    flip_lat: bool           # the file's latitudes descend
+    columns: np.ndarray      # file column of each output column
+
+    def same_grid(self, other: "Axes") -> bool:
+        """True when both describe the same cells."""
+        return (self.lat.shape == other.lat.shape and self.lon.shape == other.lon.shape
+                and np.allclose(self.lat, other.lat, atol=1e-4)
+                and np.allclose(self.lon, other.lon, atol=1e-4))
+
+
+@dataclass(frozen=True)
+class Field:
+    """Where one variable of one run is stored."""
+
+    path: Path
+    variable: str                          # NetCDF variable name
+    select: dict                           # dimension -> index (level, reference time)
+    time_dim: str                          # lead-time dimension
+    factor: float = 1.0                    # to the area's units
+
+
+@dataclass
+class Run:
+    """One model run of one domain."""
+
+    domain: str
+    reference_time: int                    # Unix seconds
+    lead_hours: np.ndarray                 # int64, ascending
+    axes: Axes
+    fields: dict[str, Field] = field(default_factory=dict)
+
+
+def newest_first(runs: dict[int, Run], folder: Path, required: tuple[str, ...]) -> list[Run]:
+    """Runs newest first, checked to share one grid and to provide the required variables."""
+    ordered = [runs[t] for t in sorted(runs, reverse=True)]
+    if not ordered:
+        raise InputError(folder, "no CAMS variables found")
+    for run in ordered[1:]:
+        if not run.axes.same_grid(ordered[0].axes):
+            raise InputError(next(iter(run.fields.values())).path,
+                             "grid differs from the newest run's")
+    missing = [v for v in required if not any(v in r.fields for r in ordered)]
+    if missing:
+        raise InputError(folder, f"no run provides {', '.join(missing)}")
+    return ordered
+
+
+def scan(folder: Path, scratch: Path, add_file, required: tuple[str, ...],
+         decode_timedelta: bool | None = None) -> list[Run]:
+    """Every run in the folder's files (add_file(ds, path, runs) reads one), newest first."""
+    runs: dict[int, Run] = {}
+    for path in netcdf_files(folder, scratch):
+        with open_dataset(path, decode_timedelta) as ds:
+            add_file(ds, path, runs)
+    return newest_first(runs, folder, required)
+
+
+def known_variables(ds: xr.Dataset, variables, model: str, path: Path) -> list[str]:
+    """The dataset's variables among `variables`; none at all is an InputError."""
+    names = [v for v in variables if v in ds.data_vars]
+    if not names:
+        raise InputError(path, f"holds none of the {model} variables "
+                               f"({', '.join(sorted(variables))})")
+    return names
+
+
+def run_of(runs: dict[int, Run], domain: str, run_time: int, hours: np.ndarray, grid_axes: Axes,
+           path: Path) -> Run:
+    """The run of that reference time, created on first sight; its files must agree."""
+    run = runs.setdefault(run_time, Run(domain, run_time, hours, grid_axes))
+    if not run.axes.same_grid(grid_axes) or list(run.lead_hours) != list(hours):
+        raise InputError(path, "the same run's files differ in grid or lead times")
+    return run
+
+
+def netcdf_files(folder: Path, scratch: Path) -> list[Path]:
+    """The NetCDF files of a folder, members of .zip files (as the data stores deliver several
+    files) extracted into `scratch`; sorted by name."""
+    files = []
+    for path in sorted(folder.iterdir()):
+        if path.suffix.lower() in SUFFIXES and path.is_file():
+            files.append(path)
+        elif path.suffix.lower() == ".zip" and path.is_file():
+            files.extend(_unzip(path, scratch))
+    if not files:
+        raise InputError(folder, "no NetCDF files (.nc, or .zip holding them)")
+    return files
+
+
+def _unzip(path: Path, scratch: Path) -> list[Path]:
+    target = scratch / "unzipped" / path.stem
+    out = []
+    try:
+        with zipfile.ZipFile(path) as archive:
+            for number, member in enumerate(sorted(archive.namelist())):
+                if Path(member).suffix.lower() in SUFFIXES:
+                    # Member names are not trusted as paths: a plain numbered name.
+                    dest = target / f"{number:03d}-{Path(member).name}"
+                    dest.parent.mkdir(parents=True, exist_ok=True)
+                    with archive.open(member) as src, open(dest, "wb") as dst:
+                        while block := src.read(1 << 20):
+                            dst.write(block)
+                    out.append(dest)
+    except (zipfile.BadZipFile, OSError, EOFError) as exc:
+        raise InputError(path, f"unreadable zip archive ({exc})") from None
+    if not out:
+        raise InputError(path, "the zip archive holds no NetCDF file")
+    return out
+
+
+def open_dataset(path: Path, decode_timedelta: bool | None = None) -> xr.Dataset:
+    """Open lazily (values are read on access); unreadable files raise InputError."""
+    try:
+        return xr.open_dataset(path, decode_timedelta=decode_timedelta, cache=False)
+    except (OSError, ValueError, RuntimeError, TypeError) as exc:
+        raise InputError(path, f"not a readable NetCDF file ({type(exc).__name__})") from None
+
+
+def axes(ds: xr.Dataset, path: Path) -> Axes:
+    """The grid of a dataset with 1-D latitude and longitude coordinates in any order."""
+    for name in ("latitude", "longitude"):
+        if name not in ds.variables or ds[name].ndim != 1:
+            raise InputError(path, f"needs a 1-D {name} coordinate")
+    lat = np.asarray(ds["latitude"].values, dtype=np.float64)
+    flip = bool(lat.size > 1 and lat[0] > lat[-1])
+    lat = lat[::-1] if flip else lat
+    grid.regular_axis(lat, "latitude", path)
+    lon, columns = grid.lon_order(np.asarray(ds["longitude"].values, dtype=np.float64))
+    grid.regular_axis(lon, "longitude", path)
+    return Axes(lat, lon, flip, columns)
+
+
+def lead_hours(values: np.ndarray, path: Path, what: str) -> np.ndarray:
+    """Lead times as whole hours, from numbers of hours or decoded timedeltas."""
+    values = np.asarray(values)
+    if np.issubdtype(values.dtype, np.timedelta64):
+        hours = values / np.timedelta64(1, "h")
+    elif np.issubdtype(values.dtype, np.number):
+        hours = values.astype(np.float64)
+    else:
+        raise InputError(path, f"{what} is neither hours nor a time difference")
+    if hours.size == 0 or np.any(~np.isfinite(hours)) or np.any(hours != np.round(hours)):
+        raise InputError(path, f"{what} must be whole hours")
+    hours = hours.astype(np.int64)
+    if np.any(np.diff(hours) <= 0):
+        raise InputError(path, f"{what} must increase")
+    return hours
+
+
+def unix_seconds(value: np.datetime64) -> int:
+    """A datetime64 as Unix seconds."""
+    return int(np.datetime64(value, "s").astype(np.int64))
+
+
+def date_stamp(text: str) -> int | None:
+    """Unix seconds of the first YYYYMMDD in `text` (00 UTC), or None."""
+    match = re.search(r"(?<!\d)(\d{8})(?!\d)", text or "")
+    if not match:
+        return None
+    try:
+        day = datetime.strptime(match.group(1), "%Y%m%d").replace(tzinfo=timezone.utc)
+    except ValueError:
+        return None
+    return int(day.timestamp())
+
+
+def level_selection(ds: xr.Dataset, variable: str, dim: str, wanted: float,
+                    path: Path) -> dict:
+    """{dim: index of the level `wanted`} when the variable has that dimension, else {}."""
+    if dim not in ds[variable].dims:
+        return {}
+    levels = np.asarray(ds[dim].values if dim in ds.variables else np.arange(ds.sizes[dim]))
+    hits = np.flatnonzero(np.isclose(levels.astype(np.float64), wanted))
+    if not len(hits):
+        raise InputError(path, f"{variable}: no {dim} {wanted:g} (has {levels.tolist()[:8]})")
+    return {dim: int(hits[0])}
+
+
+def check_dims(ds: xr.Dataset, variable: str, expected: set[str], path: Path) -> None:
+    """The variable has exactly the expected dimensions (in any order)."""
+    dims = set(ds[variable].dims)
+    if dims != expected:
+        raise InputError(path, f"{variable} has dimensions {sorted(dims)}, expected "
+                               f"{sorted(expected)}")
+
+
+def read_field(run: Run, name: str, decode_timedelta: bool | None = None) -> np.ndarray:
+    """One field of a run, (lead, lat, lon) float32 normalised; values at or below -999
+    (and fill values) are NaN, small negative model values are 0."""
+    where = run.fields[name]
+    with open_dataset(where.path, decode_timedelta) as ds:
+        var = ds[where.variable].isel(where.select)
+        var = var.transpose(where.time_dim, "latitude", "longitude")
+        try:
+            data = np.asarray(var.values, dtype=np.float32)
+        except (OSError, RuntimeError, ValueError) as exc:
+            raise InputError(where.path, f"{where.variable}: unreadable ({exc})") from None
+    data[data <= MISSING_AT_OR_BELOW] = np.nan
+    if run.axes.flip_lat:
+        data = data[:, ::-1]
+    if not np.array_equal(run.axes.columns, np.arange(data.shape[2])):
+        data = data[:, :, run.axes.columns]
+    data = np.ascontiguousarray(data)
+    if where.factor != 1.0:
+        data *= np.float32(where.factor)
+    np.maximum(data, 0.0, out=data)   # NaN stays NaN
+    return data
+
+
+def check_units(ds: xr.Dataset, variable: str, mass: str, path: Path) -> None:
+    """Refuse a units string that plainly says another quantity ("kg" or "µg")."""
+    units = str(ds[variable].attrs.get("units", "")).strip()
+    says_kg = "kg" in units
+    if units and (says_kg if mass == "ug" else not says_kg):
+        expected = "µg/m³" if mass == "ug" else "kg m**-3 or kg kg**-1"
+        raise InputError(path, f"{variable} has units {units!r}, expected {expected}")
