@@ -215,6 +215,8 @@ def resident(version_dir: Path) -> dict:
     from server.areas.webcams_clusters import ClusterQuery
     from server.areas.webcams_data import load
 
+    import pyarrow as pa
+    pa.array([0.0]).to_numpy(zero_copy_only=True)   # Arrow's numpy bridge: a library cost
     before = _mib()
     data = load(version_dir, contract.read_manifest(version_dir)["areas"][AREA])
     loaded = _mib()
