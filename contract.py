@@ -256,6 +256,59 @@ class Grid:
                  "dt_s", "ntime", "variables", "dtype")
 
 
+class Forecast:
+    """Files, grids and variables of the forecast area (paths relative to the version directory).
+
+    The "hourly" grid (contract.Grid) holds the model fields resampled to whole UTC hours, in SI
+    units named in the variable; the "static" grid holds the model's surface height (one time
+    step). Variables marked optional are present only when the inputs have them.
+    """
+
+    AREA = "forecast"
+    HOURLY = "forecast/hourly.npy"
+    STATIC = "forecast/static.npy"
+    HOURLY_GRID, STATIC_GRID = "hourly", "static"
+    # Each variable at the hour, except the precipitation ones, which describe the hour that
+    # starts there (rate, probability, phase).
+    TEMPERATURE = "temperature_c"            # 2 m air temperature
+    DEWPOINT = "dewpoint_c"                  # 2 m dewpoint
+    WIND_U, WIND_V = "wind_u_ms", "wind_v_ms"    # 10 m wind components (towards east, north)
+    PRESSURE = "pressure_hpa"                # mean sea-level pressure
+    CLOUD = "cloud_cover_frac"               # total cloud cover, 0-1
+    PRECIP = "precip_mmh"                    # precipitation rate, liquid equivalent, mm/h
+    PRECIP_PROBABILITY = "precip_probability_frac"   # neighbourhood probability of >= 0.1 mm/h
+    SNOW = "snow_frac"                       # share of the precipitation falling as snow
+    SLEET = "sleet_frac"                     # ... as sleet (ice pellets, freezing rain)
+    VISIBILITY = "visibility_m"              # optional
+    GUST = "gust_ms"                         # optional
+    CAPE = "cape_jkg"                        # optional (thunderstorm icons and texts)
+    REQUIRED = (TEMPERATURE, DEWPOINT, WIND_U, WIND_V, PRESSURE, CLOUD, PRECIP,
+                PRECIP_PROBABILITY, SNOW, SLEET)
+    OPTIONAL = (VISIBILITY, GUST, CAPE)
+    OROGRAPHY = "orography_m"                # static grid: model surface height
+    # Threshold of the precipitation probability and the rate below which nothing falls.
+    PROBABILITY_THRESHOLD_MMH = 0.1
+    # Magnus coefficients (Alduchov and Eskridge 1996) linking dewpoint and relative humidity;
+    # the pipeline derives a dewpoint from r2 with them and the server the humidity back.
+    MAGNUS_A, MAGNUS_B_C = 17.625, 243.04
+
+    # Alerts: a table in alert order (onset and expires in Unix seconds, expires null when
+    # open-ended) plus the point-in-polygon index the server maps.
+    ALERTS = "forecast/alerts.parquet"
+    ALERTS_TABLE = "alerts"
+    ALERT_COLUMNS = ("id", "title", "description", "severity", "onset", "expires", "regions",
+                     "uri", "source")
+    # Per alert [min_lat, min_lon, max_lat, max_lon] (float64, n x 4); rings of vertices
+    # (lat, lon) with VERTICES[RING_START[r]:RING_START[r + 1]] the r-th ring, RING_PART[r]
+    # the polygon (outer ring and holes, even-odd rule) and PART_ALERT[p] the alert it belongs to.
+    ALERT_BOXES = "forecast/alert_boxes.npy"
+    ALERT_VERTICES = "forecast/alert_vertices.npy"
+    ALERT_RING_START = "forecast/alert_ring_start.npy"
+    ALERT_RING_PART = "forecast/alert_ring_part.npy"
+    ALERT_PART_ALERT = "forecast/alert_part_alert.npy"
+    SEVERITIES = ("Extreme", "Severe", "Moderate", "Minor", "Unknown")
+
+
 TABLES = {
     "locations": Geocoding.LOCATIONS,
     "countries": Geocoding.COUNTRIES,

@@ -11,7 +11,7 @@ import orjson
 from aiohttp import web
 
 from server import openapi
-from server.areas import air_quality, geocoding, pending, webcams
+from server.areas import air_quality, forecast, geocoding, webcams
 from server.config import Config
 from server.errors import ApiError
 from server.http import CONFIG, KEYS, LIMITER, STORE, api_middleware, endpoint
@@ -22,7 +22,7 @@ from server.store import Store
 
 log = logging.getLogger("server")
 LOADERS = {"geocoding": geocoding.load, "air_quality": air_quality.load,
-           "webcams": webcams.load}
+           "forecast": forecast.load, "webcams": webcams.load}
 
 
 def create_app(config: Config) -> web.Application:
@@ -42,8 +42,8 @@ def create_app(config: Config) -> web.Application:
         web.get("/openapi.json", openapi_document),
         *geocoding.routes(),
         *air_quality.routes(),
+        *forecast.routes(),
         *webcams.routes(),
-        *pending.routes(),
     ])
     return app
 

@@ -1,10 +1,10 @@
-"""OpenAPI paths and schemas of the forecast (interface.md 4.7)."""
+"""OpenAPI paths and schemas of the forecast (interface.md 4.7, decisions.md rules 25-35)."""
 
 from __future__ import annotations
 
 from server.openapi.parts import (
-    ICONS, KEY, LANGUAGE, LAT, LON, PENDING, UNIX, coordinates, nullable, obj, operation, param,
-    ref, responses, success, unavailable,)
+    ICONS, KEY, LANGUAGE, LAT, LON, UNIX, coordinates, nullable, obj, operation, param, ref,
+    responses, success, unavailable,)
 
 UNITS_TABLE = """
 | Measurement | us | si | ca | uk |
@@ -16,57 +16,98 @@ UNITS_TABLE = """
 | Elevation | ft | m | m | m |
 """
 
-
 FORECAST = """\
-Current conditions, minutely precipitation for the next hour, hourly (48 h, longer with
-`extend=hourly`) and daily (7 calendar days in the location's timezone) forecasts, and active
-alerts. `offset` is the timezone's UTC offset in hours now. `flags` reports the units used,
-the sources with their run times and the data version. Units by system:
-""" + UNITS_TABLE
+Current conditions, minutely precipitation for the next hour, hourly (48 h from the start of
+the current local hour, 168 h with `extend=hourly`) and daily (7 calendar days in the
+location's timezone) forecasts, and the alerts whose area contains the point.
 
+**How values are made.** The model fields (temperature, dewpoint, wind components, pressure,
+cloud, precipitation rate, probability and phase, visibility, gusts) are interpolated
+bilinearly from the four surrounding grid cells, then humidity (Magnus), apparent temperature
+(Bureau of Meteorology, Steadman 1994), wind speed and direction (from the components, never
+interpolated as angles) are derived at the point. `currently` is interpolated in time to the
+request; the model's steps were resampled to whole hours by the pipeline. Temperature and
+dewpoint are adjusted to the point's elevation at 6.5 K/km where a gazetteer place with an
+elevation lies within 5 km (see `elevation`). `is_day` is the sun's upper limb above the
+horizon. Sunrise and sunset follow the NOAA algorithm (-0.833°), re-evaluated at the event and
+anchored on each day's solar noon (a sunset after local midnight belongs to the day before);
+both are null on days of polar night or midnight sun. Visibility is capped at 16 km.
 
-_UNITS = " Unit per `flags.units`: see the units table in the operation description."
+**Summaries and icons.** Summaries are built as Pirate Weather's structured phrases and
+rendered with `pirateweather-translations` in `lang`; entry summaries are title case
+("Partly Cloudy"), block and day summaries sentences. Icons are OpenWeatherMap condition codes
+with `d` or `n` (daily: always `d`); block icons are the most frequent icon of the block (ties
+to the more severe).
+
+**Units** (`flags.units`; humidity, cloud cover and probabilities are fractions 0-1, pressure
+hPa, directions degrees the wind comes from):
+""" + UNITS_TABLE + """
+**Caching.** `Cache-Control: max-age` lasts until the next data version is expected (at least
+60 s); the `ETag` is per data version and request. Data that no longer covers the present is a
+503 (stale), never an answer about another time.
+"""
+
+_UNITS = " Unit per `flags.units` (see the units table)."
 _ICON = {"type": "string", "enum": ICONS,
          "description": "Condition code plus d (day) or n (night): 01 clear, 02 few clouds, 03 "
-                        "scattered clouds, 04 broken or overcast, 09 showers, 10 rain, 11 "
-                        "thunderstorm, 13 snow or sleet, 50 fog or mist."}
+                        "scattered clouds, 04 broken or overcast, 09 showers or drizzle, 10 "
+                        "rain, 11 thunderstorm, 13 snow or sleet, 50 fog, mist or haze."}
 _PRECIP_TYPE = {"type": "string", "enum": ["none", "rain", "snow", "sleet"],
-                "description": "Freezing rain and ice pellets count as sleet."}
+                "description": "Freezing rain and ice pellets count as sleet; none below "
+                               "0.02 mm/h."}
 _FRACTION = {"type": ["number", "null"], "minimum": 0, "maximum": 1}
+_TEMPERATURE = "°F for `us`, °C otherwise."
 _POINT = {
     "time": UNIX,
-    "summary": {"type": "string", "description": "Human-readable, in `lang`."},
+    "summary": {"type": "string", "description": "Title-case summary in `lang`."},
     "icon": _ICON,
-    "is_day": {"type": "boolean", "description": "True during daylight."},
-    "temperature": nullable("number", "Air temperature." + _UNITS),
-    "apparentTemperature": nullable("number", "Feels-like temperature." + _UNITS),
+    "is_day": {"type": "boolean", "description": "True while the sun is above the horizon."},
+    "temperature": nullable("number", "Air temperature at 2 m. " + _TEMPERATURE),
+    "apparentTemperature": nullable("number", "Feels-like temperature (BoM). " + _TEMPERATURE),
+    "dewPoint": nullable("number", "Dewpoint at 2 m. " + _TEMPERATURE),
     "humidity": {**_FRACTION, "description": "Relative humidity, 0 to 1."},
     "pressure": nullable("number", "Sea-level pressure, hPa."),
-    "windSpeed": nullable("number", "Wind speed." + _UNITS, minimum=0),
-    "windDirection": nullable("integer", "Direction the wind comes from, degrees.", minimum=0,
-                              maximum=360),
-    "cloudCover": {**_FRACTION, "description": "Cloud cover, 0 to 1."},
-    "visibility": nullable("number", "Visibility, capped at 16 km (10 mi)." + _UNITS,
-                           minimum=0),
+    "windSpeed": nullable("number", "Wind speed at 10 m." + _UNITS, minimum=0),
+    "windGust": nullable("number", "Gust speed (null when the model has none)." + _UNITS,
+                         minimum=0),
+    "windDirection": nullable("integer", "Direction the wind comes from, degrees clockwise "
+                                         "from north.", minimum=0, maximum=360),
+    "cloudCover": {**_FRACTION, "description": "Total cloud cover, 0 to 1."},
+    "visibility": nullable("number", "Visibility, capped at 16 km (9.94 mi); null when the "
+                                     "model has none." + _UNITS, minimum=0),
+    "precipitation": nullable("number", "Precipitation intensity (liquid equivalent)."
+                              + _UNITS, minimum=0),
+    "precipitationProbability": {**_FRACTION, "description": "Probability of at least "
+                                 "0.1 mm/h: the share of the model's neighbourhood (about "
+                                 "25 km, one hour either side) where it falls."},
+    "precipitationType": _PRECIP_TYPE,
 }
-_HOUR = {**_POINT,
-         "precipitation": nullable("number", "Precipitation intensity." + _UNITS, minimum=0),
-         "precipitationType": _PRECIP_TYPE}
 _DAY = {
-    "time": {**UNIX, "description": "Local midnight starting the calendar day, Unix timestamp."},
-    "summary": {"type": "string"}, "icon": {**_ICON, "description": "Dominant condition; daily "
-                                                                    "icons always end in d."},
-    "is_day": {"type": "boolean"},
-    "temperatureHigh": nullable("number", "Maximum from 06:00 to 18:00 local." + _UNITS),
-    "temperatureLow": nullable("number", "Minimum from 18:00 to 06:00 the next morning." + _UNITS),
-    "humidity": _FRACTION, "pressure": nullable("number", "hPa."),
-    "windSpeed": nullable("number", "Wind speed." + _UNITS, minimum=0),
-    "windDirection": nullable("integer", "Degrees.", minimum=0, maximum=360),
-    "cloudCover": _FRACTION,
-    "precipitation": nullable("number", "Daily precipitation total." + _UNITS, minimum=0),
-    "sunriseTime": nullable("integer", "NOAA algorithm at -0.833°; null on days of polar night "
-                                       "or midnight sun."),
-    "sunsetTime": nullable("integer", "As sunriseTime."),
+    "time": {**UNIX, "description": "Local midnight starting the calendar day."},
+    "summary": {"type": "string", "description": "The day by periods (morning 04-12, "
+                                                 "afternoon 12-17, evening 17-22, night 22-04)."},
+    "icon": {**_ICON, "description": "Precipitation of 1 mm or more decides, else fog for "
+                                     "half the day, else the mean cloud from 06 to 18; always "
+                                     "`d`."},
+    "is_day": {"type": "boolean", "description": "False on a day of polar night."},
+    "temperatureHigh": nullable("number", "Maximum from 06:00 to 18:00 local. "
+                                + _TEMPERATURE),
+    "temperatureLow": nullable("number", "Minimum from 18:00 to 06:00 the next morning. "
+                               + _TEMPERATURE),
+    "humidity": {**_FRACTION, "description": "Mean over the day."},
+    "pressure": nullable("number", "Mean over the day, hPa."),
+    "windSpeed": nullable("number", "Mean speed over the day." + _UNITS, minimum=0),
+    "windGust": nullable("number", "Highest gust of the day." + _UNITS, minimum=0),
+    "windDirection": nullable("integer", "Direction of the day's mean wind vector, degrees.",
+                              minimum=0, maximum=360),
+    "cloudCover": {**_FRACTION, "description": "Mean over the day."},
+    "precipitation": nullable("number", "Total over the day (in for `us`, mm otherwise).",
+                              minimum=0),
+    "precipitationProbability": {**_FRACTION, "description": "Highest hourly probability."},
+    "precipitationType": {**_PRECIP_TYPE, "description": "The day's main type by amount."},
+    "sunriseTime": nullable("integer", "NOAA algorithm at -0.833°; null on days of polar "
+                                       "night or midnight sun."),
+    "sunsetTime": nullable("integer", "As sunriseTime; may fall after local midnight."),
     "moonPhase": {"type": "number", "minimum": 0, "maximum": 1,
                   "description": "Lunation fraction at local noon: 0 new, 0.25 first quarter, "
                                  "0.5 full, 0.75 last quarter."},
@@ -79,61 +120,110 @@ _MINUTE = obj({"time": UNIX,
 
 
 def _block(item: str, description: str) -> dict:
-    return obj({"summary": {"type": "string"}, "icon": _ICON,
-                "data": {"type": "array", "items": ref("schemas", item)}},
+    return obj({"summary": {"type": "string", "description": "Sentence in `lang`."},
+                "icon": _ICON, "data": {"type": "array", "items": ref("schemas", item)}},
                description=description)
 
 
 _ALERT = obj({
-    "title": {"type": "string"}, "description": {"type": "string"},
-    "time": {**UNIX, "description": "Start, Unix timestamp."},
-    "expires": nullable("integer", "End, Unix timestamp; null when open-ended."),
+    "title": {"type": "string", "description": "The event, e.g. Wind Advisory."},
+    "description": {"type": "string", "description": "Description, then instructions."},
+    "time": {**UNIX, "description": "Onset (else effective, else sent), Unix timestamp."},
+    "expires": nullable("integer", "End (NWS `ends`, else `expires`); null when open-ended."),
     "severity": {"type": "string", "enum": ["Extreme", "Severe", "Moderate", "Minor", "Unknown"],
                  "description": "CAP severity."},
-    "regions": {"type": "array", "items": {"type": "string"}, "description": "When known."},
-    "uri": {"type": "string", "format": "uri", "description": "When known."},
+    "regions": {"type": "array", "items": {"type": "string"},
+                "description": "Area names, when known."},
+    "uri": {"type": "string", "format": "uri", "description": "Link, when known."},
 }, required=["title", "description", "time", "expires", "severity"])
 _FLAGS = obj({
     "units": {"type": "string", "enum": ["us", "si", "ca", "uk"],
               "description": "Unit system used (the resolved one when `units=auto`)."},
-    "sources": {"type": "array", "description": "Models that answered, with their run time.",
+    "sources": {"type": "array", "description": "Model runs in the data, newest first: `gfs`, "
+                "`ecmwf-ifs`, or `generated` for the offline default's synthetic runs.",
                 "items": obj({"name": {"type": "string"},
                               "run_time": {"type": "string", "format": "date-time"}})},
     "version": {"type": "string", "description": "Data version (also in X-Data-Version)."},
 })
 _FORECAST = obj({
     "latitude": LAT, "longitude": LON,
-    "timezone": {"type": "string", "description": "IANA timezone of the coordinate."},
+    "timezone": {"type": "string", "description": "IANA timezone of the coordinate "
+                                                  "(Etc/GMT±N at sea)."},
     "offset": {"type": "number", "description": "UTC offset of the timezone now, in hours "
                                                 "(DST-aware), e.g. 5.5 or -4."},
-    "elevation": {"type": "number", "description": "Elevation; ft for `us`, m otherwise."},
+    "elevation": nullable("number", "Elevation of the point the values are for: the nearest "
+                          "gazetteer place within 5 km that has one (temperature and dewpoint "
+                          "are then adjusted from the model's surface height at 6.5 K/km), "
+                          "else the model's surface height. ft for `us`, m otherwise."),
     "currently": ref("schemas", "ForecastPoint"),
     "minutely": ref("schemas", "MinutelyBlock"),
     "hourly": ref("schemas", "HourlyBlock"),
     "daily": ref("schemas", "DailyBlock"),
     "alerts": {"type": "array", "items": ref("schemas", "Alert"),
-               "description": "Active alerts; always an array, empty when none."},
+               "description": "Alerts not yet expired whose area contains the point; always "
+                              "an array."},
     "flags": ref("schemas", "ForecastFlags"),
 }, required=["latitude", "longitude", "timezone", "offset", "elevation", "flags"],
-    description="Blocks named in `exclude` are absent; all others are present.")
-
+    description="Blocks named in `exclude` are absent; all others are present.",
+    examples=[{
+        "latitude": 47.3769, "longitude": 8.5417, "timezone": "Europe/Zurich", "offset": 1.0,
+        "elevation": 409,
+        "currently": {"time": 1795414050, "summary": "Mostly Clear", "icon": "02n",
+                      "is_day": False, "temperature": -0.57, "apparentTemperature": -5.92,
+                      "dewPoint": -8.63, "humidity": 0.54, "pressure": 1014.9,
+                      "windSpeed": 3.44, "windGust": 6.49, "windDirection": 273,
+                      "cloudCover": 0.33, "visibility": 16.0, "precipitation": 0.0,
+                      "precipitationProbability": 0.0, "precipitationType": "none"},
+        "minutely": {"summary": "Mostly clear for the hour.", "icon": "02n", "data": [
+            {"time": 1795414020, "precipitation": 0.0, "precipitationProbability": 0.0,
+             "precipitationType": "none"}]},
+        "hourly": {"summary": "Light rain starting this afternoon.", "icon": "04d", "data": [
+            {"time": 1795413600, "summary": "Mostly Clear", "icon": "02n", "is_day": False,
+             "temperature": -0.77, "apparentTemperature": -6.15, "dewPoint": -8.8,
+             "humidity": 0.55, "pressure": 1014.9, "windSpeed": 3.46, "windGust": 6.53,
+             "windDirection": 274, "cloudCover": 0.33, "visibility": 16.0,
+             "precipitation": 0.0, "precipitationProbability": 0.0,
+             "precipitationType": "none"}]},
+        "daily": {"summary": "Light rain today, with highs reaching 8°C tomorrow.",
+                  "icon": "03d", "data": [
+                      {"time": 1795388400, "summary": "Light rain starting in the afternoon.",
+                       "icon": "10d", "is_day": True, "temperatureHigh": 7.33,
+                       "temperatureLow": -3.09, "humidity": 0.64, "pressure": 1015.3,
+                       "windSpeed": 3.24, "windGust": 7.7, "windDirection": 270,
+                       "cloudCover": 0.59, "precipitation": 2.4,
+                       "precipitationProbability": 0.9, "precipitationType": "rain",
+                       "sunriseTime": 1795416092, "sunsetTime": 1795448547,
+                       "moonPhase": 0.46}]},
+        "alerts": [{"title": "Wind Advisory", "description": "Gusts to 80 km/h.",
+                    "time": 1795410000, "expires": 1795453200, "severity": "Moderate",
+                    "regions": ["Zürich"], "uri": "https://example.org/alerts/1"}],
+        "flags": {"units": "si", "sources": [{"name": "gfs",
+                                              "run_time": "2026-11-23T00:00:00Z"}],
+                  "version": "forecast-3aadc75e5ab7"}}])
 
 
 def paths() -> dict:
     """Paths of interface.md 4.7."""
     forecast = operation(
-        "getForecast", "forecast", "Weather forecast at a coordinate",
-        FORECAST + PENDING.format(area="forecast"),
+        "getForecast", "forecast", "Weather forecast at a coordinate", FORECAST,
         [coordinates("47.3769,8.5417"),
          param("units", "query", "Unit system: us (imperial), si (metric), ca (metric, km/h "
-               "wind), uk (metric, mph wind and miles visibility), auto (US, LR, MM use us; GB "
-               "and IE uk; CA ca; every other country si). The units used are in flags.units.",
+               "wind), uk (metric, mph wind and miles visibility), auto (the country of the "
+               "point: US, LR, MM use us; GB and IE uk; CA ca; every other country, and the "
+               "open sea, si). The country is that of the point's timezone (tzdata zone.tab); "
+               "offshore, the nearest gazetteer place within 100 km. The units used are in "
+               "flags.units.",
                {"type": "string", "enum": ["us", "si", "ca", "uk", "auto"], "default": "us"}),
-         param("lang", "query", "Language of the text summaries (about 55 languages); a "
-               "well-formed but unsupported code falls back to English, a malformed one is "
-               "400.", {"type": "string", "pattern": LANGUAGE, "default": "en"}),
-         param("extend", "query", "`hourly` extends the hourly block beyond 48 hours, to the "
-               "end of the loaded forecast.", {"type": "string", "enum": ["hourly"]}),
+         param("lang", "query", "Language of the summaries: the languages of "
+               "pirateweather-translations (ar, az, be, bg, bn, bs, ca, cs, cy, da, de, el, en, "
+               "eo, es, et, fa, fi, fr, ga, gd, he, hi, hr, hu, id, is, it, ja, ka, kn, ko, kw, "
+               "lv, ml, mr, nl, no, pa, pl, pt, ro, ru, sk, sl, sr, sv, ta, te, tet, tr, uk, ur, "
+               "vi, zh, zh-tw); a region falls back to its language (pt-BR to pt, zh-Hant to "
+               "zh-tw, nb to no). A well-formed but unsupported code falls back to English; a "
+               "malformed one is 400.",
+               {"type": "string", "pattern": LANGUAGE, "default": "en"}),
+         param("extend", "query", "`hourly` extends the hourly block to 168 hours (as far as "
+               "the data reaches).", {"type": "string", "enum": ["hourly"]}),
          param("exclude", "query", "Comma-separated blocks to omit: an excluded block is "
                "absent from the response. An unknown block name is 400.",
                {"type": "array", "uniqueItems": True, "items": {
@@ -147,14 +237,19 @@ def paths() -> dict:
 
 
 SCHEMAS = {
-    "ForecastPoint": obj(_POINT, description="Conditions at one time (`currently`)."),
-    "HourlyPoint": obj(_HOUR, description="One hour: the `currently` fields plus precipitation."),
+    "ForecastPoint": obj(_POINT, description="Conditions at the time of the request "
+                                             "(`currently`)."),
+    "HourlyPoint": obj(_POINT, description="One hour, from its start."),
     "DailyPoint": obj(_DAY, description="One calendar day in the location's timezone."),
     "MinutelyPoint": _MINUTE,
     "MinutelyBlock": _block("MinutelyPoint", "61 entries, one a minute from the start of the "
-                                             "current minute."),
-    "HourlyBlock": _block("HourlyPoint", "The next 48 hours; longer with `extend=hourly`."),
-    "DailyBlock": _block("DailyPoint", "The next 7 days."),
+                                             "current minute; the summary says when "
+                                             "precipitation starts or stops."),
+    "HourlyBlock": _block("HourlyPoint", "48 hours from the current local hour (168 with "
+                                         "`extend=hourly`); the summary covers the next 24 "
+                                         "hours."),
+    "DailyBlock": _block("DailyPoint", "7 calendar days from today; the summary covers the "
+                                       "week."),
     "Alert": _ALERT,
     "ForecastFlags": _FLAGS,
     "Forecast": _FORECAST,

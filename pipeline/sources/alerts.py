@@ -1,0 +1,237 @@
+"""Weather alerts: NWS-style GeoJSON collections and CAP 1.2 XML files, normalised.
+
+Each alert keeps its polygons (lists of rings of (lat, lon) vertices); an alert without a
+polygon (NWS alerts that name forecast zones only) cannot be placed and is counted as skipped.
+Only actual alerts are kept (status Actual; cancellations dropped).
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import math
+import xml.etree.ElementTree as ET
+from dataclasses import dataclass, field
+from datetime import datetime
+from pathlib import Path
+
+import numpy as np
+
+from contract import Forecast as F
+from pipeline.io import InputError
+
+log = logging.getLogger("pipeline.forecast")
+CAP_NS = {"cap": "urn:oasis:names:tc:emergency:cap:1.2"}
+CIRCLE_VERTICES = 36
+EARTH_RADIUS_KM = 6371.0088
+
+
+@dataclass
+class Alert:
+    """One alert, normalised; polygons[p] is a list of rings, each an (n, 2) lat/lon array."""
+
+    id: str
+    title: str
+    description: str
+    severity: str
+    onset: int
+    expires: int | None
+    regions: list[str]
+    uri: str | None
+    source: str
+    polygons: list[list[np.ndarray]] = field(default_factory=list)
+
+
+@dataclass
+class Alerts:
+    """Everything read from the alert files."""
+
+    alerts: list[Alert]
+    files: list[Path]
+    skipped: int       # alerts without an area that can be placed
+
+
+def read(folder: Path) -> Alerts:
+    """Read every *.json/*.geojson and *.xml/*.cap file under the folder."""
+    files = sorted(p for p in folder.rglob("*") if p.is_file() and p.suffix.lower() in
+                   (".json", ".geojson", ".xml", ".cap"))
+    alerts, skipped = [], 0
+    for path in files:
+        found, dropped = (_read_geojson(path) if path.suffix.lower() in (".json", ".geojson")
+                          else _read_cap(path))
+        alerts.extend(found)
+        skipped += dropped
+    unique = {}
+    for alert in sorted(alerts, key=lambda a: (a.onset, a.id)):
+        unique.setdefault(alert.id, alert)   # the same alert in two files counts once
+    log.info("alerts: %d placed, %d without a polygon skipped", len(unique), skipped)
+    return Alerts(alerts=list(unique.values()), files=files, skipped=skipped)
+
+
+def _severity(raw: str | None) -> str:
+    value = (raw or "Unknown").strip().title()
+    return value if value in F.SEVERITIES else "Unknown"
+
+
+def _time(raw: str | None, path: Path, what: str) -> int | None:
+    if not raw:
+        return None
+    try:
+        parsed = datetime.fromisoformat(raw.strip().replace("Z", "+00:00"))
+    except ValueError:
+        raise InputError(path, f"{what} {raw!r} is not an ISO 8601 time") from None
+    if parsed.tzinfo is None:
+        raise InputError(path, f"{what} {raw!r} has no UTC offset")
+    return int(parsed.timestamp())
+
+
+# ---- NWS GeoJSON ------------------------------------------------------------------------
+
+
+def _read_geojson(path: Path) -> tuple[list[Alert], int]:
+    try:
+        doc = json.loads(path.read_text(encoding="utf-8"))
+    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
+        raise InputError(path, f"not valid JSON: {exc}") from None
+    features = doc.get("features") if isinstance(doc, dict) else None
+    if isinstance(doc, dict) and doc.get("type") == "Feature":
+        features = [doc]
+    if not isinstance(features, list):
+        raise InputError(path, "not a GeoJSON FeatureCollection of alerts")
+    alerts, skipped = [], 0
+    for feature in features:
+        props = feature.get("properties") or {}
+        if props.get("status", "Actual") != "Actual" or props.get("messageType") == "Cancel":
+            continue
+        polygons = _geojson_polygons(feature.get("geometry"), path)
+        if not polygons:
+            skipped += 1
+            continue
+        onset = (_time(props.get("onset"), path, "onset")
+                 or _time(props.get("effective"), path, "effective")
+                 or _time(props.get("sent"), path, "sent"))
+        if onset is None:
+            raise InputError(path, f"alert {props.get('id')!r} has no onset, effective or sent")
+        description = props.get("description") or ""
+        if props.get("instruction"):
+            description = f"{description}\n\n{props['instruction']}".strip()
+        alerts.append(Alert(
+            id=str(props.get("id") or feature.get("id") or f"{path.name}#{len(alerts)}"),
+            title=str(props.get("event") or props.get("headline") or "Weather alert"),
+            description=description,
+            severity=_severity(props.get("severity")),
+            onset=onset,
+            expires=(_time(props.get("ends"), path, "ends")
+                     or _time(props.get("expires"), path, "expires")),
+            regions=[r.strip() for r in str(props.get("areaDesc") or "").split(";") if r.strip()],
+            uri=props.get("@id") or props.get("web") or (
+                feature.get("id") if str(feature.get("id", "")).startswith("http") else None),
+            source=path.name, polygons=polygons))
+    return alerts, skipped
+
+
+def _geojson_polygons(geometry: dict | None, path: Path) -> list[list[np.ndarray]]:
+    if not geometry:
+        return []
+    kind, coords = geometry.get("type"), geometry.get("coordinates")
+    if kind == "Polygon":
+        return [_rings(coords, path)]
+    if kind == "MultiPolygon":
+        return [_rings(polygon, path) for polygon in coords]
+    if kind == "GeometryCollection":
+        return [p for g in geometry.get("geometries", []) for p in _geojson_polygons(g, path)]
+    raise InputError(path, f"alert geometry {kind!r} is not a Polygon or MultiPolygon")
+
+
+def _rings(rings: list, path: Path) -> list[np.ndarray]:
+    out = []
+    for ring in rings:
+        array = np.asarray(ring, dtype=np.float64)
+        if array.ndim != 2 or array.shape[0] < 3 or array.shape[1] < 2:
+            raise InputError(path, "a polygon ring needs at least three [lon, lat] positions")
+        out.append(_closed(array[:, [1, 0]]))   # GeoJSON is lon, lat
+    return out
+
+
+def _closed(ring: np.ndarray) -> np.ndarray:
+    return ring if np.array_equal(ring[0], ring[-1]) else np.vstack([ring, ring[:1]])
+
+
+# ---- CAP 1.2 XML ------------------------------------------------------------------------
+
+
+def _read_cap(path: Path) -> tuple[list[Alert], int]:
+    try:
+        root = ET.parse(path).getroot()
+    except ET.ParseError as exc:
+        raise InputError(path, f"not well-formed XML: {exc}") from None
+    roots = [root] if root.tag.endswith("alert") else root.findall(".//cap:alert", CAP_NS)
+    alerts, skipped = [], 0
+    for alert in roots:
+        def text(el, name: str) -> str:
+            return (el.findtext(f"cap:{name}", default="", namespaces=CAP_NS) or "").strip()
+        if text(alert, "status") != "Actual" or text(alert, "msgType") == "Cancel":
+            continue
+        infos = alert.findall("cap:info", CAP_NS)
+        if not infos:
+            raise InputError(path, f"CAP alert {text(alert, 'identifier')!r} has no info")
+        info = next((i for i in infos if text(i, "language").lower().startswith("en")), infos[0])
+        polygons, regions = [], []
+        for area in info.findall("cap:area", CAP_NS):
+            regions.append(text(area, "areaDesc"))
+            polygons += [[_cap_polygon(p.text or "", path)]
+                         for p in area.findall("cap:polygon", CAP_NS)]
+            polygons += [[_cap_circle(c.text or "", path)]
+                         for c in area.findall("cap:circle", CAP_NS)]
+        if not polygons:
+            skipped += 1
+            continue
+        onset = (_time(text(info, "onset"), path, "onset")
+                 or _time(text(info, "effective"), path, "effective")
+                 or _time(text(alert, "sent"), path, "sent"))
+        if onset is None:
+            raise InputError(path, "CAP alert without onset, effective or sent time")
+        description = "\n\n".join(t for t in (text(info, "description"),
+                                              text(info, "instruction")) if t)
+        alerts.append(Alert(
+            id=text(alert, "identifier") or f"{path.name}#{len(alerts)}",
+            title=text(info, "event") or text(info, "headline") or "Weather alert",
+            description=description, severity=_severity(text(info, "severity")),
+            onset=onset, expires=_time(text(info, "expires"), path, "expires"),
+            regions=[r for r in regions if r], uri=text(info, "web") or None,
+            source=path.name, polygons=polygons))
+    return alerts, skipped
+
+
+def _pairs(raw: str, path: Path) -> np.ndarray:
+    try:
+        points = [tuple(float(v) for v in pair.split(",")) for pair in raw.split()]
+    except ValueError:
+        raise InputError(path, f"CAP polygon {raw[:60]!r} is not 'lat,lon lat,lon ...'") from None
+    if any(len(p) != 2 for p in points):
+        raise InputError(path, f"CAP polygon {raw[:60]!r} is not 'lat,lon lat,lon ...'")
+    return np.asarray(points, dtype=np.float64)
+
+
+def _cap_polygon(raw: str, path: Path) -> np.ndarray:
+    ring = _pairs(raw, path)
+    if len(ring) < 3:
+        raise InputError(path, "a CAP polygon needs at least three points")
+    return _closed(ring)
+
+
+def _cap_circle(raw: str, path: Path) -> np.ndarray:
+    """A CAP circle ('lat,lon radius_km') as a polygon of CIRCLE_VERTICES points."""
+    try:
+        centre, radius = raw.split()
+        lat, lon = (float(v) for v in centre.split(","))
+        radius_km = float(radius)
+    except ValueError:
+        raise InputError(path, f"CAP circle {raw[:60]!r} is not 'lat,lon radius'") from None
+    bearings = np.radians(np.linspace(0, 360, CIRCLE_VERTICES, endpoint=False))
+    d = radius_km / EARTH_RADIUS_KM
+    p1, l1 = math.radians(lat), math.radians(lon)
+    p2 = np.arcsin(math.sin(p1) * math.cos(d) + math.cos(p1) * math.sin(d) * np.cos(bearings))
+    l2 = l1 + np.arctan2(np.sin(bearings) * math.sin(d) * math.cos(p1),
+                         math.cos(d) - math.sin(p1) * np.sin(p2))
+    return _closed(np.column_stack([np.degrees(p2), np.degrees(l2)]))

@@ -1,0 +1,271 @@
+"""Forecast model runs in NetCDF: find the fields, their runs, valid times, units and grid.
+
+Reads what cfgrib gives for GFS and ECMWF open data (saved with xarray) and what
+`wgrib2 -netcdf` writes, through one table of names (FIELDS). A file may hold any subset of
+the fields; a run may be split over several files (by level type, variable or step range);
+several runs may be present. Time is either a `step` dimension (timedelta) with the run time in
+a scalar `time`, or a `time` dimension of valid times with the run time in a coordinate whose
+standard_name is forecast_reference_time (else the first valid time is the run time).
+Latitude may run either way, longitude 0-360 or -180-180. Nothing assumes a grid size.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+import xarray as xr
+
+from pipeline import grid
+from pipeline.io import InputError
+from pipeline.science import units
+
+log = logging.getLogger("pipeline.forecast")
+SUFFIXES = (".nc", ".nc4", ".netcdf", ".cdf")
+
+# input field -> (quantity in pipeline.science.units, accepted names in order of preference)
+FIELDS: dict[str, tuple[str, tuple[str, ...]]] = {
+    "t2m": ("temperature_c", ("t2m", "2t", "TMP_2maboveground")),
+    "d2m": ("temperature_c", ("d2m", "2d", "DPT_2maboveground")),
+    "r2": ("fraction", ("r2", "2r", "RH_2maboveground")),
+    "u10": ("speed_ms", ("u10", "10u", "UGRD_10maboveground")),
+    "v10": ("speed_ms", ("v10", "10v", "VGRD_10maboveground")),
+    "msl": ("pressure_hpa", ("prmsl", "mslet", "msl", "PRMSL_meansealevel",
+                             "MSLET_meansealevel")),
+    "tcc": ("fraction", ("tcc", "TCDC_entireatmosphere",
+                         "TCDC_entireatmosphere_consideredasasinglelayer_")),
+    "prate": ("rate_mmh", ("prate", "PRATE_surface")),
+    "tp": ("amount_mm", ("tp", "APCP_surface")),
+    "vis": ("length_m", ("vis", "VIS_surface")),
+    "gust": ("speed_ms", ("gust", "i10fg", "GUST_surface")),
+    "cape": ("energy_jkg", ("cape", "CAPE_surface")),
+    "crain": ("category", ("crain", "CRAIN_surface")),
+    "csnow": ("category", ("csnow", "CSNOW_surface")),
+    "cfrzr": ("category", ("cfrzr", "CFRZR_surface")),
+    "cicep": ("category", ("cicep", "CICEP_surface")),
+    "ptype": ("category", ("ptype", "PTYPE_surface")),
+    "orog": ("length_m", ("orog", "z", "HGT_surface")),
+}
+NAME_TO_FIELD = {name: f for f, (_, names) in FIELDS.items() for name in names}
+LATITUDE, LONGITUDE = ("latitude", "lat"), ("longitude", "lon")
+CENTRES = {"kwbc": "gfs", "ecmf": "ecmwf-ifs"}
+
+
+@dataclass
+class Piece:
+    """One field of one run in one file: a lazy array (time, file latitude, longitude)."""
+
+    path: Path
+    name: str
+    field: str
+    array: xr.DataArray
+    factor: float
+    offset: float
+    run_s: int
+    times_s: np.ndarray | None      # valid times, None for a field without time
+    lat_descending: bool
+    lon_order: np.ndarray
+
+    def read(self, row_start: int, row_stop: int) -> np.ndarray:
+        """Rows [row_start, row_stop) of the ascending grid, longitudes sorted, SI units:
+        shape (ntime, rows, nlon) (ntime 1 for a field without time)."""
+        nlat = self.array.sizes[self.array.dims[-2]]
+        if self.lat_descending:
+            rows = slice(nlat - row_stop, nlat - row_start)
+        else:
+            rows = slice(row_start, row_stop)
+        try:
+            values = self.array[..., rows, :].values
+        except (OSError, RuntimeError, ValueError) as exc:
+            raise InputError(self.path, f"cannot read {self.name}: {exc}") from None
+        if self.lat_descending:
+            values = values[..., ::-1, :]
+        values = np.take(values, self.lon_order, axis=-1)
+        values = units.apply(values, self.factor, self.offset)
+        return values.reshape((-1,) + values.shape[-2:])
+
+
+@dataclass
+class Run:
+    """The pieces of one model run, by field, each field's pieces in time order."""
+
+    run_s: int
+    pieces: dict[str, list[Piece]] = field(default_factory=dict)
+
+    def times(self, name: str) -> np.ndarray:
+        """Valid times of a field over all its pieces (unique, ascending)."""
+        return np.unique(np.concatenate([p.times_s for p in self.pieces[name]]))
+
+    def read(self, name: str, row_start: int, row_stop: int) -> np.ndarray:
+        """A field's values at times(name) for the rows (a later file wins a repeated time)."""
+        blocks = [p.read(row_start, row_stop) for p in self.pieces[name]]
+        if len(blocks) == 1:
+            return blocks[0]
+        times = np.concatenate([p.times_s for p in self.pieces[name]])
+        stacked = np.concatenate(blocks)
+        order = np.argsort(times, kind="stable")[::-1]   # last occurrence first
+        _, first = np.unique(times[order], return_index=True)
+        return stacked[order[first]]
+
+
+@dataclass
+class Scan:
+    """Everything found in the input files."""
+
+    lat: np.ndarray                 # ascending
+    lon: np.ndarray                 # sorted, in [-180, 180)
+    runs: list[Run]                 # oldest first
+    orography: Piece | None
+    centre: str
+    files: list[Path]
+
+
+def find_files(folder: Path) -> list[Path]:
+    """NetCDF files under the folder, in path order."""
+    return sorted(p for p in folder.rglob("*") if p.is_file() and p.suffix.lower() in SUFFIXES)
+
+
+def scan(files: list[Path], stack: contextlib.ExitStack) -> Scan:
+    """Open every file (kept open on `stack`) and sort its fields into runs."""
+    if not files:
+        raise InputError("forecast/", "no NetCDF files (*.nc) found")
+    runs: dict[int, Run] = {}
+    orography: Piece | None = None
+    axes: tuple[np.ndarray, np.ndarray, Path] | None = None
+    centres: set[str] = set()
+    for path in files:
+        ds = _open(path, stack)
+        centre = str(ds.attrs.get("GRIB_centre", "")).lower()
+        centres.add(CENTRES.get(centre, centre or str(ds.attrs.get("institution", "model"))))
+        for name in ds.data_vars:
+            if name not in NAME_TO_FIELD:
+                continue
+            for piece in _pieces(path, ds, str(name)):
+                lat, lon = _axes(ds, path)
+                if axes is None:
+                    axes = (lat, lon, path)
+                elif lat.shape != axes[0].shape or lon.shape != axes[1].shape or not (
+                        np.allclose(lat, axes[0]) and np.allclose(lon, axes[1])):
+                    raise InputError(path, f"{name} is on another grid than {axes[2].name}; "
+                                           "all fields must share one grid")
+                if piece.field == "orog":   # static, or the same height repeated at each step
+                    orography = orography or piece
+                    continue
+                if piece.times_s is None:
+                    raise InputError(path, f"{name} has no time dimension (only the "
+                                           "orography may be time-independent)")
+                runs.setdefault(piece.run_s, Run(piece.run_s)).pieces.setdefault(
+                    piece.field, []).append(piece)
+    if axes is None or not runs:
+        raise InputError(files[0].parent, "no forecast fields (t2m, u10, ...) in the NetCDF "
+                                          "files; see pipeline/sources/model_netcdf.py FIELDS")
+    for run in runs.values():
+        for pieces in run.pieces.values():
+            pieces.sort(key=lambda p: (int(p.times_s[0]), str(p.path)))
+    return Scan(lat=axes[0], lon=axes[1], runs=[runs[k] for k in sorted(runs)],
+                orography=orography, centre="+".join(sorted(centres)), files=files)
+
+
+def _open(path: Path, stack: contextlib.ExitStack) -> xr.Dataset:
+    try:
+        ds = xr.open_dataset(path, decode_times=True, decode_timedelta=True, cache=False,
+                             mask_and_scale=True)
+    except Exception as exc:  # netCDF4, h5py and xarray raise many types for a bad file
+        raise InputError(path, f"not a readable NetCDF file ({type(exc).__name__})") from None
+    stack.callback(ds.close)
+    return ds
+
+
+def _axes(ds: xr.Dataset, path: Path) -> tuple[np.ndarray, np.ndarray]:
+    """The ascending latitudes and the sorted longitudes in [-180, 180)."""
+    lat_name = next((n for n in LATITUDE if n in ds.coords or n in ds.variables), None)
+    lon_name = next((n for n in LONGITUDE if n in ds.coords or n in ds.variables), None)
+    if lat_name is None or lon_name is None:
+        raise InputError(path, "no latitude/longitude coordinates")
+    lat = np.asarray(ds[lat_name].values, dtype=np.float64)
+    lon, _ = grid.lon_order(ds[lon_name].values)
+    if lat.ndim != 1 or lon.ndim != 1:
+        raise InputError(path, "latitude and longitude must be 1-D (a regular grid)")
+    return np.sort(lat), lon
+
+
+def _pieces(path: Path, ds: xr.Dataset, name: str) -> list[Piece]:
+    """The variable split by run: its dims become (time, latitude, longitude)."""
+    da = ds[name]
+    fld = NAME_TO_FIELD[name]
+    quantity = FIELDS[fld][0]
+    raw_unit = str(da.attrs.get("units", ""))
+    conversion = units.converter(quantity, raw_unit)
+    if conversion is None:
+        raise InputError(path, f"{name}: unit {raw_unit!r} is not one of "
+                               f"{', '.join(repr(u) for u in units.CONVERSIONS[quantity])}")
+    lat_dim = next((d for d in da.dims if d in LATITUDE), None)
+    lon_dim = next((d for d in da.dims if d in LONGITUDE), None)
+    if lat_dim is None or lon_dim is None:
+        raise InputError(path, f"{name} has no latitude/longitude dimensions")
+    extra = [d for d in da.dims if d not in (lat_dim, lon_dim, "step", "time")]
+    for dim in extra:
+        if da.sizes[dim] != 1:
+            log.info("%s: skipping %s (dimension %s of size %d)", path.name, name, dim,
+                     da.sizes[dim])
+            return []
+    da = da.isel({d: 0 for d in extra})
+    lat = np.asarray(ds[lat_dim].values, dtype=np.float64)
+    _, lon_order = grid.lon_order(ds[lon_dim].values)
+    common = dict(path=path, name=name, field=fld, factor=conversion[0], offset=conversion[1],
+                  lat_descending=bool(lat.size > 1 and lat[0] > lat[-1]), lon_order=lon_order)
+    if "step" in da.dims:
+        return _step_pieces(path, ds, da, lat_dim, lon_dim, common)
+    if "time" in da.dims:
+        return _time_pieces(path, ds, da, lat_dim, lon_dim, common)
+    return [Piece(array=da.transpose(lat_dim, lon_dim), run_s=0, times_s=None, **common)]
+
+
+def _seconds(values, path: Path, what: str) -> np.ndarray:
+    array = np.asarray(values)
+    if np.issubdtype(array.dtype, np.datetime64):
+        return array.astype("datetime64[s]").astype(np.int64)
+    if np.issubdtype(array.dtype, np.timedelta64):
+        return array.astype("timedelta64[s]").astype(np.int64)
+    raise InputError(path, f"{what} is not a decodable time (units such as 'hours' or "
+                           "'seconds since 1970-01-01' are needed)")
+
+
+def _step_pieces(path, ds, da, lat_dim, lon_dim, common) -> list[Piece]:
+    """cfgrib layout: step (lead time) with the run time in `time` (a scalar, or a dimension
+    when the file holds several runs)."""
+    if "time" not in ds.variables:
+        raise InputError(path, f"{common['name']} has a step dimension but no run time "
+                               "variable `time`")
+    steps = _seconds(ds["step"].values, path, "step")
+    runs = np.atleast_1d(_seconds(ds["time"].values, path, "time"))
+    pieces = []
+    for i, run_s in enumerate(runs):
+        array = da.isel(time=i) if "time" in da.dims else da
+        pieces.append(Piece(array=array.transpose("step", lat_dim, lon_dim), run_s=int(run_s),
+                            times_s=int(run_s) + steps, **common))
+    return pieces
+
+
+def _time_pieces(path, ds, da, lat_dim, lon_dim, common) -> list[Piece]:
+    """A `time` dimension of valid times; the run time from a forecast_reference_time
+    coordinate (per time when several runs are concatenated), else the first valid time."""
+    valid = _seconds(ds["time"].values, path, "time")
+    reference = next((v for name, v in ds.variables.items()
+                      if v.attrs.get("standard_name") == "forecast_reference_time"
+                      and name != "time"), None)
+    if reference is None:
+        run_of = np.full(valid.shape, valid.min())
+    else:
+        run_of = np.broadcast_to(_seconds(reference.values, path, "forecast_reference_time"),
+                                 valid.shape)
+    pieces = []
+    for run_s in np.unique(run_of):
+        index = np.flatnonzero(run_of == run_s)
+        order = index[np.argsort(valid[index], kind="stable")]
+        array = da.isel(time=order).transpose("time", lat_dim, lon_dim)
+        pieces.append(Piece(array=array, run_s=int(run_s), times_s=valid[order], **common))
+    return pieces

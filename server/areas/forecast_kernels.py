@@ -1,0 +1,247 @@
+"""The forecast's per-request loops, compiled with numba.
+
+A response derives and classifies about 200 hours and reduces them over some 40 spans. As
+numpy expressions that is several hundred small array operations, whose fixed cost (about a
+microsecond each) dominated a response; as compiled loops it is a few microseconds. The
+science stays in server/science (the same functions, compiled here); the thresholds stay in
+forecast_text. Compiled once per machine (cache=True writes next to this file, or to
+NUMBA_CACHE_DIR), and warmed by the loader, so no request waits for the compiler.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+from numba import njit
+
+from contract import Forecast as F
+from server.areas import forecast_text as T
+from server.science import moon, sun, weather
+
+# Input columns, in the order of point_series' `inputs` (-1: absent from the grid).
+INPUTS = (F.TEMPERATURE, F.DEWPOINT, F.WIND_U, F.WIND_V, F.PRESSURE, F.CLOUD, F.PRECIP,
+          F.PRECIP_PROBABILITY, F.SNOW, F.SLEET, F.VISIBILITY, F.GUST, F.CAPE)
+# Derived rows (forecast_series.ROWS has the same order).
+NROWS = 14
+(TEMPERATURE, APPARENT, DEWPOINT, HUMIDITY, PRESSURE, WIND, GUST, DIRECTION, CLOUD,
+ VISIBILITY, RATE, PROBABILITY, U, V) = range(NROWS)
+# Condition parts (forecast_text.RADIX has the same order).
+KIND, LEVEL, POSSIBLE, THUNDER, WINDLEVEL, VISCODE, HUMID, SKY = range(8)
+# Span statistics columns.
+STAT_COLUMNS = ("total", "peak", "probability", "rain", "snow", "sleet", "thunder", "foggy",
+                "cloud", "wind", "wet_hours")
+# Day aggregate columns.
+DAY_COLUMNS = ("high", "low", "humidity", "pressure", "wind", "cloud", "u", "v", "gust",
+               "daytime_cloud")
+
+_relative_humidity = njit(cache=True)(weather.relative_humidity)
+_apparent = njit(cache=True)(weather.apparent_temperature_c)
+_direction = njit(cache=True)(weather.wind_direction_deg)
+_RADIX = T.RADIX
+_RAIN, _SNOW, _WIND = T.RAIN_LEVELS, T.SNOW_LEVELS, T.WIND_LEVELS
+_CLOUD, _CAPE = T.CLOUD_LEVELS, T.CAPE_LEVELS
+_WET, _SURE, _SURE_P = T.WET_MMH, T.SURE_MMH, T.SURE_PROBABILITY
+_FOG, _MIST, _FOG_SPREAD, _MIST_SPREAD = T.FOG_M, T.MIST_M, T.FOG_SPREAD_C, T.MIST_SPREAD_C
+_DRY, _HUMID, _HUMID_C = T.DRY_HUMIDITY, T.HUMID_HUMIDITY, T.HUMID_MIN_C
+
+
+@njit(cache=True, nogil=True)
+def _count(value, bounds):
+    """How many bounds the value reaches (0 for NaN)."""
+    n = 0
+    for b in bounds:
+        if value >= b:
+            n += 1
+    return n
+
+
+@njit(cache=True, nogil=True)
+def _get(values, i, column):
+    return values[i, column] if column >= 0 else np.nan
+
+
+@njit(cache=True, nogil=True)
+def _unit(value):
+    """Clipped to [0, 1]; NaN stays NaN."""
+    if value < 0.0:
+        return 0.0
+    if value > 1.0:
+        return 1.0
+    return value
+
+
+@njit(cache=True, nogil=True)
+def point_series(values, inputs, lift, rows, parts, codes, icons):
+    """Derive (rows, SI) and classify (parts, codes, icons) every instant of values (n, nvar)."""
+    for i in range(values.shape[0]):
+        t = _get(values, i, inputs[0]) + lift
+        td = _get(values, i, inputs[1]) + lift
+        if td > t:
+            td = t
+        u, v = _get(values, i, inputs[2]), _get(values, i, inputs[3])
+        wind = math.hypot(u, v)
+        rh = _relative_humidity(t, td)
+        cloud = _unit(_get(values, i, inputs[5]))
+        rate = _get(values, i, inputs[6])
+        if rate < 0.0:
+            rate = 0.0
+        probability = _unit(_get(values, i, inputs[7]))
+        vis = _get(values, i, inputs[10])
+        rows[TEMPERATURE, i], rows[DEWPOINT, i], rows[HUMIDITY, i] = t, td, rh
+        rows[APPARENT, i] = _apparent(t, rh, wind)
+        rows[PRESSURE, i] = _get(values, i, inputs[4])
+        rows[WIND, i], rows[GUST, i] = wind, _get(values, i, inputs[11])
+        rows[DIRECTION, i] = _direction(u, v)
+        rows[CLOUD, i], rows[VISIBILITY, i] = cloud, vis * 0.001
+        rows[RATE, i], rows[PROBABILITY, i], rows[U, i], rows[V, i] = rate, probability, u, v
+        _classify(i, rate, probability, _get(values, i, inputs[8]), _get(values, i, inputs[9]),
+                  t, td, rh, wind, vis, cloud, _get(values, i, inputs[12]), parts, codes, icons)
+
+
+@njit(cache=True, nogil=True)
+def _classify(i, rate, probability, snow, sleet, t, td, rh, wind, vis, cloud, cape, parts,
+              codes, icons):
+    """One instant's condition (forecast_text's rules, Pirate Weather's thresholds)."""
+    kind = 0
+    if rate >= _WET:
+        snow = snow if snow == snow else 0.0
+        sleet = sleet if sleet == sleet else 0.0
+        rain = 1.0 - snow - sleet
+        kind = 1
+        if snow > rain and snow >= sleet:
+            kind = 2
+        elif sleet > rain and sleet > snow:
+            kind = 3
+    level = possible = thunder = 0
+    if kind:
+        level = 1 + _count(rate, _SNOW if kind == 2 else _RAIN)
+        possible = 1 if rate < _SURE or probability < _SURE_P else 0
+        thunder = _count(cape, _CAPE)
+    wind_level = _count(wind, _WIND)
+    spread = t - td
+    visibility = 0
+    if vis < _MIST:
+        if wind_level == 0 and vis < _FOG and spread <= _FOG_SPREAD:
+            visibility = 1
+        elif wind_level == 0 and spread <= _MIST_SPREAD:
+            visibility = 2
+        elif spread > _MIST_SPREAD:
+            visibility = 3
+    humid = 1 if rh < _DRY else (2 if rh > _HUMID and t > _HUMID_C else 0)
+    sky = _count(cloud, _CLOUD)
+    values = (kind, level, possible, thunder, wind_level, visibility, humid, sky)
+    code = 0
+    for p in range(8):
+        parts[p, i] = values[p]
+        code = code * _RADIX[p] + values[p]
+    codes[i] = code
+    if kind and not possible:
+        icon = 6 if thunder == 2 else (7 if kind >= 2 else (4 if level == 1 or sky < 3 else 5))
+    elif visibility:
+        icon = 8
+    else:
+        icon = min(sky, 3)
+    icons[i] = icon
+
+
+@njit(cache=True, nogil=True)
+def span_stats(starts, stop, rows, parts, out):
+    """Statistics (STAT_COLUMNS) of the spans [starts[s], starts[s + 1]) and
+    [starts[-1], stop) into out (len(starts), len(STAT_COLUMNS))."""
+    n = len(starts)
+    for s in range(n):
+        a, b = starts[s], starts[s + 1] if s + 1 < n else stop
+        total = peak = top = rain = snow = sleet = cloud_sum = 0.0
+        thunder = foggy = cloud_n = wind = wet = 0
+        for i in range(a, b):
+            rate = rows[RATE, i]
+            if rate == rate:
+                total += rate
+                peak = max(peak, rate)
+                kind = parts[KIND, i]
+                if kind == 1:
+                    rain += rate
+                elif kind == 2:
+                    snow += rate
+                elif kind == 3:
+                    sleet += rate
+            probability = rows[PROBABILITY, i]
+            if probability == probability:
+                top = max(top, probability)
+            thunder = max(thunder, parts[THUNDER, i])
+            wind = max(wind, parts[WINDLEVEL, i])
+            if parts[VISCODE, i] == 1 or parts[VISCODE, i] == 2:
+                foggy += 1
+            if parts[KIND, i] > 0:
+                wet += 1
+            cloud = rows[CLOUD, i]
+            if cloud == cloud:
+                cloud_sum += cloud
+                cloud_n += 1
+        mean_cloud = cloud_sum / cloud_n if cloud_n else 0.0
+        row = (total, peak, top, rain, snow, sleet, float(thunder),
+               1.0 if 2 * foggy >= b - a else 0.0, float(_count(mean_cloud, _CLOUD)),
+               float(wind), float(wet))
+        for c in range(len(row)):
+            out[s, c] = row[c]
+
+
+@njit(cache=True, nogil=True)
+def _mean(row, a, b):
+    total, n = 0.0, 0
+    for i in range(a, b):
+        if row[i] == row[i]:
+            total += row[i]
+            n += 1
+    return total / n if n else np.nan
+
+
+@njit(cache=True, nogil=True)
+def day_aggregates(midnight, six, eighteen, rows, out):
+    """Per local day d (DAY_COLUMNS): high over [six[d], eighteen[d]), low over
+    [eighteen[d], six[d + 1]), means and the highest gust over [midnight[d], midnight[d + 1]),
+    mean cloud over [six[d], eighteen[d]). NaN where nothing is known."""
+    for d in range(len(midnight) - 1):
+        high, low, gust = -np.inf, np.inf, -np.inf
+        for i in range(six[d], eighteen[d]):
+            if rows[TEMPERATURE, i] > high:
+                high = rows[TEMPERATURE, i]
+        for i in range(eighteen[d], six[d + 1]):
+            if rows[TEMPERATURE, i] < low:
+                low = rows[TEMPERATURE, i]
+        for i in range(midnight[d], midnight[d + 1]):
+            if rows[GUST, i] > gust:
+                gust = rows[GUST, i]
+        a, b = midnight[d], midnight[d + 1]
+        out[d, 0] = high if high > -np.inf else np.nan
+        out[d, 1] = low if low < np.inf else np.nan
+        out[d, 2] = _mean(rows[HUMIDITY], a, b)
+        out[d, 3] = _mean(rows[PRESSURE], a, b)
+        out[d, 4] = _mean(rows[WIND], a, b)
+        out[d, 5] = _mean(rows[CLOUD], a, b)
+        out[d, 6] = _mean(rows[U], a, b)
+        out[d, 7] = _mean(rows[V], a, b)
+        out[d, 8] = gust if gust > -np.inf else np.nan
+        out[d, 9] = _mean(rows[CLOUD], six[d], eighteen[d])
+
+
+def warm_up() -> None:
+    """Compile (or load from the cache) every kernel, and the sun's functions, on a tiny
+    input of the types a request passes."""
+    times = np.array([1.7e9, 1.7e9 + 3600.0])
+    sun.is_day(times, 1.0, 2.0)
+    sun.is_day(1.7e9, 1.0, 2.0)
+    sun.altitude(times, 1.0, 2.0)
+    sun.rise_set(sun.solar_noon(times, 2.0), 1.0, 2.0)
+    moon.phase(times)
+    n = 30
+    values = np.zeros((n, len(INPUTS)))
+    inputs = np.arange(len(INPUTS), dtype=np.int64)
+    rows, parts = np.empty((NROWS, n)), np.empty((8, n), dtype=np.int64)
+    codes, icons = np.empty(n, dtype=np.int64), np.empty(n, dtype=np.int64)
+    point_series(values, inputs, 0.0, rows, parts, codes, icons)
+    span_stats(np.array([0, 5], dtype=np.int64), 10, rows, parts,
+               np.empty((2, len(STAT_COLUMNS))))
+    day_aggregates(np.array([0, 10, 20], dtype=np.int64), np.array([2, 12, 22], dtype=np.int64),
+                   np.array([8, 18, 28], dtype=np.int64), rows, np.empty((2, len(DAY_COLUMNS))))

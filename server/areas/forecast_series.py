@@ -1,0 +1,112 @@
+"""A point's series: bilinear model values in, derived SI quantities and conditions out.
+
+Every derived quantity is a row of one float64 matrix (rows named below), so that a block
+converts, rounds and lists all its fields with a handful of numpy calls; the derivation and
+classification themselves run in forecast_kernels.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from functools import lru_cache
+
+import numpy as np
+
+from server.areas import forecast_kernels as k
+from server.areas import forecast_text as text
+from server.science.units import UnitSystem
+
+ROWS = ("temperature", "apparent", "dewpoint", "humidity", "pressure", "wind", "gust",
+        "direction", "cloud", "visibility_km", "rate", "probability", "u", "v")
+(TEMPERATURE, APPARENT, DEWPOINT, HUMIDITY, PRESSURE, WIND, GUST, DIRECTION, CLOUD,
+ VISIBILITY, RATE, PROBABILITY, U, V) = range(len(ROWS))
+assert len(ROWS) == k.NROWS and (TEMPERATURE, V) == (k.TEMPERATURE, k.V)
+# What each row is, for unit conversion: temperature, speed, precipitation, visibility.
+QUANTITY = {TEMPERATURE: "t", APPARENT: "t", DEWPOINT: "t", WIND: "s", GUST: "s", RATE: "p",
+            VISIBILITY: "v"}
+DIGITS = {TEMPERATURE: 2, APPARENT: 2, DEWPOINT: 2, HUMIDITY: 2, PRESSURE: 1, WIND: 2,
+          GUST: 2, DIRECTION: 0, CLOUD: 2, VISIBILITY: 2, RATE: 4, PROBABILITY: 2, U: 2, V: 2}
+
+
+@dataclass
+class Series:
+    """Derived rows (len(ROWS), n), the condition parts (8, n) of each instant (see
+    forecast_text.RADIX), their codes and icon indexes (into forecast_text.ICON_CODES)."""
+
+    rows: np.ndarray
+    parts: np.ndarray
+    codes: np.ndarray
+    icons: np.ndarray
+
+    def __getitem__(self, row: int) -> np.ndarray:
+        return self.rows[row]
+
+    @property
+    def kind(self) -> np.ndarray:
+        """0 none, 1 rain, 2 snow, 3 sleet."""
+        return self.parts[k.KIND]
+
+
+def input_columns(column: dict[str, int]) -> np.ndarray:
+    """The grid column of each of forecast_kernels.INPUTS (-1 when absent)."""
+    return np.array([column.get(name, -1) for name in k.INPUTS], dtype=np.int64)
+
+
+def derive(values: np.ndarray, inputs: np.ndarray, lift_c: float) -> Series:
+    """Quantities at the point from the bilinear values (n, nvar); `lift_c` is the elevation
+    correction added to temperature and dewpoint (their spread kept, the humidity nearly)."""
+    n = values.shape[0]
+    rows, parts = np.empty((len(ROWS), n)), np.empty((8, n), dtype=np.int64)
+    codes, icons = np.empty(n, dtype=np.int64), np.empty(n, dtype=np.int64)
+    k.point_series(np.ascontiguousarray(values), inputs, float(lift_c), rows, parts, codes,
+                   icons)
+    return Series(rows=rows, parts=parts, codes=codes, icons=icons)
+
+
+@dataclass(frozen=True, eq=False)
+class Conversion:
+    """Per-row factor, offset and rounding multiplier of one unit system."""
+
+    factor: np.ndarray
+    offset: np.ndarray
+    multiplier: np.ndarray
+
+    def apply(self, rows: tuple[int, ...], matrix: np.ndarray) -> list[list[float]]:
+        """The given rows of matrix (len(rows), n), converted and rounded, as lists."""
+        f, o, m = self.columns(rows)
+        return (np.rint((matrix * f + o) * m) / m).tolist()
+
+    @lru_cache(maxsize=64)
+    def columns(self, rows: tuple[int, ...]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """Factor, offset and multiplier of the rows, as column vectors."""
+        index = list(rows)
+        return self.factor[index, None], self.offset[index, None], self.multiplier[index, None]
+
+
+_CONVERSIONS: dict[str, Conversion] = {}
+
+
+def conversion(units: UnitSystem) -> Conversion:
+    """The row conversions of a unit system (built on first use)."""
+    cached = _CONVERSIONS.get(units.name)
+    if cached is None:
+        factor, offset = np.ones(len(ROWS)), np.zeros(len(ROWS))
+        for row, quantity in QUANTITY.items():
+            if quantity == "t" and units.fahrenheit:
+                factor[row], offset[row] = 1.8, 32.0
+            elif quantity != "t":
+                factor[row] = {"s": units.speed, "p": units.precipitation,
+                               "v": units.visibility}[quantity]
+        multiplier = np.array([10.0 ** DIGITS[r] for r in range(len(ROWS))])
+        cached = _CONVERSIONS[units.name] = Conversion(factor, offset, multiplier)
+    return cached
+
+
+def directions(values: list[float]) -> list[int | None]:
+    """Rounded degrees as integers (null when unknown)."""
+    return [None if x != x else int(x) for x in values]
+
+
+def kinds(series: Series, sl) -> list[str]:
+    """precipitationType names."""
+    return text.KIND_NAMES[series.parts[k.KIND, sl]].tolist()

@@ -1,0 +1,245 @@
+"""`python -m pipeline build --only forecast` on small model runs written in the real formats
+(cfgrib's GFS and ECMWF layouts, wgrib2 names), read back from the artifacts."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import contract
+from contract import Forecast as F
+from tests.support import forecast_inputs as fi
+
+STEP = 10.0                      # a 10° global grid keeps these builds small
+
+
+def build(pipeline_cli, datasets: Path, out: Path, check: bool = True):
+    result = pipeline_cli("build", "--datasets", datasets, "--out", out, "--only", "forecast")
+    if check:
+        assert result.returncode == 0, result.stderr[-3000:]
+    return result
+
+
+def grid(version: Path, name: str = F.HOURLY_GRID) -> tuple[dict, np.ndarray]:
+    spec = contract.read_manifest(version)["areas"]["forecast"]["grids"][name]
+    return spec, np.load(version / spec["file"])
+
+
+def column(spec: dict, values: np.ndarray, name: str) -> np.ndarray:
+    """One variable as (time, lat, lon)."""
+    return values[..., spec["variables"].index(name)].transpose(2, 0, 1)
+
+
+def gfs_run(folder: Path, run_s: int, horizon_h: int = 192, lat=None, lon=None, **over) -> None:
+    """A GFS run as cfgrib splits it: one file per level type."""
+    if lat is None:
+        lat, lon = fi.global_axes(STEP)
+    steps = fi.gfs_steps(horizon_h)
+    values = {**fi.KNOWN, **over}
+    stamp = f"gfs.t{run_s // 3600 % 24:02d}z.{run_s}"
+    groups = {"heightAboveGround2": ("t2m", "d2m"), "heightAboveGround10": ("u10", "v10"),
+              "meanSea": ("prmsl",), "atmosphere": ("tcc",),
+              "surface": ("prate", "vis", "gust", "orog", "crain", "csnow", "cfrzr", "cicep")}
+    for suffix, names in groups.items():
+        fi.write_step_file(folder / f"{stamp}.{suffix}.nc", run_s, steps, lat, lon,
+                           {n: values[n] for n in names if n in values})
+
+
+def test_known_fields_become_the_hourly_grid_in_si_units(pipeline_cli, tmp_path):
+    run = fi.last_run()
+    gfs_run(tmp_path / "d" / "forecast", run)
+    build(pipeline_cli, tmp_path / "d", tmp_path / "out")
+    version = contract.current_version_dir(tmp_path / "out")
+    entry = contract.read_manifest(version)["areas"]["forecast"]
+    assert entry["source"]["kind"] == "real" and entry["source"]["generated"] is False
+    assert entry["source"]["model"] == "gfs" and entry["run_times"] == [fi_iso(run)]
+    assert entry["alerts"]["kind"] == "none" and entry["tables"]["alerts"]["rows"] == 0
+    assert len(entry["inputs"]) == 5 and all(len(i["sha256"]) == 64 for i in entry["inputs"])
+    spec, values = grid(version)
+    assert (spec["time0"], spec["dt_s"], spec["ntime"]) == (run, 3600, 193)
+    assert (spec["lat0"], spec["dlat"], spec["nlat"]) == (-90.0, STEP, 19)
+    assert (spec["lon0"], spec["dlon"], spec["nlon"], spec["wraps"]) == (-180.0, STEP, 36, True)
+    assert spec["variables"] == list(F.REQUIRED) + [F.VISIBILITY, F.GUST]
+    expected = {F.TEMPERATURE: 20.0, F.DEWPOINT: 10.0, F.WIND_U: 3.0, F.WIND_V: 4.0,
+                F.PRESSURE: 1013.25, F.CLOUD: 0.5, F.PRECIP: 0.0, F.PRECIP_PROBABILITY: 0.0,
+                F.VISIBILITY: 16000.0, F.GUST: 8.0}   # visibility capped at 16 km
+    for name, value in expected.items():
+        np.testing.assert_allclose(column(spec, values, name), value, atol=1e-4, err_msg=name)
+    static, orography = grid(version, F.STATIC_GRID)
+    assert static["ntime"] == 1 and np.allclose(orography, 400.0)
+
+
+def fi_iso(unix_s: int) -> str:
+    return np.datetime_as_string(np.datetime64(unix_s, "s"), unit="s") + "Z"
+
+
+def test_the_same_inputs_give_the_same_bytes(pipeline_cli, tmp_path):
+    gfs_run(tmp_path / "d" / "forecast", fi.last_run(), horizon_h=30)
+    digests = []
+    for out in ("a", "b"):
+        build(pipeline_cli, tmp_path / "d", tmp_path / out)
+        version = contract.current_version_dir(tmp_path / out)
+        files = contract.read_manifest(version)["areas"]["forecast"]["files"]
+        digests.append({f: hashlib.sha256((version / f).read_bytes()).hexdigest() for f in files})
+        digests.append(contract.read_manifest(version)["areas"]["forecast"]["version"])
+    assert digests[0] == digests[2] and digests[1] == digests[3]
+
+
+def test_ecmwf_and_wgrib2_layouts_read_like_cfgrib_gfs(pipeline_cli, tmp_path):
+    run = fi.last_run()
+    gfs_run(tmp_path / "gfs" / "forecast", run, horizon_h=24)
+    # ECMWF open data via cfgrib: msl, tcc 0-1, tp in metres accumulated from the run start,
+    # ptype; here with a `time` dimension of valid times, latitude ascending, -180..180.
+    lat, lon = fi.global_axes(STEP, descending=False, lon_0_360=False)
+    valid = run + 3600 * np.arange(25)
+    fi.write_time_file(tmp_path / "ecmwf" / "forecast" / "ifs.nc", run, valid, lat, lon, {
+        "t2m": 293.15, "d2m": 283.15, "u10": 3.0, "v10": 4.0, "msl": 101325.0, "tcc": 0.5,
+        "tp": 0.0, "ptype": 0.0, "orog": 400.0},
+        units={"tcc": "(0 - 1)", "tp": "m", "ptype": "(Code table 4.201)"},
+        attrs={"GRIB_centre": "ecmf"})
+    # wgrib2 -netcdf: its names and CF units, no run time (the first valid time is used).
+    fi.write_time_file(tmp_path / "wgrib2" / "forecast" / "gfs.nc", None, valid, lat, lon, {
+        "TMP_2maboveground": 20.0, "DPT_2maboveground": 10.0, "UGRD_10maboveground": 3.0,
+        "VGRD_10maboveground": 4.0, "PRMSL_meansealevel": 1013.25,
+        "TCDC_entireatmosphere": 50.0, "PRATE_surface": 0.0, "HGT_surface": 400.0},
+        units={"TMP_2maboveground": "degC", "DPT_2maboveground": "degC",
+               "UGRD_10maboveground": "m/s", "VGRD_10maboveground": "m/s",
+               "PRMSL_meansealevel": "hPa", "TCDC_entireatmosphere": "%",
+               "PRATE_surface": "kg/m^2/s", "HGT_surface": "m"})
+    grids = {}
+    for name in ("gfs", "ecmwf", "wgrib2"):
+        build(pipeline_cli, tmp_path / name, tmp_path / f"out-{name}")
+        spec, values = grid(contract.current_version_dir(tmp_path / f"out-{name}"))
+        assert spec["time0"] == run and spec["ntime"] == 25
+        grids[name] = {v: column(spec, values, v) for v in F.REQUIRED}
+    for name in ("ecmwf", "wgrib2"):
+        for variable in F.REQUIRED:
+            np.testing.assert_allclose(grids[name][variable], grids["gfs"][variable], atol=1e-4,
+                                       err_msg=f"{name} {variable}")
+
+
+def _rate_at(version: Path, hours: list[int]) -> list[float]:
+    spec, values = grid(version)
+    rate = column(spec, values, F.PRECIP)[:, 0, 0]
+    return [round(float(rate[h]), 4) for h in hours]
+
+
+def test_accumulations_become_hourly_rates(pipeline_cli, tmp_path):
+    run = fi.last_run()
+    # GFS buckets: tp accumulates over 6 hours and resets on the model step at 6, 12, ...
+    # (hourly to 120 h), then every 6 hours in 3-hourly steps; rain of 1 mm/h in hour 2,
+    # 3 mm/h in hours 6-7 (after a reset), 0.5 mm/h from 123 to 126 h (3-hourly steps).
+    def hourly_rate(h):
+        return 1.0 if h == 2 else 3.0 if h in (6, 7) else 0.5 if 123 <= h < 126 else 0.0
+
+    steps = fi.gfs_steps(132)
+
+    def bucket(valid_s, la, lo):
+        h = (valid_s - run) // 3600
+        start = (h - 1) // 6 * 6
+        return np.full(la.shape, sum(hourly_rate(k) for k in range(start, h)), np.float32)
+
+    lat, lon = fi.global_axes(STEP)
+    fields = {n: fi.KNOWN[n] for n in ("t2m", "d2m", "u10", "v10", "prmsl", "tcc")}
+    fi.write_step_file(tmp_path / "gfs" / "forecast" / "a.nc", run, steps, lat, lon, fields)
+    fi.write_step_file(tmp_path / "gfs" / "forecast" / "tp.nc", run, steps[1:], lat, lon,
+                       {"tp": bucket})
+    build(pipeline_cli, tmp_path / "gfs", tmp_path / "out-gfs")
+    hours = [0, 1, 2, 3, 5, 6, 7, 8, 122, 123, 124, 125, 126]
+    assert _rate_at(contract.current_version_dir(tmp_path / "out-gfs"), hours) == \
+        [hourly_rate(h) for h in hours]
+    # ECMWF: tp in metres accumulated from the run start, 3-hourly: each hour of a 3-hour
+    # step gets a third of its amount.
+    steps = list(range(0, 25, 3))
+    total = {s: 0.003 * (s >= 6) + 0.003 * (s >= 9) for s in steps}   # 1 mm/h over 3..9 h
+    fi.write_step_file(tmp_path / "ecmwf" / "forecast" / "a.nc", run, steps, lat, lon, {
+        **fields, "tp": lambda v, la, lo: np.full(la.shape, total[(v - run) // 3600])},
+        units={"tp": "m"})
+    build(pipeline_cli, tmp_path / "ecmwf", tmp_path / "out-ecmwf")
+    assert _rate_at(contract.current_version_dir(tmp_path / "out-ecmwf"), list(range(12))) == \
+        [0, 0, 0, 1, 1, 1, 1, 1, 1, 0, 0, 0]
+
+
+def test_the_newest_run_wins_where_runs_overlap(pipeline_cli, tmp_path):
+    new = fi.last_run()
+    old = new - 6 * 3600
+    gfs_run(tmp_path / "d" / "forecast", old, horizon_h=24, t2m=283.15, d2m=273.15)
+    gfs_run(tmp_path / "d" / "forecast", new, horizon_h=24)
+    build(pipeline_cli, tmp_path / "d", tmp_path / "out")
+    version = contract.current_version_dir(tmp_path / "out")
+    entry = contract.read_manifest(version)["areas"]["forecast"]
+    assert entry["run_times"] == [fi_iso(old), fi_iso(new)]
+    spec, values = grid(version)
+    temperature = column(spec, values, F.TEMPERATURE)[:, 3, 3]
+    assert spec["time0"] == old and spec["ntime"] == 31
+    assert np.allclose(temperature[:6], 10.0) and np.allclose(temperature[6:], 20.0)
+
+
+@pytest.mark.parametrize("case, problem", [
+    ("missing", "lacks t2m"),
+    ("units", "unit 'furlongs'"),
+    ("garbage", "not a readable NetCDF file"),
+    ("grids", "on another grid"),
+])
+def test_bad_inputs_fail_with_the_file_and_problem(pipeline_cli, tmp_path, case, problem):
+    out = tmp_path / "out"
+    good = tmp_path / "good"
+    gfs_run(good / "forecast", fi.last_run(), horizon_h=6)
+    build(pipeline_cli, good, out)
+    published = contract.current_version_dir(out)
+    bad = tmp_path / "bad" / "forecast"
+    lat, lon = fi.global_axes(STEP)
+    run = fi.last_run()
+    if case == "missing":
+        fi.write_step_file(bad / "a.nc", run, [0, 1], lat, lon, {"u10": 1.0, "v10": 1.0})
+    elif case == "units":
+        gfs_run(bad, run, horizon_h=6)
+        fi.write_step_file(bad / "vis.nc", run, [0, 1], lat, lon, {"vis": 1.0},
+                           units={"vis": "furlongs"})
+    elif case == "garbage":
+        bad.mkdir(parents=True)
+        (bad / "broken.nc").write_bytes(b"this is not netcdf")
+    else:
+        gfs_run(bad, run, horizon_h=6)
+        fine_lat, fine_lon = fi.global_axes(5.0)
+        fi.write_step_file(bad / "gust.nc", run, [0, 1], fine_lat, fine_lon, {"gust": 1.0})
+    result = build(pipeline_cli, bad.parent, out, check=False)
+    assert result.returncode == 1
+    assert problem in result.stderr and "still published" in result.stderr
+    assert "Traceback" not in result.stderr
+    assert contract.current_version_dir(out) == published
+
+
+def test_alerts_nws_geojson_and_cap_become_the_table_and_index(pipeline_cli, tmp_path):
+    run = fi.last_run()
+    gfs_run(tmp_path / "d" / "forecast", run, horizon_h=6)
+    ring = [[8.0, 47.0], [9.0, 47.0], [9.0, 48.0], [8.0, 48.0], [8.0, 47.0]]
+    fi.write_nws(tmp_path / "d" / "alerts" / "nws.json", [
+        fi.nws_alert("a1", "Wind Advisory", ring, "2030-01-01T00:00:00-05:00", None),
+        {**fi.nws_alert("zones", "Flood Watch", ring, "2030-01-01T00:00:00Z", None),
+         "geometry": None}])
+    (tmp_path / "d" / "alerts" / "cap.xml").write_text(fi.CAP.format(
+        ident="cap-1", sent="2030-01-01T00:00:00+00:00", onset="2030-01-01T00:00:00+00:00",
+        expires="2030-01-02T00:00:00+00:00", circle="47.5,8.5 10",
+        polygon="46.0,7.0 46.0,7.5 46.5,7.5 46.0,7.0"))
+    build(pipeline_cli, tmp_path / "d", tmp_path / "out")
+    version = contract.current_version_dir(tmp_path / "out")
+    entry = contract.read_manifest(version)["areas"]["forecast"]
+    assert entry["alerts"] == {**entry["alerts"], "kind": "real", "count": 2,
+                               "skipped_without_polygon": 1}
+    import pyarrow.parquet as pq
+    rows = pq.read_table(version / F.ALERTS).to_pylist()
+    assert [r["title"] for r in rows] == ["Gale warning", "Wind Advisory"]   # onset order
+    gale, wind = rows
+    assert gale["regions"] == ["Circle around the lake", "Polygon area"]
+    assert gale["uri"] == "https://example.org/gale" and gale["severity"] == "Moderate"
+    assert wind["onset"] == 1893474000 and wind["expires"] is None
+    assert wind["description"] == "Wind Advisory description.\n\nTake care."
+    boxes = np.load(version / F.ALERT_BOXES)
+    assert boxes.shape == (2, 4) and np.allclose(boxes[1], [47, 8, 48, 9])
+    assert np.load(version / F.ALERT_PART_ALERT).tolist() == [0, 0, 1]   # circle, polygon, ring
+    assert json.loads(json.dumps(entry["tables"])) == {"alerts": {"file": F.ALERTS, "rows": 2}}

@@ -1,0 +1,182 @@
+"""Icons and summaries: conditions classified by the compiled kernel, Pirate Weather phrase
+shapes, and their rendering in every language of pirateweather-translations."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from server.areas import forecast_kernels as k
+from server.areas import forecast_series as fs
+from server.areas import forecast_summary as summary
+from server.areas import forecast_text as text
+
+COLUMNS = {name: i for i, name in enumerate(k.INPUTS)}
+BASE = {"temperature_c": 20.0, "dewpoint_c": 10.0, "wind_u_ms": 3.0, "wind_v_ms": 4.0,
+        "pressure_hpa": 1013.0, "cloud_cover_frac": 0.5, "precip_mmh": 0.0,
+        "precip_probability_frac": 0.0, "snow_frac": 0.0, "sleet_frac": 0.0,
+        "visibility_m": 16000.0, "gust_ms": 8.0, "cape_jkg": 0.0}
+
+
+def classify(**changes) -> tuple[str, str]:
+    """(English title, icon code) of one hour with BASE changed."""
+    row = np.array([[{**BASE, **changes}[name] for name in k.INPUTS]])
+    s = fs.derive(row, fs.input_columns(COLUMNS), 0.0)
+    code = int(s.codes[0])
+    return text.titles([code], "en")[0], text.ICON_CODES[int(s.icons[0])]
+
+
+@pytest.mark.parametrize("changes, title, icon", [
+    ({}, "Partly Cloudy", "03"),
+    ({"cloud_cover_frac": 0.05}, "Clear", "01"),
+    ({"cloud_cover_frac": 0.2}, "Mostly Clear", "02"),
+    ({"cloud_cover_frac": 0.8}, "Mostly Cloudy", "04"),
+    ({"cloud_cover_frac": 1.0}, "Overcast", "04"),
+    ({"precip_mmh": 1.0, "precip_probability_frac": 0.9, "cloud_cover_frac": 1.0},
+     "Light Rain", "10"),
+    ({"precip_mmh": 0.2, "precip_probability_frac": 0.9, "cloud_cover_frac": 1.0},
+     "Drizzle", "09"),
+    ({"precip_mmh": 1.0, "precip_probability_frac": 0.9, "cloud_cover_frac": 0.5},
+     "Light Rain", "09"),                                   # broken sky: showers
+    ({"precip_mmh": 0.05, "precip_probability_frac": 0.9}, "Possible Drizzle", "03"),
+    ({"precip_mmh": 3.0, "precip_probability_frac": 0.1}, "Possible Rain", "03"),
+    ({"precip_mmh": 12.0, "precip_probability_frac": 1.0, "cape_jkg": 3000.0},
+     "Thunderstorms and Heavy Rain", "11"),
+    ({"precip_mmh": 1.0, "precip_probability_frac": 1.0, "snow_frac": 1.0,
+      "temperature_c": -2.0, "dewpoint_c": -3.0}, "Snow", "13"),
+    ({"precip_mmh": 1.0, "precip_probability_frac": 1.0, "sleet_frac": 1.0,
+      "temperature_c": 0.0, "dewpoint_c": -1.0}, "Light Sleet", "13"),
+    ({"visibility_m": 500.0, "dewpoint_c": 19.0, "wind_u_ms": 0.0, "wind_v_ms": 1.0},
+     "Foggy", "50"),
+    ({"visibility_m": 3000.0, "dewpoint_c": 5.0}, "Hazy", "50"),
+    ({"wind_u_ms": 8.0, "wind_v_ms": 0.0, "cloud_cover_frac": 0.0}, "Breezy", "01"),
+    ({"wind_u_ms": 12.0, "wind_v_ms": 0.0}, "Windy and Partly Cloudy", "03"),
+    ({"precip_mmh": 1.0, "precip_probability_frac": 1.0, "wind_u_ms": 20.0,
+      "cloud_cover_frac": 1.0}, "Light Rain and Dangerously Windy", "10"),
+    ({"dewpoint_c": -25.0, "cloud_cover_frac": 0.0}, "Dry and Clear", "01"),
+    ({"temperature_c": 30.0, "dewpoint_c": 29.5, "cloud_cover_frac": 0.8},
+     "Humid and Mostly Cloudy", "04"),
+    ({"cloud_cover_frac": np.nan, "visibility_m": np.nan, "cape_jkg": np.nan}, "Clear", "01"),
+])
+def test_conditions_titles_and_icons(changes, title, icon):
+    assert classify(**changes) == (title, icon)
+
+
+NAMES = ("morning", "afternoon", "evening", "night")
+
+
+@pytest.mark.parametrize("periods, expected", [
+    ((0, 1, 2, 3), "Rain throughout the day."),
+    ((1,), "Rain in the afternoon."),
+    ((3,), "Rain overnight."),
+    ((0, 1), "Rain until evening."),
+    ((2, 3), "Rain starting in the evening."),
+    ((1, 2), "Rain from afternoon until night."),
+    ((0, 3), "Rain until afternoon, returning overnight."),
+    ((0, 2, 3), "Rain until afternoon, returning in the evening."),
+    ((1, 3), "Rain in the afternoon and overnight."),
+])
+def test_time_phrases(periods, expected):
+    rendered = text.render(("sentence", summary.time_phrase("medium-rain", periods, NAMES)),
+                           "en")
+    assert rendered == expected
+
+
+def minutes(wet: list[tuple[int, int]], rate: float = 1.0, kind: int = 1):
+    r, kinds = np.zeros(61), np.zeros(61, dtype=np.int64)
+    for a, b in wet:
+        r[a:b], kinds[a:b] = rate, kind
+    return r, kinds, np.ones(61)
+
+
+@pytest.mark.parametrize("wet, expected", [
+    ([], "Partly cloudy for the hour."),
+    ([(0, 61)], "Light rain for the hour."),
+    ([(0, 20)], "Light rain ending in 20 min."),
+    ([(12, 61)], "Light rain starting in 12 min."),
+    ([(10, 25)], "Light rain starting in 10 min, ending 15 min later."),
+    ([(0, 10), (30, 61)], "Light rain ending in 10 min, returning 20 min later."),
+])
+def test_minutely_summaries(wet, expected):
+    code = int(fs.derive(np.array([[BASE[n] for n in k.INPUTS]]),
+                         fs.input_columns(COLUMNS), 0.0).codes[0])
+    phrase = summary.minutely_phrase(*minutes(wet), code)
+    assert text.render(phrase, "en") == expected
+
+
+def week(totals, kinds=None, highs=(20, 21, 22, 25, 23, 21, 20)):
+    kinds = kinds or [1] * 7
+    by_kind = [[t if k == kk else 0.0 for kk in (1, 2, 3)] for t, k in zip(totals, kinds)]
+    return summary.Stats(total=list(totals), peak=[t / 4 for t in totals],
+                         probability=[1.0] * 7, by_kind=by_kind, thunder=[0] * 7,
+                         foggy=[False] * 7, cloud=[2] * 7, wind=[0] * 7, wet_hours=[4] * 7), \
+        list(map(float, highs))
+
+
+DAYS = ["today", "tomorrow", "friday", "saturday", "sunday", "monday", "tuesday"]
+
+
+@pytest.mark.parametrize("totals, highs, expected", [
+    ((0,) * 7, (20, 21, 22, 25, 23, 21, 20),
+     "No precipitation throughout the week, with highs reaching 25°C on Saturday."),
+    ((4, 4, 4, 0, 0, 0, 0), (20, 19, 18, 17, 16, 15, 14),
+     "Light rain today through Friday, with highs falling to 14°C on Tuesday."),
+    ((0, 0, 0, 4, 4, 0, 0), (14, 15, 16, 17, 18, 19, 20),
+     "Light rain over the weekend, with highs climbing to 20°C on Tuesday."),
+    ((0, 3, 0, 0, 0, 0, 6), (25, 21, 20, 19, 20, 22, 24),
+     "Light rain tomorrow and Tuesday, with highs dipping to 19°C on Saturday."),
+    ((2,) * 7, (20,) * 7, "Light rain throughout the week, with highs reaching 20°C today."),
+])
+def test_week_summaries(totals, highs, expected):
+    st, highs = week(totals, highs=highs)
+    assert text.render(summary.week_phrase(st, highs, DAYS, False), "en") == expected
+
+
+PHRASES = [
+    ("title", text.phrase(code)) for code in sorted({
+        int(fs.derive(np.array([[{**BASE, **c}[n] for n in k.INPUTS]]),
+                      fs.input_columns(COLUMNS), 0.0).codes[0])
+        for c in ({}, {"precip_mmh": 12.0, "precip_probability_frac": 1.0, "cape_jkg": 3000.0},
+                  {"visibility_m": 3000.0, "dewpoint_c": 5.0}, {"wind_u_ms": 12.0},
+                  {"precip_mmh": 0.05, "precip_probability_frac": 0.9})})
+] + [
+    ("sentence", summary.time_phrase("light-snow", p, NAMES))
+    for p in ((0, 1, 2, 3), (1,), (0, 1), (2, 3), (1, 2), (0, 3), (1, 3))
+] + [
+    ("sentence", summary.time_phrase("light-rain", (1,), ("today-morning", "today-afternoon",
+                                                          "today-evening", "today-night"))),
+    ("sentence", ("and", ("during", "medium-rain", "morning"),
+                  ("during", "light-wind", "night"))),
+    summary.minutely_phrase(*minutes([(10, 25)]), 0),
+    summary.minutely_phrase(*minutes([(0, 10), (30, 61)]), 0),
+    summary.week_phrase(*week((0, 3, 0, 0, 0, 0, 6), highs=(25, 21, 20, 19, 20, 22, 24)), DAYS,
+                        True),
+    summary.week_phrase(*week((4, 4, 4, 0, 0, 0, 0)), DAYS, False),
+    summary.week_phrase(*week((0, 0, 0, 4, 4, 0, 0)), DAYS, False),
+]
+
+
+@pytest.mark.parametrize("lang", sorted(text.LANGUAGES))
+def test_every_phrase_shape_renders_in_every_language(lang):
+    english = [text.render(p, "en") for p in PHRASES]
+    for phrase, in_english in zip(PHRASES, english):
+        rendered = text._translation(lang).translate(text._as_list(phrase))
+        assert rendered.strip()
+        if lang not in ("en", "x-pig-latin"):
+            assert rendered != in_english or phrase[0] == "title", (lang, rendered)
+
+
+def test_languages_and_fallbacks():
+    assert len(text.LANGUAGES - {"x-pig-latin"}) >= 55
+    assert text.language(("pt-BR", "pt", "en")) == "pt"
+    assert text.language(("zh-TW", "zh", "en")) == "zh-tw"
+    assert text.language(("nb", "en")) == "no"
+    assert text.language(("tlh", "en")) == "en"
+    assert text.render(("sentence", ("for-day", "medium-rain")), "de") == \
+        "Den ganzen Tag lang Regen."
+    assert text.render(("title", "light-clouds"), "fr") == "Faibles Passages Nuageux"
+
+
+def test_dominant_icon_prefers_the_more_severe_on_ties():
+    assert text.dominant([3, 3, 5]) == "04"
+    assert text.dominant([3, 5]) == "10"
