@@ -416,3 +416,24 @@ def test_unknown_parameters_are_ignored_and_answers_cache(server):
                 {**keyed(server), "If-None-Match": reply.headers["ETag"]})
     assert again.status in (304, 200)       # 200 only if a five-minute period just ended
     assert reply.headers["X-Data-Version"].startswith("webcams-")
+
+
+def test_generated_images_take_the_forecasts_cloud_cover(server, catalog, default_build):
+    from server.areas import forecast, webcams_sky
+    from server.areas.webcams_images import parse_name
+
+    version = contract.current_version_dir(default_build)
+    weather = forecast.load(version, contract.read_manifest(version)["areas"]["forecast"])
+    public_id = sorted(catalog)[321]
+    detail = api(server, f"/webcams/{public_id}")
+    url = detail["image"]["current"]
+    unix_s, _ = parse_name(urlsplit(url).path.rsplit("/", 1)[1])
+    cam = catalog[public_id]
+    cloud = weather.cloud_cover(cam["latitude"], cam["longitude"], unix_s)
+    if cloud is None:     # the forecast does not reach back to that time: the stand-in
+        cloud = webcams_sky.fallback_cloud_cover(__import__("zlib").crc32(public_id.encode()),
+                                                 unix_s)
+    expected = webcams_sky.render(public_id, detail["name"], cam["latitude"],
+                                  cam["longitude"], cam["timezone"], unix_s,
+                                  round(max(0.0, min(1.0, cloud)), 2))
+    assert get(url).body == expected
