@@ -227,8 +227,8 @@ def resident(version_dir: Path) -> dict:
             data.snapshots.window(row, range_, now, cat.timezones[row])
         # What the server's per-period caches hold for a webcam: its list item and detail
         # (the signed links are about 200 and 450 bytes).
-        data.items[row] = ((), cat.prefix(row) + b"i" * 200)
-        data.details[row] = ((), cat.prefix(row) + b"d" * 450)
+        data.items.setdefault((), {})[row] = cat.prefix(row) + b"i" * 200
+        data.details.setdefault((), {})[row] = cat.prefix(row) + b"d" * 450
         data.snapshots.last_time(row)
         queries += 3
     for zoom in range(contract.Webcams.ZOOM_MIN, contract.Webcams.ZOOM_MAX + 1):

@@ -18,12 +18,22 @@ class WebcamsData:
     catalog: Catalog
     snapshots: Snapshots
     clusters: Clusters
-    # row -> (link key, JSON): list items and details, rendered once per webcam and period
+    # link key -> row -> JSON: list items and details, rendered once per webcam and link key
     # (their links change only with the period, the signing key and the link bases).
-    items: dict[int, tuple[tuple, bytes]] = field(default_factory=dict)
-    details: dict[int, tuple[tuple, bytes]] = field(default_factory=dict)
+    items: dict[tuple, dict[int, bytes]] = field(default_factory=dict)
+    details: dict[tuple, dict[int, bytes]] = field(default_factory=dict)
     # Per row, the newest snapshot's image link up to its signature (None: no snapshot).
     current_heads: list[str | None] = field(default_factory=list)
+
+
+def bucket(store: dict[tuple, dict[int, bytes]], key: tuple) -> dict[int, bytes]:
+    """The renderings cached for one link key (older keys are dropped after a few)."""
+    found = store.get(key)
+    if found is None:
+        if len(store) >= 4:
+            store.clear()
+        found = store[key] = {}
+    return found
 
 
 def load(version_dir: Path, entry: dict) -> WebcamsData:

@@ -16,7 +16,7 @@ import numpy as np
 import orjson
 from aiohttp import web
 
-from server.areas.webcams_data import WebcamsData
+from server.areas.webcams_data import WebcamsData, bucket
 from server.areas.webcams_snapshots import iso as iso_stamps
 from server.areas.webcams_snapshots import iso_parts
 from server.areas.webcams_tokens import EMBED, TTL_S, Signer
@@ -46,6 +46,7 @@ class Links:
         self._cdn_json = orjson.dumps(self.cdn)[1:-1]
         # What cached renderings depend on besides the row.
         self.key = (self.expires, signer.secrets.current, self.cdn)
+        self._items = bucket(data.items, self.key)
 
     def query(self, public_id: str, expires: int | None = None) -> str:
         """The signature parameters of a webcam's image links."""
@@ -85,12 +86,10 @@ class Links:
 
     def webcam(self, row: int) -> bytes:
         """A Webcam object as in lists and clusters (cached per period)."""
-        hit = self.data.items.get(row)
-        if hit is not None and hit[0] == self.key:
-            return hit[1]
-        item = b'%b,"image":{"current":%b}}' % (self.data.catalog.prefix(row),
-                                                 self.current_image(row))
-        self.data.items[row] = (self.key, item)
+        item = self._items.get(row)
+        if item is None:
+            item = self._items[row] = b'%b,"image":{"current":%b}}' % (
+                self.data.catalog.prefix(row), self.current_image(row))
         return item
 
     def embed_url(self, row: int, range_: str | None = None) -> str:
@@ -103,16 +102,16 @@ class Links:
     def webcam_detail(self, row: int) -> bytes:
         """A Webcam object with last_updated and player (cached per period: the embed token
         depends only on the webcam, the expiry and the key)."""
-        key = self.key + (self.embed,)
-        hit = self.data.details.get(row)
-        if hit is not None and hit[0] == key:
-            return hit[1]
+        details = bucket(self.data.details, self.key + (self.embed,))
+        hit = details.get(row)
+        if hit is not None:
+            return hit
         last = self.data.snapshots.last_time(row)
         player = {"embed": self.embed_url(row), "expires_in": TTL_S}
         detail = b'%b,"last_updated":%b,"image":{"current":%b},"player":%b}' % (
             self.data.catalog.prefix(row), orjson.dumps(None if last is None else iso(last)),
             self.current_image(row), orjson.dumps(player))
-        self.data.details[row] = (key, detail)
+        details[row] = detail
         return detail
 
 
