@@ -70,6 +70,9 @@ class Clusters:
         """(cells wholly inside, cells straddling the edge) of the query's zoom."""
         a, b = self.candidates(query)
         box = query.bbox
+        if box.min_lat <= -90 and box.max_lat >= 90 and box.min_lon <= -180 \
+                and box.max_lon >= 180:         # the whole world (a common first map view)
+            return np.arange(a, b), np.zeros(0, dtype=np.int64)
         if box.min_lon <= box.max_lon:
             limits = np.array([box.min_lat, -box.max_lat, box.min_lon, -box.max_lon])
             inside = (self.bounds_low[a:b] >= limits).all(axis=1)
