@@ -68,7 +68,7 @@ def parse_name(name: str) -> tuple[int, str]:
     return int(stamp.replace(tzinfo=dt.timezone.utc).timestamp()), match.group(2)
 
 
-@endpoint(area=AREA, auth="none", limited=False)
+@endpoint(area=AREA, auth="none", limited=False, also=("forecast",))   # cloud cover
 async def image(request: web.Request) -> web.StreamResponse:
     """GET /cdn/webcams/{public_id}/{image}: one snapshot image."""
     public_id = request.match_info["public_id"]
