@@ -1,7 +1,8 @@
 """Air quality endpoint (interface 4.6): GET /air-quality/{lat},{lon}.
 
 Inside the CAMS European domain (decisions rule 21) the European grid answers and records carry
-dustAod (from the global grid) and pollen; elsewhere the global grid answers without them.
+dustAod (the global model's, regridded onto the European grid by the pipeline) and pollen;
+elsewhere the global grid answers without them.
 Values are bilinear at the point; both AQIs are evaluated from the interpolated concentrations
 with the tables the pipeline published, so they agree with the concentrations served.
 """
@@ -80,8 +81,8 @@ class AirQualityData:
         grids, tables = entry["grids"], entry[AQ.AQI_TABLES]
         self.europe = Domain(version_dir, grids[AQ.EUROPE], tables)
         self.world = Domain(version_dir, grids[AQ.GLOBAL], tables)
-        if self.world.dust is None:
-            raise ValueError("the global grid has no dust AOD")
+        if self.europe.dust is None or self.world.dust is None:
+            raise ValueError("a grid has no dust AOD (built before it was regridded?)")
         box = AQ.EUROPE_BOX
         self.lat_range = (box["lat_min"], box["lat_max"])
         self.lon_range = (box["lon_min"], box["lon_max"])
@@ -107,17 +108,6 @@ def _iso(unix_s: int) -> str:
     return datetime.fromtimestamp(unix_s, timezone.utc).strftime("%Y-%m-%dT%H:%MZ")
 
 
-def _aligned(domain: Domain, lat: float, lon: float, hour: int, steps: int) -> np.ndarray:
-    """The dust AOD at the point for `steps` hours from `hour` (NaN where not covered)."""
-    grid = domain.grid
-    first = (hour - grid.time0) // HOUR_S
-    out = np.full(steps, np.nan)
-    lo, hi = max(first, 0), min(first + steps, grid.ntime)
-    if lo < hi:
-        out[lo - first:hi - first] = grid.series(lat, lon, lo, hi, column=domain.dust)
-    return out
-
-
 def answer(data: AirQualityData, query: AirQualityQuery, now_s: float) -> bytes:
     """The JSON envelope: current hour and every hour to the end of the forecast."""
     lat, lon = query.lat, query.lon
@@ -137,8 +127,7 @@ def answer(data: AirQualityData, query: AirQualityQuery, now_s: float) -> bytes:
     values[:, :2] = domain.tables.evaluate(block).T
     values[:, 2:8] = block[:, domain.pollutants]
     if europe:
-        values[:, 8] = (block[:, domain.dust] if domain.dust is not None
-                        else _aligned(data.world, lat, lon, hour, steps))
+        values[:, 8] = block[:, domain.dust]
         values[:, 9:] = block[:, domain.pollen] if domain.pollen is not None else np.nan
     current, hourly = RECORDS[keys].render(hour, values)
     return b'{"latitude":%b,"longitude":%b,"timezone":%b,"current":%b,"hourly":{"data":%b}}' % (
