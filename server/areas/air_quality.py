@@ -2,9 +2,10 @@
 
 Inside the CAMS European domain (decisions rule 21) the European grid answers and records carry
 dustAod (the global model's, regridded onto the European grid by the pipeline) and pollen;
-elsewhere the global grid answers without them.
-Values are bilinear at the point; both AQIs are evaluated from the interpolated concentrations
-with the tables the pipeline published, so they agree with the concentrations served.
+elsewhere the global grid answers without them. Values are bilinear at the point; both AQIs
+are evaluated from the interpolated concentrations with the tables the pipeline published, so
+they agree with the concentrations served. The per-request work (interpolation, indices, the
+JSON of the records) is one compiled call (air_quality_kernel).
 """
 
 from __future__ import annotations
@@ -21,8 +22,9 @@ from tzfpy import get_tz
 
 from contract import AirQuality as AQ
 from server import params
-from server.areas.air_quality_index import IndexTables, columns
-from server.areas.air_quality_json import Numbers, Records
+from server.areas import air_quality_kernel as kernel
+from server.areas.air_quality_index import IndexTables
+from server.areas.air_quality_json import Records
 from server.errors import ApiError
 from server.grid import PointGrid
 from server.http import NOW, STORE, endpoint
@@ -41,18 +43,15 @@ POLLEN = (("pollenBirch", "birch_pollen_grains_m3"), ("pollenGrass", "grass_poll
           ("pollenRagweed", "ragweed_pollen_grains_m3"),
           ("pollenAlder", "alder_pollen_grains_m3"),
           ("pollenMugwort", "mugwort_pollen_grains_m3"))
-INDICES = ("eu", "us")             # the manifest's tables of europeanAqi and usAqi
-KEYS = ("time", "europeanAqi", "usAqi") + tuple(k for k, _ in POLLUTANTS)
-EUROPE_KEYS = KEYS + ("dustAod",) + tuple(k for k, _ in POLLEN)
-# Rendered numbers: indices (0-500), concentrations to 10,000.0 and AOD to 10.000 come from
-# pre-rendered tables; larger values are rendered one by one.
-NUMBERS = Numbers({0: int(AQ.INDEX_CAP) + 1, CONCENTRATION_DECIMALS: 100_001,
-                   AOD_DECIMALS: 10_001})
-RECORDS = {
-    KEYS: Records(KEYS, (0, 0) + (CONCENTRATION_DECIMALS,) * len(POLLUTANTS), NUMBERS),
-    EUROPE_KEYS: Records(EUROPE_KEYS, (0, 0) + (CONCENTRATION_DECIMALS,) * len(POLLUTANTS)
-                         + (AOD_DECIMALS,) + (CONCENTRATION_DECIMALS,) * len(POLLEN), NUMBERS),
-}
+# The manifest's tables and the grid column each index is written to in a point's block.
+INDICES = (("eu", "european_aqi"), ("us", "us_aqi"))
+# Record fields after the time: (key, grid variable, decimals).
+FIELDS = ((("europeanAqi", "european_aqi", 0), ("usAqi", "us_aqi", 0))
+          + tuple((k, v, CONCENTRATION_DECIMALS) for k, v in POLLUTANTS))
+EUROPE_FIELDS = (FIELDS + (("dustAod", AQ.DUST_AOD, AOD_DECIMALS),)
+                 + tuple((k, v, CONCENTRATION_DECIMALS) for k, v in POLLEN))
+KEYS = ("time",) + tuple(k for k, _, _ in FIELDS)
+EUROPE_KEYS = ("time",) + tuple(k for k, _, _ in EUROPE_FIELDS)
 
 
 @dataclass(frozen=True)
@@ -62,16 +61,58 @@ class AirQualityQuery:
 
 
 class Domain:
-    """One grid with its index tables and the columns a record needs."""
+    """One grid with its index tables and record layouts, as the kernel takes them."""
 
     def __init__(self, version_dir: Path, spec: dict, tables: dict):
         self.grid = PointGrid(version_dir, spec)
-        self.tables = IndexTables(tables, self.grid.variables, INDICES)
         column = self.grid.column
-        self.pollutants = columns([column[v] for _, v in POLLUTANTS])
-        self.pollen = (columns([column[v] for _, v in POLLEN])
-                       if all(v in column for _, v in POLLEN) else None)
+        self.tables = IndexTables(tables, self.grid.variables, tuple(n for n, _ in INDICES))
+        self.index_columns = np.array([column[v] for _, v in INDICES], dtype=np.int64)
+        # Record fields by whether the point is in Europe (a variable the grid lacks is null).
+        self.records = {europe: Records(keys, tuple(d for _, _, d in fields),
+                                        tuple(column.get(v, -1) for _, v, _ in fields))
+                        for europe, keys, fields in ((False, KEYS, FIELDS),
+                                                     (True, EUROPE_KEYS, EUROPE_FIELDS))}
+        # The columns to interpolate: the indices' inputs and the records' values.
+        read = {column[v] for _, v, _ in EUROPE_FIELDS if v in column} | set(
+            self.tables.columns.tolist())
+        self.columns = np.array(sorted(read - set(self.index_columns.tolist())),
+                                dtype=np.int64)
         self.dust = column.get(AQ.DUST_AOD)
+
+    def records_at(self, lat: float, lon: float, first: int, europe: bool,
+                   time0: int) -> tuple[bytes, bytes]:
+        """(first record, JSON array of records) for steps from `first` (time0, Unix s) to the
+        end of the grid; bytes-like."""
+        grid, records = self.grid, self.records[europe]
+        rows, cols, weights = grid.corners(lat, lon)
+        rows, cols = np.array(rows, dtype=np.intp), np.array(cols, dtype=np.intp)
+        out = records.buffer(grid.ntime - first)
+        end, first_end = kernel.answer(grid.values, rows, cols, weights, first, grid.ntime,
+                                       self.columns, *self.tables.arrays(self.index_columns),
+                                       *records.arrays(), time0, HOUR_S, out)
+        if end >= 0:
+            return records.split(out, end, first_end)
+        # A number beyond the kernel's digits: the same values through orjson.
+        return records.orjson(time0, self._block(rows, cols, weights, first), HOUR_S)
+
+    def _block(self, rows: np.ndarray, cols: np.ndarray, weights: np.ndarray,
+               first: int) -> np.ndarray:
+        """The point's values and indices (steps, nvar), as kernel.answer computes them."""
+        block = np.empty((self.grid.ntime - first, len(self.grid.variables)))
+        kernel.bilinear(self.grid.values, rows, cols, weights, first, self.grid.ntime,
+                        self.columns, block)
+        kernel.evaluate(block, *self.tables.arrays(self.index_columns))
+        return block
+
+    def warm_up(self) -> None:
+        """Compile (or load from the cache) the kernels for this grid's array types, the
+        orjson path's included, so that no request waits for the compiler."""
+        grid = self.grid
+        for europe in (False, True):
+            self.records_at(grid.lat0, grid.lon0, 0, europe, grid.time0)
+        rows, cols = np.zeros(4, dtype=np.intp), np.zeros(4, dtype=np.intp)
+        self._block(rows, cols, np.full(4, 0.25), grid.ntime - 1)
 
 
 class AirQualityData:
@@ -83,6 +124,8 @@ class AirQualityData:
         self.world = Domain(version_dir, grids[AQ.GLOBAL], tables)
         if self.europe.dust is None or self.world.dust is None:
             raise ValueError("a grid has no dust AOD (built before it was regridded?)")
+        self.europe.warm_up()
+        self.world.warm_up()
         box = AQ.EUROPE_BOX
         self.lat_range = (box["lat_min"], box["lat_max"])
         self.lon_range = (box["lon_min"], box["lon_max"])
@@ -120,19 +163,11 @@ def answer(data: AirQualityData, query: AirQualityQuery, now_s: float) -> bytes:
         raise ApiError(503, "air quality data is stale: it covers "
                             f"{_iso(grid.time0)} to {_iso(grid.time_end)}, not the current "
                             "hour", headers={"Retry-After": str(STALE_RETRY_AFTER_S)})
-    block = grid.series(lat, lon, first)
-    steps = block.shape[0]
-    keys = EUROPE_KEYS if europe else KEYS
-    values = np.empty((steps, len(keys) - 1))    # the record's columns after the time
-    values[:, :2] = domain.tables.evaluate(block).T
-    values[:, 2:8] = block[:, domain.pollutants]
-    if europe:
-        values[:, 8] = block[:, domain.dust]
-        values[:, 9:] = block[:, domain.pollen] if domain.pollen is not None else np.nan
-    current, hourly = RECORDS[keys].render(hour, values)
-    return b'{"latitude":%b,"longitude":%b,"timezone":%b,"current":%b,"hourly":{"data":%b}}' % (
+    current, hourly = domain.records_at(lat, lon, first, europe, hour)
+    head = b'{"latitude":%b,"longitude":%b,"timezone":%b,"current":' % (
         orjson.dumps(round(lat, 5)), orjson.dumps(round(lon, 5)),
-        orjson.dumps(get_tz(lon, lat) or "UTC"), current, hourly)
+        orjson.dumps(get_tz(lon, lat) or "UTC"))
+    return b"".join((head, current, b',"hourly":{"data":', hourly, b"}}"))
 
 
 @endpoint(area=AREA, auth="key", max_age=MAX_AGE_S, period_s=HOUR_S)
