@@ -30,6 +30,7 @@ from server.grid import PointGrid
 from server.http import NOW, STORE, endpoint
 
 AREA = AQ.AREA
+JSON_HEADERS = {"Content-Type": "application/json"}    # cheaper than content_type=...
 HOUR_S = 3600
 MAX_AGE_S = HOUR_S            # and never past the current hour (Endpoint.period_s)
 STALE_RETRY_AFTER_S = 600
@@ -79,28 +80,30 @@ class Domain:
         self.columns = np.array(sorted(read - set(self.index_columns.tolist())),
                                 dtype=np.int64)
         self.dust = column.get(AQ.DUST_AOD)
+        self.geometry = np.array([getattr(self.grid, name) for name in kernel.GEOMETRY],
+                                 dtype=np.float64)
+        # kernel.answer's arguments after lat, lon and first, up to the time, by region
+        self.arguments = {europe: (self.columns, *self.tables.arrays(self.index_columns),
+                                   *records.arrays)
+                          for europe, records in self.records.items()}
 
     def records_at(self, lat: float, lon: float, first: int, europe: bool,
                    time0: int) -> tuple[bytes, bytes]:
         """(first record, JSON array of records) for steps from `first` (time0, Unix s) to the
         end of the grid; bytes-like."""
-        grid, records = self.grid, self.records[europe]
-        rows, cols, weights = grid.corners(lat, lon)
-        rows, cols = np.array(rows, dtype=np.intp), np.array(cols, dtype=np.intp)
-        out = records.buffer(grid.ntime - first)
-        end, first_end = kernel.answer(grid.values, rows, cols, weights, first, grid.ntime,
-                                       self.columns, *self.tables.arrays(self.index_columns),
-                                       *records.arrays(), time0, HOUR_S, out)
+        records = self.records[europe]
+        out = records.buffer(self.grid.ntime - first)
+        end, first_end = kernel.answer(self.grid.values, self.geometry, lat, lon, first,
+                                       *self.arguments[europe], time0, HOUR_S, out)
         if end >= 0:
             return records.split(out, end, first_end)
         # A number beyond the kernel's digits: the same values through orjson.
-        return records.orjson(time0, self._block(rows, cols, weights, first), HOUR_S)
+        return records.orjson(time0, self._block(lat, lon, first), HOUR_S)
 
-    def _block(self, rows: np.ndarray, cols: np.ndarray, weights: np.ndarray,
-               first: int) -> np.ndarray:
+    def _block(self, lat: float, lon: float, first: int) -> np.ndarray:
         """The point's values and indices (steps, nvar), as kernel.answer computes them."""
         block = np.empty((self.grid.ntime - first, len(self.grid.variables)))
-        kernel.bilinear(self.grid.values, rows, cols, weights, first, self.grid.ntime,
+        kernel.bilinear(self.grid.values, self.geometry, lat, lon, first, self.grid.ntime,
                         self.columns, block)
         kernel.evaluate(block, *self.tables.arrays(self.index_columns))
         return block
@@ -111,8 +114,7 @@ class Domain:
         grid = self.grid
         for europe in (False, True):
             self.records_at(grid.lat0, grid.lon0, 0, europe, grid.time0)
-        rows, cols = np.zeros(4, dtype=np.intp), np.zeros(4, dtype=np.intp)
-        self._block(rows, cols, np.full(4, 0.25), grid.ntime - 1)
+        self._block(grid.lat0, grid.lon0, grid.ntime - 1)
 
 
 class AirQualityData:
@@ -164,10 +166,10 @@ def answer(data: AirQualityData, query: AirQualityQuery, now_s: float) -> bytes:
                             f"{_iso(grid.time0)} to {_iso(grid.time_end)}, not the current "
                             "hour", headers={"Retry-After": str(STALE_RETRY_AFTER_S)})
     current, hourly = domain.records_at(lat, lon, first, europe, hour)
-    head = b'{"latitude":%b,"longitude":%b,"timezone":%b,"current":' % (
-        orjson.dumps(round(lat, 5)), orjson.dumps(round(lon, 5)),
-        orjson.dumps(get_tz(lon, lat) or "UTC"))
-    return b"".join((head, current, b',"hourly":{"data":', hourly, b"}}"))
+    return b"".join((b'{"latitude":', orjson.dumps(round(lat, 5)),
+                     b',"longitude":', orjson.dumps(round(lon, 5)),
+                     b',"timezone":', orjson.dumps(get_tz(lon, lat) or "UTC"),
+                     b',"current":', current, b',"hourly":{"data":', hourly, b"}}"))
 
 
 @endpoint(area=AREA, auth="key", max_age=MAX_AGE_S, period_s=HOUR_S)
@@ -176,7 +178,7 @@ async def air_quality(request: web.Request) -> web.Response:
     query = parse(request.match_info["coordinates"])
     data: AirQualityData = request.app[STORE].require(AREA).data
     body = answer(data, query, request.get(NOW) or time.time())
-    return web.Response(body=body, content_type="application/json")
+    return web.Response(body=body, headers=JSON_HEADERS)
 
 
 def routes() -> list[web.RouteDef]:

@@ -31,24 +31,25 @@ class Records:
         self.sources = np.array(range(len(decimals)) if sources is None else sources,
                                 dtype=np.int64)
         parts = [b'{"%b":' % keys[0].encode()] + [b',"%b":' % k.encode() for k in keys[1:]]
-        self.key_bytes = np.frombuffer(b"".join(parts), dtype=np.uint8)
+        if max(map(len, parts)) > kernel.KEY_BYTES:
+            raise ValueError(f"a key is longer than {kernel.KEY_BYTES - 4} characters")
+        self.key_bytes = np.frombuffer(b"".join(parts) + bytes(kernel.KEY_BYTES), dtype=np.uint8)
         self.key_end = np.cumsum([len(p) for p in parts]).astype(np.int64)
-        self.record_bytes = len(self.key_bytes) + NUMBER_BYTES * len(keys) + 2
+        self.record_bytes = int(self.key_end[-1]) + NUMBER_BYTES * len(keys) + 2
+        # kernel.render's arguments after the block
+        self.arrays = (self.sources, self.decimals, self.key_bytes, self.key_end)
 
-    def arrays(self) -> tuple:
-        """kernel.render's arguments after the block."""
-        return self.sources, self.decimals, self.key_bytes, self.key_end
 
     def buffer(self, steps: int) -> np.ndarray:
         """Room for `steps` records as a JSON array."""
-        return np.empty(2 + steps * self.record_bytes, dtype=np.uint8)
+        return np.empty(2 + steps * self.record_bytes + kernel.KEY_BYTES, dtype=np.uint8)
 
     def render(self, first: int, block: np.ndarray, dt_s: int = 3600) -> tuple[bytes, bytes]:
         """(JSON of the first record, JSON array of all) of block's rows (steps, columns), the
         row k being the time first + k * dt_s (Unix s); bytes-like."""
         out = self.buffer(block.shape[0])
         end, first_end = kernel.render(np.ascontiguousarray(block, dtype=np.float64),
-                                       *self.arrays(), first, dt_s, out)
+                                       *self.arrays, first, dt_s, out)
         return self.split(out, end, first_end) if end >= 0 else self.orjson(first, block, dt_s)
 
     @staticmethod

@@ -75,6 +75,6 @@ def test_numbers_beyond_the_digits_go_through_orjson():
     values = np.array([[1.5, 0.25], [3e20, 1e13], [2.0, -5e14]])
     records = Records(keys, decimals)
     out = records.buffer(len(values))
-    assert kernel.render(values, *records.arrays(), TIME0, 3600, out) == (-1, -1)
+    assert kernel.render(values, *records.arrays, TIME0, 3600, out) == (-1, -1)
     assert rendered(records, TIME0, values) == reference(
         keys, [TIME0 + 3600 * k for k in range(3)], values, decimals)

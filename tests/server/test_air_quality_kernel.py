@@ -29,26 +29,40 @@ def _grid(tmp_path, wraps: bool, variables=("a", "b", "c")) -> PointGrid:
     return PointGrid(tmp_path, spec)
 
 
-def _corners(grid: PointGrid, lat: float, lon: float):
-    rows, cols, weights = grid.corners(lat, lon)
-    return np.array(rows, dtype=np.intp), np.array(cols, dtype=np.intp), weights
+def _geometry(grid: PointGrid) -> np.ndarray:
+    return np.array([getattr(grid, name) for name in kernel.GEOMETRY], dtype=np.float64)
+
+
+def _points(seed: int) -> list[tuple[float, float]]:
+    """Random points, edges, poles, both sides of the antimeridian and of lon0."""
+    rng = np.random.default_rng(seed)
+    return [(rng.uniform(-90, 90), rng.uniform(-180, 180)) for _ in range(300)] + [
+        (30.0, -11.0), (50.0, 21.0), (41.0, 4.0), (90.0, 179.9), (-90.0, -180.0),
+        (45.0, -10.5), (45.0, -11.5), (45.0, 20.5), (0.0, 170.0), (0.0, -170.0)]
+
+
+@pytest.mark.parametrize("wraps", [True, False])
+def test_corners_are_the_grid_corners(tmp_path, wraps):
+    grid = _grid(tmp_path, wraps)
+    for lat, lon in _points(2):
+        rows, cols, weights = grid.corners(lat, lon)
+        i0, i1, j0, j1, *w = kernel.corners(_geometry(grid), lat, lon)
+        assert ([i0, i0, i1, i1], [j0, j1, j0, j1]) == (rows, cols), (lat, lon)
+        assert w == weights.tolist(), (lat, lon)
 
 
 @pytest.mark.parametrize("wraps", [True, False])
 def test_bilinear_is_the_grid_series(tmp_path, wraps):
     grid = _grid(tmp_path, wraps)
-    rng = np.random.default_rng(1)
-    points = [(rng.uniform(-90, 90), rng.uniform(-180, 180)) for _ in range(200)] + [
-        (30.0, -11.0), (50.0, 21.0), (41.0, 4.0), (90.0, 179.9), (-90.0, -180.0)]
     columns = np.array([0, 2, 1], dtype=np.int64)
-    for lat, lon in points:
+    for lat, lon in _points(1):
         for first, stop in ((0, 30), (17, 30), (29, 30)):
             out = np.full((stop - first, 3), -1.0)
-            kernel.bilinear(grid.values, *_corners(grid, lat, lon), first, stop, columns, out)
+            kernel.bilinear(grid.values, _geometry(grid), lat, lon, first, stop, columns, out)
             np.testing.assert_allclose(out, grid.series(lat, lon, first, stop), rtol=1e-12,
                                        atol=0, equal_nan=True)
     out = np.full((30, 3), -1.0)
-    kernel.bilinear(grid.values, *_corners(grid, 41.0, 4.0), 0, 30, np.array([2]), out)
+    kernel.bilinear(grid.values, _geometry(grid), 41.0, 4.0, 0, 30, np.array([2]), out)
     assert (out[:, :2] == -1.0).all()                     # columns not asked for: untouched
 
 
