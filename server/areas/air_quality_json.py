@@ -16,7 +16,7 @@ import orjson
 
 from server.areas import air_quality_kernel as kernel
 
-NUMBER_BYTES = 20            # "-", 15 digits, "." and room: any number kernel.render writes
+NUMBER_BYTES = 20            # "-", 15 digits, "0", "." and room: any number render writes
 
 
 class Records:
@@ -38,7 +38,6 @@ class Records:
         self.record_bytes = int(self.key_end[-1]) + NUMBER_BYTES * len(keys) + 2
         # kernel.render's arguments after the block
         self.arrays = (self.sources, self.decimals, self.key_bytes, self.key_end)
-
 
     def buffer(self, steps: int) -> np.ndarray:
         """Room for `steps` records as a JSON array."""
