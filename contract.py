@@ -224,7 +224,9 @@ class AirQuality:
     POLLEN = ("alder_pollen_grains_m3", "birch_pollen_grains_m3", "grass_pollen_grains_m3",
               "mugwort_pollen_grains_m3", "olive_pollen_grains_m3", "ragweed_pollen_grains_m3")
     DUST_AOD = "dust_aod"
-    EUROPE_VARIABLES = POLLUTANTS + tuple(w[0] for w in WINDOWS) + AQIS + POLLEN
+    # The European grid's dust AOD is the global one regridded: bilinear on the global cells
+    # at each European cell centre (so a European answer reads one grid).
+    EUROPE_VARIABLES = POLLUTANTS + tuple(w[0] for w in WINDOWS) + AQIS + (DUST_AOD,) + POLLEN
     GLOBAL_VARIABLES = POLLUTANTS + tuple(w[0] for w in WINDOWS) + AQIS + (DUST_AOD,)
     # Manifest entry key of the index tables: {"us": [input, ...], "eu": [...]}, each input
     # {"variable", "scale", "decimals", "x", "y", "below", "above", "required"}: the
