@@ -15,6 +15,7 @@ Both sides import this module and nothing else of each other.
 from __future__ import annotations
 
 import json
+import math
 import re
 import unicodedata
 from pathlib import Path
@@ -96,6 +97,107 @@ class Geocoding:
     TRIGRAM_MIN_CHARS = 6
 
 
+class Webcams:
+    """File names and columns of the webcams area (paths relative to the version directory)."""
+
+    AREA = "webcams"
+    # User-facing tables (Parquet, one DuckDB view each).
+    WEBCAMS = "webcams/webcams.parquet"            # the whole catalog, inactive cameras included
+    SNAPSHOTS = "webcams/snapshots.parquet"        # snapshots of served webcams, sorted
+    WEBCAM_COLUMNS = (
+        "public_id", "name", "latitude", "longitude", "country_code", "views",
+        "location_public_id", "location_name", "timezone", "status",
+    )
+    SNAPSHOT_COLUMNS = ("public_id", "captured_at", "image")
+    TABLES = {"webcams": WEBCAMS, "webcam_snapshots": SNAPSHOTS}   # DuckDB view -> file
+    # Served webcams (status active), one row each in public_id byte order.
+    CAMS_ARROW = "webcams/index/webcams.arrow"
+    CAM_COLUMNS = (
+        "public_id", "name", "latitude", "longitude", "country_code", "views",
+        "location_public_id", "location_name", "timezone",
+    )
+    # Row r's Webcam JSON object without its closing brace and without the fields that depend
+    # on the request (image, last_updated, player): CAM_JSON[offsets[r]:offsets[r + 1]].
+    CAM_JSON = "webcams/index/webcam_json.bin"
+    CAM_JSON_OFFSETS = "webcams/index/webcam_json_offsets.npy"
+    # Rows by views descending and by views ascending, ties by public_id (int32 permutations).
+    ORDER_DESC = "webcams/index/order_views_desc.npy"
+    ORDER_ASC = "webcams/index/order_views_asc.npy"
+    # Per row: index into COUNTRY_CODES (int16) and into LOCATION_IDS (int32, -1 = none).
+    ROW_COUNTRY = "webcams/index/row_country.npy"
+    ROW_LOCATION = "webcams/index/row_location.npy"
+    COUNTRY_CODES = "webcams/index/country_codes.npy"     # S2, sorted: every ISO 3166-1 code
+    LOCATION_IDS = "webcams/index/location_ids.npy"       # S16, sorted distinct location ids
+    # Snapshots: row r's capture times (unix seconds, uint32, ascending) are
+    # SNAP_TIMES[SNAP_OFFSETS[r]:SNAP_OFFSETS[r + 1]]; LAST_TIME[r] is the newest (0 = none).
+    SNAP_TIMES = "webcams/index/snap_times.npy"
+    SNAP_OFFSETS = "webcams/index/snap_offsets.npy"
+    # Every SNAP_STRIDE-th element of SNAP_TIMES: the server keeps this small index in memory
+    # and reads only the few blocks of SNAP_TIMES a query needs (not mapped: its resident
+    # memory stays small however many webcams are asked for).
+    SNAP_SPARSE = "webcams/index/snap_times_sparse.npy"
+    SNAP_STRIDE = 64
+    LAST_TIME = "webcams/index/last_time.npy"
+    # Image of each snapshot (int32 id into IMAGES_ARROW); absent when every image is rendered
+    # on demand by the server's image host (the generated catalog).
+    SNAP_IMAGES = "webcams/index/snap_images.npy"
+    IMAGES_ARROW = "webcams/index/images.arrow"           # id, kind (file | key), ref, media_type
+    IMAGES_DIR = "webcams/images"                         # copied image files, named by id
+    # For each row and local calendar day (days since 1970-01-01 in the webcam's timezone), the
+    # snapshot closest to 12:00 local time: DAILY_DAY/DAILY_INDEX/DAILY_TIME[DAILY_OFFSETS[r]:
+    # DAILY_OFFSETS[r + 1]], days ascending; DAILY_INDEX points into SNAP_TIMES, DAILY_TIME is
+    # its capture time (so 30d never touches the large SNAP_TIMES).
+    DAILY_OFFSETS = "webcams/index/daily_offsets.npy"
+    DAILY_DAY = "webcams/index/daily_day.npy"
+    DAILY_INDEX = "webcams/index/daily_index.npy"
+    DAILY_TIME = "webcams/index/daily_time.npy"
+    # Map clusters: a Web Mercator grid of level zoom + CELL_LEVEL_OFFSET. CLUSTER_ROWS lists
+    # rows in grid order; CELLS holds, for every zoom, its non-empty cells (zoom ascending, then
+    # cell key) with the members' row range in CLUSTER_ROWS, count, centroid and bounding box;
+    # CELL_ZOOM_OFFSETS[z - ZOOM_MIN] is the first cell of zoom z. CELL_JSON holds each cell's
+    # cluster object followed by a comma; for a cell of one webcam it ends after `"webcam":`.
+    CLUSTER_ROWS = "webcams/index/cluster_rows.npy"
+    CELLS = "webcams/index/cells.arrow"
+    CELL_COLUMNS = ("key", "start", "end", "count", "latitude", "longitude",
+                    "min_lat", "max_lat", "min_lon", "max_lon")
+    CELL_ZOOM_OFFSETS = "webcams/index/cell_zoom_offsets.npy"
+    CELL_JSON = "webcams/index/cell_json.bin"
+    CELL_JSON_OFFSETS = "webcams/index/cell_json_offsets.npy"
+    ZOOM_MIN, ZOOM_MAX = 1, 18
+    CELL_LEVEL_OFFSET = 2        # 4 x 4 cells per 256-pixel map tile: 64-pixel cells
+    MAX_MERCATOR_LAT = 85.0511287798066
+
+    # Public ids: what the pipeline accepts and the server's path pattern.
+    PUBLIC_ID = r"[A-Za-z0-9][A-Za-z0-9._-]{0,63}"
+    RESERVED_IDS = ("clusters", "token", "embed")  # path words of /webcams/...
+    ID_BYTES = 64
+    LOCATION_ID_BYTES = 16
+    IMAGE_MEDIA_TYPES = {".jpg": "image/jpeg", ".jpeg": "image/jpeg", ".png": "image/png",
+                         ".webp": "image/webp", ".gif": "image/gif", ".avif": "image/avif"}
+
+    @staticmethod
+    def tile_xy(lat: float, lon: float, level: int) -> tuple[int, int]:
+        """Web Mercator tile column and row of a point at `level` (poles clamped)."""
+        size = 1 << level
+        phi = math.radians(max(-Webcams.MAX_MERCATOR_LAT, min(Webcams.MAX_MERCATOR_LAT, lat)))
+        x = math.floor((lon + 180.0) / 360.0 * size)
+        y = math.floor((1.0 - math.log(math.tan(phi) + 1.0 / math.cos(phi)) / math.pi) / 2.0
+                       * size)
+        return min(max(x, 0), size - 1), min(max(y, 0), size - 1)
+
+    @staticmethod
+    def morton(x: int, y: int) -> int:
+        """Z-order key: the bits of x at even positions, those of y at odd positions."""
+        def spread(v: int) -> int:
+            v &= 0xFFFFFFFF
+            for shift, mask in ((16, 0x0000FFFF0000FFFF), (8, 0x00FF00FF00FF00FF),
+                                (4, 0x0F0F0F0F0F0F0F0F), (2, 0x3333333333333333),
+                                (1, 0x5555555555555555)):
+                v = (v | (v << shift)) & mask
+            return v
+        return spread(x) | spread(y) << 1
+
+
 class AirQuality:
     """Grids and variables of the air-quality area (CAMS Europe 0.1° and CAMS global 0.4°).
 
@@ -122,7 +224,9 @@ class AirQuality:
     POLLEN = ("alder_pollen_grains_m3", "birch_pollen_grains_m3", "grass_pollen_grains_m3",
               "mugwort_pollen_grains_m3", "olive_pollen_grains_m3", "ragweed_pollen_grains_m3")
     DUST_AOD = "dust_aod"
-    EUROPE_VARIABLES = POLLUTANTS + tuple(w[0] for w in WINDOWS) + AQIS + POLLEN
+    # The European grid's dust AOD is the global one regridded: bilinear on the global cells
+    # at each European cell centre (so a European answer reads one grid).
+    EUROPE_VARIABLES = POLLUTANTS + tuple(w[0] for w in WINDOWS) + AQIS + (DUST_AOD,) + POLLEN
     GLOBAL_VARIABLES = POLLUTANTS + tuple(w[0] for w in WINDOWS) + AQIS + (DUST_AOD,)
     # Manifest entry key of the index tables: {"us": [input, ...], "eu": [...]}, each input
     # {"variable", "scale", "decimals", "x", "y", "below", "above", "required"}: the

@@ -9,7 +9,7 @@ from typing import Callable
 
 import contract
 from pipeline import publish
-from pipeline.areas import air_quality, forecast, geocoding
+from pipeline.areas import air_quality, forecast, geocoding, webcams
 
 log = logging.getLogger("pipeline")
 
@@ -18,6 +18,7 @@ BUILDERS: dict[str, Callable[[Path, Path], dict]] = {
     "geocoding": geocoding.build,
     "air_quality": air_quality.build,
     "forecast": forecast.build,
+    "webcams": webcams.build,   # after geocoding (contract.AREAS order): links to its places
 }
 
 

@@ -21,6 +21,17 @@ def lon_order(lon_deg: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     return folded[order], order
 
 
+# Coordinates stored as float32 (as CAMS does) are off by up to ~3e-5 degrees; a grid's origin
+# and ends are snapped to 1e-4 degrees when that close, so the step comes out exact (0.1, not
+# 0.099998, whose error grows to a cell's width across the domain).
+SNAP_DEG, SNAP_TOLERANCE_DEG = 4, 5e-5
+
+
+def _snapped(value: float) -> float:
+    nearest = round(value, SNAP_DEG)
+    return nearest if abs(value - nearest) <= SNAP_TOLERANCE_DEG else value
+
+
 def regular_axis(values: np.ndarray, name: str, path: Path | str) -> tuple[float, float]:
     """(first, step) of an ascending, evenly spaced axis; raises InputError otherwise."""
     from pipeline.io import InputError
@@ -29,10 +40,11 @@ def regular_axis(values: np.ndarray, name: str, path: Path | str) -> tuple[float
     if values.size < 2:
         raise InputError(path, f"{name} needs at least two values, got {values.size}")
     steps = np.diff(values)
-    step = float(np.median(steps))
+    first, last = _snapped(float(values[0])), _snapped(float(values[-1]))
+    step = (last - first) / (values.size - 1)
     if step <= 0 or not np.allclose(steps, step, rtol=0, atol=abs(step) * 1e-3):
         raise InputError(path, f"{name} is not a regular ascending grid axis")
-    return float(values[0]), step
+    return first, round(step, 9)
 
 
 def spec(file: str, lat: np.ndarray, lon: np.ndarray, time0: int, dt_s: int, ntime: int,

@@ -2,6 +2,7 @@
 
     python -m server [--build DIR] [--host H] [--port P] [--keys-file F] [--workers N]
     python -m server keys add NAME --keys-file F [--rate-limit N]
+    python -m server secrets rotate [--file F] [--keep N]
 """
 
 from __future__ import annotations
@@ -19,6 +20,8 @@ def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else argv
     if argv[:1] == ["keys"]:
         return keys_command(argv[1:])
+    if argv[:1] == ["secrets"]:
+        return secrets_command(argv[1:])
     return serve_command(argv)
 
 
@@ -43,6 +46,31 @@ def keys_command(argv: list[str]) -> int:
     print(f"Created key {args.name!r} ({limit}); its hash is stored in {args.keys_file}.")
     print("Send it as the X-API-Key header or the api_key parameter. It is shown only once:")
     print(key)
+    return 0
+
+
+def secrets_command(argv: list[str]) -> int:
+    """`secrets rotate`: make a new signing secret current in the secrets file."""
+    from server.areas.webcams_tokens import rotate_secrets_file
+
+    parser = argparse.ArgumentParser(prog="python -m server secrets")
+    sub = parser.add_subparsers(dest="action", required=True)
+    rotate = sub.add_parser("rotate", help="sign with a new secret from now on; tokens signed "
+                                           "with the kept older ones stay valid until expiry")
+    rotate.add_argument("--file", type=Path, default=None,
+                        help="secrets file (default: signing-secrets.json beside the build "
+                             "directory, as the server uses)")
+    rotate.add_argument("--keep", type=int, default=2,
+                        help="older secrets to keep for verifying (default 2)")
+    args = parser.parse_args(argv)
+    path = args.file or Config.from_env().secrets_path
+    try:
+        kid = rotate_secrets_file(path, keep=max(0, args.keep))
+    except (OSError, ValueError, KeyError) as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 1
+    print(f"{path}: new signing key {kid} is current; running servers pick it up within "
+          "their reload interval.")
     return 0
 
 

@@ -11,7 +11,7 @@ import orjson
 from aiohttp import web
 
 from server import openapi
-from server.areas import air_quality, forecast, geocoding, pending
+from server.areas import air_quality, forecast, geocoding, webcams
 from server.config import Config
 from server.errors import ApiError
 from server.http import CONFIG, KEYS, LIMITER, STORE, api_middleware, endpoint
@@ -22,7 +22,7 @@ from server.store import Store
 
 log = logging.getLogger("server")
 LOADERS = {"geocoding": geocoding.load, "air_quality": air_quality.load,
-           "forecast": forecast.load}
+           "forecast": forecast.load, "webcams": webcams.load}
 
 
 def create_app(config: Config) -> web.Application:
@@ -35,6 +35,7 @@ def create_app(config: Config) -> web.Application:
     app.cleanup_ctx.append(_watch_build)
     if config.rate_limit_redis_url:
         app.cleanup_ctx.append(_shared_limiter)
+    webcams.setup(app)
     app.router.add_routes([
         web.get("/health", health),
         web.get("/ready", ready),
@@ -42,7 +43,7 @@ def create_app(config: Config) -> web.Application:
         *geocoding.routes(),
         *air_quality.routes(),
         *forecast.routes(),
-        *pending.routes(),
+        *webcams.routes(),
     ])
     return app
 

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass, fields, replace
+from dataclasses import dataclass, field, fields, replace
 from pathlib import Path
 from typing import Mapping
 
@@ -28,9 +28,22 @@ class Config:
     load_retry_s: float = 30.0         # how soon to load an area again after it failed to load
     base_url: str = ""                 # public base URL; empty means the request's own origin
     trust_forwarded_for: bool = False  # use X-Forwarded-For as the client address (behind a proxy)
+    # Webcam links. {cdn_url}: base of signed image URLs (default: this server's built-in image
+    # host, {base}/cdn); {embed_base_url}: base of player.embed links (default: this server).
+    cdn_url: str = ""
+    embed_base_url: str = ""
+    # Token and link signing: "kid:secret,kid:secret" (the first signs, all verify), else the
+    # secrets file (default: signing-secrets.json beside the build directory, created once).
+    signing_secrets: str = field(default="", repr=False)
+    signing_secrets_file: Path | None = None
     # Load the build before accepting connections (set for --workers > 1, so that no worker
     # answers before its data is loaded; queued connections wait instead of failing).
     preload: bool = False
+
+    @property
+    def secrets_path(self) -> Path:
+        """The signing secrets file in use when no secrets are given in the environment."""
+        return self.signing_secrets_file or self.build_dir.resolve().parent / "signing-secrets.json"
 
     @property
     def burst(self) -> int:

@@ -8,6 +8,11 @@ from pathlib import Path
 import numpy as np
 
 
+# Float rounding of lat0 + n * dlat must not put a domain's own edge (72°N for CAMS Europe)
+# outside it.
+EDGE_DEG = 1e-9
+
+
 class PointGrid:
     """One grid of an area: values (nlat, nlon, ntime, nvar) mapped read-only, shared by workers."""
 
@@ -28,7 +33,7 @@ class PointGrid:
     def contains(self, lat: float, lon: float) -> bool:
         """True when the point lies within the grid's cells (half a cell beyond the outer
         centres counts: those points take the edge values)."""
-        half_lat, half_lon = self.dlat / 2, self.dlon / 2
+        half_lat, half_lon = self.dlat / 2 + EDGE_DEG, self.dlon / 2 + EDGE_DEG
         if not self.lat0 - half_lat <= lat <= self.lat0 + (self.nlat - 1) * self.dlat + half_lat:
             return False
         if self.wraps:

@@ -41,6 +41,8 @@ CORS = {
                                      "RateLimit-Remaining, RateLimit-Reset, Retry-After",
 }
 STATIC_HEADERS = {**CORS, "X-API-Version": API_VERSION, "Server": "weather-geodata-api"}
+# CORS is open for GET only (decisions rule 10): the token POST is not for browsers.
+NON_CORS_HEADERS = {"X-API-Version": API_VERSION, "Server": "weather-geodata-api"}
 PREFLIGHT = {
     "Access-Control-Allow-Origin": "*",
     "Access-Control-Allow-Methods": "GET, HEAD, OPTIONS",
@@ -61,6 +63,7 @@ class Endpoint:
     # Answers that change at every multiple of period_s (UTC), e.g. "the current hour": the
     # ETag names the period and max-age does not reach past its end.
     period_s: int = 0
+    also: tuple[str, ...] = ()    # other areas whose data shapes the answer (in the ETag)
 
 
 def endpoint(**meta) -> Callable[[Handler], Handler]:
@@ -156,20 +159,24 @@ async def api_middleware(request: web.Request, handler: Handler) -> web.StreamRe
             if not decision.allowed:
                 raise ApiError(429, f"rate limit of {limit} requests a minute exceeded; retry "
                                     f"in {decision.retry_after_s} s", headers=headers)
-        version = app[STORE].area(meta.area).version if meta.area else None
+        store = app[STORE]
+        version = store.area(meta.area).version if meta.area else None
         cacheable = version is not None and request.method in ("GET", "HEAD")
         period = now = None
         if meta.period_s:
             request[NOW] = now = time.time()
             period = int(now // meta.period_s)
-        etag = _etag(version, request, period) if cacheable else None
-        tags = _tags(request.headers.get("If-None-Match")) if etag else set()
-        if etag and etag.removeprefix("W/") in tags:
-            response: web.StreamResponse = web.Response(status=304)
-        else:
-            response = await handler(request)
-            if "*" in tags and response.status == 200:  # "*": any current representation
-                response = web.Response(status=304)
+        etag = None
+        if cacheable:
+            also = "".join(f"\n{store.area(a).version}" for a in meta.also)
+            etag = _etag(version + also, request, period)
+        # The handler runs even when the tag matches: a 304 must not skip its validation or
+        # its stale-data check (an invalid or stale request is never "not modified").
+        response = await handler(request)
+        if etag and response.status == 200 and request.headers.get("If-None-Match"):
+            tags = _tags(request.headers["If-None-Match"])
+            if etag.removeprefix("W/") in tags or "*" in tags:
+                response = _not_modified(response)
         _decorate(request, response, meta, headers, version, etag, now)
         return response
     except ApiError as exc:
@@ -194,10 +201,16 @@ async def api_middleware(request: web.Request, handler: Handler) -> web.StreamRe
                             key.name if key else "-", (time.perf_counter() - started) * 1e3)
 
 
+def _not_modified(response: web.StreamResponse) -> web.Response:
+    """A 304 for a 200, keeping the Cache-Control the handler chose."""
+    chosen = response.headers.get("Cache-Control")
+    return web.Response(status=304, headers={"Cache-Control": chosen} if chosen else None)
+
+
 def _decorate(request: web.Request, response: web.StreamResponse, meta: Endpoint,
               headers: dict[str, str], version: str | None, etag: str | None,
               now: float | None = None) -> None:
-    headers.update(STATIC_HEADERS)
+    headers.update(STATIC_HEADERS if request.method in ("GET", "HEAD") else NON_CORS_HEADERS)
     if version:
         headers["X-Data-Version"] = version
     if response.status in (200, 304):
@@ -208,10 +221,13 @@ def _decorate(request: web.Request, response: web.StreamResponse, meta: Endpoint
             max_age = min(max_age, max(1, math.ceil(meta.period_s - now % meta.period_s)))
         headers["Cache-Control"] = f"public, max-age={max_age}" if max_age \
             else response.headers.get("Cache-Control", "no-store")
+    if meta.auth == "key":  # no shared cache may hand a keyed answer to another key, or none
+        headers["Vary"] = "X-API-Key"
     response.headers.update(headers)
     body = getattr(response, "body", None)
     if isinstance(body, (bytes, bytearray)) and len(body) > GZIP_MIN_BYTES:
-        response.headers["Vary"] = "Accept-Encoding"
+        vary = response.headers.get("Vary")
+        response.headers["Vary"] = f"{vary}, Accept-Encoding" if vary else "Accept-Encoding"
         if _accepts_gzip(request.headers.get("Accept-Encoding", "")):
             response.enable_compression(web.ContentCoding.gzip)
 

@@ -130,6 +130,13 @@ class Store:
         areas = {a: {k: v for k, v in (("state", s.state), ("version", s.version),
                                        ("error", s.error)) if v is not None}
                  for a, s in snap.areas.items()}
+        now = time.time()
+        for name, s in snap.areas.items():
+            # Loaded but not covering the present (decisions rule 8): the area answers 503, so
+            # say so; readiness is unaffected (every replica holds the same data).
+            covers = getattr(s.data, "covers", None)
+            if s.state == "loaded" and covers is not None and not covers(now):
+                areas[name].update(state="stale", error="the data does not cover the present")
         ready = self.loaded and all(s.state in ("loaded", "absent") for s in snap.areas.values())
         state = "ready" if ready else ("loading" if not self.loaded else "degraded")
         return ready, {"state": state, "build_id": snap.build_id, "areas": areas}

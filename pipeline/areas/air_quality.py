@@ -5,6 +5,8 @@ are stitched into one hourly series per cell, newest run first, starting HISTORY
 the newest run so that the trailing windows are complete from its first hour; global 3-hourly
 steps are interpolated to hours. Then, band by band: the window means (24 h PM, 8 h O3 and CO,
 24 h SO2), both AQIs, and the grid from the newest run's reference time to the forecast's end.
+The European grid also carries the global model's dust AOD, regridded to its cells (bilinear on
+the global cells, as the server interpolates at a point), so a European answer reads one grid.
 """
 
 from __future__ import annotations
@@ -21,14 +23,14 @@ import numpy as np
 
 import contract
 from contract import AirQuality as AQ
-from pipeline import grid
+from pipeline import grid, regrid
 from pipeline.io import describe_inputs
 from pipeline.science import aqi, series
 from pipeline.sources import cams, cams_europe, cams_generated, cams_global
 from pipeline.sources.cams import Run
 
 log = logging.getLogger("pipeline.air_quality")
-BUILDER_REVISION = 1
+BUILDER_REVISION = 2     # 2: dust AOD regridded onto the European grid
 HISTORY_H = max(hours for _, _, hours in AQ.WINDOWS) - 1
 SCRATCH = ".air_quality-scratch"
 SOURCES = {AQ.EUROPE: cams_europe, AQ.GLOBAL: cams_global}
@@ -52,16 +54,38 @@ class Domain:
     inputs: list[dict]              # manifest entries of the files read
 
 
+@dataclass
+class Stitched:
+    """A domain's runs stitched into one hourly series per cell and variable (scratch files)."""
+
+    hours: np.ndarray               # Unix s of every stitched hour, history first
+    skip: int                       # history hours before the newest run's reference time
+    lat: np.ndarray
+    lon: np.ndarray
+    files: dict[str, Path]          # variable -> latitude-major file (lat, time, lon)
+
+    def rows(self, name: str, a: int, b: int) -> np.ndarray:
+        """Rows [a, b) of a variable, as (time, rows, lon)."""
+        block = np.fromfile(self.files[name], dtype=np.float32,
+                            count=(b - a) * len(self.hours) * len(self.lon),
+                            offset=a * len(self.hours) * len(self.lon) * 4)
+        return block.reshape(b - a, len(self.hours), len(self.lon)).transpose(1, 0, 2)
+
+
 def build(datasets: Path, version: Path, now_s: float | None = None) -> dict:
     """Build the air-quality area into `version`; return its manifest entry."""
     scratch = version / SCRATCH
     scratch.mkdir()
     try:
         domains = {name: _domain(name, datasets, scratch, now_s) for name in SOURCES}
-        specs = {name: _write_grid(domain, version, scratch) for name, domain in domains.items()}
+        stitched = {name: _stitch_domain(domain, scratch) for name, domain in domains.items()}
+        world, europe = stitched[AQ.GLOBAL], stitched[AQ.EUROPE]
+        specs = {AQ.GLOBAL: _write_grid(AQ.GLOBAL, world, version)}
+        specs[AQ.EUROPE] = _write_grid(AQ.EUROPE, europe, version,
+                                       _dust_on(europe, world, specs[AQ.GLOBAL]))
     finally:
         shutil.rmtree(scratch, ignore_errors=True)
-    return _manifest_entry(domains, specs)
+    return _manifest_entry(domains, {name: specs[name] for name in SOURCES})
 
 
 def _domain(name: str, datasets: Path, scratch: Path, now_s: float | None) -> Domain:
@@ -86,27 +110,47 @@ def _domain(name: str, datasets: Path, scratch: Path, now_s: float | None) -> Do
     return Domain(name, kind, runs, describe_inputs(files, root))
 
 
-def _write_grid(domain: Domain, version: Path, scratch: Path) -> dict:
-    """Stitch the runs into scratch files, then write the domain's grid band by band."""
-    started = time.perf_counter()
+def _stitch_domain(domain: Domain, scratch: Path) -> Stitched:
+    """Stitch every variable of the domain's runs into scratch files."""
     newest = domain.runs[0]
     # History for the windows, as far as older runs reach.
     start = max(newest.reference_time - HISTORY_H * 3600,
                 min(r.reference_time + int(r.lead_hours[0]) * 3600 for r in domain.runs))
     end = max(r.reference_time + int(r.lead_hours[-1]) * 3600 for r in domain.runs)
     hours = np.arange(start, end + 1, 3600, dtype=np.int64)
-    skip = (newest.reference_time - start) // 3600
-    axes = newest.axes
     names = sorted({n for r in domain.runs for n in r.fields})
-    stitched = {n: _stitch(domain.runs, n, hours, scratch / f"{domain.name}-{n}.raw")
-                for n in names}
-    spec = grid.spec(AQ.GRID_FILES[domain.name], axes.lat, axes.lon, newest.reference_time,
-                     3600, len(hours) - skip, list(VARIABLES[domain.name]))
-    shape = (len(axes.lat), len(hours), len(axes.lon))
-    grid.write(version, spec, lambda a, b: _band(domain.name, stitched, shape, skip, a, b))
-    log.info("%s: %d x %d cells, %d hours from %s, in %.1f s", domain.name, spec["nlat"],
+    files = {n: _stitch(domain.runs, n, hours, scratch / f"{domain.name}-{n}.raw")
+             for n in names}
+    return Stitched(hours, (newest.reference_time - start) // 3600, newest.axes.lat,
+                    newest.axes.lon, files)
+
+
+def _write_grid(name: str, stitched: Stitched, version: Path, extra=None) -> dict:
+    """Write the domain's grid band by band; extra(a, b) gives further (time, rows, lon)
+    columns of rows [a, b) by name."""
+    started = time.perf_counter()
+    hours, skip = stitched.hours, stitched.skip
+    spec = grid.spec(AQ.GRID_FILES[name], stitched.lat, stitched.lon, int(hours[skip]), 3600,
+                     len(hours) - skip, list(VARIABLES[name]))
+    grid.write(version, spec, lambda a, b: _band(name, stitched, a, b, extra))
+    log.info("%s: %d x %d cells, %d hours from %s, in %.1f s", name, spec["nlat"],
              spec["nlon"], spec["ntime"], _iso(spec["time0"]), time.perf_counter() - started)
     return spec
+
+
+def _dust_on(target: Stitched, source: Stitched, source_spec: dict):
+    """extra() for _write_grid: the source grid's dust AOD at the target's cells (bilinear)
+    for the target's hours that the source grid serves, NaN at the others."""
+    first = np.searchsorted(source.hours, target.hours)
+    served = ((target.hours >= source.hours[source.skip]) & (target.hours <= source.hours[-1]))
+
+    def extra(a: int, b: int) -> dict[str, np.ndarray]:
+        interpolate = regrid.Bilinear(source_spec, target.lat[a:b], target.lon)
+        field = source.rows(AQ.DUST_AOD, interpolate.first_row, interpolate.stop_row)
+        out = np.full((len(target.hours), b - a, len(target.lon)), np.nan, dtype=np.float32)
+        out[served] = interpolate(field[first[served]])
+        return {AQ.DUST_AOD: out}
+    return extra
 
 
 def _stitch(runs: list[Run], name: str, hours: np.ndarray, path: Path) -> Path:
@@ -130,20 +174,13 @@ def _stitch(runs: list[Run], name: str, hours: np.ndarray, path: Path) -> Path:
     return path
 
 
-def _read_rows(path: Path, shape: tuple[int, int, int], a: int, b: int) -> np.ndarray:
-    """Rows [a, b) of a latitude-major scratch file, as (time, rows, lon)."""
-    _, ntime, nlon = shape
-    block = np.fromfile(path, dtype=np.float32, count=(b - a) * ntime * nlon,
-                        offset=a * ntime * nlon * 4)
-    return block.reshape(b - a, ntime, nlon).transpose(1, 0, 2)
-
-
-def _band(domain: str, stitched: dict[str, Path], shape: tuple[int, int, int], skip: int,
-          a: int, b: int) -> np.ndarray:
-    """Every output variable for latitude rows [a, b) after the first `skip` (history) hours:
+def _band(domain: str, stitched: Stitched, a: int, b: int, extra=None) -> np.ndarray:
+    """Every output variable for latitude rows [a, b) after the history hours:
     (nvar, ntime, rows, nlon)."""
-    empty = np.full((shape[1], b - a, shape[2]), np.nan, dtype=np.float32)
-    columns = {name: _read_rows(path, shape, a, b) for name, path in stitched.items()}
+    skip = stitched.skip
+    columns = {name: stitched.rows(name, a, b) for name in stitched.files}
+    columns |= extra(a, b) if extra else {}
+    empty = np.full((len(stitched.hours), b - a, len(stitched.lon)), np.nan, dtype=np.float32)
     for name, source, window in AQ.WINDOWS:
         columns[name] = series.trailing_mean(columns[source], window, axis=0)
     columns["european_aqi"] = aqi.european_aqi(columns).astype(np.float32)

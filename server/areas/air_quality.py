@@ -1,9 +1,11 @@
 """Air quality endpoint (interface 4.6): GET /air-quality/{lat},{lon}.
 
 Inside the CAMS European domain (decisions rule 21) the European grid answers and records carry
-dustAod (from the global grid) and pollen; elsewhere the global grid answers without them.
-Values are bilinear at the point; both AQIs are evaluated from the interpolated concentrations
-with the tables the pipeline published, so they agree with the concentrations served.
+dustAod (the global model's, regridded onto the European grid by the pipeline) and pollen;
+elsewhere the global grid answers without them. Values are bilinear at the point; both AQIs
+are evaluated from the interpolated concentrations with the tables the pipeline published, so
+they agree with the concentrations served. The per-request work (interpolation, indices, the
+JSON of the records) is one compiled call (air_quality_kernel).
 """
 
 from __future__ import annotations
@@ -20,13 +22,15 @@ from tzfpy import get_tz
 
 from contract import AirQuality as AQ
 from server import params
-from server.areas.air_quality_index import IndexTables, columns
-from server.areas.air_quality_json import Numbers, Records
+from server.areas import air_quality_kernel as kernel
+from server.areas.air_quality_index import IndexTables
+from server.areas.air_quality_json import Records
 from server.errors import ApiError
 from server.grid import PointGrid
 from server.http import NOW, STORE, endpoint
 
 AREA = AQ.AREA
+JSON_HEADERS = {"Content-Type": "application/json"}    # cheaper than content_type=...
 HOUR_S = 3600
 MAX_AGE_S = HOUR_S            # and never past the current hour (Endpoint.period_s)
 STALE_RETRY_AFTER_S = 600
@@ -40,18 +44,15 @@ POLLEN = (("pollenBirch", "birch_pollen_grains_m3"), ("pollenGrass", "grass_poll
           ("pollenRagweed", "ragweed_pollen_grains_m3"),
           ("pollenAlder", "alder_pollen_grains_m3"),
           ("pollenMugwort", "mugwort_pollen_grains_m3"))
-INDICES = ("eu", "us")             # the manifest's tables of europeanAqi and usAqi
-KEYS = ("time", "europeanAqi", "usAqi") + tuple(k for k, _ in POLLUTANTS)
-EUROPE_KEYS = KEYS + ("dustAod",) + tuple(k for k, _ in POLLEN)
-# Rendered numbers: indices (0-500), concentrations to 10,000.0 and AOD to 10.000 come from
-# pre-rendered tables; larger values are rendered one by one.
-NUMBERS = Numbers({0: int(AQ.INDEX_CAP) + 1, CONCENTRATION_DECIMALS: 100_001,
-                   AOD_DECIMALS: 10_001})
-RECORDS = {
-    KEYS: Records(KEYS, (0, 0) + (CONCENTRATION_DECIMALS,) * len(POLLUTANTS), NUMBERS),
-    EUROPE_KEYS: Records(EUROPE_KEYS, (0, 0) + (CONCENTRATION_DECIMALS,) * len(POLLUTANTS)
-                         + (AOD_DECIMALS,) + (CONCENTRATION_DECIMALS,) * len(POLLEN), NUMBERS),
-}
+# The manifest's tables and the grid column each index is written to in a point's block.
+INDICES = (("eu", "european_aqi"), ("us", "us_aqi"))
+# Record fields after the time: (key, grid variable, decimals).
+FIELDS = ((("europeanAqi", "european_aqi", 0), ("usAqi", "us_aqi", 0))
+          + tuple((k, v, CONCENTRATION_DECIMALS) for k, v in POLLUTANTS))
+EUROPE_FIELDS = (FIELDS + (("dustAod", AQ.DUST_AOD, AOD_DECIMALS),)
+                 + tuple((k, v, CONCENTRATION_DECIMALS) for k, v in POLLEN))
+KEYS = ("time",) + tuple(k for k, _, _ in FIELDS)
+EUROPE_KEYS = ("time",) + tuple(k for k, _, _ in EUROPE_FIELDS)
 
 
 @dataclass(frozen=True)
@@ -61,16 +62,59 @@ class AirQualityQuery:
 
 
 class Domain:
-    """One grid with its index tables and the columns a record needs."""
+    """One grid with its index tables and record layouts, as the kernel takes them."""
 
     def __init__(self, version_dir: Path, spec: dict, tables: dict):
         self.grid = PointGrid(version_dir, spec)
-        self.tables = IndexTables(tables, self.grid.variables, INDICES)
         column = self.grid.column
-        self.pollutants = columns([column[v] for _, v in POLLUTANTS])
-        self.pollen = (columns([column[v] for _, v in POLLEN])
-                       if all(v in column for _, v in POLLEN) else None)
+        self.tables = IndexTables(tables, self.grid.variables, tuple(n for n, _ in INDICES))
+        self.index_columns = np.array([column[v] for _, v in INDICES], dtype=np.int64)
+        # Record fields by whether the point is in Europe (a variable the grid lacks is null).
+        self.records = {europe: Records(keys, tuple(d for _, _, d in fields),
+                                        tuple(column.get(v, -1) for _, v, _ in fields))
+                        for europe, keys, fields in ((False, KEYS, FIELDS),
+                                                     (True, EUROPE_KEYS, EUROPE_FIELDS))}
+        # The columns to interpolate: the indices' inputs and the records' values.
+        read = {column[v] for _, v, _ in EUROPE_FIELDS if v in column} | set(
+            self.tables.columns.tolist())
+        self.columns = np.array(sorted(read - set(self.index_columns.tolist())),
+                                dtype=np.int64)
         self.dust = column.get(AQ.DUST_AOD)
+        self.geometry = np.array([getattr(self.grid, name) for name in kernel.GEOMETRY],
+                                 dtype=np.float64)
+        # kernel.answer's arguments after lat, lon and first, up to the time, by region
+        self.arguments = {europe: (self.columns, *self.tables.arrays(self.index_columns),
+                                   *records.arrays)
+                          for europe, records in self.records.items()}
+
+    def records_at(self, lat: float, lon: float, first: int, europe: bool,
+                   time0: int) -> tuple[bytes, bytes]:
+        """(first record, JSON array of records) for steps from `first` (time0, Unix s) to the
+        end of the grid; bytes-like."""
+        records = self.records[europe]
+        out = records.buffer(self.grid.ntime - first)
+        end, first_end = kernel.answer(self.grid.values, self.geometry, lat, lon, first,
+                                       *self.arguments[europe], time0, HOUR_S, out)
+        if end >= 0:
+            return records.split(out, end, first_end)
+        # A number beyond the kernel's digits: the same values through orjson.
+        return records.orjson(time0, self._block(lat, lon, first), HOUR_S)
+
+    def _block(self, lat: float, lon: float, first: int) -> np.ndarray:
+        """The point's values and indices (steps, nvar), as kernel.answer computes them."""
+        block = np.empty((self.grid.ntime - first, len(self.grid.variables)))
+        kernel.bilinear(self.grid.values, self.geometry, lat, lon, first, self.grid.ntime,
+                        self.columns, block)
+        kernel.evaluate(block, *self.tables.arrays(self.index_columns))
+        return block
+
+    def warm_up(self) -> None:
+        """Compile (or load from the cache) the kernels for this grid's array types, the
+        orjson path's included, so that no request waits for the compiler."""
+        grid = self.grid
+        for europe in (False, True):
+            self.records_at(grid.lat0, grid.lon0, 0, europe, grid.time0)
+        self._block(grid.lat0, grid.lon0, grid.ntime - 1)
 
 
 class AirQualityData:
@@ -80,8 +124,10 @@ class AirQualityData:
         grids, tables = entry["grids"], entry[AQ.AQI_TABLES]
         self.europe = Domain(version_dir, grids[AQ.EUROPE], tables)
         self.world = Domain(version_dir, grids[AQ.GLOBAL], tables)
-        if self.world.dust is None:
-            raise ValueError("the global grid has no dust AOD")
+        if self.europe.dust is None or self.world.dust is None:
+            raise ValueError("a grid has no dust AOD (built before it was regridded?)")
+        self.europe.warm_up()
+        self.world.warm_up()
         box = AQ.EUROPE_BOX
         self.lat_range = (box["lat_min"], box["lat_max"])
         self.lon_range = (box["lon_min"], box["lon_max"])
@@ -107,17 +153,6 @@ def _iso(unix_s: int) -> str:
     return datetime.fromtimestamp(unix_s, timezone.utc).strftime("%Y-%m-%dT%H:%MZ")
 
 
-def _aligned(domain: Domain, lat: float, lon: float, hour: int, steps: int) -> np.ndarray:
-    """The dust AOD at the point for `steps` hours from `hour` (NaN where not covered)."""
-    grid = domain.grid
-    first = (hour - grid.time0) // HOUR_S
-    out = np.full(steps, np.nan)
-    lo, hi = max(first, 0), min(first + steps, grid.ntime)
-    if lo < hi:
-        out[lo - first:hi - first] = grid.series(lat, lon, lo, hi, column=domain.dust)
-    return out
-
-
 def answer(data: AirQualityData, query: AirQualityQuery, now_s: float) -> bytes:
     """The JSON envelope: current hour and every hour to the end of the forecast."""
     lat, lon = query.lat, query.lon
@@ -130,20 +165,11 @@ def answer(data: AirQualityData, query: AirQualityQuery, now_s: float) -> bytes:
         raise ApiError(503, "air quality data is stale: it covers "
                             f"{_iso(grid.time0)} to {_iso(grid.time_end)}, not the current "
                             "hour", headers={"Retry-After": str(STALE_RETRY_AFTER_S)})
-    block = grid.series(lat, lon, first)
-    steps = block.shape[0]
-    keys = EUROPE_KEYS if europe else KEYS
-    values = np.empty((steps, len(keys) - 1))    # the record's columns after the time
-    values[:, :2] = domain.tables.evaluate(block).T
-    values[:, 2:8] = block[:, domain.pollutants]
-    if europe:
-        values[:, 8] = (block[:, domain.dust] if domain.dust is not None
-                        else _aligned(data.world, lat, lon, hour, steps))
-        values[:, 9:] = block[:, domain.pollen] if domain.pollen is not None else np.nan
-    current, hourly = RECORDS[keys].render(hour, values)
-    return b'{"latitude":%b,"longitude":%b,"timezone":%b,"current":%b,"hourly":{"data":%b}}' % (
-        orjson.dumps(round(lat, 5)), orjson.dumps(round(lon, 5)),
-        orjson.dumps(get_tz(lon, lat) or "UTC"), current, hourly)
+    current, hourly = domain.records_at(lat, lon, first, europe, hour)
+    return b"".join((b'{"latitude":', orjson.dumps(round(lat, 5)),
+                     b',"longitude":', orjson.dumps(round(lon, 5)),
+                     b',"timezone":', orjson.dumps(get_tz(lon, lat) or "UTC"),
+                     b',"current":', current, b',"hourly":{"data":', hourly, b"}}"))
 
 
 @endpoint(area=AREA, auth="key", max_age=MAX_AGE_S, period_s=HOUR_S)
@@ -152,7 +178,7 @@ async def air_quality(request: web.Request) -> web.Response:
     query = parse(request.match_info["coordinates"])
     data: AirQualityData = request.app[STORE].require(AREA).data
     body = answer(data, query, request.get(NOW) or time.time())
-    return web.Response(body=body, content_type="application/json")
+    return web.Response(body=body, headers=JSON_HEADERS)
 
 
 def routes() -> list[web.RouteDef]:

@@ -1,80 +1,71 @@
-"""JSON of a point's hourly records, assembled from columns without a dict per record.
+"""JSON of a point's hourly records, written from the columns of a block by compiled code.
 
-A hundred hours of fifteen numbers is the bulk of an air-quality answer. Every number is
-rounded and looked up in one table of pre-rendered tokens (the bytes orjson writes for it), the
-tokens are placed between the keys in one object array, and the whole is joined once: the same
-bytes as a dict per record through orjson, for a fraction of the cost.
+A hundred hours of fifteen numbers is the bulk of an air-quality answer. air_quality_kernel
+writes them digit by digit into one byte buffer: the same bytes as a dict per record through
+orjson (numbers rounded half to even as numpy rounds, NaN as null), without a Python object
+per number. A number too large for that (beyond kernel.DIGITS_LIMIT) sends the answer through
+orjson.
 """
 
 from __future__ import annotations
 
-from functools import lru_cache
+import math
 
 import numpy as np
 import orjson
 
-NULL = b"null"
+from server.areas import air_quality_kernel as kernel
 
-
-class Numbers:
-    """Pre-rendered JSON of k / 10**d for 0 <= k < limits[d], each d end to end; null last."""
-
-    def __init__(self, limits: dict[int, int]):
-        tokens: list[bytes] = []
-        self.offset = {}
-        for decimals, limit in sorted(limits.items()):
-            self.offset[decimals] = len(tokens)
-            scale = 10.0 ** decimals
-            # repr is orjson's shortest round-trip form here (no exponent below 1e16), and
-            # unlike orjson.dumps it keeps no 4 KiB buffer behind each token.
-            tokens += [repr(k / scale if decimals else k).encode() for k in range(limit)]
-        self.limits = dict(limits)
-        self.table = np.array(tokens + [NULL], dtype=object)
-        self.null = len(tokens)
+NUMBER_BYTES = 20            # "-", 15 digits, "0", "." and room: any number render writes
 
 
 class Records:
-    """Renders records with fixed keys: the time, then numeric columns, each rounded to its
-    own number of decimals (0: an integer)."""
+    """Records with fixed keys: the time, then one field per further key, read from column
+    sources[f] of a block (-1: always null) and rounded to decimals[f] (0: an integer)."""
 
-    def __init__(self, keys: tuple[str, ...], decimals: tuple[int, ...], numbers: Numbers):
+    def __init__(self, keys: tuple[str, ...], decimals: tuple[int, ...],
+                 sources: tuple[int, ...] | None = None):
         assert len(decimals) == len(keys) - 1
-        self.keys, self.decimals, self.numbers = keys, decimals, numbers
-        self.scale = np.array([10.0 ** d for d in decimals])
-        self.limit = np.array([numbers.limits[d] for d in decimals], dtype=np.float64)
-        self.offset = np.array([numbers.offset[d] for d in decimals], dtype=np.float64)
-        self.prefixes = np.array([b'},{"%b":' % keys[0].encode()]
-                                 + [b',"%b":' % k.encode() for k in keys[1:]], dtype=object)
+        self.keys = keys
+        self.decimals = np.array(decimals, dtype=np.int64)
+        self.sources = np.array(range(len(decimals)) if sources is None else sources,
+                                dtype=np.int64)
+        parts = [b'{"%b":' % keys[0].encode()] + [b',"%b":' % k.encode() for k in keys[1:]]
+        if max(map(len, parts)) > kernel.KEY_BYTES:
+            raise ValueError(f"a key is longer than {kernel.KEY_BYTES - 4} characters")
+        self.key_bytes = np.frombuffer(b"".join(parts) + bytes(kernel.KEY_BYTES), dtype=np.uint8)
+        self.key_end = np.cumsum([len(p) for p in parts]).astype(np.int64)
+        self.record_bytes = int(self.key_end[-1]) + NUMBER_BYTES * len(keys) + 2
+        # kernel.render's arguments after the block
+        self.arrays = (self.sources, self.decimals, self.key_bytes, self.key_end)
 
-    def tokens(self, values: np.ndarray) -> np.ndarray:
-        """The JSON of each non-negative value (steps, columns), rounded half to even as numpy
-        rounds; NaN is null."""
-        scaled = values * self.scale
-        np.rint(scaled, out=scaled)
-        # NaN compares false: it takes the null entry, like values beyond the tables.
-        index = np.where(scaled < self.limit, scaled + self.offset, self.numbers.null)
-        out = self.numbers.table.take(index.astype(np.intp))
-        beyond = scaled >= self.limit
-        if beyond.any():                       # rare: rendered one by one
-            for row, col in zip(*np.nonzero(beyond)):
-                number = float(scaled[row, col] / self.scale[col])
-                out[row, col] = orjson.dumps(number if self.decimals[col] else int(number))
-        return out
+    def buffer(self, steps: int) -> np.ndarray:
+        """Room for `steps` records as a JSON array."""
+        return np.empty(2 + steps * self.record_bytes + kernel.KEY_BYTES, dtype=np.uint8)
 
-    def render(self, first: int, values: np.ndarray) -> tuple[bytes, bytes]:
-        """(JSON of the first record, JSON array of all) for the hours from `first` (Unix s),
-        values holding one row per hour and one column per key after the time."""
-        steps = values.shape[0]
-        cells = np.empty((steps, 2 * len(self.keys)), dtype=object)
-        cells[:, 0::2] = self.prefixes
-        cells[:, 1] = _times(first, steps)
-        cells[:, 3::2] = self.tokens(values)
-        cells[0, 0] = cells[0, 0][2:]           # no "}," before the first record
-        parts = cells.ravel().tolist()
-        return b"".join(parts[:cells.shape[1]]) + b"}", b"[" + b"".join(parts) + b"}]"
+    def render(self, first: int, block: np.ndarray, dt_s: int = 3600) -> tuple[bytes, bytes]:
+        """(JSON of the first record, JSON array of all) of block's rows (steps, columns), the
+        row k being the time first + k * dt_s (Unix s); bytes-like."""
+        out = self.buffer(block.shape[0])
+        end, first_end = kernel.render(np.ascontiguousarray(block, dtype=np.float64),
+                                       *self.arrays, first, dt_s, out)
+        return self.split(out, end, first_end) if end >= 0 else self.orjson(first, block, dt_s)
 
+    @staticmethod
+    def split(out: np.ndarray, end: int, first_end: int) -> tuple[memoryview, memoryview]:
+        """(first record, whole array) of what kernel.render wrote, as views of out."""
+        view = memoryview(out)
+        return view[1:first_end], view[:end]
 
-@lru_cache(maxsize=16)
-def _times(first: int, steps: int) -> list[bytes]:
-    """Hourly Unix times from `first` as JSON (the same for every request of an hour)."""
-    return orjson.dumps(list(range(first, first + steps * 3600, 3600)))[1:-1].split(b",")
+    def orjson(self, first: int, block: np.ndarray, dt_s: int) -> tuple[bytes, bytes]:
+        """The same through a dict per record (numbers beyond the kernel's)."""
+        records = []
+        for k, row in enumerate(block):
+            record = {self.keys[0]: first + k * dt_s}
+            for key, source, decimals in zip(self.keys[1:], self.sources, self.decimals):
+                value = float(row[source]) if source >= 0 else math.nan
+                rounded = float(np.rint(value * 10.0 ** decimals) / 10.0 ** decimals)
+                record[key] = (None if math.isnan(value)
+                               else rounded if decimals else int(rounded))
+            records.append(record)
+        return orjson.dumps(records[0]), orjson.dumps(records)

@@ -7,7 +7,6 @@ KD-tree over the mapped unit vectors and a small dict of region names.
 from __future__ import annotations
 
 import math
-import mmap
 from functools import lru_cache
 from pathlib import Path
 
@@ -21,29 +20,10 @@ import contract
 from contract import Geocoding as G
 from server.areas.geocoding_nearest import (EARTH_RADIUS_KM, NearestIndex, chord_km,
                                             unit_vector)
-
-
-
-def _arrow(path: Path) -> pa.Table:
-    with pa.memory_map(str(path)) as source:
-        return pa.ipc.open_file(source).read_all()
-
-
-def _column(table: pa.Table, name: str) -> pa.Array:
-    column = table.column(name)
-    return column.chunk(0) if column.num_chunks == 1 else column.combine_chunks()
-
-
-def _npy(path: Path) -> np.ndarray:
-    # A plain ndarray view of the map: np.memmap's subclass hooks cost time on every call.
-    return np.asarray(np.load(path, mmap_mode="r"))
-
-
-def _bytes_map(path: Path) -> mmap.mmap | bytes:
-    with open(path, "rb") as handle:
-        if handle.seek(0, 2) == 0:
-            return b""  # mmap cannot map an empty file
-        return mmap.mmap(handle.fileno(), 0, access=mmap.ACCESS_READ)
+from server.mapped import arrow_table as _arrow
+from server.mapped import bytes_map as _bytes_map
+from server.mapped import column as _column
+from server.mapped import npy as _npy
 
 
 class GeocodingIndex:

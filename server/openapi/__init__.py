@@ -101,7 +101,7 @@ SERVICE_SCHEMAS = {
         "areas": {"type": "object", "description": "One entry per area (geocoding, air_quality, "
                   "forecast, webcams).", "additionalProperties": obj({
                       "state": {"type": "string",
-                                "enum": ["loading", "loaded", "absent", "failed"]},
+                                "enum": ["loading", "loaded", "absent", "failed", "stale"]},
                       "version": {"type": "string"}, "error": {"type": "string"}},
                       required=["state"])},
     }),

@@ -52,7 +52,8 @@ _AQ_RECORD = obj({
     "sulphurDioxide": _ug("Sulphur dioxide (SO2)"),
     "carbonMonoxide": _ug("Carbon monoxide (CO)"),
     "dustAod": nullable("number", "Dust aerosol optical depth at 550 nm (dimensionless, CAMS "
-                                  "global `duaod550` interpolated at the point), three decimals. "
+                                  "global `duaod550`, regridded onto the European 0.1° cells and "
+                                  "interpolated at the point like every field), three decimals. "
                                   "Europe only (CAMS Europe's `dust` is a mass concentration, "
                                   "not this field).", minimum=0),
     "pollenBirch": _pollen("Birch"), "pollenGrass": _pollen("Grass"),

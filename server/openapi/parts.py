@@ -13,9 +13,6 @@ LANGUAGE = r"^[A-Za-z]{2,3}(?:[-_][A-Za-z0-9]{2,8}){0,4}$"
 COUNTRY = "^[A-Za-z]{2}$"
 LOCATION_ID = "^(?:[0-9]{1,12}|icao:[A-Z0-9]{4})$"
 
-PENDING = ("\n\nThe {area} area answers 503 (with Retry-After) until its data is built and "
-           "published; the key or token is checked first. Shapes here follow interface.md and "
-           "decisions.md and are completed as the area is implemented.")
 
 def ref(kind: str, name: str) -> dict:
     """A JSON reference into components."""
@@ -76,6 +73,8 @@ def problem(status: int, description: str, limited: bool = True) -> dict:
     names: tuple[str, ...] = ()
     if limited and status != 403:  # keys are checked before the rate limit
         names = RATE + (("Retry-After",) if status in (429, 503) else ())
+    if status == 503 and not limited:
+        names = ("Retry-After",)
     if status == 500:
         names = ("X-Request-Id",)
     response = {"description": description, "content": {PROBLEM_JSON: {

@@ -1,133 +1,206 @@
-"""OpenAPI paths and schemas of webcams (interface.md 4.8 to 4.13)."""
+"""OpenAPI paths and schemas of webcams (interface.md 4.8 to 4.13) and the built-in image host."""
 
 from __future__ import annotations
 
 from server.openapi.parts import (
-    COUNTRY, COUNTRY_CODE, KEY, LAT, LOCATION_ID, LON, NUMBER, PENDING, envelope, limit,
-    nullable, obj, operation, param, ref, responses, success, unavailable,)
+    COUNTRY, COUNTRY_CODE, KEY, LAT, LOCATION_ID, LON, NUMBER, envelope, limit, nullable, obj,
+    operation, param, ref, responses, success, unavailable,)
 
+PUBLIC_ID_PATTERN = "^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$"
+LINKS = ("Links are signed and expire: image links and the player link are valid at least 3600 "
+         "seconds (until the end of the current five-minute period plus 3600 s), so answers "
+         "are identical, and cacheable, within a period; `Cache-Control` max-age never "
+         "reaches past the period's end and the `ETag` changes with it.")
+_IMAGE = ("Signed, expiring URL on {cdn_url} (by default this server's built-in image host, "
+          "`/cdn/webcams/…`; see that operation).")
 _WEBCAM = {
-    "public_id": {"type": "string", "description": "Unique webcam identifier."},
+    "public_id": {"type": "string", "pattern": PUBLIC_ID_PATTERN,
+                  "description": "Unique webcam identifier.", "examples": ["1146091676"]},
     "name": {"type": "string"},
-    "latitude": LAT, "longitude": LON,
-    "location_public_id": nullable("string", "Public id of the associated location "
-                                             "(as in /geocoding/lookup?id=)."),
-    "location_name": nullable("string", "Name of the associated location."),
+    "latitude": {**LAT, "description": "Degrees, 5 decimals."},
+    "longitude": {**LON, "description": "Degrees, 5 decimals."},
+    "location_public_id": nullable("string", "Public id of the nearest gazetteer place (or the "
+                                             "one the catalog names), as in "
+                                             "/geocoding/lookup?id=."),
+    "location_name": nullable("string", "Name of that location (null when the gazetteer does "
+                                        "not know the id)."),
     "country_code": COUNTRY_CODE,
     "views": {"type": "integer", "minimum": 0, "description": "Total view count."},
-    "image": obj({"current": {"type": "string", "format": "uri", "description": "Signed, "
-                              "expiring URL ({cdn_url}) of the latest snapshot image."}}),
+    "image": obj({"current": nullable("string", "Image of the newest snapshot (null when the "
+                                                "webcam has none). " + _IMAGE, format="uri")}),
 }
 _WEBCAM_DETAIL = {**_WEBCAM,
-                  "last_updated": {"type": "string", "format": "date-time",
-                                   "description": "Time of the latest snapshot, ISO 8601 UTC "
-                                                  "with Z."},
+                  "last_updated": nullable("string", "Time of the newest snapshot, ISO 8601 "
+                                                     "UTC with Z (null when none).",
+                                           format="date-time"),
                   "player": obj({
                       "embed": {"type": "string", "format": "uri", "description": "Signed URL "
-                                "({embed_base_url}) of the embeddable HTML player, for an "
-                                "iframe; carries a webcam-specific embed token."},
+                                "on {embed_base_url} (by default this server) of the "
+                                "embeddable HTML player, for an iframe; carries a "
+                                "webcam-specific embed token."},
                       "expires_in": {"type": "integer", "const": 3600,
-                                     "description": "Seconds the embed token stays valid."}})}
+                                     "description": "Seconds the embed token stays valid "
+                                                    "(at least)."}})}
+EXAMPLE = {"public_id": "1146091676", "name": "Daegu – Tower", "latitude": 35.91421,
+           "longitude": 128.53819, "location_public_id": "1835329", "location_name": "Daegu",
+           "country_code": "KR", "views": 1063859, "image": {
+               "current": "https://api.example.org/cdn/webcams/1146091676/"
+                          "2026-11-23T05:40:43Z.svg?expires=1795416900&kid=k1&sig=NaVy"}}
 
-
-PUBLIC_ID = param("public_id", "path", "Webcam public id.", {"type": "string"})
-RANGE = param("range", "query", "`24h`: every snapshot of the last 24 hours; `30d`: at most one "
-              "a day for the last 30 days (local calendar days of the webcam's timezone), the "
-              "one closest to 12:00 local time. Snapshots are ordered oldest first.",
+PUBLIC_ID = param("public_id", "path", "Webcam public id. A malformed id is 400, an unknown "
+                  "one 404.", {"type": "string", "pattern": PUBLIC_ID_PATTERN})
+RANGE = param("range", "query", "`24h`: every snapshot captured in the last 24 hours (from now "
+              "minus 24 h to now, both included); `30d`: for each of the last 30 local "
+              "calendar days of the webcam's timezone (today included), the snapshot closest to "
+              "12:00 local time (ties: the earlier one); days without snapshots are skipped. "
+              "Snapshots are ordered oldest first.",
               {"type": "string", "enum": ["24h", "30d"], "default": "24h"})
-BBOX_TEXT = ("Bounding box `min_lat,min_lng,max_lat,max_lng` in decimal degrees; min_lat must "
-             "not exceed max_lat; min_lng greater than max_lng means the box crosses the "
-             "antimeridian.")
+BBOX_TEXT = ("Bounding box `min_lat,min_lng,max_lat,max_lng` in decimal degrees, edges "
+             "included; min_lat must not exceed max_lat (400 otherwise); min_lng greater than "
+             "max_lng means the box crosses the antimeridian.")
 BBOX = {"type": "string", "pattern": f"^{NUMBER},{NUMBER},{NUMBER},{NUMBER}$"}
-WEBCAM_404 = "No webcam has this public id."
+WEBCAM_404 = "No served webcam has this public id (unknown, or inactive in the catalog)."
+WEBCAM_400 = "Malformed public_id, or an unknown range."
 
 
 def paths() -> dict:
-    """Paths of interface.md 4.8 to 4.13."""
-    pending = PENDING.format(area="webcam")
+    """Paths of interface.md 4.8 to 4.13 and the image host."""
     down = unavailable("Webcam")
-    listing = operation(
+    return {
+        "/webcams": {"get": _listing(down)},
+        "/webcams/token": {"post": operation(
+            "createWebcamToken", "webcams", "Create a clusters token",
+            "A signed token for GET /webcams/clusters (purpose `clusters`, subject the key's "
+            "name), valid 3600 seconds, so that a key stays out of client code: the server "
+            "obtains a token with its key and hands it to the client, and requests a new one "
+            "when expires_in nears its end. No request body. Not meant for browsers (no "
+            "CORS). Calls made with a token are rate limited per client address.",
+            [], responses(success("A new token.", "Token", cached=False), {
+                403: "", 503: down}, cached=False), KEY, cached=False)},
+        "/webcams/clusters": {"get": _clusters(down)},
+        "/webcams/embed/{public_id}": {"get": _embed(down)},
+        "/webcams/{public_id}/snapshots": {"get": operation(
+            "listWebcamSnapshots", "webcams", "Webcam snapshot history",
+            "Snapshots of one webcam, oldest first, each with a signed image link. " + LINKS,
+            [PUBLIC_ID, RANGE], responses(success("The snapshots.", "SnapshotList"), {
+                400: WEBCAM_400, 403: "", 404: WEBCAM_404, 503: down}), KEY)},
+        "/webcams/{public_id}": {"get": operation(
+            "getWebcam", "webcams", "Webcam detail",
+            "The webcam with last_updated and player. player.embed is a signed URL for an "
+            "iframe; its embed token stays valid at least player.expires_in (3600) seconds. "
+            + LINKS, [PUBLIC_ID], responses(success("The webcam.", "WebcamDetail"), {
+                400: "Malformed public_id.", 403: "", 404: WEBCAM_404, 503: down}), KEY)},
+        "/cdn/webcams/{public_id}/{image}": {"get": _image(down)},
+    }
+
+
+def _listing(down: str) -> dict:
+    return operation(
         "listWebcams", "webcams", "List webcams",
         "Webcams matching every given filter (filters combine with AND), one page at a time. "
         "`total` counts every match; an offset beyond it gives an empty page with the right "
-        "total. Ties in `sort` are broken by public_id, so pages never overlap or skip."
-        + pending,
+        "total. Ties in `sort` are broken by public_id (ascending in both orders), so pages "
+        "never overlap or skip. Inactive webcams are never listed. " + LINKS,
         [param("bbox", "query", BBOX_TEXT, BBOX, example="45.8,5.9,47.8,10.5"),
          param("nearby", "query", "Proximity `lat,lng,radius_km`: webcams within the radius "
-               "(great-circle distance); radius in (0, 1000] km.",
+               "(great-circle distance, haversine, Earth radius 6371.0088 km, edge included); "
+               "radius in (0, 1000] km.",
                {"type": "string", "pattern": f"^{NUMBER},{NUMBER},{NUMBER}$"},
                example="47.37,8.54,25"),
-         param("country", "query", "ISO 3166-1 alpha-2 code.", {"type": "string",
-                                                               "pattern": COUNTRY}),
-         param("location", "query", "Location public id (as in /geocoding/lookup?id=).",
-               {"type": "string", "pattern": LOCATION_ID}),
+         param("country", "query", "ISO 3166-1 alpha-2 code, case-insensitive. A code that "
+               "is not an ISO 3166-1 country is 400; a country without webcams gives an empty "
+               "page.", {"type": "string", "pattern": COUNTRY}, example="CH"),
+         param("location", "query", "Location public id (as in /geocoding/lookup?id=): "
+               "webcams linked to that place.", {"type": "string", "pattern": LOCATION_ID},
+               example="2657896"),
          limit(50, 200, "Results per page"),
-         param("offset", "query", "Results to skip.", {"type": "integer", "minimum": 0,
-                                                       "default": 0}),
+         param("offset", "query", "Results to skip, 0 to 100000000.",
+               {"type": "integer", "minimum": 0, "maximum": 100_000_000, "default": 0}),
          param("sort", "query", "`views`: most viewed first; `views_asc`: least viewed first.",
                {"type": "string", "enum": ["views", "views_asc"], "default": "views"})],
         responses(success("One page of webcams.", "WebcamList"), {
-            400: "Invalid parameters, e.g. a malformed bounding box or limit above 200.",
-            403: "", 503: down}), KEY)
-    detail = operation(
-        "getWebcam", "webcams", "Webcam detail",
-        "The webcam with last_updated and player. player.embed is a signed URL for an iframe; "
-        "its embed token expires after player.expires_in (3600) seconds." + pending,
-        [PUBLIC_ID], responses(success("The webcam.", "WebcamDetail"), {
-            403: "", 404: WEBCAM_404, 503: down}), KEY)
-    token = operation(
-        "createWebcamToken", "webcams", "Create a clusters token",
-        "A signed token for GET /webcams/clusters (purpose `clusters`, subject the key's "
-        "name), valid 3600 seconds, so that a key stays out of client code: the server "
-        "obtains a token with its key and hands it to the client, and requests a new one when "
-        "expires_in nears its end. No request body. Not meant for browsers (no CORS)."
-        + pending, [], responses(success("A new token.", "Token", cached=False), {
-            403: "", 503: down}, cached=False), KEY, cached=False)
-    clusters = operation(
+            400: "Invalid parameters, e.g. a malformed bounding box, a radius outside (0, "
+                 "1000] or a limit above 200.", 403: "", 503: down}), KEY)
+
+
+def _clusters(down: str) -> dict:
+    return operation(
         "getWebcamClusters", "webcams", "Webcam map clusters",
-        "Webcams in the bbox grouped into grid cells that depend on zoom, so that fewer "
-        "markers appear at low zoom. The counts of all clusters sum to the number of webcams "
-        "in the bbox; a cluster of one carries the full webcam object; a lower zoom never "
-        "yields more clusters for the same bbox. Needs an API key or a token from POST "
-        "/webcams/token in `token`." + pending,
+        "Webcams in the bbox grouped into the cells of a Web Mercator grid whose level is "
+        "zoom + 2 (cells of 64 pixels on a 256-pixel tile map), so that fewer, larger cells "
+        "appear at low zoom. Cells nest across zooms, so a lower zoom never yields more "
+        "clusters for the same bbox. Only webcams inside the bbox are counted: the counts of "
+        "all clusters sum to the number of webcams in the bbox. A cluster's position is the "
+        "centroid (mean latitude and longitude) of its webcams; a cluster of one carries the "
+        "full webcam object. Clusters come in no particular order. Needs an API key or a "
+        "token from POST /webcams/token in `token` (either is enough). " + LINKS,
         [param("bbox", "query", BBOX_TEXT, BBOX, True, example="45.8,5.9,47.8,10.5"),
          param("zoom", "query", "Map zoom level, 1 to 18; outside is 400.",
-               {"type": "integer", "minimum": 1, "maximum": 18}, True)],
+               {"type": "integer", "minimum": 1, "maximum": 18}, True, example=8)],
         responses(success("The clusters.", "ClusterList"), {
             400: "bbox or zoom missing or invalid.",
             403: "Neither a valid API key nor a valid token: the token is expired, tampered, "
                  "malformed or issued for another purpose.", 503: down}),
         KEY + [{"ClustersToken": []}])
-    snapshots = operation(
-        "listWebcamSnapshots", "webcams", "Webcam snapshot history",
-        "Snapshots of one webcam, oldest first." + pending, [PUBLIC_ID, RANGE],
-        responses(success("The snapshots.", "SnapshotList"), {
-            400: "Unknown range.", 403: "", 404: WEBCAM_404, 503: down}), KEY)
-    embed = operation(
+
+
+def _embed(down: str) -> dict:
+    op = operation(
         "getWebcamEmbed", "webcams", "Embeddable snapshot player",
-        "A self-contained HTML page (no external script, style or font) for an iframe: a "
-        "timeline slider over the snapshots, play/pause for automatic playback, relative time "
-        "labels, a dark theme, a layout from 320 px wide, keyboard control of play/pause and "
-        "the slider. Clients do not build this URL: it comes from player.embed of the detail "
-        "response and carries a webcam-specific `token` valid 3600 seconds." + pending,
+        "A self-contained HTML page (no external script, style or font; a Content-Security-"
+        "Policy allows only its own inline style and script and images from {cdn_url}) for "
+        "an iframe: a timeline slider over the snapshots, play/pause for automatic playback "
+        "with the next frames preloaded, relative time labels (\"3 h ago\") with the local "
+        "time, a dark theme, a layout from 320 px wide, keyboard control (Space or K play and "
+        "pause, arrow keys step, Home and End jump; the slider and button are focusable). "
+        "Clients do not build this URL: it comes from player.embed of the detail response and "
+        "carries a webcam-specific `token`; the page's image links expire with it, and the "
+        "page then says that the link has expired. Errors are problem+json, or a small HTML "
+        "page with the same status when the client prefers text/html (as a browser loading "
+        "an iframe does). Not cached (`no-store`).",
         [PUBLIC_ID, RANGE],
         responses(success("The player page.", {"type": "string"}, media="text/html"), {
-            400: "Unknown range.",
+            400: WEBCAM_400,
             403: "Token missing, expired, tampered, malformed, or issued for another webcam or "
                  "purpose.", 404: WEBCAM_404, 503: down}), [{"EmbedToken": []}])
-    return {
-        "/webcams": {"get": listing},
-        "/webcams/token": {"post": token},
-        "/webcams/clusters": {"get": clusters},
-        "/webcams/embed/{public_id}": {"get": embed},
-        "/webcams/{public_id}/snapshots": {"get": snapshots},
-        "/webcams/{public_id}": {"get": detail},
-    }
+    for status in ("403", "404"):
+        op["responses"][status]["content"]["text/html"] = {"schema": {"type": "string"}}
+    return op
 
+
+def _image(down: str) -> dict:
+    op = operation(
+        "getWebcamImage", "webcams", "Snapshot image (built-in image host)",
+        "The default {cdn_url}: serves the images that image links point to. Generated "
+        "catalogs' images are rendered on demand as SVG (a sky for the local time and the "
+        "cloud cover, the camera's name and the capture time); images of a real catalog are "
+        "the files it supplied, copied into the data artifact. The link's signature is checked "
+        "first (403), then the snapshot is looked up (404). Images never change: "
+        "`Cache-Control: public, immutable` with a max-age up to the link's expiry. Not rate "
+        "limited (a player loads many frames). Catalog images that are object keys on an "
+        "external CDN are linked there instead (`{cdn_url}/{key}?webcam=…&expires=…&kid=…"
+        "&sig=…`).",
+        [PUBLIC_ID,
+         param("image", "path", "Capture time and type: `2026-01-31T12:00:00Z.svg`.",
+               {"type": "string", "pattern": r"^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:"
+                                             r"[0-9]{2}Z\.[a-z]{3,4}$"}),
+         param("expires", "query", "Unix time the link expires.", {"type": "integer"}, True),
+         param("kid", "query", "Id of the signing key.", {"type": "string"}, True),
+         param("sig", "query", "HMAC-SHA256 signature (base64url).", {"type": "string"}, True)],
+        responses({
+            "description": "The image.", "headers": {"Cache-Control": ref("headers",
+                                                                         "Cache-Control")},
+            "content": {media: {"schema": {"type": "string", "format": "binary"}} for media in (
+                "image/svg+xml", "image/jpeg", "image/png", "image/webp")}},
+            {403: "Missing, malformed, expired or invalid signature.",
+             404: "No such snapshot or image.", 503: down}, limited=False), [])
+    op["x-rate-limited"] = False
+    return op
 
 
 SCHEMAS = {
-    "Webcam": obj(dict(_WEBCAM), description="A webcam in lists and clusters."),
+    "Webcam": obj(dict(_WEBCAM), description="A webcam in lists and clusters.",
+                  examples=[EXAMPLE]),
     "WebcamDetail": obj(_WEBCAM_DETAIL, description="A webcam with last_updated and player."),
     "WebcamList": envelope("Webcam", description="One page of webcams.",
                            total={"type": "integer", "minimum": 0,
@@ -141,9 +214,9 @@ SCHEMAS = {
         description="`webcam` is present exactly when count is 1."),
     "ClusterList": envelope("Cluster", key="clusters", description="Counts sum to the number "
                                                                   "of webcams in the bbox."),
-    "Snapshot": obj({"captured_at": {"type": "string", "format": "date-time"},
-                     "image_url": {"type": "string", "format": "uri",
-                                   "description": "Signed, expiring image URL."}}),
+    "Snapshot": obj({"captured_at": {"type": "string", "format": "date-time",
+                                     "description": "ISO 8601 UTC with Z."},
+                     "image_url": {"type": "string", "format": "uri", "description": _IMAGE}}),
     "SnapshotList": envelope("Snapshot", key="snapshots", description="Oldest first."),
     "Token": obj({"token": {"type": "string", "description": "Opaque signed token."},
                   "expires_in": {"type": "integer", "const": 3600,

@@ -9,6 +9,8 @@ from pathlib import Path
 
 import pytest
 
+from tests.support.procs import pipeline_env
+
 REPO = Path(__file__).resolve().parents[2]
 FIXTURE_GEONAMES = REPO / "tests" / "fixtures" / "geonames"
 # Real, unmodified GeoNames dumps shared next to the checkout (see PROVENANCE.md there).
@@ -53,10 +55,10 @@ def real_datasets(tmp_path_factory: pytest.TempPathFactory) -> Path:
 def pipeline_cli():
     """Run `python -m pipeline ARGS...` from the repository root, the way a user does."""
 
-    def run(*args: str | Path, timeout: float = 120) -> subprocess.CompletedProcess:
+    def run(*args: str | Path, timeout: float = 120, **env: str) -> subprocess.CompletedProcess:
         return subprocess.run(
             [sys.executable, "-m", "pipeline", *map(str, args)],
-            cwd=REPO, capture_output=True, text=True, timeout=timeout,
+            cwd=REPO, capture_output=True, text=True, timeout=timeout, env=pipeline_env(**env),
         )
 
     return run

@@ -112,8 +112,19 @@ def test_domain_edges_are_inside_europe(aq, coordinates, region):
     record = fetch(aq, coordinates)["current"]
     assert list(record) == EUROPE_KEYS
     assert record["pm25"] == region["pm25_ugm3"] and record["ozone"] == region["o3_ugm3"]
-    lat = float(coordinates.split(",")[0])
+    # Dust AOD is regridded onto the European cells: within half a cell (here 0.5°) of the
+    # domain's edge a point takes the edge cells' value.
+    lat = min(max(float(coordinates.split(",")[0]), 30.5), 71.5)
     assert record["dustAod"] == pytest.approx(known.dust_aod(lat), abs=6e-4)
+
+
+@pytest.mark.parametrize("coordinates", ["47.25,3.3", "35.1,-20.7", "63.93,40.05"])
+def test_dust_between_cells_of_both_grids(aq, coordinates):
+    """Bilinear on the global cells, then between the European cells: exact for the known
+    field, which is linear in latitude."""
+    lat = float(coordinates.split(",")[0])
+    for record in fetch(aq, coordinates)["hourly"]["data"]:
+        assert record["dustAod"] == round(known.dust_aod(lat), 3)
 
 
 @pytest.mark.parametrize("coordinates, lon", [

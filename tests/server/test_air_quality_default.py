@@ -10,6 +10,7 @@ import pytest
 
 import contract
 from contract import AirQuality as AQ
+from pipeline.regrid import Bilinear
 from pipeline.science import aqi
 from server.grid import PointGrid
 from tests.support.procs import get
@@ -65,6 +66,26 @@ def test_stored_values_are_plausible(artifact):
             assert np.isfinite(column).mean() > 0.99, variable
         aqis = values[..., variables.index("us_aqi")]
         assert np.array_equal(aqis, np.round(aqis)) and np.nanmax(aqis) <= 500
+
+
+def test_european_dust_is_the_global_dust_regridded(artifact):
+    """Each European cell holds the global grid's dust AOD bilinear at its centre, hour by
+    hour where the global grid serves the hour (NaN elsewhere)."""
+    _, entry, grids = artifact
+    europe, world = entry["grids"][AQ.EUROPE], entry["grids"][AQ.GLOBAL]
+    lat = europe["lat0"] + europe["dlat"] * np.arange(europe["nlat"])
+    lon = europe["lon0"] + europe["dlon"] * np.arange(europe["nlon"])
+    interpolate = Bilinear(world, lat, lon)
+    dust = grids[AQ.GLOBAL][interpolate.first_row:interpolate.stop_row, :, :,
+                            world["variables"].index(AQ.DUST_AOD)]
+    expected = interpolate(np.moveaxis(dust, 2, 0))           # (global hours, lat, lon)
+    stored = np.moveaxis(grids[AQ.EUROPE][..., europe["variables"].index(AQ.DUST_AOD)], 2, 0)
+    shift = (europe["time0"] - world["time0"]) // 3600
+    for k in range(europe["ntime"]):
+        if 0 <= k + shift < world["ntime"]:
+            np.testing.assert_array_equal(stored[k], expected[k + shift])
+        else:
+            assert np.isnan(stored[k]).all()
 
 
 def test_index_at_a_cell_centre_is_the_stored_index(server, artifact):

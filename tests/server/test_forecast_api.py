@@ -286,6 +286,7 @@ def test_stale_data_is_503(tmp_path, keys_file):
         reply = get(f"{server.url}/forecast/47,8", {"X-API-Key": keys_file[1]})
         assert reply.status == 503 and int(reply.headers["Retry-After"]) > 0
         assert "stale" in reply.json()["detail"]
+        assert server.wait_ready()["areas"]["forecast"]["state"] == "stale"
 
 
 def test_the_generated_default(server, default_build):

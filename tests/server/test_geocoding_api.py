@@ -307,6 +307,25 @@ def test_if_none_match_star_only_matches_a_current_representation(server):
     assert get(f"{server.url}/geocoding/lookup?q=a", star).status == 400
 
 
+def test_a_matching_tag_never_skips_validation(server):
+    """A 304 is only ever the answer a 200 would have been: an invalid request whose tag
+    matches (clients may send any tag) is still a 400."""
+    url = f"{server.url}/geocoding/reverse?lat=91&lon=0"
+    etag = get(f"{server.url}/geocoding/reverse?lat=90&lon=0").headers["ETag"]
+    bad = get(url, {"If-None-Match": "*"})
+    assert bad.status == 400 and bad.headers["Content-Type"].startswith("application/problem")
+    again = get(f"{server.url}/geocoding/reverse?lat=90&lon=0", {"If-None-Match": etag})
+    assert again.status == 304 and again.headers["Cache-Control"] == "public, max-age=3600"
+
+
+def test_keyed_answers_vary_by_key(server):
+    """Rule 9 makes answers public; Vary keeps a shared cache from serving a keyed answer to
+    a request with another key or none. Keyless areas need no Vary on the key."""
+    keyed = get(f"{server.url}/air-quality/47.37,8.54", {"X-API-Key": server.key})
+    assert keyed.status == 200 and "X-API-Key" in keyed.headers["Vary"]
+    assert "X-API-Key" not in get(f"{server.url}/geocoding/countries/CH").headers.get("Vary", "")
+
+
 def test_gzip_negotiation(server):
     url = f"{server.url}/geocoding/countries"
     refused = get(url, {"Accept-Encoding": "gzip;q=0"})

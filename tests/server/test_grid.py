@@ -102,3 +102,21 @@ def test_one_column_and_mixed_unknown_corners_over_time(tmp_path):
     assert np.isnan(both[2]).all()
     np.testing.assert_allclose(g.series(0.25, 0.5, 1, 3, column=1), [15.0, np.nan])
     assert g.series(0.25, 0.5, column=0).shape == (3,)
+
+
+def test_float32_axes_give_exact_steps_and_edges(tmp_path):
+    """CAMS stores 0.1° coordinates as float32 (30.049999..., 71.94999...): the spec snaps them,
+    so the domain's edges (72°N, 45°E, -25°E) are inside the grid."""
+    lat = np.arange(420, dtype=np.float64)[::-1] * 0.1 + 30.05
+    lon = np.arange(700) * 0.1 - 24.95
+    lat32, lon32 = np.sort(lat.astype(np.float32)), lon.astype(np.float32)
+    spec = writer.spec("eu.npy", lat32, lon32, 0, 3600, 1, ["v"])
+    assert (spec["lat0"], spec["dlat"], spec["lon0"], spec["dlon"]) == (30.05, 0.1, -24.95, 0.1)
+    field = np.broadcast_to(np.arange(420.0)[:, None], (1, 1, 420, 700))
+    writer.write(tmp_path, spec, lambda a, b: field[:, :, a:b])
+    g = PointGrid(tmp_path, spec)
+    for lat_, lon_ in ((72.0, 10.0), (47.0, 45.0), (72.0, -25.0), (30.0, -25.0)):
+        assert g.contains(lat_, lon_), (lat_, lon_)
+    assert not g.contains(72.001, 10.0) and not g.contains(47.0, 45.001)
+    assert g.series(72.0, 10.0)[0, 0] == pytest.approx(419.0)
+    assert g.series(71.9, 10.0)[0, 0] == pytest.approx(418.5)

@@ -17,10 +17,22 @@ ROOT = Path(__file__).resolve().parents[2]
 SHARED_GEONAMES = ROOT.parent / "shared" / "data" / "geonames"
 
 
-def run_pipeline(*args: str, check: bool = True) -> subprocess.CompletedProcess:
+# Builds in tests generate a small webcam catalog (2% of the default: about 400 webcams and
+# 1.7 million snapshots) unless they ask for more; the session's default build is full size.
+SMALL_WEBCAMS = {"WEATHERAPI_WEBCAMS_SCALE": "0.02"}
+
+
+def pipeline_env(**env: str) -> dict[str, str]:
+    """The environment for a pipeline run in tests."""
+    return {**os.environ, **SMALL_WEBCAMS, **env}
+
+
+def run_pipeline(*args: str, check: bool = True, env: dict[str, str] | None = None
+                 ) -> subprocess.CompletedProcess:
     """`python -m pipeline ARGS` from the project root."""
     result = subprocess.run([sys.executable, "-m", "pipeline", *args], cwd=ROOT,
-                            capture_output=True, text=True, timeout=600)
+                            capture_output=True, text=True, timeout=600,
+                            env=pipeline_env(**(env or {})))
     if check and result.returncode != 0:
         raise AssertionError(f"pipeline failed ({result.returncode}):\n{result.stderr[-3000:]}")
     return result

@@ -1,0 +1,74 @@
+"""Link webcams to gazetteer places: nearest place id and name, timezone from the coordinate."""
+
+from __future__ import annotations
+
+import logging
+import zoneinfo
+from pathlib import Path
+
+import numpy as np
+import polars as pl
+from scipy.spatial import cKDTree
+from tzfpy import get_tz
+
+from contract import Geocoding as G
+
+log = logging.getLogger("pipeline.webcams")
+PLACE_COLUMNS = ("id", "name", "lat", "lon", "country_code", "population", "feature_code",
+                 "timezone")
+
+
+def gazetteer(version: Path) -> tuple[pl.DataFrame, str]:
+    """Places to link to: the geocoding area of the version being built (built or carried over
+    earlier in the same run), else the packaged gazetteer the geocoding default starts from."""
+    path = version / G.LOCATIONS
+    if path.is_file():
+        return pl.read_parquet(path, columns=list(PLACE_COLUMNS)), "geocoding"
+    from pipeline.sources import packaged   # slow (a few seconds): only without geocoding
+
+    log.warning("no geocoding area in this build: linking webcams to the packaged gazetteer")
+    places = pl.from_arrow(packaged.read().conformed().places)
+    return places.select(PLACE_COLUMNS), "packaged"
+
+
+def unit_vectors(lat: np.ndarray, lon: np.ndarray) -> np.ndarray:
+    """Points on the unit sphere: the chord between two is monotonic in their great-circle
+    distance, so a KD-tree over these finds exact nearest places."""
+    la, lo = np.radians(lat), np.radians(lon)
+    return np.column_stack([np.cos(la) * np.cos(lo), np.cos(la) * np.sin(lo), np.sin(la)])
+
+
+def link(webcams: pl.DataFrame, places: pl.DataFrame) -> tuple[pl.DataFrame, dict]:
+    """Fill location_public_id (nearest place) and timezone (from the coordinate) where missing;
+    add location_name from the place. Returns the frame and coverage figures."""
+    lat, lon = webcams["latitude"].to_numpy(), webcams["longitude"].to_numpy()
+    given = webcams["location_public_id"].is_not_null()
+    if places.height:
+        _, nearest = cKDTree(unit_vectors(places["lat"].to_numpy(), places["lon"].to_numpy())) \
+            .query(unit_vectors(lat, lon), k=1)
+        nearest_id = places["id"].gather(nearest)
+    else:
+        nearest_id = pl.Series([None] * webcams.height, dtype=pl.String)
+    webcams = webcams.with_columns(
+        location_public_id=pl.when(given).then(pl.col("location_public_id"))
+        .otherwise(nearest_id))
+    names = places.select(location_public_id="id", location_name="name")
+    webcams = webcams.join(names, on="location_public_id", how="left", maintain_order="left")
+    missing_tz = np.flatnonzero(webcams["timezone"].is_null().to_numpy())
+    zones = zoneinfo.available_timezones()
+    filled = [_zone(lon[i], lat[i], zones) for i in missing_tz]
+    if len(missing_tz):
+        webcams = webcams.with_columns(webcams["timezone"].clone().scatter(
+            missing_tz, pl.Series(filled, dtype=pl.String)))
+    coverage = {
+        "location_public_id_given": round(float(given.mean() or 0.0), 4),
+        "location_name": round(float(webcams["location_name"].is_not_null().mean() or 0.0), 4),
+        "timezone_given": round(1 - len(missing_tz) / max(1, webcams.height), 4),
+    }
+    return webcams, coverage
+
+
+def _zone(lon: float, lat: float, zones: set[str]) -> str:
+    """The IANA timezone at a coordinate (an Etc/GMT zone at sea); UTC if unknown here."""
+    zone = get_tz(float(lon), float(lat))
+    return zone if zone in zones else "UTC"

@@ -1,0 +1,204 @@
+"""Webcam endpoints (interface 4.8-4.13): list, detail, token, clusters, snapshots, player."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+from typing import AsyncIterator
+
+import orjson
+from aiohttp import web
+
+from server.areas import webcams_embed, webcams_images, webcams_params
+from server.areas.webcams_data import WebcamsData, load
+from server.areas.webcams_links import Links
+from server.areas.webcams_tokens import (CLUSTERS, EMBED, PERIOD_S, SIGNER, TTL_S, Signer,
+                                         TokenError, ensure_secrets_file, parse_secrets)
+from server.config import Config
+from server.errors import ApiError, bad_request
+from server.http import CONFIG, KEYS, STORE, endpoint, presented_key
+
+__all__ = ["load", "routes", "setup"]
+log = logging.getLogger("server.webcams")
+AREA = "webcams"
+# Lists and details hold links signed for a period: cacheable until the period ends.
+LINKED = dict(area=AREA, max_age=PERIOD_S, period_s=PERIOD_S)
+# Clusters with many webcams of one each are rendered off the event loop.
+HEAVY_CELLS = 2000
+
+
+def _data(request: web.Request) -> WebcamsData:
+    return request.app[STORE].require(AREA).data
+
+
+def _json(body: bytes) -> web.Response:
+    return web.Response(body=body, content_type="application/json")
+
+
+def _row(data: WebcamsData, raw_id: str) -> int:
+    public_id = webcams_params.public_id(raw_id)
+    row = data.catalog.row_of.get(public_id)
+    if row is None:
+        raise ApiError(404, f"no webcam with public_id {public_id}")
+    return row
+
+
+def _links(request: web.Request, data: WebcamsData) -> Links:
+    return Links(request, data, request.app[SIGNER])
+
+
+@endpoint(auth="key", **LINKED)
+async def list_webcams(request: web.Request) -> web.Response:
+    """GET /webcams: one page of webcams matching every filter."""
+    query = webcams_params.list_query(request.query)
+    data = _data(request)
+    if query.country is not None and query.country not in data.catalog.country_index:
+        raise bad_request("country", f"country {query.country} is not an ISO 3166-1 code")
+    rows, total = data.catalog.select(query)
+    links = _links(request, data)
+    items = b",".join([links.webcam(r) for r in rows.tolist()])
+    return _json(b'{"results":[%b],"count":%d,"total":%d}' % (items, len(rows), total))
+
+
+@endpoint(auth="key", **LINKED)
+async def webcam_detail(request: web.Request) -> web.Response:
+    """GET /webcams/{public_id}: the webcam with last_updated and a signed player link."""
+    data = _data(request)
+    row = _row(data, request.match_info["public_id"])
+    return _json(_links(request, data).webcam_detail(row))
+
+
+@endpoint(area=AREA, auth="key")
+async def create_token(request: web.Request) -> web.Response:
+    """POST /webcams/token: a clusters token for the calling key, valid TTL_S seconds."""
+    key = request.app[KEYS].authenticate(presented_key(request))
+    if key is None:   # the middleware checked it; the keys file may have changed since
+        raise ApiError(403, "a valid API key is required")
+    _data(request)    # 503 while the area is unavailable, like its other operations
+    signer: Signer = request.app[SIGNER]
+    token = signer.issue(CLUSTERS, key.name, signer.now() + TTL_S)
+    return web.Response(body=orjson.dumps({"token": token, "expires_in": TTL_S}),
+                        content_type="application/json", headers={"Cache-Control": "no-store"})
+
+
+@endpoint(auth="optional", **LINKED)
+async def clusters(request: web.Request) -> web.Response:
+    """GET /webcams/clusters: grid clusters of the webcams in a bbox, by API key or token."""
+    if request.app[KEYS].authenticate(presented_key(request)) is None:
+        token = request.query.get("token")
+        if not token:
+            raise ApiError(403, "an API key (X-API-Key or api_key) or a token from POST "
+                                "/webcams/token is required")
+        try:
+            request.app[SIGNER].verify(token, CLUSTERS)
+        except TokenError as exc:
+            raise ApiError(403, str(exc)) from None
+    query = webcams_params.cluster_query(request.query)
+    data = _data(request)
+    links = _links(request, data)
+    cells = data.clusters.classify(query)
+    if len(cells[0]) + len(cells[1]) > HEAVY_CELLS:
+        body = await asyncio.get_running_loop().run_in_executor(
+            None, data.clusters.answer, query, cells, links.webcam)
+    else:
+        body = data.clusters.answer(query, cells, links.webcam)
+    return _json(body)
+
+
+@endpoint(auth="key", **LINKED)
+async def snapshots(request: web.Request) -> web.Response:
+    """GET /webcams/{public_id}/snapshots: the history, oldest first."""
+    range_ = webcams_params.range_(request.query)
+    data = _data(request)
+    row = _row(data, request.match_info["public_id"])
+    links = _links(request, data)
+    indices, times = data.snapshots.window(row, range_, links.now,
+                                           data.catalog.timezones[row])
+    items = links.snapshot_items(row, indices, times)
+    return web.Response(text=f'{{"snapshots":[{items}],"count":{len(times)}}}',
+                        content_type="application/json")
+
+
+# Not cached: the page holds the time it was made (for "3 h ago" and its expiry message).
+@endpoint(area=AREA, auth="none")
+async def embed(request: web.Request) -> web.Response:
+    """GET /webcams/embed/{public_id}?token=…: the player page."""
+    try:
+        return _embed_page(request)
+    except ApiError as exc:
+        if webcams_embed.wants_html(request):
+            return webcams_embed.error_page(exc)
+        raise
+
+
+def _embed_page(request: web.Request) -> web.Response:
+    range_ = webcams_params.range_(request.query)
+    raw_id = request.match_info["public_id"]
+    token = request.query.get("token")
+    if not token:
+        raise ApiError(403, "token is required: use the player.embed link of the webcam detail")
+    signer: Signer = request.app[SIGNER]
+    try:
+        signer.verify(token, EMBED, raw_id)
+    except TokenError as exc:
+        raise ApiError(403, str(exc)) from None
+    data = _data(request)
+    row = _row(data, raw_id)
+    links = _links(request, data)
+    expires = int(token.split(".")[2])     # verified above: images expire with the page
+    indices, times = data.snapshots.window(row, range_, links.now,
+                                           data.catalog.timezones[row])
+    frames = [{"t": t, "url": url} for t, url in zip(
+        times.tolist(), links.image_urls(row, indices, times, expires))]
+    name = data.catalog.name(row)
+    page_data = {"name": name, "timezone": data.catalog.timezones[row], "range": range_,
+                 "now": links.now, "expires": expires, "frames": frames}
+    base = f"{request.path}?token={token}"
+    ranges = {"24h": base, "30d": base + "&range=30d"}
+    return webcams_embed.page(name, page_data, ranges, range_, webcams_embed.origin(links.cdn))
+
+
+def setup(app: web.Application) -> None:
+    """Give the app its signer (secrets loaded at startup, followed while it runs)."""
+    app.cleanup_ctx.append(_signer_ctx)
+
+
+def make_signer(config: Config) -> Signer:
+    """A signer over WEATHERAPI_SIGNING_SECRETS, else over the shared secrets file."""
+    if config.signing_secrets:
+        return Signer(parse_secrets(config.signing_secrets))
+    path = config.secrets_path
+    return Signer(ensure_secrets_file(path), source=path)
+
+
+async def _signer_ctx(app: web.Application) -> AsyncIterator[None]:
+    config = app[CONFIG]
+    app[SIGNER] = make_signer(config)
+
+    async def follow() -> None:
+        while True:
+            await asyncio.sleep(config.reload_interval_s)
+            try:
+                app[SIGNER].refresh()
+            except (OSError, ValueError, KeyError):   # keep the secrets we have until fixed
+                log.exception("reloading the signing secrets failed")
+
+    task = asyncio.create_task(follow())
+    yield
+    task.cancel()
+    with contextlib.suppress(asyncio.CancelledError):
+        await task
+
+
+def routes() -> list[web.RouteDef]:
+    """The area's routes (fixed paths before /webcams/{public_id})."""
+    return [
+        web.get("/webcams", list_webcams),
+        web.post("/webcams/token", create_token),
+        web.get("/webcams/clusters", clusters),
+        web.get("/webcams/embed/{public_id}", embed),
+        web.get("/webcams/{public_id}/snapshots", snapshots),
+        web.get("/webcams/{public_id}", webcam_detail),
+        *webcams_images.routes(),
+    ]

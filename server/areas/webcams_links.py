@@ -1,0 +1,138 @@
+"""Absolute, signed links of one request: images on {cdn_url}, players on {embed_base_url}
+(decisions rule 41), and the Webcam JSON objects that carry them.
+
+Image links: `{cdn_url}/webcams/{public_id}/{captured_at}{ext}?expires=…&kid=…&sig=…` for
+images the built-in image host serves (rendered on demand, or files copied into the artifact);
+`{cdn_url}/{object_key}?webcam={public_id}&expires=…&kid=…&sig=…` for object keys on a CDN.
+Without configuration both bases are this server: {base_url} (or the request's own origin)
+plus /cdn for images.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+
+import numpy as np
+import orjson
+from aiohttp import web
+
+from server.areas.webcams_data import WebcamsData, bucket
+from server.areas.webcams_snapshots import iso as iso_stamps
+from server.areas.webcams_snapshots import iso_parts
+from server.areas.webcams_tokens import EMBED, TTL_S, Signer
+from server.http import CONFIG
+
+CDN_PATH = "/cdn"
+EMBED_PATH = "/webcams/embed/"
+IMAGE_PREFIX = "/webcams/"
+
+
+def iso(unix_s: int) -> str:
+    """ISO 8601 UTC with Z."""
+    return dt.datetime.fromtimestamp(unix_s, dt.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+class Links:
+    """Link building for one request."""
+
+    def __init__(self, request: web.Request, data: WebcamsData, signer: Signer):
+        config = request.app[CONFIG]
+        origin = config.base_url.rstrip("/") or f"{request.scheme}://{request.host}"
+        self.cdn = config.cdn_url.rstrip("/") or origin + CDN_PATH
+        self.embed = config.embed_base_url.rstrip("/") or origin
+        self.data, self.signer = data, signer
+        self.now = signer.now()
+        self.expires = signer.link_expiry(self.now)
+        self._cdn_json = orjson.dumps(self.cdn)[1:-1]
+        # What cached renderings depend on besides the row.
+        self.key = (self.expires, signer.secrets.current, self.cdn)
+        self._items = bucket(data.items, self.key)
+
+    def query(self, public_id: str, expires: int | None = None) -> str:
+        """The signature parameters of a webcam's image links."""
+        expires = self.expires if expires is None else expires
+        kid, sig = self.signer.image_signature(public_id, expires)
+        return f"expires={expires}&kid={kid}&sig={sig}"
+
+    def image_paths(self, row: int, indices: np.ndarray, times: np.ndarray,
+                    expires: int | None = None) -> list[str]:
+        """Each snapshot's image link below {cdn_url} (snapshots by index and capture time)."""
+        query = self.query(self.data.catalog.public_ids[row], expires)
+        return [head + query for head in path_heads(self.data, row, indices, times)]
+
+    def snapshot_items(self, row: int, indices: np.ndarray, times: np.ndarray) -> str:
+        """The Snapshot objects of a history, comma-separated (one pass for rendered images)."""
+        cdn = self._cdn_json.decode()
+        if self.data.snapshots.rendered:
+            public_id = self.data.catalog.public_ids[row]
+            head, query = f"{cdn}/webcams/{public_id}/", self.query(public_id)
+            return ",".join([f'{{"captured_at":"{d}T{hm}:{s}Z","image_url":"{head}{d}T{hm}:{s}'
+                             f'Z.svg?{query}"}}' for d, hm, s in iso_parts(times)])
+        return ",".join([f'{{"captured_at":"{s}Z","image_url":"{cdn}{p}"}}' for s, p in zip(
+            iso_stamps(times), self.image_paths(row, indices, times))])
+
+    def image_urls(self, row: int, indices: np.ndarray, times: np.ndarray,
+                   expires: int | None = None) -> list[str]:
+        """Absolute image links."""
+        return [self.cdn + p for p in self.image_paths(row, indices, times, expires)]
+
+    def current_image(self, row: int) -> bytes:
+        """JSON of image.current: the newest snapshot's link, or null."""
+        head = self.data.current_heads[row]
+        if head is None:
+            return b"null"
+        query = self.query(self.data.catalog.public_ids[row])
+        return b'"%b%b%b"' % (self._cdn_json, head.encode(), query.encode())
+
+    def webcam(self, row: int) -> bytes:
+        """A Webcam object as in lists and clusters (cached per period)."""
+        item = self._items.get(row)
+        if item is None:
+            item = self._items[row] = b'%b,"image":{"current":%b}}' % (
+                self.data.catalog.prefix(row), self.current_image(row))
+        return item
+
+    def embed_url(self, row: int, range_: str | None = None) -> str:
+        """The signed player link of a webcam (its token valid at least TTL_S seconds)."""
+        public_id = self.data.catalog.public_ids[row]
+        token = self.signer.issue(EMBED, public_id, self.expires)
+        suffix = f"&range={range_}" if range_ else ""
+        return f"{self.embed}{EMBED_PATH}{public_id}?token={token}{suffix}"
+
+    def webcam_detail(self, row: int) -> bytes:
+        """A Webcam object with last_updated and player (cached per period: the embed token
+        depends only on the webcam, the expiry and the key)."""
+        details = bucket(self.data.details, self.key + (self.embed,))
+        hit = details.get(row)
+        if hit is not None:
+            return hit
+        last = self.data.snapshots.last_time(row)
+        player = {"embed": self.embed_url(row), "expires_in": TTL_S}
+        detail = b'%b,"last_updated":%b,"image":{"current":%b},"player":%b}' % (
+            self.data.catalog.prefix(row), orjson.dumps(None if last is None else iso(last)),
+            self.current_image(row), orjson.dumps(player))
+        details[row] = detail
+        return detail
+
+
+def path_heads(data: WebcamsData, row: int, indices: np.ndarray, times: np.ndarray
+               ) -> list[str]:
+    """Each snapshot's image link below {cdn_url} up to its signature parameters: through
+    `?` for the built-in image host, through `&` for an object key."""
+    snaps, public_id = data.snapshots, data.catalog.public_ids[row]
+    stamps = iso_stamps(times)
+    if snaps.rendered:
+        return [f"/webcams/{public_id}/{s}Z.svg?" for s in stamps]
+    return [f"/{image.ref}?webcam={public_id}&" if image.kind == "key"
+            else f"/webcams/{public_id}/{stamp}Z{image.ext}?"
+            for image, stamp in zip(snaps.images(indices), stamps)]
+
+
+def current_heads(data: WebcamsData) -> list[str | None]:
+    """path_heads() of every webcam's newest snapshot, made once when the area loads."""
+    heads: list[str | None] = []
+    for row in range(data.catalog.size):
+        last = data.snapshots.last_index(row)
+        heads.append(None if last is None else path_heads(
+            data, row, np.array([last]), data.snapshots.last[row:row + 1])[0])
+    return heads

@@ -1,0 +1,157 @@
+"""Snapshot history from memory-mapped arrays: windows are slices, never Python objects per
+snapshot (interface 4.12, decisions rule 39)."""
+
+from __future__ import annotations
+
+import datetime as dt
+from dataclasses import dataclass
+from functools import lru_cache
+from pathlib import Path
+from zoneinfo import ZoneInfo
+
+import numpy as np
+
+from contract import Webcams as W
+from server.mapped import NpyFile, arrow_table, npy
+
+DAY_S = 86_400
+RANGES = ("24h", "30d")
+DAYS_30 = 30
+RENDERED_EXT = ".svg"
+
+
+@dataclass(frozen=True)
+class Image:
+    """Where one snapshot's image lives: rendered on demand, a copied file, or a CDN key."""
+
+    kind: str                  # rendered | file | key
+    ext: str                   # file name extension with the dot
+    media_type: str
+    ref: str | None = None     # object key (key) or artifact-relative file (file)
+
+
+RENDERED = Image("rendered", RENDERED_EXT, "image/svg+xml")
+
+
+class Snapshots:
+    """The snapshot arrays of one published version."""
+
+    def __init__(self, root: Path):
+        self.root = root
+        self.times = NpyFile(root / W.SNAP_TIMES)
+        self.sparse = npy(root / W.SNAP_SPARSE)
+        self.offsets = npy(root / W.SNAP_OFFSETS)
+        self.last = npy(root / W.LAST_TIME)
+        self.daily_offsets = npy(root / W.DAILY_OFFSETS)
+        self.daily_day = npy(root / W.DAILY_DAY)
+        self.daily_index = npy(root / W.DAILY_INDEX)
+        self.daily_time = npy(root / W.DAILY_TIME)
+        images_path = root / W.SNAP_IMAGES
+        self.image_ids = NpyFile(images_path) if images_path.exists() else None
+        images = arrow_table(root / W.IMAGES_ARROW)
+        self._kind = images.column("kind").to_pylist()
+        self._file = images.column("file").to_pylist()
+        self._ref = images.column("ref").to_pylist()
+        self._media = images.column("media_type").to_pylist()
+
+    @property
+    def rendered(self) -> bool:
+        """True when every image is rendered on demand (the generated catalog)."""
+        return self.image_ids is None
+
+    def last_time(self, row: int) -> int | None:
+        """Capture time of the row's newest snapshot, or None when it has none."""
+        t = int(self.last[row])
+        return t if self.offsets[row + 1] > self.offsets[row] else None
+
+    def last_index(self, row: int) -> int | None:
+        """Index of the row's newest snapshot."""
+        end = int(self.offsets[row + 1])
+        return end - 1 if end > self.offsets[row] else None
+
+    def window(self, row: int, range_: str, now: int, timezone: str
+               ) -> tuple[np.ndarray, np.ndarray]:
+        """(indices, capture times) of the row's snapshots in `range_` ending at `now`, oldest
+        first: 24h every snapshot captured in [now - 24 h, now]; 30d for each of the 30 local
+        calendar days up to today (the webcam's timezone), the snapshot closest to 12:00 local
+        time (one captured after now is left out: a feed's clock may run ahead)."""
+        if range_ == "24h":
+            a, b = int(self.offsets[row]), int(self.offsets[row + 1])
+            lo = self.search(a, b, now - DAY_S, "left")
+            # Usually nothing is newer than now: no second search.
+            hi = b if b == a or int(self.last[row]) <= now else \
+                max(lo, self.search(lo, b, now, "right"))
+            return np.arange(lo, hi, dtype=np.int64), self.times.read(lo, hi)
+        today = local_day(now, timezone)
+        da, db = int(self.daily_offsets[row]), int(self.daily_offsets[row + 1])
+        days = self.daily_day[da:db]
+        lo = da + int(np.searchsorted(days, today - (DAYS_30 - 1), side="left"))
+        hi = da + int(np.searchsorted(days, today, side="right"))
+        times = self.daily_time[lo:hi]
+        keep = times <= now
+        return self.daily_index[lo:hi][keep], times[keep]
+
+    def search(self, a: int, b: int, value: int, side: str) -> int:
+        """np.searchsorted over SNAP_TIMES[a:b] (sorted), as an index into SNAP_TIMES: the
+        sparse index narrows it to one block, the only part read."""
+        stride = W.SNAP_STRIDE
+        k0, k1 = -(-a // stride), -(-b // stride)        # sparse entries at positions in [a, b)
+        j = int(np.searchsorted(self.sparse[k0:k1], value, side=side))
+        start = a if j == 0 else (k0 + j - 1) * stride + 1
+        end = b if k0 + j >= k1 else (k0 + j) * stride
+        return start + int(np.searchsorted(self.times.read(start, end), value, side=side))
+
+    def find(self, row: int, unix_s: int) -> int | None:
+        """Index of the row's snapshot captured at exactly `unix_s`, or None."""
+        a, b = int(self.offsets[row]), int(self.offsets[row + 1])
+        i = self.search(a, b, unix_s, "left")
+        return i if i < b and int(self.times.read(i, i + 1)[0]) == unix_s else None
+
+    def images(self, indices: np.ndarray) -> list[Image]:
+        """The images of snapshots (indices ascending)."""
+        if self.image_ids is None:
+            return [RENDERED] * len(indices)
+        return [self._image(int(i)) for i in self.image_ids.take(indices).tolist()]
+
+    def image(self, index: int) -> Image:
+        """The image of one snapshot."""
+        if self.image_ids is None:
+            return RENDERED
+        return self._image(int(self.image_ids.read(index, index + 1)[0]))
+
+    def _image(self, image_id: int) -> Image:
+        kind, media = self._kind[image_id], self._media[image_id] or "application/octet-stream"
+        if kind == "file":
+            file = self._file[image_id]
+            return Image("file", Path(file).suffix, media, file)
+        ref = self._ref[image_id]
+        return Image("key", Path(ref).suffix, media, ref)
+
+
+_HOURS_MINUTES = [f"{h:02d}:{m:02d}" for h in range(24) for m in range(60)]
+_SECONDS = [f"{s:02d}" for s in range(60)]
+
+
+@lru_cache(maxsize=4096)
+def _date(day: int) -> str:
+    return (dt.date(1970, 1, 1) + dt.timedelta(days=day)).isoformat()
+
+
+def iso_parts(times: np.ndarray) -> list[tuple[str, str, str]]:
+    """(date, hours:minutes, seconds) of each time, UTC: tables for the time of day and a
+    cache of dates, faster than datetime or numpy formatting."""
+    days, seconds = np.divmod(np.asarray(times, dtype=np.int64), DAY_S)
+    minutes, seconds = np.divmod(seconds, 60)
+    return [(_date(d), _HOURS_MINUTES[m], _SECONDS[s])
+            for d, m, s in zip(days.tolist(), minutes.tolist(), seconds.tolist())]
+
+
+def iso(times: np.ndarray) -> list[str]:
+    """Capture times as ISO 8601 UTC strings without the trailing Z."""
+    return [f"{d}T{hm}:{s}" for d, hm, s in iso_parts(times)]
+
+
+def local_day(unix_s: int, timezone: str) -> int:
+    """Days since 1970-01-01 of the local calendar date at `unix_s` in `timezone`."""
+    local = dt.datetime.fromtimestamp(unix_s, ZoneInfo(timezone))
+    return local.date().toordinal() - dt.date(1970, 1, 1).toordinal()

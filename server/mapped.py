@@ -1,0 +1,76 @@
+"""Open artifact files as memory maps shared by every worker process (read-only, no copies)."""
+
+from __future__ import annotations
+
+import mmap
+import os
+from pathlib import Path
+
+import numpy as np
+import pyarrow as pa
+
+
+def arrow_table(path: Path) -> pa.Table:
+    """An uncompressed Arrow IPC file, memory-mapped."""
+    with pa.memory_map(str(path)) as source:
+        return pa.ipc.open_file(source).read_all()
+
+
+def column(table: pa.Table, name: str) -> pa.Array:
+    """One column as a single array (zero-copy when the file has one chunk)."""
+    col = table.column(name)
+    return col.chunk(0) if col.num_chunks == 1 else col.combine_chunks()
+
+
+def npy(path: Path) -> np.ndarray:
+    """A .npy file, memory-mapped. A plain ndarray view of the map: np.memmap's subclass hooks
+    cost time on every call."""
+    return np.asarray(np.load(path, mmap_mode="r"))
+
+
+def bytes_map(path: Path) -> mmap.mmap | bytes:
+    """A file's bytes, memory-mapped (b"" for an empty file, which mmap cannot map)."""
+    with open(path, "rb") as handle:
+        if handle.seek(0, 2) == 0:
+            return b""
+        return mmap.mmap(handle.fileno(), 0, access=mmap.ACCESS_READ)
+
+
+class NpyFile:
+    """A large 1-D .npy file read with pread, block by block, instead of mapped: the blocks stay
+    in the page cache (shared by every process) without counting in this process's resident
+    memory, which a mapping of a file read all over would, page by page."""
+
+    def __init__(self, path: Path):
+        with open(path, "rb") as handle:
+            major, _ = np.lib.format.read_magic(handle)
+            read_header = (np.lib.format.read_array_header_1_0 if major == 1
+                           else np.lib.format.read_array_header_2_0)
+            shape, fortran, dtype = read_header(handle)
+            if len(shape) != 1 or fortran:
+                raise ValueError(f"{path}: not a 1-D array")
+            self.start = handle.tell()
+        self.dtype, self.size = np.dtype(dtype), int(shape[0])
+        self.fd = os.open(path, os.O_RDONLY)
+
+    def __del__(self):
+        fd = getattr(self, "fd", None)
+        if fd is not None:
+            os.close(fd)
+
+    def read(self, lo: int, hi: int) -> np.ndarray:
+        """Elements lo..hi-1."""
+        if hi <= lo:
+            return np.zeros(0, self.dtype)
+        width = self.dtype.itemsize
+        return np.frombuffer(os.pread(self.fd, (hi - lo) * width, self.start + lo * width),
+                             self.dtype)
+
+    def take(self, positions: np.ndarray) -> np.ndarray:
+        """Elements at sorted positions (one read spanning them when they are close)."""
+        if len(positions) == 0:
+            return np.zeros(0, self.dtype)
+        lo, hi = int(positions[0]), int(positions[-1]) + 1
+        if hi - lo <= 4 * len(positions) + 1024:
+            return self.read(lo, hi)[np.asarray(positions) - lo]
+        return np.concatenate([self.read(int(p), int(p) + 1) for p in positions])

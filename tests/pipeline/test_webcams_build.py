@@ -1,0 +1,271 @@
+"""The webcams area through `python -m pipeline build`: real-format inputs (known answers), the
+generated default, bad inputs, determinism."""
+
+from __future__ import annotations
+
+import datetime as dt
+import hashlib
+import math
+import time
+from pathlib import Path
+from zoneinfo import ZoneInfo
+
+import duckdb
+import numpy as np
+import polars as pl
+import pyarrow.feather as feather
+import pyarrow.parquet as pq
+import pytest
+
+import contract
+from contract import Webcams as W
+from pipeline.io import InputError
+from pipeline.sources import webcam_catalog
+from tests.support import webcam_inputs as inputs
+
+NOW = int(time.time())
+
+
+def _build(pipeline_cli, datasets: Path, out: Path, *extra: str, **env: str) -> Path:
+    result = pipeline_cli("build", "--datasets", datasets, "--out", out, *extra, **env)
+    assert result.returncode == 0, result.stderr
+    return contract.current_version_dir(out)
+
+
+@pytest.fixture(scope="module")
+def real(tmp_path_factory, pipeline_cli):
+    """The hand-made GeoNames dump and the real-format webcam inputs, built once."""
+    root = tmp_path_factory.mktemp("webcams-real")
+    inputs.write_inputs(root / "datasets", NOW)
+    version = _build(pipeline_cli, root / "datasets", root / "out",
+                     "--only", "geocoding", "webcams")
+    return version, contract.read_manifest(version)["areas"]["webcams"]
+
+
+def _webcams(version: Path) -> dict[str, dict]:
+    return {r["public_id"]: r for r in pq.read_table(version / W.WEBCAMS).to_pylist()}
+
+
+def test_manifest_says_real_and_counts(real):
+    version, entry = real
+    assert entry["source"]["kind"] == "real" and entry["source"]["generated"] is False
+    assert entry["version"].startswith("webcams-")
+    assert {i["path"] for i in entry["inputs"]} == {"webcams/webcams.csv",
+                                                    "webcams/snapshots.csv"}
+    expected = inputs.expected_snapshots(NOW)
+    assert entry["counts"]["webcams"] == len(inputs.WEBCAMS)
+    assert entry["counts"]["served"] == len(inputs.SERVED)
+    assert entry["counts"]["snapshots"] == sum(len(v) for v in expected.values())
+    assert entry["dropped_snapshots"]["unknown_webcam"] == 1
+    assert entry["dropped_snapshots"]["inactive_webcam"] == 1
+    assert entry["dropped_snapshots"]["duplicate"] > 0
+    assert entry["linked_to"] == "geocoding" and entry["rendered_images"] is False
+    assert all((version / f).is_file() for f in entry["files"])
+    on_disk = {str(f.relative_to(version)) for f in (version / "webcams").rglob("*")
+               if f.is_file()}
+    assert on_disk == set(entry["files"])
+
+
+def test_catalog_is_normalised_and_linked(real):
+    version, _ = real
+    cams = _webcams(version)
+    assert set(cams) == {w[0] for w in inputs.WEBCAMS}
+    assert cams["old-cam"]["status"] == "inactive" and cams["mhorn"]["status"] == "active"
+    assert cams["zrh-1"]["country_code"] == "CH"                        # upper-cased
+    assert cams["zrh-2"]["name"] == "Zurich, Hauptbahnhof"             # quoted CSV field
+    assert cams["zrh-2"]["location_public_id"] == "2657896"            # given, kept
+    assert cams["zrh-1"]["timezone"] == "Europe/Zurich"                 # from the coordinate
+    assert cams["kiri"]["timezone"] == "Pacific/Kiritimati"             # given, kept
+    places = pq.read_table(version / contract.Geocoding.LOCATIONS).to_pylist()
+    for cam in cams.values():
+        if cam["public_id"] == "zrh-2":
+            continue
+        nearest = min(places, key=lambda p: _km(cam["latitude"], cam["longitude"], p["lat"],
+                                                 p["lon"]))
+        assert cam["location_public_id"] == nearest["id"], cam["public_id"]
+        assert cam["location_name"] == nearest["name"]
+    assert (cams["zrh-1"]["location_public_id"], cams["zrh-1"]["location_name"]) == ("2657896", "Zürich")
+
+
+def _km(lat1: float, lon1: float, lat2: float, lon2: float) -> float:
+    p1, p2 = math.radians(lat1), math.radians(lat2)
+    a = (math.sin((p2 - p1) / 2) ** 2
+         + math.cos(p1) * math.cos(p2) * math.sin(math.radians(lon2 - lon1) / 2) ** 2)
+    return 2 * 6371.0088 * math.asin(math.sqrt(a))
+
+
+def test_snapshots_sorted_deduplicated_and_converted(real):
+    version, _ = real
+    table = pq.read_table(version / W.SNAPSHOTS).to_pylist()
+    got: dict[str, list] = {}
+    for row in table:
+        got.setdefault(row["public_id"], []).append(
+            (int(row["captured_at"].timestamp()), row["image"]))
+    assert got == inputs.expected_snapshots(NOW)
+    keys = [(r["public_id"], r["captured_at"]) for r in table]
+    assert keys == sorted(keys)
+
+
+def test_server_arrays_match_the_table(real):
+    version, _ = real
+    cams = feather.read_table(version / W.CAMS_ARROW).column("public_id").to_pylist()
+    assert cams == inputs.SERVED
+    times = np.load(version / W.SNAP_TIMES)
+    offsets = np.load(version / W.SNAP_OFFSETS)
+    last = np.load(version / W.LAST_TIME)
+    expected = inputs.expected_snapshots(NOW)
+    for row, public_id in enumerate(cams):
+        series = times[offsets[row]:offsets[row + 1]].tolist()
+        assert series == [t for t, _ in expected[public_id]]
+        assert last[row] == series[-1]
+
+
+def test_images_copied_and_indexed(real):
+    version, _ = real
+    images = feather.read_table(version / W.IMAGES_ARROW).to_pylist()
+    by_ref = {i["ref"]: i for i in images}
+    assert by_ref["keys/wdh.jpg"]["kind"] == "key" and by_ref["keys/wdh.jpg"]["file"] is None
+    assert by_ref["cdn/zrh-1/x.jpg"]["kind"] == "key"
+    for ref in ("zrh/a.png", "zrh/b.png", "mhorn.png"):
+        image = by_ref[ref]
+        assert image["kind"] == "file" and image["media_type"] == "image/png"
+        copied = version / image["file"]
+        assert copied.parent == version / W.IMAGES_DIR
+        assert copied.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+        assert ref.replace("/", "") not in copied.name         # named by id, not by input
+    ids = np.load(version / W.SNAP_IMAGES)
+    assert set(ids.tolist()) == {i["image_id"] for i in images}
+
+
+def _brute_noon(times: list[int], zone: str) -> list[tuple[int, int]]:
+    best: dict[int, tuple[int, int]] = {}
+    for t in times:
+        local = dt.datetime.fromtimestamp(t, ZoneInfo(zone))
+        day = (local.date() - dt.date(1970, 1, 1)).days
+        distance = abs(local.hour * 3600 + local.minute * 60 + local.second - 43_200)
+        if day not in best or (distance, t) < best[day]:
+            best[day] = (distance, t)
+    return sorted((day, t) for day, (_, t) in best.items())
+
+
+def test_daily_noon_picks_across_dst_and_far_timezones(real):
+    version, _ = real
+    cams = feather.read_table(version / W.CAMS_ARROW).to_pylist()
+    times = np.load(version / W.SNAP_TIMES)
+    offsets, daily = np.load(version / W.SNAP_OFFSETS), np.load(version / W.DAILY_OFFSETS)
+    days, picks = np.load(version / W.DAILY_DAY), np.load(version / W.DAILY_INDEX)
+    for row, cam in enumerate(cams):
+        series = times[offsets[row]:offsets[row + 1]].tolist()
+        got = [(int(d), int(times[i])) for d, i in zip(days[daily[row]:daily[row + 1]],
+                                                        picks[daily[row]:daily[row + 1]])]
+        assert got == _brute_noon(series, cam["timezone"]), cam["public_id"]
+    # Known answers: local noon is 11:00Z on CET days and 10:00Z on CEST days.
+    zrh1 = cams.index(next(c for c in cams if c["public_id"] == "zrh-1"))
+    picked = [dt.datetime.fromtimestamp(int(times[i]), dt.timezone.utc).strftime("%m-%dT%H")
+              for i in picks[daily[zrh1]:daily[zrh1 + 1]]]
+    assert picked == ["03-30T11", "03-31T10", "04-01T10"]
+    zrh2 = zrh1 + 1
+    picked = [dt.datetime.fromtimestamp(int(times[i]), dt.timezone.utc).strftime("%m-%dT%H")
+              for i in picks[daily[zrh2]:daily[zrh2 + 1]]]
+    assert picked == ["10-26T10", "10-27T11", "10-28T11"]
+
+
+def test_catalog_views_in_duckdb(real):
+    version, _ = real
+    con = duckdb.connect(str(version / contract.CATALOG), read_only=True)
+    try:
+        served = con.execute("select count(*) from webcams where status = 'active'").fetchone()
+        snaps = con.execute("select count(distinct public_id), count(*) from webcam_snapshots "
+                            "where image is not null").fetchone()
+    finally:
+        con.close()
+    assert served == (len(inputs.SERVED),)
+    expected = inputs.expected_snapshots(NOW)
+    assert snaps == (len(expected), sum(len(v) for v in expected.values()))
+
+
+def test_same_inputs_same_bytes(tmp_path, pipeline_cli):
+    datasets = tmp_path / "datasets"
+    inputs.write_inputs(datasets, NOW, parquet=True)
+    first = _build(pipeline_cli, datasets, tmp_path / "a", "--only", "geocoding", "webcams")
+    second = _build(pipeline_cli, datasets, tmp_path / "b", "--only", "geocoding", "webcams")
+
+    def digests(version: Path) -> dict[str, str]:
+        return {str(f.relative_to(version)): hashlib.sha256(f.read_bytes()).hexdigest()
+                for f in sorted((version / "webcams").rglob("*")) if f.is_file()}
+
+    assert digests(first) == digests(second)
+    m1 = contract.read_manifest(first)["areas"]["webcams"]
+    m2 = contract.read_manifest(second)["areas"]["webcams"]
+    assert m1["version"] == m2["version"]
+    assert {i["path"] for i in m1["inputs"]} == {"webcams/webcams.csv",
+                                                 "webcams/snapshots.parquet"}
+
+
+def test_generated_default_without_geocoding(tmp_path, pipeline_cli):
+    (tmp_path / "empty").mkdir()
+    version = _build(pipeline_cli, tmp_path / "empty", tmp_path / "out", "--only", "webcams",
+                     timeout=300, WEATHERAPI_WEBCAMS_SCALE="0.01")
+    entry = contract.read_manifest(version)["areas"]["webcams"]
+    assert entry["source"]["kind"] == "generated" and entry["source"]["generated"] is True
+    assert entry["linked_to"] == "packaged" and entry["rendered_images"] is True
+    assert entry["counts"]["webcams"] == round(20_600 * 0.01)
+    cams = pq.read_table(version / W.WEBCAMS).to_pylist()
+    assert all(c["location_public_id"] and c["location_name"] and c["timezone"] for c in cams)
+    assert not (version / W.SNAP_IMAGES).exists()
+
+
+@pytest.mark.parametrize("case, edit, message", [
+    ("missing column", lambda d: _rewrite(d, "webcams.csv", "views", "hits"),
+     "missing column(s): views"),
+    ("bad latitude", lambda d: _rewrite(d, "webcams.csv", "47.3600", "97.36"),
+     "line 2: latitude 97.36 is not a number in [-90, 90]"),
+    ("nan longitude", lambda d: _rewrite(d, "webcams.csv", "8.5500", "nan"),
+     "line 2: longitude"),
+    ("duplicate id", lambda d: _rewrite(d, "webcams.csv", "zrh-2,", "zrh-1,"),
+     "public_id 'zrh-1' appears more than once"),
+    ("reserved id", lambda d: _rewrite(d, "webcams.csv", "mhorn,", "clusters,"),
+     "not one of clusters, token, embed"),
+    ("bad timezone", lambda d: _rewrite(d, "webcams.csv", "Africa/Windhoek", "Mars/Olympus"),
+     "timezone 'Mars/Olympus' is not an IANA timezone"),
+    ("bad status", lambda d: _rewrite(d, "webcams.csv", ",inactive", ",retired"),
+     "status 'retired' must be active or inactive"),
+    ("bad time", lambda d: _append(d, "mhorn,yesterday,mhorn.png"),
+     "captured_at 'yesterday' is not an ISO 8601 time"),
+    ("path escape", lambda d: _append(d, "mhorn,2024-07-09T00:00:00Z,../webcams.csv"),
+     "image '../webcams.csv' is neither a relative path"),
+    ("unsupported image", lambda d: _append(d, "mhorn,2024-07-09T00:00:00Z,notes.txt", "notes.txt"),
+     "unsupported image type"),
+])
+def test_bad_inputs_fail_with_a_clear_message(tmp_path, case, edit, message):
+    datasets = tmp_path / "datasets"
+    edit(inputs.write_inputs(datasets, NOW))
+    with pytest.raises(InputError) as caught:
+        catalog = webcam_catalog.read(datasets)
+        served = catalog.webcams.filter(pl.col("status") == "active")["public_id"].sort()
+        catalog.snapshots(served)
+    assert message in str(caught.value), case
+
+
+def test_a_failed_webcams_build_names_file_and_line(tmp_path, pipeline_cli):
+    datasets = tmp_path / "datasets"
+    folder = inputs.write_inputs(datasets, NOW)
+    _rewrite(folder, "webcams.csv", "47.3600", "97.36")
+    result = pipeline_cli("build", "--datasets", datasets, "--out", tmp_path / "out",
+                          "--only", "webcams")
+    assert result.returncode == 1
+    assert (f"error: build failed: {folder / 'webcams.csv'}: line 2: latitude 97.36 is not a "
+            "number in [-90, 90]; nothing is published") in result.stderr, result.stderr
+    assert "Traceback" not in result.stderr
+
+
+def _rewrite(folder: Path, name: str, old: str, new: str) -> None:
+    path = folder / name
+    path.write_text(path.read_text(encoding="utf-8").replace(old, new, 1), encoding="utf-8")
+
+
+def _append(folder: Path, line: str, create: str | None = None) -> None:
+    if create:
+        (folder / "images" / create).write_text("not an image")
+    with open(folder / "snapshots.csv", "a", encoding="utf-8") as handle:
+        handle.write(line + "\n")

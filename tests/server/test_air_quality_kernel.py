@@ -1,0 +1,87 @@
+"""The compiled point read (air_quality_kernel.bilinear) interpolates as PointGrid.series does,
+and a whole answer's records equal the series evaluated and written the slow way."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from contract import AirQuality as AQ
+from pipeline import grid as writer
+from pipeline.science import aqi
+from server.areas import air_quality as aq
+from server.areas import air_quality_kernel as kernel
+from server.grid import PointGrid
+from tests.server.test_air_quality_json import reference
+
+
+def _grid(tmp_path, wraps: bool, variables=("a", "b", "c")) -> PointGrid:
+    """Random values (NaN cells, one unknown block, a column unknown throughout)."""
+    rng = np.random.default_rng(7)
+    lat = np.arange(-90.0, 90.1, 10.0) if wraps else np.arange(30.0, 50.1, 2.0)
+    lon = np.arange(-180.0, 180.0, 20.0) if wraps else np.arange(-10.0, 20.1, 2.0)
+    fields = rng.uniform(0, 200, (len(variables), 30, len(lat), len(lon)))
+    fields[rng.random(fields.shape) < 0.15] = np.nan
+    fields[:, :, 3:5, 4:6] = np.nan
+    fields[1, :, 2, :] = np.nan
+    spec = writer.spec("g.npy", lat, lon, 1_700_000_000, 3600, 30, list(variables))
+    writer.write(tmp_path, spec, lambda a, b: fields[:, :, a:b, :])
+    return PointGrid(tmp_path, spec)
+
+
+def _geometry(grid: PointGrid) -> np.ndarray:
+    return np.array([getattr(grid, name) for name in kernel.GEOMETRY], dtype=np.float64)
+
+
+def _points(seed: int) -> list[tuple[float, float]]:
+    """Random points, edges, poles, both sides of the antimeridian and of lon0."""
+    rng = np.random.default_rng(seed)
+    return [(rng.uniform(-90, 90), rng.uniform(-180, 180)) for _ in range(300)] + [
+        (30.0, -11.0), (50.0, 21.0), (41.0, 4.0), (90.0, 179.9), (-90.0, -180.0),
+        (45.0, -10.5), (45.0, -11.5), (45.0, 20.5), (0.0, 170.0), (0.0, -170.0)]
+
+
+@pytest.mark.parametrize("wraps", [True, False])
+def test_corners_are_the_grid_corners(tmp_path, wraps):
+    grid = _grid(tmp_path, wraps)
+    for lat, lon in _points(2):
+        rows, cols, weights = grid.corners(lat, lon)
+        i0, i1, j0, j1, *w = kernel.corners(_geometry(grid), lat, lon)
+        assert ([i0, i0, i1, i1], [j0, j1, j0, j1]) == (rows, cols), (lat, lon)
+        assert w == weights.tolist(), (lat, lon)
+
+
+@pytest.mark.parametrize("wraps", [True, False])
+def test_bilinear_is_the_grid_series(tmp_path, wraps):
+    grid = _grid(tmp_path, wraps)
+    columns = np.array([0, 2, 1], dtype=np.int64)
+    for lat, lon in _points(1):
+        for first, stop in ((0, 30), (17, 30), (29, 30)):
+            out = np.full((stop - first, 3), -1.0)
+            kernel.bilinear(grid.values, _geometry(grid), lat, lon, first, stop, columns, out)
+            np.testing.assert_allclose(out, grid.series(lat, lon, first, stop), rtol=1e-12,
+                                       atol=0, equal_nan=True)
+    out = np.full((30, 3), -1.0)
+    kernel.bilinear(grid.values, _geometry(grid), 41.0, 4.0, 0, 30, np.array([2]), out)
+    assert (out[:, :2] == -1.0).all()                     # columns not asked for: untouched
+
+
+def test_answer_kernel_equals_series_indices_and_records(tmp_path):
+    """kernel.answer at a point = PointGrid.series, the pipeline's AQI science, and the
+    reference writer (dicts through orjson)."""
+    variables = AQ.EUROPE_VARIABLES
+    grid = _grid(tmp_path, False, variables)
+    domain = aq.Domain(tmp_path, grid.spec, aqi.manifest_tables())
+    for lat, lon in ((41.3, 4.7), (30.0, -10.0), (36.9, 12.1)):
+        first = 3
+        current, hourly = domain.records_at(lat, lon, first, True, 1_700_010_800)
+        series = grid.series(lat, lon, first)
+        columns = {name: series[:, k] for k, name in enumerate(variables)}
+        values = series.copy()
+        values[:, variables.index("european_aqi")] = aqi.european_aqi(columns)
+        values[:, variables.index("us_aqi")] = aqi.us_aqi(columns)
+        fields = aq.EUROPE_FIELDS
+        expected = reference(aq.EUROPE_KEYS, range(1_700_010_800, 1_700_010_800 + 3600 * 27,
+                                                   3600), values, [d for _, _, d in fields],
+                             [variables.index(v) for _, v, _ in fields])
+        assert (bytes(current), bytes(hourly)) == expected

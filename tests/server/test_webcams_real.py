@@ -1,0 +1,196 @@
+"""Webcams from a real-format catalog (tests/support/webcam_inputs.py) through the pipeline and a
+real server: copied images, object keys, configured link bases, snapshot windows across DST
+changes and far timezones, several workers sharing the signing secrets, and the 503s."""
+
+from __future__ import annotations
+
+import datetime as dt
+import time
+from urllib.parse import parse_qs, urlsplit
+
+import numpy as np
+import pytest
+
+import contract
+from server.areas.webcams_data import load
+from tests.support import webcam_inputs as inputs
+from tests.support.procs import Server, add_key, get, run_pipeline
+
+NOW = int(time.time())
+UTC = dt.timezone.utc
+
+
+@pytest.fixture(scope="module")
+def built(tmp_path_factory):
+    root = tmp_path_factory.mktemp("webcams-real-server")
+    inputs.write_inputs(root / "datasets", NOW)
+    run_pipeline("build", "--datasets", str(root / "datasets"), "--out", str(root / "build"),
+                 "--only", "geocoding", "webcams")
+    keys = root / "keys.json"
+    return root, keys, add_key(keys, "tests")
+
+
+@pytest.fixture(scope="module")
+def server(built):
+    root, keys, key = built
+    with Server(root / "build", keys) as srv:
+        srv.wait_ready()
+        srv.key = key
+        yield srv
+
+
+def api(server, path: str, status: int = 200) -> dict:
+    reply = get(server.url + path, {"X-API-Key": server.key})
+    assert reply.status == status, (path, reply.body[:300])
+    return reply.json()
+
+
+def test_copied_images_are_served_as_supplied(server, built):
+    root = built[0]
+    detail = api(server, "/webcams/live")
+    reply = get(detail["image"]["current"])
+    assert reply.status == 200 and reply.headers["Content-Type"] == "image/png"
+    assert reply.body == (root / "datasets" / "webcams" / "images" / "live.png").read_bytes()
+    assert reply.headers["X-Content-Type-Options"] == "nosniff"
+
+
+def test_object_keys_link_to_the_cdn(server):
+    current = api(server, "/webcams/wdh")["image"]["current"]
+    parts = urlsplit(current)
+    assert parts.path == "/cdn/keys/wdh.jpg"
+    query = parse_qs(parts.query)
+    assert query["webcam"] == ["wdh"] and {"expires", "kid", "sig"} <= set(query)
+    assert get(current).status == 404          # the built-in host has no such object
+
+
+def test_filters_on_a_small_catalog(server):
+    ids = lambda body: [c["public_id"] for c in body["results"]]  # noqa: E731
+    assert ids(api(server, "/webcams?country=ch")) == ["mhorn", "zrh-1", "zrh-2"]
+    # The dump has no place nearer to the Matterhorn camera than Zürich.
+    assert ids(api(server, "/webcams?location=2657896&sort=views_asc")) == ["zrh-1", "zrh-2",
+                                                                           "mhorn"]
+    assert api(server, "/webcams/old-cam", 404)["status"] == 404          # inactive
+    everything = api(server, "/webcams?limit=200")
+    assert everything["total"] == len(inputs.SERVED)
+    wdh = next(c for c in everything["results"] if c["public_id"] == "wdh")
+    assert wdh["name"] == 'Windhoek <Main> & "Co"'
+
+
+def test_live_webcam_history(server):
+    expected = [t for t, _ in inputs.expected_snapshots(NOW)["live"]]
+    before = int(time.time())
+    body = api(server, "/webcams/live/snapshots")
+    after = int(time.time())
+    got = [int(dt.datetime.fromisoformat(s["captured_at"].replace("Z", "+00:00")).timestamp())
+           for s in body["snapshots"]]
+    assert any(got == [t for t in expected if now - 86_400 <= t <= now]
+               for now in range(before, after + 1))
+    assert all(get(s["image_url"]).status == 200 for s in body["snapshots"][-3:])
+    # The other webcams' snapshots are from 2024: nothing in the last 30 days.
+    assert api(server, "/webcams/zrh-1/snapshots?range=30d") == {"snapshots": [], "count": 0}
+
+
+def test_embed_page_escapes_names(server):
+    embed = api(server, "/webcams/wdh")["player"]["embed"]
+    page = get(embed).body.decode()
+    assert "<title>Windhoek &lt;Main&gt; &amp; &quot;Co&quot; – webcam</title>" in page
+    assert "<Main>" not in page                      # not even inside the JSON data
+
+
+def _window(built, public_id: str, range_: str, now: str) -> list[str]:
+    version = contract.current_version_dir(built[0] / "build")
+    data = load(version, contract.read_manifest(version)["areas"]["webcams"])
+    row = data.catalog.row_of[public_id]
+    unix = int(dt.datetime.fromisoformat(now).replace(tzinfo=UTC).timestamp())
+    indices, times = data.snapshots.window(row, range_, unix, data.catalog.timezones[row])
+    assert data.snapshots.times.take(indices).tolist() == times.tolist()
+    return [dt.datetime.fromtimestamp(int(t), UTC).strftime("%Y-%m-%dT%H:%M") for t in times]
+
+
+@pytest.mark.parametrize("public_id, now, expected", [
+    # Zurich, spring forward on 31 March: local noon is 11:00Z, then 10:00Z.
+    ("zrh-1", "2024-04-02T00:00:00", ["2024-03-30T11:00", "2024-03-31T10:00",
+                                      "2024-04-01T10:00"]),
+    # A pick captured after now is never shown (a feed's clock ahead of the server's).
+    ("zrh-1", "2024-04-01T09:00:00", ["2024-03-30T11:00", "2024-03-31T10:00"]),
+    # Zurich, fall back on 27 October: 10:00Z, then 11:00Z.
+    ("zrh-2", "2024-10-30T00:00:00", ["2024-10-26T10:00", "2024-10-27T11:00",
+                                      "2024-10-28T11:00"]),
+    # Kiritimati (UTC+14): local noon is 22:00Z of the day before; snapshots every 3 h.
+    ("kiri", "2024-06-05T00:00:00", ["2024-06-01T00:00", "2024-06-01T21:00",
+                                     "2024-06-02T21:00", "2024-06-03T21:00"]),
+    # Pago Pago (UTC-11): local noon is 23:00Z; snapshots every 2 h from 00:00Z, so 11:00
+    # and 13:00 local tie and the earlier wins.
+    ("pago", "2024-06-05T00:00:00", ["2024-06-01T00:00", "2024-06-01T22:00",
+                                     "2024-06-02T22:00", "2024-06-03T22:00"]),
+    # Lord Howe: DST ends 7 April at 02:00 (+11 -> +10:30): noon 01:00Z, then 01:30Z (the
+    # series starts at 23:00 local on 5 April).
+    ("lhi", "2024-04-09T00:00:00", ["2024-04-05T12:00", "2024-04-06T01:00",
+                                    "2024-04-07T01:30", "2024-04-08T01:30"]),
+    # Thirty days later only the last day is still inside the window.
+    ("zrh-1", "2024-04-30T12:00:00", ["2024-04-01T10:00"]),
+])
+def test_30d_picks_the_snapshot_closest_to_local_noon(built, public_id, now, expected):
+    assert _window(built, public_id, "30d", now) == expected
+
+
+def test_24h_window_bounds(built):
+    got = _window(built, "zrh-1", "24h", "2024-03-31T12:00:00")
+    assert got[0] == "2024-03-30T12:00" and got[-1] == "2024-03-31T12:00" and len(got) == 25
+
+
+def test_configured_link_bases(built):
+    root, keys, key = built
+    with Server(root / "build", keys, WEATHERAPI_CDN_URL="https://cdn.example.org/media/",
+                WEATHERAPI_EMBED_BASE_URL="https://player.example.org") as srv:
+        srv.wait_ready()
+        detail = get(f"{srv.url}/webcams/zrh-1", {"X-API-Key": key}).json()
+    assert detail["image"]["current"].startswith("https://cdn.example.org/media/")
+    assert detail["player"]["embed"].startswith("https://player.example.org/webcams/embed/zrh-1?")
+
+
+def test_workers_share_the_signing_secrets(built):
+    root, keys, key = built
+    with Server(root / "build", keys, "--workers", "2") as srv:
+        srv.wait_ready()
+        links = [get(f"{srv.url}/webcams/mhorn", {"X-API-Key": key}).json()["player"]["embed"]
+                 for _ in range(8)]
+        # Links made by either worker open on either worker.
+        assert all(get(link).status == 200 for link in links for _ in range(3))
+    with Server(root / "build", keys) as srv:          # and after a restart
+        srv.wait_ready()
+        assert get(links[0].replace(links[0].split("/webcams")[0], srv.url)).status == 200
+
+
+def test_webcams_absent_is_503_while_geocoding_works(tmp_path, built):
+    keys, key = built[1], built[2]
+    datasets = tmp_path / "datasets"
+    inputs.write_inputs(datasets, NOW)
+    run_pipeline("build", "--datasets", str(datasets), "--out", str(tmp_path / "build"),
+                 "--only", "geocoding")
+    with Server(tmp_path / "build", keys) as srv:
+        srv.wait_ready()
+        for path in ("/webcams", "/webcams/zrh-1", "/webcams/zrh-1/snapshots",
+                     "/webcams/clusters?bbox=0,0,1,1&zoom=3"):
+            reply = get(srv.url + path, {"X-API-Key": key})
+            assert reply.status == 503 and reply.headers["Retry-After"], path
+            assert "webcams data is not in the published build" in reply.json()["detail"]
+        assert get(f"{srv.url}/webcams/token", {"X-API-Key": key}, method="POST").status == 503
+        assert get(f"{srv.url}/webcams", {}).status == 403              # the key comes first
+        assert get(f"{srv.url}/geocoding/lookup?q=zurich").status == 200
+
+
+def test_sparse_search_is_searchsorted(built):
+    version = contract.current_version_dir(built[0] / "build")
+    snaps = load(version, contract.read_manifest(version)["areas"]["webcams"]).snapshots
+    rng = __import__("random").Random(3)
+    everything = snaps.times.read(0, snaps.times.size)
+    for _ in range(400):
+        row = rng.randrange(len(snaps.offsets) - 1)
+        a, b = int(snaps.offsets[row]), int(snaps.offsets[row + 1])
+        times = everything[a:b]
+        value = int(rng.choice(times.tolist())) + rng.choice([-1, 0, 0, 1]) if len(times) \
+            else 0
+        for side in ("left", "right"):
+            assert snaps.search(a, b, value, side) == a + int(np.searchsorted(times, value,
+                                                                              side=side))

@@ -1,0 +1,166 @@
+"""Tokens and image signatures (decisions rules 6 and 41), with an injected clock; the shared
+secrets file and its rotation."""
+
+from __future__ import annotations
+
+import multiprocessing
+import stat
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from server.areas.webcams_tokens import (
+    CLUSTERS, EMBED, PERIOD_S, TTL_S, Signer, TokenError, ensure_secrets_file, parse_secrets,
+    read_secrets_file, rotate_secrets_file)
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+class Clock:
+    """A clock the test moves."""
+
+    def __init__(self, now: float):
+        self.now = now
+
+    def __call__(self) -> float:
+        return self.now
+
+
+@pytest.fixture
+def clock() -> Clock:
+    return Clock(1_800_000_000.0)
+
+
+@pytest.fixture
+def signer(clock) -> Signer:
+    return Signer(parse_secrets("k2:second-secret-0123456789,k1:first-secret-0123456789"), clock)
+
+
+def test_a_token_opens_what_it_was_issued_for_until_it_expires(signer, clock):
+    token = signer.issue(EMBED, "cam-1", int(clock.now) + TTL_S)
+    assert signer.verify(token, EMBED, "cam-1") == "cam-1"
+    clock.now += TTL_S - 1
+    assert signer.verify(token, EMBED, "cam-1") == "cam-1"
+    clock.now += 1
+    with pytest.raises(TokenError, match="expired"):
+        signer.verify(token, EMBED, "cam-1")
+
+
+def test_purpose_and_subject_mix_ups_are_refused(signer, clock):
+    embed = signer.issue(EMBED, "cam-1", int(clock.now) + TTL_S)
+    clusters = signer.issue(CLUSTERS, "tests", int(clock.now) + TTL_S)
+    with pytest.raises(TokenError, match="issued for embed, not for clusters"):
+        signer.verify(embed, CLUSTERS)
+    with pytest.raises(TokenError, match="issued for clusters, not for embed"):
+        signer.verify(clusters, EMBED, "tests")
+    with pytest.raises(TokenError, match="another webcam"):
+        signer.verify(embed, EMBED, "cam-2")
+    assert signer.verify(clusters, CLUSTERS) == "tests"
+
+
+def _swap(token: str, index: int, value: str) -> str:
+    parts = token.split(".")
+    parts[index] = value
+    return ".".join(parts)
+
+
+@pytest.mark.parametrize("tamper, reason", [
+    (lambda t: _swap(t, 2, str(int(t.split(".")[2]) + 3600)), "signature is invalid"),
+    (lambda t: _swap(t, 3, "Y2FtLTI"), "signature is invalid"),              # subject cam-2
+    (lambda t: _swap(t, 0, "clusters"), "signature is invalid"),
+    (lambda t: _swap(t, 1, "k1"), "signature is invalid"),                   # other key
+    (lambda t: _swap(t, 1, "k9"), "unknown or retired key"),
+    (lambda t: t[:-2], "malformed|signature is invalid"),
+    (lambda t: t[:-1] + ("A" if t[-1] != "A" else "B"), "signature is invalid"),
+    (lambda t: t + ".x", "malformed"),
+    (lambda t: _swap(t, 2, "１２３"), "malformed"),                          # non-ASCII digits
+    (lambda t: _swap(t, 3, "%%%"), "malformed|signature is invalid"),
+    (lambda t: "", "malformed"),
+    (lambda t: "x" * 600, "malformed"),
+])
+def test_tampered_or_malformed_tokens_are_refused(signer, clock, tamper, reason):
+    token = signer.issue(EMBED, "cam-1", int(clock.now) + TTL_S)
+    with pytest.raises(TokenError, match=reason):
+        signer.verify(tamper(token), EMBED, "cam-1")
+
+
+def test_rotation_keeps_old_tokens_valid_until_they_expire(clock):
+    old = Signer(parse_secrets("k1:first-secret-0123456789"), clock)
+    token = old.issue(EMBED, "cam-1", int(clock.now) + TTL_S)
+    kid, sig = old.image_signature("cam-1", int(clock.now) + TTL_S)
+    rotated = Signer(parse_secrets("k2:second-secret-0123456789,k1:first-secret-0123456789"),
+                     clock)
+    assert rotated.verify(token, EMBED, "cam-1") == "cam-1"
+    rotated.verify_image("cam-1", str(int(clock.now) + TTL_S), kid, sig)
+    assert rotated.issue(EMBED, "cam-1", int(clock.now) + TTL_S).split(".")[1] == "k2"
+    retired = Signer(parse_secrets("k2:second-secret-0123456789"), clock)
+    with pytest.raises(TokenError, match="retired"):
+        retired.verify(token, EMBED, "cam-1")
+
+
+def test_image_signatures(signer, clock):
+    expires = signer.link_expiry()
+    assert TTL_S < expires - clock.now <= TTL_S + PERIOD_S and expires % PERIOD_S == 0
+    kid, sig = signer.image_signature("cam-1", expires)
+    signer.verify_image("cam-1", str(expires), kid, sig)
+    for webcam, when, key, mac, reason in [
+        ("cam-2", str(expires), kid, sig, "invalid"),
+        ("cam-1", str(expires + 1), kid, sig, "invalid"),
+        ("cam-1", str(expires), "k9", sig, "unknown key"),
+        ("cam-1", "soon", kid, sig, "malformed"),
+        ("cam-1", str(expires), kid, sig[:-1] + "!", "malformed"),
+        ("cam-1", str(expires), kid, "", "invalid"),
+    ]:
+        with pytest.raises(TokenError, match=reason):
+            signer.verify_image(webcam, when, key, mac)
+    clock.now = expires
+    with pytest.raises(TokenError, match="expired"):
+        signer.verify_image("cam-1", str(expires), kid, sig)
+
+
+@pytest.mark.parametrize("text", ["", "k1", "k1:short", "bad id:0123456789abcdef",
+                                  "k1:0123456789abcdef,k2"])
+def test_bad_secret_settings_are_refused(text):
+    with pytest.raises(ValueError):
+        parse_secrets(text)
+
+
+def _create(path: str) -> str:
+    return ensure_secrets_file(Path(path)).current
+
+
+def test_the_secrets_file_is_created_once_private_and_shared(tmp_path):
+    path = tmp_path / "signing-secrets.json"
+    with multiprocessing.get_context("spawn").Pool(4) as pool:
+        kids = pool.map(_create, [str(path)] * 8)
+    assert len(set(kids)) == 1                       # every process signs with the same key
+    assert stat.S_IMODE(path.stat().st_mode) == 0o600
+    assert [p.name for p in tmp_path.iterdir()] == ["signing-secrets.json"]
+    assert ensure_secrets_file(path) == read_secrets_file(path)
+
+
+def test_rotate_command_adds_a_current_key_and_keeps_the_previous(tmp_path):
+    path = tmp_path / "signing-secrets.json"
+    first = ensure_secrets_file(path)
+    command = [sys.executable, "-m", "server", "secrets", "rotate", "--file", str(path)]
+    result = subprocess.run(command, cwd=ROOT, capture_output=True, text=True, timeout=60)
+    assert result.returncode == 0, result.stderr
+    after = read_secrets_file(path)
+    assert after.current != first.current and after.current in result.stdout
+    assert set(after.keys) == {after.current, first.current}
+    assert stat.S_IMODE(path.stat().st_mode) == 0o600
+    rotate_secrets_file(path)
+    rotate_secrets_file(path)
+    assert len(read_secrets_file(path).keys) == 3       # the current one and two before it
+
+
+def test_signer_follows_the_file(tmp_path, clock):
+    path = tmp_path / "signing-secrets.json"
+    signer = Signer(ensure_secrets_file(path), clock, source=path)
+    token = signer.issue(EMBED, "cam-1", int(clock.now) + TTL_S)
+    rotate_secrets_file(path)
+    signer.refresh()
+    assert signer.secrets.current == read_secrets_file(path).current
+    assert signer.verify(token, EMBED, "cam-1") == "cam-1"
