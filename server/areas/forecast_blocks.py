@@ -108,13 +108,13 @@ def respond(data: ForecastData, place: Place, request: Request, units: UnitSyste
     known = place.elevation_m is not None
     params = np.array([r.lat, r.lon, now_s, data.first_s, data.last_s, r.hours,
                        place.elevation_m if known else 0.0, known, blocks,
-                       units.precipitation, units.fahrenheit, day.weekday]
+                       units.precipitation, units.fahrenheit, day.weekday, data.sun_t0]
                       + data.cells(r.lat, r.lon))
     titles = text.title_table(r.lang)
     while True:
         out = _scratch(16384 + (r.hours + 2) * (ENTRY_BYTES + titles.longest))
         n = R.respond(data.grid.values, data.static.values, params, day.marks, day.mi, day.moon,
-                      fs.conversion(units).matrix, data.inputs, titles.arrays, out)
+                      data.suns, fs.conversion(units).matrix, data.inputs, titles.arrays, out)
         if n >= 0:
             break
         titles.add(set(out[1][1:1 + out[1][0, 0], 0].tolist()))

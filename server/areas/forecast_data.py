@@ -10,7 +10,7 @@ import orjson
 import pyarrow.parquet as pq
 
 from contract import Forecast as F
-from server.areas import forecast_blocks, forecast_series
+from server.areas import forecast_blocks, forecast_render, forecast_series
 from server.grid import PointGrid
 
 HOUR_S = 3600
@@ -118,6 +118,7 @@ class ForecastData:
         self.generated = bool(entry["source"]["generated"])
         self.alerts = AlertIndex(version_dir)
         self.same_cells = all(self.grid.spec[a] == self.static.spec[a] for a in AXES)
+        self.sun_t0, self.suns = forecast_render.sun_table(self.first_s, self.last_s)
         self._flags: dict[str, bytes] = {}
 
     def cells(self, lat: float, lon: float) -> list[float]:

@@ -133,8 +133,11 @@ def window(values, cell, start, out):
 
 
 @njit(cache=True, nogil=True)
-def point_series(values, inputs, lift, rows, parts, codes, icons):
-    """Derive (rows, SI) and classify (parts, codes, icons) every instant of values (n, nvar)."""
+def point_series(values, inputs, lift, rows, parts, codes, icons, shown_from, shown_to):
+    """Derive (rows, SI) and classify (parts, codes, icons) every instant of values (n, nvar).
+    The apparent temperature and the wind direction, which only entries show, are derived
+    for the instants [shown_from, shown_to) and the last (the present); NaN elsewhere."""
+    last = values.shape[0] - 1
     for i in range(values.shape[0]):
         t = _get(values, i, inputs[0]) + lift
         td = _get(values, i, inputs[1]) + lift
@@ -150,10 +153,11 @@ def point_series(values, inputs, lift, rows, parts, codes, icons):
         probability = _unit(_get(values, i, inputs[7]))
         vis = _get(values, i, inputs[10])
         rows[TEMPERATURE, i], rows[DEWPOINT, i], rows[HUMIDITY, i] = t, td, rh
-        rows[APPARENT, i] = _apparent(t, rh, wind)
+        shown = shown_from <= i < shown_to or i == last
+        rows[APPARENT, i] = _apparent(t, rh, wind) if shown else np.nan
         rows[PRESSURE, i] = _get(values, i, inputs[4])
         rows[WIND, i], rows[GUST, i] = wind, _get(values, i, inputs[11])
-        rows[DIRECTION, i] = _direction(u, v)
+        rows[DIRECTION, i] = _direction(u, v) if shown else np.nan
         rows[CLOUD, i], rows[VISIBILITY, i] = cloud, vis * 0.001
         rows[RATE, i], rows[PROBABILITY, i], rows[U, i], rows[V, i] = rate, probability, u, v
         _classify(i, rate, probability, _get(values, i, inputs[8]), _get(values, i, inputs[9]),

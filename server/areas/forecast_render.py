@@ -24,17 +24,39 @@ DAYS, MINUTES = 7, 61
 LAPSE_C_PER_M = 0.0065          # standard atmosphere: 6.5 K per km
 # Scalar parameters, one float64 array: point, now, the data's first and last hour, hours of
 # the hourly block, the gazetteer's elevation (and whether there is one), blocks wanted, the
-# unit system's precipitation factor and °F, today's weekday; then the cell of the hourly
-# grid (rows i0, i1, columns j0, j1, four weights) and the cell of the static grid.
+# unit system's precipitation factor and °F, today's weekday, the first time of the sun table;
+# then the cell of the hourly grid (rows i0, i1, columns j0, j1, four weights) and the cell of
+# the static grid.
 (P_LAT, P_LON, P_NOW, P_FIRST_S, P_LAST_S, P_HOURS, P_ELEVATION, P_ELEVATION_KNOWN, P_BLOCKS,
- P_PRECIPITATION, P_FAHRENHEIT, P_WEEKDAY) = range(12)
-CELL, STATIC_CELL = 12, 20
-NPARAMS = 28
+ P_PRECIPITATION, P_FAHRENHEIT, P_WEEKDAY, P_SUN_T0) = range(13)
+CELL, STATIC_CELL = 13, 21
+NPARAMS = 29
+# The sun's position (declination, equation of time) depends on the time alone: a data
+# version tabulates it every SUN_STEP_S (local hours fall on these in every zone).
+SUN_STEP_S = 900
 CURRENTLY, MINUTELY, HOURLY, DAILY = 1, 2, 4, 8
 DIGITS = np.array([fs.DIGITS[r] for r in range(k.NROWS)], dtype=np.int64)
 # currently and hourly entries: these rows, in this order, then windDirection.
 POINT_ROWS = np.array([fs.TEMPERATURE, fs.APPARENT, fs.DEWPOINT, fs.HUMIDITY, fs.PRESSURE,
                        fs.WIND, fs.GUST, fs.CLOUD, fs.VISIBILITY, fs.RATE, fs.PROBABILITY])
+
+
+def sun_table(first_s: float, last_s: float) -> tuple[float, np.ndarray]:
+    """(t0, rows of declination and equation of time every SUN_STEP_S from t0) around
+    [first_s, last_s], a day either side."""
+    t0 = (first_s - 86400) // SUN_STEP_S * SUN_STEP_S
+    times = np.arange(t0, last_s + 86400 + SUN_STEP_S, SUN_STEP_S, dtype=np.float64)
+    return float(t0), np.ascontiguousarray(np.column_stack(sun.position(times)))
+
+
+@njit(cache=True, nogil=True)
+def is_day(t, lat, lon, suns, t0):
+    """sun.is_day(t, lat, lon), the sun's position taken from the table when t is on it."""
+    step = (t - t0) / SUN_STEP_S
+    i = int(step)
+    if step >= 0 and step == i and i < suns.shape[0]:
+        return sun.altitude_at(t, lat, lon, suns[i, 0], suns[i, 1]) > sun.HORIZON_DEG
+    return sun.is_day(t, lat, lon)
 
 
 def _table(items: list[str]) -> tuple[np.ndarray, np.ndarray]:
@@ -88,7 +110,7 @@ def _close(o, n):
 
 
 @njit(cache=True, nogil=True)
-def respond(values, static, p, marks, mi, moon, conv, inputs, titles, o):
+def respond(values, static, p, marks, mi, moon, suns, conv, inputs, titles, o):
     """Write the wanted blocks (P_BLOCKS) into o; return the bytes written, or -1 when
     condition titles are missing from `titles` (their codes then fill o[1][1:, 0], their
     count o[1][0, 0]). o[2][0] receives the elevation the response reports (m)."""
@@ -101,8 +123,9 @@ def respond(values, static, p, marks, mi, moon, conv, inputs, titles, o):
     count = int((end - t0) // k.HOUR_S) + 1
     valid = min(count, int((p[P_LAST_S] - t0) // k.HOUR_S) + 1)
     stop = min(h0 + hours, valid)
-    s = _series(values, static, p, t0, count, inputs, o)
     blocks = int(p[P_BLOCKS])
+    shown = stop if blocks & HOURLY else h0
+    s = _series(values, static, p, t0, count, h0, shown, inputs, o)
     if _missing_titles(o, titles[0], s[2], count, h0, stop, blocks):
         return -1
     day_now = sun.is_day(now, p[P_LAT], p[P_LON])
@@ -113,15 +136,17 @@ def respond(values, static, p, marks, mi, moon, conv, inputs, titles, o):
     if blocks & MINUTELY:
         n = _minutely(o, n, p, t0, count, day_now, s)
     if blocks & HOURLY:
-        n = _hourly(o, n, p, t0, h0, stop, min(h0 + 24, valid), mi, day_now, s, conv, titles)
+        n = _hourly(o, n, p, t0, h0, stop, min(h0 + 24, valid), mi, suns, day_now, s, conv,
+                    titles)
     if blocks & DAILY:
         n = _daily(o, n, p, marks, mi, moon, s, conv)
     return n
 
 
 @njit(cache=True, nogil=True)
-def _series(values, static, p, t0, count, inputs, o):
-    """(rows, parts, codes, icons) of the local hours from t0 and, last, the present."""
+def _series(values, static, p, t0, count, shown_from, shown_to, inputs, o):
+    """(rows, parts, codes, icons) of the local hours from t0 and, last, the present (the
+    apparent temperature and wind direction only for the hours shown and the present)."""
     vals = np.empty((count + 1, values.shape[3]))
     k.window(values, p[CELL:CELL + 8], (t0 - p[P_FIRST_S]) / k.HOUR_S, vals)
     at = (p[P_NOW] - t0) / k.HOUR_S
@@ -136,7 +161,7 @@ def _series(values, static, p, t0, count, inputs, o):
     n = count + 1
     rows, parts = np.empty((k.NROWS, n)), np.empty((8, n), dtype=np.int64)
     codes, icons = np.empty(n, dtype=np.int64), np.empty(n, dtype=np.int64)
-    k.point_series(vals, inputs, lift, rows, parts, codes, icons)
+    k.point_series(vals, inputs, lift, rows, parts, codes, icons, shown_from, shown_to)
     return rows, parts, codes, icons
 
 
@@ -255,7 +280,7 @@ def _minutely(o, n, p, t0, count, day_now, s):
 
 
 @njit(cache=True, nogil=True)
-def _hourly(o, n, p, t0, start, stop, day_end, mi, day_now, s, conv, titles):
+def _hourly(o, n, p, t0, start, stop, day_end, mi, suns, day_now, s, conv, titles):
     """The hours [start, stop); the summary covers the periods of the next 24 hours."""
     rows, parts, codes, icons = s
     starts = np.empty(12, dtype=np.int64)
@@ -274,7 +299,8 @@ def _hourly(o, n, p, t0, start, stop, day_end, mi, day_now, s, conv, titles):
     for i in range(start, stop):
         time = t0 + k.HOUR_S * i
         n = _comma(o, n, i == start)
-        n = _point(o, n, int(time), sun.is_day(time, p[P_LAT], p[P_LON]), s, i, conv, titles)
+        day = is_day(time, p[P_LAT], p[P_LON], suns, p[P_SUN_T0])
+        n = _point(o, n, int(time), day, s, i, conv, titles)
     return _put(o, n, BLOCK_KEYS, BLOCK_AT, END)
 
 

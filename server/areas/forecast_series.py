@@ -57,7 +57,7 @@ def derive(values: np.ndarray, inputs: np.ndarray, lift_c: float) -> Series:
     rows, parts = np.empty((len(ROWS), n)), np.empty((8, n), dtype=np.int64)
     codes, icons = np.empty(n, dtype=np.int64), np.empty(n, dtype=np.int64)
     k.point_series(np.ascontiguousarray(values), inputs, float(lift_c), rows, parts, codes,
-                   icons)
+                   icons, 0, n)
     return Series(rows=rows, parts=parts, codes=codes, icons=icons)
 
 

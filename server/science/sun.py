@@ -48,6 +48,12 @@ def hour_angle(unix_s, lon, eq_time_min):
 def altitude(unix_s, lat, lon):
     """The sun's altitude above the horizon in degrees (no refraction)."""
     declination, eq_time = position(unix_s)
+    return altitude_at(unix_s, lat, lon, declination, eq_time)
+
+
+@njit(cache=True)
+def altitude_at(unix_s, lat, lon, declination, eq_time):
+    """altitude() given the sun's position at that time (which depends on the time alone)."""
     ha = np.radians(hour_angle(unix_s, lon, eq_time))
     phi, delta = np.radians(lat), np.radians(declination)
     sin_alt = np.sin(phi) * np.sin(delta) + np.cos(phi) * np.cos(delta) * np.cos(ha)

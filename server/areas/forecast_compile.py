@@ -1,0 +1,65 @@
+"""Compile the forecast's numba code into numba's on-disk cache:
+`python -m server.areas.forecast_compile`.
+
+`./dev serve` and `./dev test` run it before any server starts, so that a fresh checkout pays
+the compiler (about 30 s of CPU) once, up front: servers then load the compiled code from
+__pycache__ in about a second (the loader answers once to do so) and are ready within their
+few seconds. When the cache is current this returns in about a second. It answers a tiny
+in-memory forecast whose arrays have the types of the published grids'.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+
+import numpy as np
+
+from server.areas import forecast_blocks, forecast_render
+from server.areas import forecast_kernels as k
+
+HOURS = 400
+log = logging.getLogger("server.forecast")
+
+
+class _Grid:
+    def __init__(self, values: np.ndarray):
+        values.flags.writeable = False      # as memory-mapped grids are
+        self.values = values
+
+
+class _NoAlerts:
+    @staticmethod
+    def json_at(lat: float, lon: float, now_s: float) -> bytes:
+        return b"[]"
+
+
+class SyntheticData:
+    """A tiny stand-in for ForecastData: zero-valued grids of 2 x 2 cells over HOURS hours
+    from the epoch, no alerts."""
+
+    def __init__(self):
+        self.grid = _Grid(np.zeros((2, 2, HOURS, len(k.INPUTS)), dtype=np.float32))
+        self.static = _Grid(np.zeros((2, 2, 1, 1), dtype=np.float32))
+        self.first_s, self.last_s = 0, (HOURS - 1) * k.HOUR_S
+        self.inputs = np.arange(len(k.INPUTS), dtype=np.int64)
+        self.sun_t0, self.suns = forecast_render.sun_table(self.first_s, self.last_s)
+        self.alerts = _NoAlerts()
+
+    @staticmethod
+    def cells(lat: float, lon: float) -> list[float]:
+        return [0, 1, 0, 1, 0.25, 0.25, 0.25, 0.25] * 2
+
+    @staticmethod
+    def flags_json(units: str) -> bytes:
+        return b"{}"
+
+
+def main() -> None:
+    started = time.perf_counter()
+    forecast_blocks.warm_up(SyntheticData())
+    print(f"forecast: compiled code ready in {time.perf_counter() - started:.1f} s")
+
+
+if __name__ == "__main__":
+    main()
