@@ -229,11 +229,14 @@ class AirQuality:
     EUROPE_VARIABLES = POLLUTANTS + tuple(w[0] for w in WINDOWS) + AQIS + (DUST_AOD,) + POLLEN
     GLOBAL_VARIABLES = POLLUTANTS + tuple(w[0] for w in WINDOWS) + AQIS + (DUST_AOD,)
     # Manifest entry key of the index tables: {"us": [input, ...], "eu": [...]}, each input
-    # {"variable", "scale", "decimals", "x", "y", "below", "above", "required"}: the
-    # concentration times scale, truncated to `decimals` (when not null), mapped through the
-    # piecewise-linear table (x, y), `below`/`above` outside it (null: no index from this
-    # input); the index is the maximum over inputs, capped at INDEX_CAP, rounded half up, and
-    # unknown when a required input is unknown.
+    # {"variable", "scale", "decimals", "x", "y", "below", "above", "required", "only_above"}:
+    # the concentration times scale, truncated to `decimals` (when not null), mapped through
+    # the piecewise-linear table (x, y), `below`/`above` outside it (null: no index from this
+    # input); an input whose `only_above` names the variable of an earlier input of the same
+    # index counts only where that input's value lies above its table's last x (the 24-hour
+    # SO2 mean only where the 1-hour value reaches 305 ppb); the index is the maximum over
+    # the inputs that count, capped at INDEX_CAP, rounded half up, and unknown when a
+    # required input is unknown.
     AQI_TABLES = "aqi"
     INDEX_CAP = 500.0
     # Truncation keeps values within this fraction of the last kept digit below a step on the

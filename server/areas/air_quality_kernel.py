@@ -33,6 +33,8 @@ DIGITS_LIMIT = 1e15
 # Keys are copied KEY_BYTES at a time: the key table and the output have that much room after
 # their ends (a key is at most that long; the bytes copied past a key are overwritten).
 KEY_BYTES = 32
+# evaluate() keeps one bit per index input (which were above their table) in an int64.
+MAX_INPUTS = 63
 # Geometry of a grid as corners() takes it (PointGrid's attributes).
 GEOMETRY = ("lat0", "dlat", "nlat", "lon0", "dlon", "nlon", "wraps")
 _POWERS = 10 ** np.arange(16, dtype=np.int64)
@@ -93,19 +95,24 @@ def _known(w0, x0, w1, x1, w2, x2, w3, x3):
 
 @njit(cache=True, nogil=True)
 def evaluate(block, inputs, limits, xp, fp, slopes, targets):
-    """Each index g of every row of block into block[:, targets[g]] (float, integer-valued,
-    NaN when unknown). Input i reads column inputs[i, 0] for index inputs[i, 1] through the
-    table xp/fp[inputs[i, 2]:inputs[i, 3]] (slopes: numpy's slope of each segment);
-    limits[i] = (scale, truncation factor or 0, below, above, required) as
-    contract.AirQuality.AQI_TABLES describes. Inputs are grouped by index."""
+    """Each index g of every row of block into block[:, targets[g]] (NaN when unknown)."""
+    # The result is float, integer-valued. Input i reads column inputs[i, 0] for index
+    # inputs[i, 1] through the table xp/fp[inputs[i, 2]:inputs[i, 3]] (slopes: numpy's slope
+    # of each segment), and counts only where input inputs[i, 4] was above its table (-1:
+    # always); limits[i] = (scale, truncation factor or 0, below, above, required) as
+    # contract.AirQuality.AQI_TABLES describes. Inputs are grouped by index.
     for t in range(block.shape[0]):
         i = 0
+        above = 0                                      # bit r: input r was above its table
         for g in range(len(targets)):
             best = np.nan
             unknown = False
             while i < inputs.shape[0] and inputs[_u(i), 1] == g:
                 r = _u(i)
                 i += 1
+                gate = inputs[r, 4]
+                if gate >= 0 and not (above >> gate) & 1:
+                    continue                           # counts only above the gate's table
                 x = block[_u(t), _u(inputs[r, 0])] * limits[r, 0]
                 if math.isnan(x):
                     unknown = unknown or limits[r, 4] != 0.0
@@ -117,7 +124,11 @@ def evaluate(block, inputs, limits, xp, fp, slopes, targets):
                 if x < xp[_u(a)]:
                     part = limits[r, 2]
                 elif x >= xp[_u(b)]:
-                    part = fp[_u(b)] if x == xp[_u(b)] else limits[r, 3]
+                    if x == xp[_u(b)]:
+                        part = fp[_u(b)]
+                    else:
+                        part = limits[r, 3]
+                        above |= 1 << (i - 1)          # i - 1 is r, signed
                 else:
                     while xp[_u(a + 1)] <= x:       # tables are short, values mostly low
                         a += 1
