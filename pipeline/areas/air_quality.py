@@ -4,9 +4,11 @@ Per domain: the runs (real files from DIR/cams/<domain>/, else the generated off
 are stitched into one hourly series per cell, newest run first, starting HISTORY_H hours before
 the newest run so that the trailing windows are complete from its first hour; global 3-hourly
 steps are interpolated to hours. Then, band by band: the window means (24 h PM, 8 h O3 and CO,
-24 h SO2), both AQIs, and the grid from the newest run's reference time to the forecast's end.
-The European grid also carries the global model's dust AOD, regridded to its cells (bilinear on
-the global cells, as the server interpolates at a point), so a European answer reads one grid.
+24 h SO2) and the grid from the newest run's reference time to the forecast's end. No AQI is
+stored: the manifest publishes the index tables, which the server evaluates on the concentrations
+it interpolates at a point (README, "How a point is answered"). The European grid also carries
+the global model's dust AOD, regridded to its cells (bilinear on the global cells, as the server
+interpolates at a point), so a European answer reads one grid.
 """
 
 from __future__ import annotations
@@ -30,7 +32,7 @@ from pipeline.sources import cams, cams_europe, cams_generated, cams_global
 from pipeline.sources.cams import Run
 
 log = logging.getLogger("pipeline.air_quality")
-BUILDER_REVISION = 2     # 2: dust AOD regridded onto the European grid
+BUILDER_REVISION = 3     # 2: dust AOD regridded onto the European grid; 3: no AQI columns
 HISTORY_H = max(hours for _, _, hours in AQ.WINDOWS) - 1
 SCRATCH = ".air_quality-scratch"
 SOURCES = {AQ.EUROPE: cams_europe, AQ.GLOBAL: cams_global}
@@ -183,8 +185,6 @@ def _band(domain: str, stitched: Stitched, a: int, b: int, extra=None) -> np.nda
     empty = np.full((len(stitched.hours), b - a, len(stitched.lon)), np.nan, dtype=np.float32)
     for name, source, window in AQ.WINDOWS:
         columns[name] = series.trailing_mean(columns[source], window, axis=0)
-    columns["european_aqi"] = aqi.european_aqi(columns).astype(np.float32)
-    columns["us_aqi"] = aqi.us_aqi(columns).astype(np.float32)
     return np.stack([columns.get(name, empty)[skip:] for name in VARIABLES[domain]])
 
 

@@ -44,7 +44,8 @@ POLLEN = (("pollenBirch", "birch_pollen_grains_m3"), ("pollenGrass", "grass_poll
           ("pollenRagweed", "ragweed_pollen_grains_m3"),
           ("pollenAlder", "alder_pollen_grains_m3"),
           ("pollenMugwort", "mugwort_pollen_grains_m3"))
-# The manifest's tables and the grid column each index is written to in a point's block.
+# The manifest's tables and the names of the columns after the grid's own that a point's
+# block holds them in (the grids store no index: README, "How a point is answered").
 INDICES = (("eu", "european_aqi"), ("us", "us_aqi"))
 # Record fields after the time: (key, grid variable, decimals).
 FIELDS = ((("europeanAqi", "european_aqi", 0), ("usAqi", "us_aqi", 0))
@@ -66,19 +67,21 @@ class Domain:
 
     def __init__(self, version_dir: Path, spec: dict, tables: dict):
         self.grid = PointGrid(version_dir, spec)
-        column = self.grid.column
+        nvar = len(self.grid.variables)
+        if any(v in self.grid.column for _, v in INDICES):
+            raise ValueError("the grid stores AQI columns (built by an older pipeline)")
+        column = self.grid.column | {v: nvar + k for k, (_, v) in enumerate(INDICES)}
         self.tables = IndexTables(tables, self.grid.variables, tuple(n for n, _ in INDICES))
-        self.index_columns = np.array([column[v] for _, v in INDICES], dtype=np.int64)
+        self.index_columns = np.arange(nvar, nvar + len(INDICES), dtype=np.int64)
         # Record fields by whether the point is in Europe (a variable the grid lacks is null).
         self.records = {europe: Records(keys, tuple(d for _, _, d in fields),
                                         tuple(column.get(v, -1) for _, v, _ in fields))
                         for europe, keys, fields in ((False, KEYS, FIELDS),
                                                      (True, EUROPE_KEYS, EUROPE_FIELDS))}
         # The columns to interpolate: the indices' inputs and the records' values.
-        read = {column[v] for _, v, _ in EUROPE_FIELDS if v in column} | set(
+        read = {column[v] for _, v, _ in EUROPE_FIELDS if v in self.grid.column} | set(
             self.tables.columns.tolist())
-        self.columns = np.array(sorted(read - set(self.index_columns.tolist())),
-                                dtype=np.int64)
+        self.columns = np.array(sorted(read), dtype=np.int64)
         self.dust = column.get(AQ.DUST_AOD)
         self.geometry = np.array([getattr(self.grid, name) for name in kernel.GEOMETRY],
                                  dtype=np.float64)
@@ -101,8 +104,8 @@ class Domain:
         return records.orjson(time0, self._block(lat, lon, first), HOUR_S)
 
     def _block(self, lat: float, lon: float, first: int) -> np.ndarray:
-        """The point's values and indices (steps, nvar), as kernel.answer computes them."""
-        block = np.empty((self.grid.ntime - first, len(self.grid.variables)))
+        """The point's values and indices (steps, nvar + 2), as kernel.answer computes them."""
+        block = np.empty((self.grid.ntime - first, len(self.grid.variables) + len(INDICES)))
         kernel.bilinear(self.grid.values, self.geometry, lat, lon, first, self.grid.ntime,
                         self.columns, block)
         kernel.evaluate(block, *self.tables.arrays(self.index_columns))

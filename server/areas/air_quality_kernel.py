@@ -239,9 +239,10 @@ def _digits(out, n, k, decimals):
 @njit(cache=True, nogil=True)
 def answer(values, geometry, lat, lon, first, columns, inputs, limits, xp, fp, slopes, targets,
            sources, decimals, keys, key_end, time0, dt_s, out):
-    """bilinear (to the end of the grid), evaluate and render in one call: the point's
-    records as a JSON array in out; returns render()'s (end, end of the first record)."""
-    block = np.empty((values.shape[2] - first, values.shape[3]))
+    """bilinear, evaluate and render in one call; returns render()'s (end, first end)."""
+    # The point's records from step `first` to the end of the grid as a JSON array in out;
+    # the indices go to the block's columns after the grid's (targets are those).
+    block = np.empty((values.shape[2] - first, values.shape[3] + len(targets)))
     bilinear(values, geometry, lat, lon, first, values.shape[2], columns, block)
     evaluate(block, inputs, limits, xp, fp, slopes, targets)
     return render(block, sources, decimals, keys, key_end, time0, dt_s, out)

@@ -26,9 +26,12 @@ _US_AQI = ("US AQI (EPA breakpoints with the 2024 PM2.5 revision). Averaging win
            "truncated (O3 to 0.001 ppm, PM2.5 and CO to 0.1, PM10, SO2 and NO2 to 1) before "
            "the sub-index formula; sub-indices are rounded half up; the index is the largest, "
            "capped at 500. Null when a pollutant is unknown.")
-_COMMON = ("Both indices are computed from the interpolated concentrations at the point "
-           "(before the one-decimal rounding of the values shown), so they agree with the "
-           "concentrations served.")
+_COMMON = ("Both indices are computed at request time from the interpolated concentrations "
+           "at the point (before the one-decimal rounding of the values shown), so they agree "
+           "with the concentrations served; indices are never interpolated between grid cells "
+           "(an index is not linear in the concentrations), and the data stores none. "
+           "Averaging windows end with the hour itself: the 24-hour mean at hour h is the mean "
+           "of hours h-23 to h (the reading of 'the 24 hours before the hour').")
 
 
 def _ug(description: str) -> dict:
