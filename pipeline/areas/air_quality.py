@@ -2,8 +2,8 @@
 
 Per domain: the runs (real files from DIR/cams/<domain>/, else the generated offline default)
 are stitched into one hourly series per cell, newest run first, starting HISTORY_H hours before
-the newest run so that the trailing windows are complete from its first hour; global 3-hourly
-steps are interpolated to hours. Then, band by band: the window means (24 h PM, 8 h O3 and CO,
+the newest run so that the trailing windows are complete from its first hour; each field's steps
+(hourly, or the global model levels' 3-hourly) are interpolated to hours. Then, band by band: the window means (24 h PM, 8 h O3 and CO,
 24 h SO2) and the grid from the newest run's reference time to the forecast's end. No AQI is
 stored: the manifest publishes the index tables, which the server evaluates on the concentrations
 it interpolates at a point (README, "How a point is answered"). The European grid also carries
@@ -18,7 +18,6 @@ import logging
 import shutil
 import time
 from dataclasses import dataclass
-from datetime import datetime, timezone
 from pathlib import Path
 
 import numpy as np
@@ -107,7 +106,7 @@ def _domain(name: str, datasets: Path, scratch: Path, now_s: float | None) -> Do
     runs = source.scan(folder, scratch)
     files = [p for p in sorted(folder.iterdir())
              if p.suffix.lower() in (*cams.SUFFIXES, ".zip")]
-    log.info("%s: %d run(s) %s", name, len(runs), ", ".join(_iso(r.reference_time)
+    log.info("%s: %d run(s) %s", name, len(runs), ", ".join(cams.iso(r.reference_time)
                                                             for r in runs))
     return Domain(name, kind, runs, describe_inputs(files, root))
 
@@ -117,8 +116,8 @@ def _stitch_domain(domain: Domain, scratch: Path) -> Stitched:
     newest = domain.runs[0]
     # History for the windows, as far as older runs reach.
     start = max(newest.reference_time - HISTORY_H * 3600,
-                min(r.reference_time + int(r.lead_hours[0]) * 3600 for r in domain.runs))
-    end = max(r.reference_time + int(r.lead_hours[-1]) * 3600 for r in domain.runs)
+                min(r.span_s()[0] for r in domain.runs))
+    end = max(r.span_s()[1] for r in domain.runs)
     hours = np.arange(start, end + 1, 3600, dtype=np.int64)
     names = sorted({n for r in domain.runs for n in r.fields})
     files = {n: _stitch(domain.runs, n, hours, scratch / f"{domain.name}-{n}.raw")
@@ -136,7 +135,7 @@ def _write_grid(name: str, stitched: Stitched, version: Path, extra=None) -> dic
                      len(hours) - skip, list(VARIABLES[name]))
     grid.write(version, spec, lambda a, b: _band(name, stitched, a, b, extra))
     log.info("%s: %d x %d cells, %d hours from %s, in %.1f s", name, spec["nlat"],
-             spec["nlon"], spec["ntime"], _iso(spec["time0"]), time.perf_counter() - started)
+             spec["nlon"], spec["ntime"], cams.iso(spec["time0"]), time.perf_counter() - started)
     return spec
 
 
@@ -163,10 +162,11 @@ def _stitch(runs: list[Run], name: str, hours: np.ndarray, path: Path) -> Path:
     for run in reversed(runs):
         if name not in run.fields:
             continue
-        leads = np.arange(run.lead_hours[0], run.lead_hours[-1] + 1)
+        steps = run.fields[name].lead_hours
+        leads = np.arange(steps[0], steps[-1] + 1)
         slots = (run.reference_time + leads * 3600 - hours[0]) // 3600
         keep = (slots >= 0) & (slots < len(hours))
-        values = series.to_hours(cams.read_field(run, name), run.lead_hours, leads[keep])
+        values = series.to_hours(cams.read_field(run, name), steps, leads[keep])
         for slot, field in zip(slots[keep], values):
             np.copyto(out[slot], field, where=~np.isnan(field))
         del values
@@ -188,10 +188,6 @@ def _band(domain: str, stitched: Stitched, a: int, b: int, extra=None) -> np.nda
     return np.stack([columns.get(name, empty)[skip:] for name in VARIABLES[domain]])
 
 
-def _iso(unix_s: int) -> str:
-    return datetime.fromtimestamp(unix_s, timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
-
-
 def _manifest_entry(domains: dict[str, Domain], specs: dict[str, dict]) -> dict:
     kinds = {d.kind for d in domains.values()}
     kind = kinds.pop() if len(kinds) == 1 else "mixed"
@@ -210,10 +206,10 @@ def _manifest_entry(domains: dict[str, Domain], specs: dict[str, dict]) -> dict:
                 "kind": d.kind,
                 "model": "CAMS European air quality forecasts (ENSEMBLE)" if name == AQ.EUROPE
                 else "CAMS global atmospheric composition forecasts",
-                "runs": [_iso(r.reference_time) for r in d.runs],
+                "runs": [cams.iso(r.reference_time) for r in d.runs],
                 "resolution_deg": specs[name]["dlat"],
-                "hours": [_iso(specs[name]["time0"]),
-                          _iso(specs[name]["time0"] + (specs[name]["ntime"] - 1) * 3600)],
+                "hours": [cams.iso(specs[name]["time0"]),
+                          cams.iso(specs[name]["time0"] + (specs[name]["ntime"] - 1) * 3600)],
             } for name, d in domains.items()},
             "licence": GENERATED_LICENCE if kind == "generated" else LICENCE,
         },

@@ -1,8 +1,10 @@
 """What the CAMS Europe and CAMS global readers share: runs, grid axes, fields, time decoding.
 
-A run is one model forecast (reference time, lead hours) on one grid; each of its fields is one
-NetCDF variable, read whole, normalised to (lead, ascending latitude, longitude in [-180, 180)
-ascending), NaN where missing, in the area's units (µg/m³, grains/m³ or dimensionless).
+A run is one model forecast (reference time) on one grid; each of its fields is one NetCDF
+variable with its own lead hours (the Atmosphere Data Store serves CAMS global surface fields
+hourly and model-level fields 3-hourly), read whole, normalised to (lead, ascending latitude,
+longitude in [-180, 180) ascending), NaN where missing, in the area's units (µg/m³, grains/m³
+or dimensionless).
 """
 
 from __future__ import annotations
@@ -47,6 +49,7 @@ class Field:
     variable: str                          # NetCDF variable name
     select: dict                           # dimension -> index (level, reference time)
     time_dim: str                          # lead-time dimension
+    lead_hours: np.ndarray                 # int64, ascending: the steps along time_dim
     factor: float = 1.0                    # to the area's units
 
 
@@ -56,9 +59,22 @@ class Run:
 
     domain: str
     reference_time: int                    # Unix seconds
-    lead_hours: np.ndarray                 # int64, ascending
     axes: Axes
     fields: dict[str, Field] = field(default_factory=dict)
+
+    def span_s(self) -> tuple[int, int]:
+        """Unix seconds of the first and the last hour any field of the run has."""
+        fields = self.fields.values()
+        return (self.reference_time + 3600 * min(int(f.lead_hours[0]) for f in fields),
+                self.reference_time + 3600 * max(int(f.lead_hours[-1]) for f in fields))
+
+    def add(self, name: str, where: Field) -> None:
+        """Record where the run's variable `name` is; twice is an InputError naming both."""
+        if name in self.fields:
+            raise InputError(where.path, f"{where.variable} of the run of "
+                                         f"{iso(self.reference_time)} is also in "
+                                         f"{self.fields[name].path.name}")
+        self.fields[name] = where
 
 
 def newest_first(runs: dict[int, Run], folder: Path, required: tuple[str, ...]) -> list[Run]:
@@ -95,13 +111,18 @@ def known_variables(ds: xr.Dataset, variables, model: str, path: Path) -> list[s
     return names
 
 
-def run_of(runs: dict[int, Run], domain: str, run_time: int, hours: np.ndarray, grid_axes: Axes,
+def run_of(runs: dict[int, Run], domain: str, run_time: int, grid_axes: Axes,
            path: Path) -> Run:
-    """The run of that reference time, created on first sight; its files must agree."""
-    run = runs.setdefault(run_time, Run(domain, run_time, hours, grid_axes))
-    if not run.axes.same_grid(grid_axes) or list(run.lead_hours) != list(hours):
-        raise InputError(path, "the same run's files differ in grid or lead times")
+    """The run of that reference time, created on first sight; its files share one grid."""
+    run = runs.setdefault(run_time, Run(domain, run_time, grid_axes))
+    if not run.axes.same_grid(grid_axes):
+        raise InputError(path, "the same run's files differ in grid")
     return run
+
+
+def iso(unix_s: int) -> str:
+    """A Unix time as ISO 8601 UTC."""
+    return datetime.fromtimestamp(unix_s, timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
 def netcdf_files(folder: Path, scratch: Path) -> list[Path]:

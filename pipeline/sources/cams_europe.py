@@ -45,14 +45,14 @@ def _add_file(ds: xr.Dataset, path: Path, runs: dict[int, Run]) -> None:
     names = cams.known_variables(ds, VARIABLES, "CAMS Europe", path)
     if "time" not in ds.variables:
         raise InputError(path, "needs a time coordinate (hours from the run date)")
-    run = cams.run_of(runs, DOMAIN, run_date(ds, path),
-                      cams.lead_hours(ds["time"].values, path, "time"), cams.axes(ds, path), path)
+    hours = cams.lead_hours(ds["time"].values, path, "time")
+    run = cams.run_of(runs, DOMAIN, run_date(ds, path), cams.axes(ds, path), path)
     for name in names:
         cams.check_dims(ds, name, _dims(ds, name), path)
         if name in POLLUTANTS:
             cams.check_units(ds, name, "ug", path)
         select = cams.level_selection(ds, name, "level", SURFACE_M, path)
-        run.fields[VARIABLES[name]] = Field(path, name, select, "time")
+        run.add(VARIABLES[name], Field(path, name, select, "time", hours))
 
 
 def _dims(ds: xr.Dataset, name: str) -> set[str]:

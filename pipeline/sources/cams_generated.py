@@ -21,7 +21,9 @@ MISSING = -999.0
 GENERATED_NOTE = ("Generated offline default: synthetic fields in the CAMS format, not CAMS "
                   "data")
 EUROPE_LEADS = np.arange(0, 97)
-GLOBAL_LEADS = np.arange(0, 121, 3)
+# As the ADS serves CAMS global: surface fields hourly, model-level fields 3-hourly, to 120 h.
+GLOBAL_SURFACE_LEADS = np.arange(0, 121)
+GLOBAL_MODEL_LEVEL_LEADS = np.arange(0, 121, 3)
 DAY_S = 86400
 
 
@@ -128,9 +130,11 @@ def _europe_variable(ds: netCDF4.Dataset, var: str) -> None:
 
 
 def write_global_run(stem: Path, run_s: int, grid: GridDef, compute=None,
-                     leads: np.ndarray = GLOBAL_LEADS) -> tuple[Path, Path]:
-    """One CAMS global run as the ADS converts it: `<stem>-sfc.nc` (pm2p5, pm10, duaod550)
-    and `<stem>-ml.nc` (go3, no2, so2, co on model level 137), NetCDF4."""
+                     surface_leads: np.ndarray = GLOBAL_SURFACE_LEADS,
+                     model_leads: np.ndarray = GLOBAL_MODEL_LEVEL_LEADS) -> tuple[Path, Path]:
+    """One CAMS global run as the ADS delivers it: `<stem>-sfc.nc` and `<stem>-ml.nc`."""
+    # Surface: pm2p5, pm10, duaod550 at surface_leads; model level 137: go3, no2, so2, co at
+    # model_leads; NetCDF4.
     compute = compute or synthetic(run_s, grid.step)
     units_per_ug = 1.0 / cams_global.KG_TO_UG
     mixing = 1.0 / (cams_global.AIR_DENSITY_KG_M3 * cams_global.KG_TO_UG)
@@ -144,10 +148,11 @@ def write_global_run(stem: Path, run_s: int, grid: GridDef, compute=None,
              "no2": ("no2_ugm3", mixing, "kg kg**-1", 210121, "Nitrogen dioxide"),
              "so2": ("so2_ugm3", mixing, "kg kg**-1", 210122, "Sulphur dioxide"),
              "co": ("co_ugm3", mixing, "kg kg**-1", 210123, "Carbon monoxide")}
-    names = [v[0] for v in (*surface.values(), *model.values())]
-    values = compute(names, run_s + leads * 3600, _ascending(grid.lat), _folded(grid.lon))
     paths = (stem.with_name(stem.name + "-sfc.nc"), stem.with_name(stem.name + "-ml.nc"))
-    for path, variables, levels in ((paths[0], surface, False), (paths[1], model, True)):
+    for path, variables, leads, levels in ((paths[0], surface, surface_leads, False),
+                                           (paths[1], model, model_leads, True)):
+        values = compute([v[0] for v in variables.values()], run_s + leads * 3600,
+                         _ascending(grid.lat), _folded(grid.lon))
         _global_file(path, run_s, grid, leads, variables, values, levels)
     return paths
 

@@ -148,24 +148,30 @@ def test_global_values_across_the_seam_and_the_antimeridian(aq, coordinates, lon
     assert record["pm25"] == round(float(known.global_pm25(lon)), 1)
     k = (record["time"] - aq.today) // 3600
     hourly = {"pm25_ugm3": float(known.global_pm25(lon)), "pm10_ugm3": global_pm10(k),
-              **known.GLOBAL_CONSTANT}
+              "no2_ugm3": global_at(known.global_no2, k), **known.GLOBAL_CONSTANT}
     pm10_24h = float(np.mean([global_pm10(j) for j in range(k - 23, k + 1)]))
     assert (record["europeanAqi"], record["usAqi"]) == expected_aqis(
         hourly, {"pm10_24h_ugm3": pm10_24h})
 
 
+def global_at(field, k: int) -> float:
+    """A global field at hour k of today: from today's run, before it from yesterday's."""
+    return float(field(k if k >= 0 else k + 24))
+
+
 def global_pm10(k: int) -> float:
-    """PM10 at hour k of today: from today's run, before it from yesterday's (24 h older)."""
-    return float(known.global_pm10(k if k >= 0 else k + 24))
+    return global_at(known.global_pm10, k)
 
 
-def test_global_three_hourly_steps_become_hours(aq):
+def test_global_hourly_surface_and_three_hourly_model_level_steps_become_hours(aq):
+    """As the ADS serves CAMS global: PM10 (surface) hourly, NO2 (model level) 3-hourly."""
     body = fetch(aq, "10,100")
     data = body["hourly"]["data"]
     assert len(data) == 121 - (data[0]["time"] - aq.today) // 3600
     for record in data:
         k = (record["time"] - aq.today) // 3600
         assert record["pm10"] == round(float(known.global_pm10(k)), 1), k
+        assert record["nitrogenDioxide"] == round(float(known.global_no2(k)), 1), k
     assert body["timezone"] == "Asia/Bangkok"
 
 

@@ -2,10 +2,11 @@
 
 Europe (1° grid, the real domain and conventions): a west region (lon < 10) and an east region
 (lon > 10) with constant concentrations; yesterday's run has more PM2.5 in the west, so the
-24-hour means of today's first hours mix both runs. Global (5° grid): PM2.5 varies linearly
-with |longitude| up to 60° (so values across the 0/360 seam are known), PM10 grows 0.1 µg/m³
-an hour from each run's start (3-hourly steps interpolated to hours), dust AOD grows with
-latitude, the other pollutants are constant.
+24-hour means of today's first hours mix both runs. Global (5° grid; as the ADS serves it,
+surface fields hourly and model-level fields 3-hourly): PM2.5 varies linearly with |longitude| up
+to 60° (so values across the 0/360 seam are known), PM10 (hourly) grows 0.1 µg/m³ an hour and
+NO2 (3-hourly steps interpolated to hours) 0.2 µg/m³ an hour from each run's start, dust AOD
+grows with latitude, the other pollutants are constant.
 """
 
 from __future__ import annotations
@@ -28,7 +29,7 @@ EAST = {"pm25_ugm3": 8.0, "pm10_ugm3": 14.0, "o3_ugm3": 40.0, "no2_ugm3": NO2_EA
         "so2_ugm3": 3.0, "co_ugm3": 300.0, "dust_ugm3": 0.0,
         **{k: None for k in WEST if k.endswith("pollen_grains_m3")}}
 WEST_PM25_YESTERDAY = 50.0
-GLOBAL_CONSTANT = {"o3_ugm3": 60.0, "no2_ugm3": 15.0, "so2_ugm3": 4.0, "co_ugm3": 250.0}
+GLOBAL_CONSTANT = {"o3_ugm3": 60.0, "so2_ugm3": 4.0, "co_ugm3": 250.0}
 
 
 def global_pm25(lon: float | np.ndarray) -> float | np.ndarray:
@@ -37,6 +38,10 @@ def global_pm25(lon: float | np.ndarray) -> float | np.ndarray:
 
 def global_pm10(hours_since_run: float | np.ndarray) -> float | np.ndarray:
     return 40.0 + 0.1 * hours_since_run
+
+
+def global_no2(hours_since_run: float | np.ndarray) -> float | np.ndarray:
+    return 15.0 + 0.2 * hours_since_run
 
 
 def dust_aod(lat: float | np.ndarray) -> float | np.ndarray:
@@ -61,7 +66,8 @@ def _global(run_s: int):
         shape = (len(times_s), len(lat), len(lon))
         hours = ((np.asarray(times_s) - run_s) / 3600.0)[:, None, None]
         values = {"pm25_ugm3": global_pm25(lon)[None, None, :],
-                  "pm10_ugm3": global_pm10(hours), "dust_aod": dust_aod(lat)[None, :, None],
+                  "pm10_ugm3": global_pm10(hours), "no2_ugm3": global_no2(hours),
+                  "dust_aod": dust_aod(lat)[None, :, None],
                   **GLOBAL_CONSTANT}
         return {n: np.broadcast_to(np.asarray(values[n], dtype=np.float64), shape)
                 for n in names}
