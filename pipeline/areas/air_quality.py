@@ -51,7 +51,8 @@ class Domain:
 
     name: str
     kind: str                       # real | generated
-    runs: list[Run]                 # newest first
+    runs: list[Run]                 # by precedence (cams.by_precedence)
+    newest: Run                     # the newest forecast: the first hour served is its time
     inputs: list[dict]              # manifest entries of the files read
 
 
@@ -106,15 +107,16 @@ def _domain(name: str, datasets: Path, scratch: Path, now_s: float | None) -> Do
     runs = source.scan(folder, scratch)
     files = [p for p in sorted(folder.iterdir())
              if p.suffix.lower() in (*cams.SUFFIXES, ".zip")]
-    log.info("%s: %d run(s) %s", name, len(runs), ", ".join(cams.iso(r.reference_time)
-                                                            for r in runs))
-    return Domain(name, kind, runs, describe_inputs(files, root))
+    log.info("%s: %d run(s) %s", name, len(runs), ", ".join(
+        f"{r.kind} {cams.iso(r.reference_time)}" for r in runs))
+    return Domain(name, kind, runs, cams.newest_forecast(runs, folder),
+                  describe_inputs(files, root))
 
 
 def _stitch_domain(domain: Domain, scratch: Path) -> Stitched:
     """Stitch every variable of the domain's runs into scratch files."""
-    newest = domain.runs[0]
-    # History for the windows, as far as older runs reach.
+    newest = domain.newest
+    # History for the windows, as far as older runs (and analyses) reach.
     start = max(newest.reference_time - HISTORY_H * 3600,
                 min(r.span_s()[0] for r in domain.runs))
     end = max(r.span_s()[1] for r in domain.runs)
@@ -155,7 +157,7 @@ def _dust_on(target: Stitched, source: Stitched, source_spec: dict):
 
 
 def _stitch(runs: list[Run], name: str, hours: np.ndarray, path: Path) -> Path:
-    """One variable's hourly series over `hours`, newer runs' known values over older ones,
+    """One variable's hourly series over `hours`, known values by the runs' precedence,
     written latitude-major (lat, time, lon) so that a band of rows is one read."""
     axes = runs[0].axes
     out = np.full((len(hours), len(axes.lat), len(axes.lon)), np.nan, dtype=np.float32)
@@ -206,7 +208,9 @@ def _manifest_entry(domains: dict[str, Domain], specs: dict[str, dict]) -> dict:
                 "kind": d.kind,
                 "model": "CAMS European air quality forecasts (ENSEMBLE)" if name == AQ.EUROPE
                 else "CAMS global atmospheric composition forecasts",
-                "runs": [cams.iso(r.reference_time) for r in d.runs],
+                "runs": [cams.iso(r.reference_time) for r in d.runs if r.kind == cams.FORECAST],
+                "analyses": [cams.iso(r.reference_time) for r in d.runs
+                             if r.kind == cams.ANALYSIS],
                 "resolution_deg": specs[name]["dlat"],
                 "hours": [cams.iso(specs[name]["time0"]),
                           cams.iso(specs[name]["time0"] + (specs[name]["ntime"] - 1) * 3600)],

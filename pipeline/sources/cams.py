@@ -1,6 +1,8 @@
 """What the CAMS Europe and CAMS global readers share: runs, grid axes, fields, time decoding.
 
-A run is one model forecast (reference time) on one grid; each of its fields is one NetCDF
+A run is one model forecast or analysis (kind, reference time) on one grid: a forecast gives the
+hours ahead of its date, an analysis (CAMS Europe) the analysed hours of its date, which take
+precedence over any forecast of those hours. Each field of a run is one NetCDF
 variable with its own lead hours (the Atmosphere Data Store serves CAMS global surface fields
 hourly and model-level fields 3-hourly), read whole, normalised to (lead, ascending latitude,
 longitude in [-180, 180) ascending), NaN where missing, in the area's units (µg/m³, grains/m³
@@ -22,6 +24,7 @@ from pipeline import grid
 from pipeline.io import InputError
 
 MISSING_AT_OR_BELOW = -999.0
+FORECAST, ANALYSIS = "forecast", "analysis"
 SUFFIXES = (".nc", ".nc4", ".netcdf")
 
 
@@ -60,6 +63,7 @@ class Run:
     domain: str
     reference_time: int                    # Unix seconds
     axes: Axes
+    kind: str = FORECAST                   # FORECAST | ANALYSIS
     fields: dict[str, Field] = field(default_factory=dict)
 
     def span_s(self) -> tuple[int, int]:
@@ -71,35 +75,50 @@ class Run:
     def add(self, name: str, where: Field) -> None:
         """Record where the run's variable `name` is; twice is an InputError naming both."""
         if name in self.fields:
-            raise InputError(where.path, f"{where.variable} of the run of "
+            raise InputError(where.path, f"{where.variable} of the {self.kind} of "
                                          f"{iso(self.reference_time)} is also in "
                                          f"{self.fields[name].path.name}")
         self.fields[name] = where
 
 
-def newest_first(runs: dict[int, Run], folder: Path, required: tuple[str, ...]) -> list[Run]:
-    """Runs newest first, checked to share one grid and to provide the required variables."""
-    ordered = [runs[t] for t in sorted(runs, reverse=True)]
+RunKey = tuple[str, int]                   # (kind, reference time)
+
+
+def by_precedence(runs: dict[RunKey, Run], folder: Path, required: tuple[str, ...]) -> list[Run]:
+    """Runs in stitching precedence: analyses, then forecasts, each newest first; checked."""
+    # Forecasts give the hours ahead, analyses where available the hours past (an analysis
+    # is the better value of an hour a forecast also covers).
+    ordered = [runs[k] for k in sorted(runs, key=lambda k: (k[0] != ANALYSIS, -k[1]))]
     if not ordered:
         raise InputError(folder, "no CAMS variables found")
-    for run in ordered[1:]:
-        if not run.axes.same_grid(ordered[0].axes):
+    newest = newest_forecast(ordered, folder)
+    for run in ordered:
+        if not run.axes.same_grid(newest.axes):
             raise InputError(next(iter(run.fields.values())).path,
-                             "grid differs from the newest run's")
+                             "grid differs from the newest forecast's")
     missing = [v for v in required if not any(v in r.fields for r in ordered)]
     if missing:
         raise InputError(folder, f"no run provides {', '.join(missing)}")
     return ordered
 
 
+def newest_forecast(runs: list[Run], folder: Path) -> Run:
+    """The newest forecast run (the first hour served is its reference time)."""
+    forecasts = [r for r in runs if r.kind == FORECAST]
+    if not forecasts:
+        raise InputError(folder, "only ANALYSIS files: a FORECAST run is needed for the hours "
+                                 "ahead (analyses only add the hours past)")
+    return max(forecasts, key=lambda r: r.reference_time)
+
+
 def scan(folder: Path, scratch: Path, add_file, required: tuple[str, ...],
          decode_timedelta: bool | None = None) -> list[Run]:
-    """Every run in the folder's files (add_file(ds, path, runs) reads one), newest first."""
-    runs: dict[int, Run] = {}
+    """Every run in the folder's files (add_file(ds, path, runs) reads one), by precedence."""
+    runs: dict[RunKey, Run] = {}
     for path in netcdf_files(folder, scratch):
         with open_dataset(path, decode_timedelta) as ds:
             add_file(ds, path, runs)
-    return newest_first(runs, folder, required)
+    return by_precedence(runs, folder, required)
 
 
 def known_variables(ds: xr.Dataset, variables, model: str, path: Path) -> list[str]:
@@ -111,10 +130,10 @@ def known_variables(ds: xr.Dataset, variables, model: str, path: Path) -> list[s
     return names
 
 
-def run_of(runs: dict[int, Run], domain: str, run_time: int, grid_axes: Axes,
-           path: Path) -> Run:
-    """The run of that reference time, created on first sight; its files share one grid."""
-    run = runs.setdefault(run_time, Run(domain, run_time, grid_axes))
+def run_of(runs: dict[RunKey, Run], domain: str, run_time: int, grid_axes: Axes, path: Path,
+           kind: str = FORECAST) -> Run:
+    """The run of that kind and reference time, created on first sight; one grid."""
+    run = runs.setdefault((kind, run_time), Run(domain, run_time, grid_axes, kind))
     if not run.axes.same_grid(grid_axes):
         raise InputError(path, "the same run's files differ in grid")
     return run

@@ -76,11 +76,11 @@ def synthetic(run_s: int, step: float):
 
 
 def write_europe_run(path: Path, run_s: int, grid: GridDef, compute=None,
-                     leads: np.ndarray = EUROPE_LEADS, hours_per_chunk: int = 8) -> Path:
-    """One CAMS Europe forecast file (NetCDF3 64-bit offset, as the ADS delivers it).
-
-    compute(names, unix_times, lat, lon) -> {name: (time, lat, lon) array} gives the values
-    (µg/m³, grains/m³; NaN written as -999); by default the synthetic fields."""
+                     leads: np.ndarray = EUROPE_LEADS, hours_per_chunk: int = 8,
+                     kind: str = "FORECAST") -> Path:
+    """One CAMS Europe FORECAST (or ANALYSIS) file, NetCDF3 64-bit offset as the ADS has it."""
+    # compute(names, unix_times, lat, lon) -> {name: (time, lat, lon) array} gives the values
+    # (µg/m³, grains/m³; NaN written as -999); by default the synthetic fields.
     compute = compute or synthetic(run_s, grid.step)
     names = {"pm2p5_conc": "pm25_ugm3", "pm10_conc": "pm10_ugm3", "o3_conc": "o3_ugm3",
              "no2_conc": "no2_ugm3", "so2_conc": "so2_ugm3", "co_conc": "co_ugm3",
@@ -94,15 +94,16 @@ def write_europe_run(path: Path, run_s: int, grid: GridDef, compute=None,
         _coord(ds, "longitude", grid.lon, "f4", long_name="longitude", units="degrees_east")
         _coord(ds, "latitude", grid.lat, "f4", long_name="latitude", units="degrees_north")
         _coord(ds, "level", [0.0], "f4", long_name="level", units="m")
-        _coord(ds, "time", leads, "f4", long_name=f"FORECAST time from {day}", units="hours")
+        _coord(ds, "time", leads, "f4", long_name=f"{kind} time from {day}", units="hours")
         for var in names:
             _europe_variable(ds, var)
+        span = f"{day}+[{int(leads[0])}H_{int(leads[-1])}H]"
         ds.setncatts({
-            "title": "Air quality FORECAST at the Surface", "institution":
+            "title": f"Air quality {kind} at the Surface", "institution":
             "Data produced by Meteo France", "source": "Data from ENSEMBLE model",
-            "history": "Model ENSEMBLE FORECAST", "FORECAST": f"Europe, {day}+[0H_96H]",
-            "summary": f"ENSEMBLE model hourly FORECAST at the Surface from {day}+[0H_96H] on "
-                       "Europe", "project": "MACC-RAQ (http://macc-raq.gmes-atmosphere.eu)",
+            "history": f"Model ENSEMBLE {kind}", kind: f"Europe, {span}",
+            "summary": f"ENSEMBLE model hourly {kind} at the Surface from {span} on Europe",
+            "project": "MACC-RAQ (http://macc-raq.gmes-atmosphere.eu)",
             "comment": GENERATED_NOTE})
         for start in range(0, len(leads), hours_per_chunk):
             chunk = leads[start:start + hours_per_chunk]

@@ -75,14 +75,49 @@ def test_europe_surface_level_is_chosen(tmp_path):
     assert field.min() >= 100                  # the second level (index 1) holds 0 m
 
 
-@pytest.mark.parametrize("attrs, time_attrs", [
-    ({"FORECAST": f"Europe, {DAY}+[0H_96H]"}, {"units": "hours"}),
-    ({}, {"units": "hours", "long_name": f"FORECAST time from {DAY}"}),
-    ({"ANALYSIS": f"Europe, {DAY}"}, {"units": "hours", "long_name": f"ANALYSIS time from {DAY}"}),
+@pytest.mark.parametrize("attrs, time_attrs, kind", [
+    ({"FORECAST": f"Europe, {DAY}+[0H_96H]"}, {"units": "hours"}, "forecast"),
+    ({}, {"units": "hours", "long_name": f"FORECAST time from {DAY}"}, "forecast"),
+    ({"ANALYSIS": f"Europe, {DAY}"}, {"units": "hours", "long_name": f"ANALYSIS time from {DAY}"},
+     "analysis"),
+    ({}, {"units": "hours", "long_name": f"Analysis time from {DAY}"}, "analysis"),
 ])
-def test_run_date_from_the_attribute_or_the_time_long_name(tmp_path, attrs, time_attrs):
-    europe(tmp_path / "in" / "a.nc", attrs=attrs, time_attrs=time_attrs)
-    assert scan_europe(tmp_path / "in", tmp_path)[0].reference_time == RUN
+def test_run_date_and_kind_from_the_attribute_or_the_time_long_name(tmp_path, attrs, time_attrs,
+                                                                    kind):
+    path = europe(tmp_path / "a.nc", attrs=attrs, time_attrs=time_attrs)
+    with cams.open_dataset(path) as ds:
+        assert cams_europe.run_date(ds, path) == RUN
+        assert cams_europe.run_kind(ds, path) == kind
+
+
+def test_analysis_and_forecast_of_one_date_are_runs_of_their_own_kinds(tmp_path):
+    """The analysis takes precedence for its hours; the forecast is the newest forecast."""
+    europe(tmp_path / "in" / "forecast.nc")
+    europe(tmp_path / "in" / "analysis.nc", hours=range(24),
+           attrs={"ANALYSIS": f"Europe, {DAY}+[0H_23H]"},
+           time_attrs={"units": "hours", "long_name": f"ANALYSIS time from {DAY}"})
+    europe(tmp_path / "in" / "old-analysis.nc", day="20261122", hours=range(24),
+           attrs={"ANALYSIS": "Europe, 20261122+[0H_23H]"}, time_attrs={"units": "hours"})
+    runs = scan_europe(tmp_path / "in", tmp_path)
+    assert [(r.kind, r.reference_time) for r in runs] == [
+        ("analysis", RUN), ("analysis", RUN - 86400), ("forecast", RUN)]
+    assert runs[0].fields["pm25_ugm3"].path.name == "analysis.nc"
+    assert cams.newest_forecast(runs, tmp_path).fields["pm25_ugm3"].path.name == "forecast.nc"
+
+
+@pytest.mark.parametrize("files, problem", [
+    ([("a.nc", {"ANALYSIS": f"Europe, {DAY}"}, {"units": "hours",
+                                               "long_name": f"FORECAST time from {DAY}"})],
+     "says both FORECAST and ANALYSIS"),
+    ([("a.nc", {"FORECAST": f"Europe, {DAY}", "ANALYSIS": f"Europe, {DAY}"}, None)],
+     "says both FORECAST and ANALYSIS"),
+    ([("a.nc", {"ANALYSIS": f"Europe, {DAY}"}, None)], "only ANALYSIS files"),
+])
+def test_forecast_and_analysis_confusions_are_refused(tmp_path, files, problem):
+    for name, attrs, time_attrs in files:
+        europe(tmp_path / "in" / name, attrs=attrs, time_attrs=time_attrs or {"units": "hours"})
+    with pytest.raises(InputError, match=problem):
+        scan_europe(tmp_path / "in", tmp_path)
 
 
 @pytest.mark.parametrize("attrs, time_attrs, problem", [
@@ -115,7 +150,7 @@ def test_runs_are_newest_first_and_variables_may_come_in_separate_files(tmp_path
     (lambda d: europe(d / "a.nc", hours=(0, 0.5, 1)), "whole hours"),
     (lambda d: europe(d / "a.nc", levels=(50.0,)), "no level 0"),
     (lambda d: (europe(d / "a.nc"), europe(d / "b.nc", hours=(0, 1))),
-     "pm2p5_conc of the run of 2026-11-23T00:00:00Z is also in a.nc"),
+     "pm2p5_conc of the forecast of 2026-11-23T00:00:00Z is also in a.nc"),
 ])
 def test_bad_europe_inputs_raise_input_errors(tmp_path, break_it, problem):
     folder = tmp_path / "in"
@@ -138,7 +173,7 @@ def test_runs_on_different_grids_are_refused(tmp_path):
     ds = xr.open_dataset(europe(tmp_path / "other.nc", day="20261122"))
     ds = ds.assign_coords(latitude=ds.latitude + 1)
     ds.to_netcdf(tmp_path / "in" / "b.nc", format="NETCDF3_64BIT")
-    with pytest.raises(InputError, match="grid differs"):
+    with pytest.raises(InputError, match="grid differs from the newest forecast's"):
         scan_europe(tmp_path / "in", tmp_path)
 
 
@@ -246,7 +281,7 @@ def test_global_surface_hourly_and_model_levels_three_hourly(tmp_path):
     (lambda d: world(d / "sfc.nc", SURFACE), "no run provides o3_ugm3"),
     (lambda d: (world(d / "a.nc", SURFACE), world(d / "b.nc", {"pm10": "kg m**-3"},
                                                   periods=(0, 1))),
-     "pm10 of the run of 2026-11-23T00:00:00Z is also in a.nc"),
+     "pm10 of the forecast of 2026-11-23T00:00:00Z is also in a.nc"),
 ])
 def test_bad_global_inputs_raise_input_errors(tmp_path, make, problem):
     folder = tmp_path / "in"

@@ -48,13 +48,14 @@ def dust_aod(lat: float | np.ndarray) -> float | np.ndarray:
     return 0.1 + 0.004 * lat
 
 
-def _europe(run_s: int, today_s: int):
+def _europe(run_s: int, today_s: int, west_pm25: float | None = None):
     def compute(names, times_s, lat, lon):
         shape = (len(times_s), len(lat), len(lon))
         west = np.broadcast_to(lon[None, None, :] < 10.0, shape)
         out = {}
         for name in names:
             w = WEST_PM25_YESTERDAY if name == "pm25_ugm3" and run_s < today_s else WEST[name]
+            w = west_pm25 if name == "pm25_ugm3" and west_pm25 is not None else w
             e = EAST[name]
             out[name] = np.where(west, np.nan if w is None else w, np.nan if e is None else e)
         return out
@@ -74,10 +75,10 @@ def _global(run_s: int):
     return compute
 
 
-def write_known(datasets: Path, today_s: int) -> Path:
-    """DATASETS/cams/{europe,global} with yesterday's and today's runs; returns DATASETS."""
+def write_known(datasets: Path, today_s: int, days: tuple[int, ...] = (-1, 0)) -> Path:
+    """DATASETS/cams/{europe,global} with the runs of those days (0: today); returns DATASETS."""
     europe, world = gen.europe_grid(1.0), gen.global_grid(5.0)
-    for run in (today_s - DAY_S, today_s):
+    for run in (today_s + day * DAY_S for day in days):
         day = gen.stamp(run)
         gen.write_europe_run(datasets / "cams" / "europe" / f"europe-{day}.nc", run, europe,
                              _europe(run, today_s))
@@ -89,3 +90,11 @@ def write_known(datasets: Path, today_s: int) -> Path:
 def today_s(now_s: float) -> int:
     """00 UTC of the day of `now_s`."""
     return int(now_s // DAY_S * DAY_S)
+
+
+def write_europe_analysis(datasets: Path, day_s: int, today_s: int, west_pm25: float) -> Path:
+    """A CAMS Europe ANALYSIS of hours 0-23 of `day_s`: the known fields, PM2.5 west_pm25."""
+    return gen.write_europe_run(
+        datasets / "cams" / "europe" / f"europe-analysis-{gen.stamp(day_s)}.nc", day_s,
+        gen.europe_grid(1.0), _europe(day_s, today_s, west_pm25), leads=np.arange(24),
+        kind="ANALYSIS")
