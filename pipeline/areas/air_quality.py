@@ -65,6 +65,7 @@ class Stitched:
     lat: np.ndarray
     lon: np.ndarray
     files: dict[str, Path]          # variable -> latitude-major file (lat, time, lon)
+    us_aqi_known: np.ndarray | None = None   # per served hour: the US AQI is known somewhere
 
     def rows(self, name: str, a: int, b: int) -> np.ndarray:
         """Rows [a, b) of a variable, as (time, rows, lon)."""
@@ -87,7 +88,8 @@ def build(datasets: Path, version: Path, now_s: float | None = None) -> dict:
                                        _dust_on(europe, world, specs[AQ.GLOBAL]))
     finally:
         shutil.rmtree(scratch, ignore_errors=True)
-    return _manifest_entry(domains, {name: specs[name] for name in SOURCES})
+    us_from = {name: _us_aqi_from(name, stitched[name]) for name in SOURCES}
+    return _manifest_entry(domains, {name: specs[name] for name in SOURCES}, us_from)
 
 
 def _domain(name: str, datasets: Path, scratch: Path, now_s: float | None) -> Domain:
@@ -135,6 +137,7 @@ def _write_grid(name: str, stitched: Stitched, version: Path, extra=None) -> dic
     hours, skip = stitched.hours, stitched.skip
     spec = grid.spec(AQ.GRID_FILES[name], stitched.lat, stitched.lon, int(hours[skip]), 3600,
                      len(hours) - skip, list(VARIABLES[name]))
+    stitched.us_aqi_known = np.zeros(len(hours) - skip, dtype=bool)
     grid.write(version, spec, lambda a, b: _band(name, stitched, a, b, extra))
     log.info("%s: %d x %d cells, %d hours from %s, in %.1f s", name, spec["nlat"],
              spec["nlon"], spec["ntime"], cams.iso(spec["time0"]), time.perf_counter() - started)
@@ -187,10 +190,25 @@ def _band(domain: str, stitched: Stitched, a: int, b: int, extra=None) -> np.nda
     empty = np.full((len(stitched.hours), b - a, len(stitched.lon)), np.nan, dtype=np.float32)
     for name, source, window in AQ.WINDOWS:
         columns[name] = series.trailing_mean(columns[source], window, axis=0)
+    stitched.us_aqi_known |= aqi.known(aqi.US_AQI, columns)[skip:].any(axis=(1, 2))
     return np.stack([columns.get(name, empty)[skip:] for name in VARIABLES[domain]])
 
 
-def _manifest_entry(domains: dict[str, Domain], specs: dict[str, dict]) -> dict:
+def _us_aqi_from(name: str, stitched: Stitched) -> int | None:
+    """The first served hour with a known US AQI (Unix s); a warning when it is not the first."""
+    known = np.flatnonzero(stitched.us_aqi_known)
+    first = int(stitched.hours[stitched.skip + known[0]]) if len(known) else None
+    if first != int(stitched.hours[stitched.skip]):
+        log.warning("%s: the US AQI is unknown %s: the runs give %d hour(s) of history "
+                    "before the newest forecast, and the 24-hour means need %d of their 24 "
+                    "hours (give the previous day's run as well)", name,
+                    f"before {cams.iso(first)}" if first else "at every hour",
+                    stitched.skip, int(np.ceil(series.MIN_WINDOW_SHARE * 24)))
+    return first
+
+
+def _manifest_entry(domains: dict[str, Domain], specs: dict[str, dict],
+                    us_from: dict[str, int | None]) -> dict:
     kinds = {d.kind for d in domains.values()}
     kind = kinds.pop() if len(kinds) == 1 else "mixed"
     inputs = [dict(i, domain=name) for name, d in domains.items() for i in d.inputs]
@@ -214,6 +232,9 @@ def _manifest_entry(domains: dict[str, Domain], specs: dict[str, dict]) -> dict:
                 "resolution_deg": specs[name]["dlat"],
                 "hours": [cams.iso(specs[name]["time0"]),
                           cams.iso(specs[name]["time0"] + (specs[name]["ntime"] - 1) * 3600)],
+                # the first hour with a known US AQI: later than the first hour when the
+                # runs give too little history for the 24-hour means (a single run)
+                "us_aqi_from": cams.iso(us_from[name]) if us_from[name] else None,
             } for name, d in domains.items()},
             "licence": GENERATED_LICENCE if kind == "generated" else LICENCE,
         },

@@ -167,6 +167,12 @@ def index(tables: tuple[Piecewise, ...], columns: Mapping[str, np.ndarray]) -> n
     return out
 
 
+def known(tables: tuple[Piecewise, ...], columns: Mapping[str, np.ndarray]) -> np.ndarray:
+    """Where every required input of the index is known (there the index is known)."""
+    return np.logical_and.reduce([~np.isnan(columns[t.variable]) for t in tables
+                                  if t.required])
+
+
 def us_aqi(columns: Mapping[str, np.ndarray]) -> np.ndarray:
     """US AQI from the hourly and window-mean concentrations (µg/m³)."""
     return index(US_AQI, columns)

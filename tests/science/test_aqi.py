@@ -198,3 +198,11 @@ def test_published_tables_are_the_evaluated_ones():
                                "y": [0.0, 20.0, 40.0, 60.0, 80.0, 100.0, 500.0],
                                "below": 0.0, "above": 500.0, "required": True,
                                "only_above": None}
+
+
+def test_known_is_where_the_index_is_known():
+    rng = np.random.default_rng(3)
+    columns = {k: v.repeat(200) for k, v in us_columns().items()}
+    for name in columns:
+        columns[name][rng.random(200) < 0.1] = np.nan
+    assert np.array_equal(aqi.known(aqi.US_AQI, columns), ~np.isnan(aqi.us_aqi(columns)))

@@ -40,6 +40,7 @@ def test_manifest_says_generated_and_names_runs_inputs_and_licence(artifact):
     assert set(domains) == {AQ.EUROPE, AQ.GLOBAL}
     for domain in domains.values():
         assert domain["kind"] == "generated" and len(domain["runs"]) == 2
+        assert domain["analyses"] == [] and domain["us_aqi_from"] == domain["hours"][0]
     assert {i["domain"] for i in entry["inputs"]} == {AQ.EUROPE, AQ.GLOBAL}
     assert all(len(i["sha256"]) == 64 for i in entry["inputs"])
     assert sorted(entry["files"]) == sorted(AQ.GRID_FILES.values())
