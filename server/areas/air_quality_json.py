@@ -2,9 +2,10 @@
 
 A hundred hours of fifteen numbers is the bulk of an air-quality answer. air_quality_kernel
 writes them digit by digit into one byte buffer: the same bytes as a dict per record through
-orjson (numbers rounded half to even as numpy rounds, NaN as null), without a Python object
-per number. A number too large for that (beyond kernel.DIGITS_LIMIT) sends the answer through
-orjson.
+orjson (numbers rounded half to even as numpy rounds, NaN and infinities as null, a negative
+value that rounds to zero as 0 without a sign), without a Python object per number. A number
+too large for that (beyond kernel.DIGITS_LIMIT), or a negative time, sends the answer through
+orjson (Records.orjson, the same rules).
 """
 
 from __future__ import annotations
@@ -64,8 +65,14 @@ class Records:
             record = {self.keys[0]: first + k * dt_s}
             for key, source, decimals in zip(self.keys[1:], self.sources, self.decimals):
                 value = float(row[source]) if source >= 0 else math.nan
-                rounded = float(np.rint(value * 10.0 ** decimals) / 10.0 ** decimals)
-                record[key] = (None if math.isnan(value)
-                               else rounded if decimals else int(rounded))
+                record[key] = number(value, int(decimals))
             records.append(record)
         return orjson.dumps(records[0]), orjson.dumps(records)
+
+
+def number(value: float, decimals: int) -> float | int | None:
+    """A value rounded to decimals as numpy rounds (an int when 0); None when not finite."""
+    if not math.isfinite(value):
+        return None
+    rounded = float(np.rint(value * 10.0 ** decimals) / 10.0 ** decimals) + 0.0   # no -0.0
+    return rounded if decimals else int(rounded)

@@ -158,11 +158,14 @@ def _copy_key(typingctx, out, at, keys, start):
 
 @njit(cache=True, nogil=True)
 def render(block, sources, decimals, keys, key_end, time0, dt_s, out):
-    """The JSON array of block's rows as records: '{"time":' time0 + row * dt_s, then for
-    each field f its key keys[key_end[f]:key_end[f + 1]] (with its leading comma) and column
-    sources[f] (-1: null) rounded to decimals[f], as orjson writes them. Returns (end, end of
-    the first record) in out, or (-1, -1) when a number is beyond DIGITS_LIMIT. keys and out
-    need KEY_BYTES of room past their ends."""
+    """The JSON array of block's rows as records in out; returns (end, end of first record)."""
+    # Each record is '{"time":' time0 + row * dt_s, then for each field f its key
+    # keys[key_end[f]:key_end[f + 1]] (with its leading comma) and column sources[f] (-1:
+    # null) rounded to decimals[f], as Records.orjson writes them (non-finite as null, a
+    # rounded zero without a sign). (-1, -1) when a number is beyond DIGITS_LIMIT or a time
+    # is negative. keys and out need KEY_BYTES of room past their ends.
+    if min(time0, time0 + (block.shape[0] - 1) * dt_s) < 0:
+        return -1, -1                                  # _digits writes no sign
     power = np.empty(len(decimals))
     for f in range(len(decimals)):
         power[f] = 10.0 ** decimals[f]
@@ -182,7 +185,7 @@ def render(block, sources, decimals, keys, key_end, time0, dt_s, out):
             n += b - a
             source = sources[_u(f)]
             value = row[_u(source)] if source >= 0 else np.nan
-            if math.isnan(value):
+            if not math.isfinite(value):               # unknown (or infinite): null
                 for i in range(4):
                     out[_u(n + i)] = _NULL[i]
                 n += 4
@@ -190,12 +193,11 @@ def render(block, sources, decimals, keys, key_end, time0, dt_s, out):
             scaled = np.rint(value * power[_u(f)])
             if not abs(scaled) < DIGITS_LIMIT:
                 return -1, -1
-            decimals_f = decimals[_u(f)]
-            if scaled < 0.0 or (decimals_f > 0 and math.copysign(1.0, scaled) < 0.0):
-                out[_u(n)] = 45                        # "-" (also "-0.0", as orjson)
+            if scaled < 0.0:                           # a rounded zero has no sign
+                out[_u(n)] = 45                        # "-"
                 n += 1
                 scaled = -scaled
-            n = _digits(out, n, int(scaled), decimals_f)
+            n = _digits(out, n, int(scaled), decimals[_u(f)])
         out[_u(n)] = 125                               # "}"
         n += 1
         if t == 0:
