@@ -25,7 +25,7 @@ import numpy as np
 import contract
 from contract import AirQuality as AQ
 from pipeline import grid, regrid
-from pipeline.io import describe_inputs
+from pipeline.io import InputError, describe_inputs
 from pipeline.science import aqi, series
 from pipeline.sources import cams, cams_europe, cams_generated, cams_global
 from pipeline.sources.cams import Run
@@ -35,6 +35,10 @@ BUILDER_REVISION = 3     # 2: dust AOD regridded onto the European grid; 3: no A
 HISTORY_H = max(hours for _, _, hours in AQ.WINDOWS) - 1
 SCRATCH = ".air_quality-scratch"
 SOURCES = {AQ.EUROPE: cams_europe, AQ.GLOBAL: cams_global}
+_BOX = AQ.EUROPE_BOX
+# What each grid must cover: lat_min, lat_max, lon_min, lon_max (global: the whole globe).
+COVERAGE = {AQ.EUROPE: (_BOX["lat_min"], _BOX["lat_max"], _BOX["lon_min"], _BOX["lon_max"]),
+            AQ.GLOBAL: (-90.0, 90.0, -180.0, 180.0)}
 VARIABLES = {AQ.EUROPE: AQ.EUROPE_VARIABLES, AQ.GLOBAL: AQ.GLOBAL_VARIABLES}
 LICENCE = ("Contains modified Copernicus Atmosphere Monitoring Service information "
            "(CAMS European air quality forecasts, CAMS global atmospheric composition "
@@ -111,8 +115,28 @@ def _domain(name: str, datasets: Path, scratch: Path, now_s: float | None) -> Do
              if p.suffix.lower() in (*cams.SUFFIXES, ".zip")]
     log.info("%s: %d run(s) %s", name, len(runs), ", ".join(
         f"{r.kind} {cams.iso(r.reference_time)}" for r in runs))
-    return Domain(name, kind, runs, cams.newest_forecast(runs, folder),
-                  describe_inputs(files, root))
+    newest = cams.newest_forecast(runs, folder)
+    check_coverage(name, newest)
+    return Domain(name, kind, runs, newest, describe_inputs(files, root))
+
+
+def check_coverage(name: str, run: Run) -> None:
+    """InputError unless the run's grid holds its whole domain (decisions rule 21)."""
+    # Half a cell beyond the outer centres counts, as the server's PointGrid.contains says.
+    lat0, lat1, lon0, lon1 = COVERAGE[name]
+    path = next(iter(run.fields.values())).path
+    spec = grid.spec("", run.axes.lat, run.axes.lon, 0, 3600, 1, [], path)
+    south = spec["lat0"] - spec["dlat"] / 2
+    north = spec["lat0"] + (spec["nlat"] - 1) * spec["dlat"] + spec["dlat"] / 2
+    west = spec["lon0"] - spec["dlon"] / 2
+    east = spec["lon0"] + (spec["nlon"] - 1) * spec["dlon"] + spec["dlon"] / 2
+    tolerance = 1e-6
+    if not (south <= lat0 + tolerance and north >= lat1 - tolerance
+            and (spec["wraps"] or (name != AQ.GLOBAL and west <= lon0 + tolerance
+                                   and east >= lon1 - tolerance))):
+        raise InputError(path, f"covers latitudes {south:g} to {north:g}, longitudes {west:g} "
+                               f"to {east:g}; the {name} grid must cover {lat0:g} to {lat1:g}, "
+                               f"{lon0:g} to {lon1:g} (request the whole domain, no area)")
 
 
 def _stitch_domain(domain: Domain, scratch: Path) -> Stitched:
@@ -242,5 +266,4 @@ def _manifest_entry(domains: dict[str, Domain], specs: dict[str, dict],
         "files": sorted(spec["file"] for spec in specs.values()),
         "grids": specs,
         AQ.AQI_TABLES: tables,
-        "europe_box": AQ.EUROPE_BOX,
     }

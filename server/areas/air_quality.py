@@ -129,6 +129,7 @@ class AirQualityData:
         self.world = Domain(version_dir, grids[AQ.GLOBAL], tables)
         if self.europe.dust is None or self.world.dust is None:
             raise ValueError("a grid has no dust AOD (built before it was regridded?)")
+        check_coverage(self.europe.grid, self.world.grid)
         self.europe.warm_up()
         self.world.warm_up()
         box = AQ.EUROPE_BOX
@@ -139,6 +140,23 @@ class AirQualityData:
         """Decisions rule 21: the CAMS European domain, edges included."""
         return (self.lat_range[0] <= lat <= self.lat_range[1]
                 and self.lon_range[0] <= lon <= self.lon_range[1])
+
+    def covers(self, unix_s: float) -> bool:
+        """True when both grids hold the hour of unix_s (else some answers are stale 503s)."""
+        hour = unix_s // HOUR_S * HOUR_S
+        return all(d.grid.time0 <= hour <= d.grid.time_end for d in (self.europe, self.world))
+
+
+def check_coverage(europe: PointGrid, world: PointGrid) -> None:
+    """Raise ValueError unless each grid holds its whole domain (no answer clamps to an edge)."""
+    # The pipeline refuses such inputs; this keeps an artifact from elsewhere honest too.
+    box = AQ.EUROPE_BOX
+    for lat in (box["lat_min"], box["lat_max"]):
+        for lon in (box["lon_min"], box["lon_max"]):
+            if not europe.contains(lat, lon):
+                raise ValueError(f"the European grid does not reach ({lat}, {lon})")
+    if not (world.wraps and world.contains(90.0, 0.0) and world.contains(-90.0, 0.0)):
+        raise ValueError("the global grid does not cover the globe")
 
 
 def load(version_dir: Path, entry: dict) -> AirQualityData:
@@ -160,7 +178,7 @@ def answer(data: AirQualityData, query: AirQualityQuery, now_s: float) -> bytes:
     """The JSON envelope: current hour and every hour to the end of the forecast."""
     lat, lon = query.lat, query.lon
     europe = data.in_europe(lat, lon)
-    domain = data.europe if europe and data.europe.grid.contains(lat, lon) else data.world
+    domain = data.europe if europe else data.world       # both cover their domain (loader)
     grid = domain.grid
     hour = int(now_s // HOUR_S) * HOUR_S
     first = (hour - grid.time0) // HOUR_S
@@ -169,8 +187,8 @@ def answer(data: AirQualityData, query: AirQualityQuery, now_s: float) -> bytes:
                             f"{_iso(grid.time0)} to {_iso(grid.time_end)}, not the current "
                             "hour", headers={"Retry-After": str(STALE_RETRY_AFTER_S)})
     current, hourly = domain.records_at(lat, lon, first, europe, hour)
-    return b"".join((b'{"latitude":', orjson.dumps(round(lat, 5)),
-                     b',"longitude":', orjson.dumps(round(lon, 5)),
+    return b"".join((b'{"latitude":', orjson.dumps(round(lat, 5) + 0.0),   # + 0.0: no -0.0
+                     b',"longitude":', orjson.dumps(round(lon, 5) + 0.0),
                      b',"timezone":', orjson.dumps(get_tz(lon, lat) or "UTC"),
                      b',"current":', current, b',"hourly":{"data":', hourly, b"}}"))
 

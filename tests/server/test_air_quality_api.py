@@ -191,6 +191,13 @@ def test_caching_headers_follow_the_hour(aq):
     assert other.status == 200
 
 
+@pytest.mark.parametrize("coordinates", ["-0,-0", "-0.0,-0.000001", "0,0"])
+def test_a_negative_zero_coordinate_is_echoed_as_zero(aq, coordinates):
+    reply = get(f"{aq.url}/air-quality/{coordinates}", {"X-API-Key": aq.key})
+    assert reply.status == 200
+    assert reply.body.startswith(b'{"latitude":0.0,"longitude":0.0,"timezone":')
+
+
 @pytest.mark.parametrize("coordinates", [
     "47.3", "47.3,8.5,1", "nan,8", "8,nan", "inf,8", "1e999,8", "91,0", "-90.0001,0", "0,181",
     "0,-180.5", "abc,def", ",", "47.3,", ",8.5", "0x10,5", "1_0,5", "47.3;8.5",
@@ -218,7 +225,8 @@ def test_stale_data_is_503(tmp_path, keys_file):
     run_pipeline("build", "--datasets", str(datasets), "--out", str(tmp_path / "build"),
                  "--only", "air_quality")
     with Server(tmp_path / "build", keys_file[0]) as srv:
-        srv.wait_ready()
+        ready = srv.wait_ready()
+        assert ready["areas"]["air_quality"]["state"] == "stale"
         for coordinates in ("47.5,0.5", "10,100"):
             reply = get(f"{srv.url}/air-quality/{coordinates}", {"X-API-Key": keys_file[1]})
             assert reply.status == 503 and int(reply.headers["Retry-After"]) > 0

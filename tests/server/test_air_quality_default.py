@@ -53,6 +53,7 @@ def test_manifest_says_generated_and_names_runs_inputs_and_licence(artifact):
     assert europe["lat0"] - europe["dlat"] / 2 == 30.0
     assert europe["lon0"] - europe["dlon"] / 2 == -25.0
     assert entry[AQ.AQI_TABLES] == aqi.manifest_tables()
+    assert "europe_box" not in entry          # the domain is contract.AirQuality.EUROPE_BOX
 
 
 def test_stored_values_are_plausible(artifact):
