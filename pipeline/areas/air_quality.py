@@ -1,14 +1,15 @@
 """Air-quality area: CAMS Europe and CAMS global runs -> two point-major hourly grids.
 
-Per domain: the runs (real files from DIR/cams/<domain>/, else the generated offline default)
-are stitched into one hourly series per cell, newest run first, starting HISTORY_H hours before
-the newest run so that the trailing windows are complete from its first hour; each field's steps
-(hourly, or the global model levels' 3-hourly) are interpolated to hours. Then, band by band: the window means (24 h PM, 8 h O3 and CO,
-24 h SO2) and the grid from the newest run's reference time to the forecast's end. No AQI is
-stored: the manifest publishes the index tables, which the server evaluates on the concentrations
-it interpolates at a point (README, "How a point is answered"). The European grid also carries
-the global model's dust AOD, regridded to its cells (bilinear on the global cells, as the server
-interpolates at a point), so a European answer reads one grid.
+Per domain: the runs (real files from DIR/cams/<domain>/, else the generated offline default;
+forecasts, and for Europe analyses, which take precedence for their hours) are stitched into
+one hourly series per cell, starting HISTORY_H hours before the newest forecast so that the
+trailing windows are complete from its first hour; each field's steps (hourly, or the global
+model levels' 3-hourly) are interpolated to hours. Then, band by band: the window means (24 h
+PM and SO2, 8 h O3 and CO) and the grid from the newest forecast's reference time to the end.
+No AQI is stored: the manifest publishes the index tables, which the server evaluates on the
+concentrations it interpolates at a point (README, "How a point is answered"). The European
+grid also carries the global model's dust AOD, regridded to its cells (bilinear on the global
+cells, as the server interpolates at a point), so a European answer reads one grid.
 """
 
 from __future__ import annotations
@@ -155,8 +156,8 @@ def _stitch_domain(domain: Domain, scratch: Path) -> Stitched:
 
 
 def _write_grid(name: str, stitched: Stitched, version: Path, extra=None) -> dict:
-    """Write the domain's grid band by band; extra(a, b) gives further (time, rows, lon)
-    columns of rows [a, b) by name."""
+    """Write the domain's grid band by band."""
+    # extra(a, b) gives further (time, rows, lon) columns of rows [a, b) by name.
     started = time.perf_counter()
     hours, skip = stitched.hours, stitched.skip
     spec = grid.spec(AQ.GRID_FILES[name], stitched.lat, stitched.lon, int(hours[skip]), 3600,
@@ -169,8 +170,9 @@ def _write_grid(name: str, stitched: Stitched, version: Path, extra=None) -> dic
 
 
 def _dust_on(target: Stitched, source: Stitched, source_spec: dict):
-    """extra() for _write_grid: the source grid's dust AOD at the target's cells (bilinear)
-    for the target's hours that the source grid serves, NaN at the others."""
+    """extra() for _write_grid: the source grid's dust AOD at the target's cells."""
+    # Bilinear on the source cells, for the target's hours that the source grid serves;
+    # NaN at the others.
     first = np.searchsorted(source.hours, target.hours)
     served = ((target.hours >= source.hours[source.skip]) & (target.hours <= source.hours[-1]))
 
@@ -184,8 +186,8 @@ def _dust_on(target: Stitched, source: Stitched, source_spec: dict):
 
 
 def _stitch(runs: list[Run], name: str, hours: np.ndarray, path: Path) -> Path:
-    """One variable's hourly series over `hours`, known values by the runs' precedence,
-    written latitude-major (lat, time, lon) so that a band of rows is one read."""
+    """One variable's hourly series over `hours`, known values by the runs' precedence."""
+    # Written latitude-major (lat, time, lon), so that a band of rows is one read.
     axes = runs[0].axes
     out = np.full((len(hours), len(axes.lat), len(axes.lon)), np.nan, dtype=np.float32)
     for run in reversed(runs):
@@ -206,8 +208,8 @@ def _stitch(runs: list[Run], name: str, hours: np.ndarray, path: Path) -> Path:
 
 
 def _band(domain: str, stitched: Stitched, a: int, b: int, extra=None) -> np.ndarray:
-    """Every output variable for latitude rows [a, b) after the history hours:
-    (nvar, ntime, rows, nlon)."""
+    """Every output variable for latitude rows [a, b) after the history hours."""
+    # Shape (nvar, ntime, rows, nlon).
     skip = stitched.skip
     columns = {name: stitched.rows(name, a, b) for name in stitched.files}
     columns |= extra(a, b) if extra else {}

@@ -3,8 +3,9 @@
 Both indices are tables (science.md §1-2) compiled into piecewise-linear inputs: the
 concentration in µg/m³ times `scale` (to ppm or ppb where the EPA table uses them), truncated
 to the table's decimals (EPA only), mapped through (x, y). The index is the largest sub-index,
-capped at 500 and rounded half up to an integer. The pipeline evaluates the inputs over whole
-grids; the manifest publishes them so the server evaluates the same tables at a point.
+capped at 500 and rounded half up to an integer. The manifest publishes the tables, and the
+server evaluates them at a point on the concentrations it serves (the grids store no index);
+the vectorised evaluation here is the reference its tests compare with.
 """
 
 from __future__ import annotations
@@ -103,8 +104,8 @@ EEA_POINTS_PER_BAND = 20.0
 
 
 def _eea(variable: str, limits: tuple[float, ...]) -> Piecewise:
-    """0 at 0, 20 points per band up to 100 at the very-poor limit, then the very-poor band's
-    slope until the cap (one more breakpoint where the line reaches 500)."""
+    """0 at 0, 20 points a band up to 100, then the very-poor slope to the cap."""
+    # One more breakpoint where the line reaches 500.
     x = (0.0, *map(float, limits))
     y = tuple(EEA_POINTS_PER_BAND * i for i in range(len(x)))
     slope = EEA_POINTS_PER_BAND / (x[-1] - x[-2])

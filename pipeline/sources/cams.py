@@ -145,8 +145,8 @@ def iso(unix_s: int) -> str:
 
 
 def netcdf_files(folder: Path, scratch: Path) -> list[Path]:
-    """The NetCDF files of a folder, members of .zip files (as the data stores deliver several
-    files) extracted into `scratch`; sorted by name."""
+    """The folder's NetCDF files, .zip members extracted into `scratch`; by name."""
+    # The data stores deliver several files as one zip.
     files = []
     for path in sorted(folder.iterdir()):
         if path.suffix.lower() in SUFFIXES and path.is_file():
@@ -256,8 +256,8 @@ def check_dims(ds: xr.Dataset, variable: str, expected: set[str], path: Path) ->
 
 
 def read_field(run: Run, name: str, decode_timedelta: bool | None = None) -> np.ndarray:
-    """One field of a run, (lead, lat, lon) float32 normalised; values at or below -999
-    (and fill values) are NaN, small negative model values are 0."""
+    """One field of a run, (lead, lat, lon) float32, normalised."""
+    # Values at or below -999 (and fill values) are NaN; small negative model values are 0.
     where = run.fields[name]
     with open_dataset(where.path, decode_timedelta) as ds:
         var = ds[where.variable].isel(where.select)

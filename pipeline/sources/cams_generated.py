@@ -215,7 +215,7 @@ def _folded(lon_0360: np.ndarray) -> np.ndarray:
 
 
 def _to_file(values: np.ndarray, grid: GridDef, missing: float = MISSING) -> np.ndarray:
-    """(time, ascending lat, file-order lon) values as the file stores them: latitudes
-    descending, unknown values as `missing`."""
+    """(time, ascending lat, file-order lon) values as the file stores them."""
+    # Latitudes descending, unknown values as `missing`.
     data = np.asarray(values, dtype=np.float32)[:, ::-1]
     return np.where(np.isnan(data), np.float32(missing), data)

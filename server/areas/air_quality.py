@@ -92,8 +92,8 @@ class Domain:
 
     def records_at(self, lat: float, lon: float, first: int, europe: bool,
                    time0: int) -> tuple[bytes, bytes]:
-        """(first record, JSON array of records) for steps from `first` (time0, Unix s) to the
-        end of the grid; bytes-like."""
+        """(first record, JSON array of records) from step `first` to the grid's end."""
+        # time0 is the time of step `first` (Unix s); the results are bytes-like.
         records = self.records[europe]
         out = records.buffer(self.grid.ntime - first)
         end, first_end = kernel.answer(self.grid.values, self.geometry, lat, lon, first,
@@ -112,8 +112,8 @@ class Domain:
         return block
 
     def warm_up(self) -> None:
-        """Compile (or load from the cache) the kernels for this grid's array types, the
-        orjson path's included, so that no request waits for the compiler."""
+        """Compile (or load from the cache) the kernels for this grid's array types."""
+        # The orjson path's included, so that no request waits for the compiler.
         grid = self.grid
         for europe in (False, True):
             self.records_at(grid.lat0, grid.lon0, 0, europe, grid.time0)

@@ -60,8 +60,8 @@ class IndexTables:
         return self.inputs, self.limits, self.xp, self.fp, self.slopes, targets
 
     def evaluate(self, block: np.ndarray) -> np.ndarray:
-        """The indices `names` (float, integer-valued, NaN when unknown) for each row of
-        block (steps, nvar): shape (len(names), steps)."""
+        """The indices `names` of each row of block (steps, nvar): (len(names), steps)."""
+        # Float, integer-valued, NaN when unknown.
         nvar = block.shape[1]
         work = np.empty((block.shape[0], nvar + len(self.names)))
         work[:, :nvar] = block

@@ -21,8 +21,9 @@ NUMBER_BYTES = 20            # "-", 15 digits, "0", "." and room: any number ren
 
 
 class Records:
-    """Records with fixed keys: the time, then one field per further key, read from column
-    sources[f] of a block (-1: always null) and rounded to decimals[f] (0: an integer)."""
+    """Records with fixed keys: the time, then one field per further key."""
+    # Field f reads column sources[f] of a block (-1: always null), rounded to decimals[f]
+    # (0: an integer).
 
     def __init__(self, keys: tuple[str, ...], decimals: tuple[int, ...],
                  sources: tuple[int, ...] | None = None):
@@ -45,8 +46,8 @@ class Records:
         return np.empty(2 + steps * self.record_bytes + kernel.KEY_BYTES, dtype=np.uint8)
 
     def render(self, first: int, block: np.ndarray, dt_s: int = 3600) -> tuple[bytes, bytes]:
-        """(JSON of the first record, JSON array of all) of block's rows (steps, columns), the
-        row k being the time first + k * dt_s (Unix s); bytes-like."""
+        """(JSON of the first record, JSON array of all) of block's rows; bytes-like."""
+        # block is (steps, columns); row k is the time first + k * dt_s (Unix s).
         out = self.buffer(block.shape[0])
         end, first_end = kernel.render(np.ascontiguousarray(block, dtype=np.float64),
                                        *self.arrays, first, dt_s, out)

@@ -44,8 +44,9 @@ _NULL = np.frombuffer(b"null", dtype=np.uint8)
 
 @njit(cache=True, nogil=True)
 def corners(geometry, lat, lon):
-    """PointGrid.corners, the same arithmetic: rows i0, i1, columns j0, j1 and the weights of
-    (i0, j0), (i0, j1), (i1, j0), (i1, j1)."""
+    """PointGrid.corners, the same arithmetic."""
+    # Returns rows i0, i1, columns j0, j1 and the weights of (i0, j0), (i0, j1), (i1, j0),
+    # (i1, j1).
     lat0, dlat, nlat, lon0, dlon, nlon, wraps = geometry
     y = min(max((lat - lat0) / dlat, 0.0), nlat - 1.0)
     i0 = min(int(y), int(nlat) - 2) if nlat > 1 else 0
@@ -66,9 +67,9 @@ def corners(geometry, lat, lon):
 
 @njit(cache=True, nogil=True)
 def bilinear(values, geometry, lat, lon, first, stop, columns, out):
-    """out[t - first, c] = the grid's column c at the point for steps [first, stop), for c in
-    `columns` (other columns untouched): PointGrid.series element by element, a NaN corner
-    dropping out and the others' weights renormalised, NaN where all four are unknown."""
+    """out[t - first, c] = the grid's column c at the point, for steps [first, stop)."""
+    # For c in `columns` (other columns untouched): PointGrid.series element by element, a NaN
+    # corner dropping out and the others' weights renormalised, NaN where all four are unknown.
     i0, i1, j0, j1, w0, w1, w2, w3 = corners(geometry, lat, lon)
     c0, c1 = values[i0, j0], values[i0, j1]            # (ntime, nvar) each
     c2, c3 = values[i1, j0], values[i1, j1]
@@ -144,8 +145,8 @@ def evaluate(block, inputs, limits, xp, fp, slopes, targets):
 
 @intrinsic
 def _copy_key(typingctx, out, at, keys, start):
-    """out[at:at + KEY_BYTES] = keys[start:start + KEY_BYTES], as one fixed-size memcpy (a
-    byte loop, or a slice assignment, costs several times more)."""
+    """out[at:at + KEY_BYTES] = keys[start:start + KEY_BYTES], as one memcpy."""
+    # A byte loop, or a slice assignment, costs several times more.
     def codegen(context, builder, signature, args):
         out_array = context.make_array(signature.args[0])(context, builder, args[0])
         keys_array = context.make_array(signature.args[2])(context, builder, args[2])
@@ -208,8 +209,8 @@ def render(block, sources, decimals, keys, key_end, time0, dt_s, out):
 
 @njit(cache=True, nogil=True, inline="always")
 def _digits(out, n, k, decimals):
-    """Write k / 10**decimals (k >= 0) at out[n:] in its shortest form (no trailing zeros
-    after the point, one digit at least; no point when decimals is 0); return the end."""
+    """Write k / 10**decimals (k >= 0) at out[n:] in its shortest form; return the end."""
+    # No trailing zeros after the point, one digit at least; no point when decimals is 0.
     size = 1
     while size < 16 and k >= _POWERS[_u(size)]:
         size += 1
