@@ -221,7 +221,8 @@ def _decorate(request: web.Request, response: web.StreamResponse, meta: Endpoint
             max_age = min(max_age, max(1, math.ceil(meta.period_s - now % meta.period_s)))
         headers["Cache-Control"] = f"public, max-age={max_age}" if max_age \
             else response.headers.get("Cache-Control", "no-store")
-    if meta.auth == "key":  # no shared cache may hand a keyed answer to another key, or none
+    # No shared cache may hand an answer authorised by a key header to another key, or none.
+    if meta.auth == "key" or (meta.auth != "none" and "X-API-Key" in request.headers):
         headers["Vary"] = "X-API-Key"
     response.headers.update(headers)
     body = getattr(response, "body", None)
