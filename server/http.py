@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from typing import Awaitable, Callable
 
 from aiohttp import web
+from multidict import istr
 
 from server.config import Config
 from server.errors import ApiError, problem_response
@@ -41,8 +42,10 @@ CORS = {
                                      "RateLimit-Remaining, RateLimit-Reset, Retry-After",
 }
 STATIC_HEADERS = {**CORS, "X-API-Version": API_VERSION, "Server": "weather-geodata-api"}
+# Case-insensitive keys as aiohttp keeps them, so copying them into a response skips folding.
+STATIC_HEADERS = {istr(k): v for k, v in STATIC_HEADERS.items()}
 # CORS is open for GET only (decisions rule 10): the token POST is not for browsers.
-NON_CORS_HEADERS = {"X-API-Version": API_VERSION, "Server": "weather-geodata-api"}
+NON_CORS_HEADERS = {istr("X-API-Version"): API_VERSION, istr("Server"): "weather-geodata-api"}
 PREFLIGHT = {
     "Access-Control-Allow-Origin": "*",
     "Access-Control-Allow-Methods": "GET, HEAD, OPTIONS",
@@ -168,8 +171,9 @@ async def api_middleware(request: web.Request, handler: Handler) -> web.StreamRe
             period = int(now // meta.period_s)
         etag = None
         if cacheable:
-            also = "".join(f"\n{store.area(a).version}" for a in meta.also)
-            etag = _etag(version + also, request, period)
+            versions = version if not meta.also else version + "".join(
+                f"\n{store.area(a).version}" for a in meta.also)
+            etag = _etag(versions, request, period)
         # The handler runs even when the tag matches: a 304 must not skip its validation or
         # its stale-data check (an invalid or stale request is never "not modified").
         response = await handler(request)
