@@ -201,11 +201,12 @@ class Webcams:
 class AirQuality:
     """Grids and variables of the air-quality area (CAMS Europe 0.1° and CAMS global 0.4°).
 
-    Two contract.Grid grids, each hourly from its newest run's reference time to the end of the
-    forecast. Concentrations are µg/m³ (pollen grains/m³, dust AOD dimensionless); the window
-    means are the trailing means that feed the US AQI (ending with the hour itself). The AQIs
-    of every cell are stored; at a point the server evaluates the index tables the manifest
-    entry publishes under "aqi" on the interpolated concentrations (see the README).
+    Two contract.Grid grids, each hourly from its newest forecast run's reference time to the
+    end of the forecast. Concentrations are µg/m³ (pollen grains/m³, dust AOD dimensionless);
+    the window means are the trailing means that feed the US AQI (ending with the hour itself:
+    hours h-23 ... h for 24 h). No AQI is stored: at a point the server evaluates the index
+    tables the manifest entry publishes under "aqi" on the interpolated concentrations, so
+    the index always matches the concentrations served (see the README).
     """
 
     AREA = "air_quality"
@@ -220,20 +221,22 @@ class AirQuality:
     WINDOWS = (("pm25_24h_ugm3", "pm25_ugm3", 24), ("pm10_24h_ugm3", "pm10_ugm3", 24),
                ("o3_8h_ugm3", "o3_ugm3", 8), ("co_8h_ugm3", "co_ugm3", 8),
                ("so2_24h_ugm3", "so2_ugm3", 24))
-    AQIS = ("european_aqi", "us_aqi")
     POLLEN = ("alder_pollen_grains_m3", "birch_pollen_grains_m3", "grass_pollen_grains_m3",
               "mugwort_pollen_grains_m3", "olive_pollen_grains_m3", "ragweed_pollen_grains_m3")
     DUST_AOD = "dust_aod"
     # The European grid's dust AOD is the global one regridded: bilinear on the global cells
     # at each European cell centre (so a European answer reads one grid).
-    EUROPE_VARIABLES = POLLUTANTS + tuple(w[0] for w in WINDOWS) + AQIS + (DUST_AOD,) + POLLEN
-    GLOBAL_VARIABLES = POLLUTANTS + tuple(w[0] for w in WINDOWS) + AQIS + (DUST_AOD,)
+    EUROPE_VARIABLES = POLLUTANTS + tuple(w[0] for w in WINDOWS) + (DUST_AOD,) + POLLEN
+    GLOBAL_VARIABLES = POLLUTANTS + tuple(w[0] for w in WINDOWS) + (DUST_AOD,)
     # Manifest entry key of the index tables: {"us": [input, ...], "eu": [...]}, each input
-    # {"variable", "scale", "decimals", "x", "y", "below", "above", "required"}: the
-    # concentration times scale, truncated to `decimals` (when not null), mapped through the
-    # piecewise-linear table (x, y), `below`/`above` outside it (null: no index from this
-    # input); the index is the maximum over inputs, capped at INDEX_CAP, rounded half up, and
-    # unknown when a required input is unknown.
+    # {"variable", "scale", "decimals", "x", "y", "below", "above", "required", "only_above"}:
+    # the concentration times scale, truncated to `decimals` (when not null), mapped through
+    # the piecewise-linear table (x, y), `below`/`above` outside it (null: no index from this
+    # input); an input whose `only_above` names the variable of an earlier input of the same
+    # index counts only where that input's value lies above its table's last x (the 24-hour
+    # SO2 mean only where the 1-hour value reaches 305 ppb); the index is the maximum over
+    # the inputs that count, capped at INDEX_CAP, rounded half up, and unknown when a
+    # required input is unknown.
     AQI_TABLES = "aqi"
     INDEX_CAP = 500.0
     # Truncation keeps values within this fraction of the last kept digit below a step on the

@@ -42,8 +42,8 @@ def points(seed: int) -> dict[str, list[tuple[float, float]]]:
 
 
 def prepare(ctx: Context) -> dict:
-    """The answer's cost in-process (parse excluded): the grids are loaded as the server
-    loads them, then every point is answered for the current hour."""
+    """The answer's cost in-process (parse excluded), for the current hour."""
+    # The grids are loaded as the server loads them, then every point is answered.
     from server.areas import air_quality as aq
     entry = ctx.manifest["areas"][AREA]
     t0 = now_s()
@@ -72,9 +72,9 @@ def prepare(ctx: Context) -> dict:
 
 
 def workloads(ctx: Context) -> list[Workload]:
-    """Points inside Europe (Europe grid, dust, pollen) and elsewhere (global grid): the
-    throughput under the run's connections, and the latency over one connection (under many
-    connections the median is mostly queueing)."""
+    """Points inside Europe (Europe grid, dust, pollen) and elsewhere (global grid)."""
+    # The throughput under the run's connections, and the latency over one connection (under
+    # many connections the median is mostly queueing).
     key = ctx.api_key
     out = []
     for name, pts in points(ctx.seed).items():
@@ -91,9 +91,9 @@ DOMAIN_LINE = re.compile(r"air_quality (europe|global): (\d+) x (\d+) cells, (\d
 
 
 def heavy(ctx: Context) -> dict:
-    """One full-size CAMS Europe run (today's, 0.1°: 700 x 420 x 97 hours x 13 variables) as
-    real input; the global domain takes its small offline default. Measures
-    `python -m pipeline build --only air_quality` under /usr/bin/time -v."""
+    """One full-size CAMS Europe run (0.1°, 700 x 420 x 97 hours x 13 variables) ingested."""
+    # Today's run as real input; the global domain takes its small offline default. Measures
+    # `python -m pipeline build --only air_quality` under /usr/bin/time -v.
     root = ctx.workdir / "heavy"
     datasets, out = root / "datasets", root / "build"
     t0 = now_s()

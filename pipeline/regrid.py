@@ -35,8 +35,8 @@ class Bilinear:
         self.weights = np.stack([wy[a][:, None] * wx[b][None, :] for a in (0, 1) for b in (0, 1)])
 
     def __call__(self, field: np.ndarray) -> np.ndarray:
-        """field (..., source rows [first_row, stop_row), source columns) at the cells:
-        (..., len(lat), len(lon)), float32."""
+        """The field at the cells: (..., len(lat), len(lon)) float32."""
+        # field is (..., source rows [first_row, stop_row), source columns).
         corners = np.stack([field[..., self.rows[a], :][..., self.cols[b]]
                             for a in (0, 1) for b in (0, 1)]).astype(np.float64)
         known = ~np.isnan(corners)

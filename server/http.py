@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from typing import Awaitable, Callable
 
 from aiohttp import web
+from multidict import istr
 
 from server.config import Config
 from server.errors import ApiError, problem_response
@@ -41,8 +42,10 @@ CORS = {
                                      "RateLimit-Remaining, RateLimit-Reset, Retry-After",
 }
 STATIC_HEADERS = {**CORS, "X-API-Version": API_VERSION, "Server": "weather-geodata-api"}
+# Case-insensitive keys as aiohttp keeps them, so copying them into a response skips folding.
+STATIC_HEADERS = {istr(k): v for k, v in STATIC_HEADERS.items()}
 # CORS is open for GET only (decisions rule 10): the token POST is not for browsers.
-NON_CORS_HEADERS = {"X-API-Version": API_VERSION, "Server": "weather-geodata-api"}
+NON_CORS_HEADERS = {istr("X-API-Version"): API_VERSION, istr("Server"): "weather-geodata-api"}
 PREFLIGHT = {
     "Access-Control-Allow-Origin": "*",
     "Access-Control-Allow-Methods": "GET, HEAD, OPTIONS",
@@ -168,8 +171,9 @@ async def api_middleware(request: web.Request, handler: Handler) -> web.StreamRe
             period = int(now // meta.period_s)
         etag = None
         if cacheable:
-            also = "".join(f"\n{store.area(a).version}" for a in meta.also)
-            etag = _etag(version + also, request, period)
+            versions = version if not meta.also else version + "".join(
+                f"\n{store.area(a).version}" for a in meta.also)
+            etag = _etag(versions, request, period)
         # The handler runs even when the tag matches: a 304 must not skip its validation or
         # its stale-data check (an invalid or stale request is never "not modified").
         response = await handler(request)
@@ -221,7 +225,8 @@ def _decorate(request: web.Request, response: web.StreamResponse, meta: Endpoint
             max_age = min(max_age, max(1, math.ceil(meta.period_s - now % meta.period_s)))
         headers["Cache-Control"] = f"public, max-age={max_age}" if max_age \
             else response.headers.get("Cache-Control", "no-store")
-    if meta.auth == "key":  # no shared cache may hand a keyed answer to another key, or none
+    # No shared cache may hand an answer authorised by a key header to another key, or none.
+    if meta.auth == "key" or (meta.auth != "none" and "X-API-Key" in request.headers):
         headers["Vary"] = "X-API-Key"
     response.headers.update(headers)
     body = getattr(response, "body", None)

@@ -4,15 +4,13 @@ from __future__ import annotations
 
 import math
 import time
-from dataclasses import dataclass
-from typing import Callable
+from typing import Callable, NamedTuple
 
 MAX_CLIENTS = 100_000
 
 
-@dataclass(frozen=True)
-class Decision:
-    """Outcome of one request against its bucket."""
+class Decision(NamedTuple):
+    """Outcome of one request against its bucket (a tuple: made on every limited request)."""
 
     allowed: bool
     limit: int

@@ -3,8 +3,9 @@
 Both indices are tables (science.md §1-2) compiled into piecewise-linear inputs: the
 concentration in µg/m³ times `scale` (to ppm or ppb where the EPA table uses them), truncated
 to the table's decimals (EPA only), mapped through (x, y). The index is the largest sub-index,
-capped at 500 and rounded half up to an integer. The pipeline evaluates the inputs over whole
-grids; the manifest publishes them so the server evaluates the same tables at a point.
+capped at 500 and rounded half up to an integer. The manifest publishes the tables, and the
+server evaluates them at a point on the concentrations it serves (the grids store no index);
+the vectorised evaluation here is the reference its tests compare with.
 """
 
 from __future__ import annotations
@@ -38,18 +39,21 @@ class Piecewise:
     below: float | None           # index below x[0]; None: this input gives no index there
     above: float | None           # index above x[-1]; None: no index there
     required: bool = True         # an unknown concentration makes the index unknown
+    # Counts only where the index's input reading this variable is above its table (SO2: the
+    # 24-hour mean only where the 1-hour value is in the range 1-hour SO2 defines no AQI).
+    only_above: str | None = None
 
 
 def _epa(variable: str, scale: float, decimals: int, segments, below: float | None = 0.0,
-         above: float | None = AQ.INDEX_CAP, required: bool = True) -> Piecewise:
-    """An EPA table given as (C_lo, C_hi, I_lo, I_hi) rows.
-
-    After truncation no concentration falls between one row's C_hi and the next row's C_lo
-    (they are one truncation step apart), so linear interpolation through every row's end
-    points is exactly the EPA formula on each row."""
+         above: float | None = AQ.INDEX_CAP, required: bool = True,
+         only_above: str | None = None) -> Piecewise:
+    """An EPA table given as (C_lo, C_hi, I_lo, I_hi) rows."""
+    # After truncation no concentration falls between one row's C_hi and the next row's C_lo
+    # (they are one truncation step apart), so linear interpolation through every row's end
+    # points is exactly the EPA formula on each row.
     x = tuple(c for lo, hi, _, _ in segments for c in (lo, hi))
     y = tuple(float(i) for _, _, lo, hi in segments for i in (lo, hi))
-    return Piecewise(variable, scale, decimals, x, y, below, above, required)
+    return Piecewise(variable, scale, decimals, x, y, below, above, required, only_above)
 
 
 PPM_O3, PPM_CO = ppb_per_ugm3("o3") / 1000, ppb_per_ugm3("co") / 1000
@@ -74,12 +78,15 @@ US_AQI = (
     _epa("co_8h_ugm3", PPM_CO, 1, [(0.0, 4.4, 0, 50), (4.5, 9.4, 51, 100), (9.5, 12.4, 101, 150),
                                    (12.5, 15.4, 151, 200), (15.5, 30.4, 201, 300),
                                    (30.5, 40.4, 301, 400), (40.5, 50.4, 401, 500)]),
-    # 1-hour SO2 defines no AQI from 200 up: above its table it counts as 200 (at least), and
-    # the 24-hour mean (defined from 305 ppb, AQI 201) gives the higher values.
+    # 1-hour SO2 defines no AQI from 200 up: below 305 ppb (truncated) the 1-hour sub-index
+    # applies alone; from 305 ppb it counts as 200 (at least) and the 24-hour mean (defined
+    # from 305 ppb, AQI 201) gives the higher values. A 24-hour mean of 305 ppb or more with
+    # a 1-hour value below 305 ppb does not count.
     _epa("so2_ugm3", PPB_SO2, 0, [(0, 35, 0, 50), (36, 75, 51, 100), (76, 185, 101, 150),
                                   (186, 304, 151, 200)], above=200.0),
     _epa("so2_24h_ugm3", PPB_SO2, 0, [(305, 604, 201, 300), (605, 804, 301, 400),
-                                      (805, 1004, 401, 500)], below=None, required=False),
+                                      (805, 1004, 401, 500)], below=None, required=False,
+         only_above="so2_ugm3"),
     _epa("no2_ugm3", PPB_NO2, 0, [(0, 53, 0, 50), (54, 100, 51, 100), (101, 360, 101, 150),
                                   (361, 649, 151, 200), (650, 1249, 201, 300),
                                   (1250, 1649, 301, 400), (1650, 2049, 401, 500)]),
@@ -97,8 +104,8 @@ EEA_POINTS_PER_BAND = 20.0
 
 
 def _eea(variable: str, limits: tuple[float, ...]) -> Piecewise:
-    """0 at 0, 20 points per band up to 100 at the very-poor limit, then the very-poor band's
-    slope until the cap (one more breakpoint where the line reaches 500)."""
+    """0 at 0, 20 points a band up to 100, then the very-poor slope to the cap."""
+    # One more breakpoint where the line reaches 500.
     x = (0.0, *map(float, limits))
     y = tuple(EEA_POINTS_PER_BAND * i for i in range(len(x)))
     slope = EEA_POINTS_PER_BAND / (x[-1] - x[-2])
@@ -121,11 +128,20 @@ def round_half_up(values: np.ndarray) -> np.ndarray:
     return np.floor(values + 0.5 + AQ.HALF_UP_SLACK)
 
 
+def table_value(table: Piecewise, conc_ugm3: np.ndarray) -> np.ndarray:
+    """The concentration in the table's units, truncated as the table says."""
+    value = np.asarray(conc_ugm3, dtype=np.float64) * table.scale
+    return value if table.decimals is None else truncate(value, table.decimals)
+
+
+def above_table(table: Piecewise, conc_ugm3: np.ndarray) -> np.ndarray:
+    """Where the concentration lies above the table's last breakpoint (False where unknown)."""
+    return table_value(table, conc_ugm3) > table.x[-1]
+
+
 def sub_index(table: Piecewise, conc_ugm3: np.ndarray) -> np.ndarray:
     """The unrounded sub-index of one input (NaN where unknown or outside its table)."""
-    value = np.asarray(conc_ugm3, dtype=np.float64) * table.scale
-    if table.decimals is not None:
-        value = truncate(value, table.decimals)
+    value = table_value(table, conc_ugm3)
     nan = float("nan")
     return np.interp(value, table.x, table.y,
                      left=nan if table.below is None else table.below,
@@ -136,9 +152,13 @@ def index(tables: tuple[Piecewise, ...], columns: Mapping[str, np.ndarray]) -> n
     """The integer-valued index (as float, NaN when unknown) from concentration columns."""
     best = None
     unknown = None
+    above = {}
     for table in tables:
         conc = np.asarray(columns[table.variable], dtype=np.float64)
+        above[table.variable] = above_table(table, conc)
         part = sub_index(table, conc)
+        if table.only_above is not None:
+            part = np.where(above[table.only_above], part, np.nan)
         best = part if best is None else np.fmax(best, part)
         if table.required:
             missing = np.isnan(conc)
@@ -146,6 +166,12 @@ def index(tables: tuple[Piecewise, ...], columns: Mapping[str, np.ndarray]) -> n
     out = round_half_up(np.minimum(best, AQ.INDEX_CAP))
     out[unknown] = np.nan
     return out
+
+
+def known(tables: tuple[Piecewise, ...], columns: Mapping[str, np.ndarray]) -> np.ndarray:
+    """Where every required input of the index is known (there the index is known)."""
+    return np.logical_and.reduce([~np.isnan(columns[t.variable]) for t in tables
+                                  if t.required])
 
 
 def us_aqi(columns: Mapping[str, np.ndarray]) -> np.ndarray:

@@ -19,10 +19,9 @@ MAX_GAP_S = 6 * HOUR_S
 
 
 def to_hours(values: np.ndarray, step_hours: np.ndarray, hours: np.ndarray) -> np.ndarray:
-    """Linear interpolation along axis 0 from steps at `step_hours` to whole `hours`.
-
-    Hours outside the steps' range are NaN; an hour on a step takes that step's value alone
-    (so a NaN neighbour does not spoil it); between two steps a NaN end gives NaN."""
+    """Linear interpolation along axis 0 from steps at `step_hours` to whole `hours`."""
+    # Hours outside the steps' range are NaN; an hour on a step takes that step's value alone
+    # (so a NaN neighbour does not spoil it); between two steps a NaN end gives NaN.
     steps = np.asarray(step_hours, dtype=np.float64)
     hours = np.asarray(hours, dtype=np.float64)
     out_shape = (len(hours),) + values.shape[1:]
@@ -42,11 +41,10 @@ def to_hours(values: np.ndarray, step_hours: np.ndarray, hours: np.ndarray) -> n
 
 def trailing_mean(values: np.ndarray, window: int, axis: int = 0,
                   min_share: float = MIN_WINDOW_SHARE) -> np.ndarray:
-    """Mean of the `window` values ending at each index along `axis` (the index included).
-
-    Unknown (NaN) values are skipped; a mean over fewer than `min_share` of the window's
-    values is NaN, which also covers the first indices of the series, whose windows reach
-    before its start."""
+    """Mean of the `window` values ending at each index along `axis` (the index included)."""
+    # Unknown (NaN) values are skipped; a mean over fewer than `min_share` of the window's
+    # values is NaN, which also covers the first indices of the series, whose windows reach
+    # before its start.
     values = np.moveaxis(np.asarray(values), axis, 0)
     known = ~np.isnan(values)
     sums = np.cumsum(np.where(known, values, 0.0), axis=0, dtype=np.float64)

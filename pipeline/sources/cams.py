@@ -1,8 +1,12 @@
 """What the CAMS Europe and CAMS global readers share: runs, grid axes, fields, time decoding.
 
-A run is one model forecast (reference time, lead hours) on one grid; each of its fields is one
-NetCDF variable, read whole, normalised to (lead, ascending latitude, longitude in [-180, 180)
-ascending), NaN where missing, in the area's units (µg/m³, grains/m³ or dimensionless).
+A run is one model forecast or analysis (kind, reference time) on one grid: a forecast gives the
+hours ahead of its date, an analysis (CAMS Europe) the analysed hours of its date, which take
+precedence over any forecast of those hours. Each field of a run is one NetCDF
+variable with its own lead hours (the Atmosphere Data Store serves CAMS global surface fields
+hourly and model-level fields 3-hourly), read whole, normalised to (lead, ascending latitude,
+longitude in [-180, 180) ascending), NaN where missing, in the area's units (µg/m³, grains/m³
+or dimensionless).
 """
 
 from __future__ import annotations
@@ -20,6 +24,7 @@ from pipeline import grid
 from pipeline.io import InputError
 
 MISSING_AT_OR_BELOW = -999.0
+FORECAST, ANALYSIS = "forecast", "analysis"
 SUFFIXES = (".nc", ".nc4", ".netcdf")
 
 
@@ -47,6 +52,7 @@ class Field:
     variable: str                          # NetCDF variable name
     select: dict                           # dimension -> index (level, reference time)
     time_dim: str                          # lead-time dimension
+    lead_hours: np.ndarray                 # int64, ascending: the steps along time_dim
     factor: float = 1.0                    # to the area's units
 
 
@@ -56,34 +62,63 @@ class Run:
 
     domain: str
     reference_time: int                    # Unix seconds
-    lead_hours: np.ndarray                 # int64, ascending
     axes: Axes
+    kind: str = FORECAST                   # FORECAST | ANALYSIS
     fields: dict[str, Field] = field(default_factory=dict)
 
+    def span_s(self) -> tuple[int, int]:
+        """Unix seconds of the first and the last hour any field of the run has."""
+        fields = self.fields.values()
+        return (self.reference_time + 3600 * min(int(f.lead_hours[0]) for f in fields),
+                self.reference_time + 3600 * max(int(f.lead_hours[-1]) for f in fields))
 
-def newest_first(runs: dict[int, Run], folder: Path, required: tuple[str, ...]) -> list[Run]:
-    """Runs newest first, checked to share one grid and to provide the required variables."""
-    ordered = [runs[t] for t in sorted(runs, reverse=True)]
+    def add(self, name: str, where: Field) -> None:
+        """Record where the run's variable `name` is; twice is an InputError naming both."""
+        if name in self.fields:
+            raise InputError(where.path, f"{where.variable} of the {self.kind} of "
+                                         f"{iso(self.reference_time)} is also in "
+                                         f"{self.fields[name].path.name}")
+        self.fields[name] = where
+
+
+RunKey = tuple[str, int]                   # (kind, reference time)
+
+
+def by_precedence(runs: dict[RunKey, Run], folder: Path, required: tuple[str, ...]) -> list[Run]:
+    """Runs in stitching precedence: analyses, then forecasts, each newest first; checked."""
+    # Forecasts give the hours ahead, analyses where available the hours past (an analysis
+    # is the better value of an hour a forecast also covers).
+    ordered = [runs[k] for k in sorted(runs, key=lambda k: (k[0] != ANALYSIS, -k[1]))]
     if not ordered:
         raise InputError(folder, "no CAMS variables found")
-    for run in ordered[1:]:
-        if not run.axes.same_grid(ordered[0].axes):
+    newest = newest_forecast(ordered, folder)
+    for run in ordered:
+        if not run.axes.same_grid(newest.axes):
             raise InputError(next(iter(run.fields.values())).path,
-                             "grid differs from the newest run's")
+                             "grid differs from the newest forecast's")
     missing = [v for v in required if not any(v in r.fields for r in ordered)]
     if missing:
         raise InputError(folder, f"no run provides {', '.join(missing)}")
     return ordered
 
 
+def newest_forecast(runs: list[Run], folder: Path) -> Run:
+    """The newest forecast run (the first hour served is its reference time)."""
+    forecasts = [r for r in runs if r.kind == FORECAST]
+    if not forecasts:
+        raise InputError(folder, "only ANALYSIS files: a FORECAST run is needed for the hours "
+                                 "ahead (analyses only add the hours past)")
+    return max(forecasts, key=lambda r: r.reference_time)
+
+
 def scan(folder: Path, scratch: Path, add_file, required: tuple[str, ...],
          decode_timedelta: bool | None = None) -> list[Run]:
-    """Every run in the folder's files (add_file(ds, path, runs) reads one), newest first."""
-    runs: dict[int, Run] = {}
+    """Every run in the folder's files (add_file(ds, path, runs) reads one), by precedence."""
+    runs: dict[RunKey, Run] = {}
     for path in netcdf_files(folder, scratch):
         with open_dataset(path, decode_timedelta) as ds:
             add_file(ds, path, runs)
-    return newest_first(runs, folder, required)
+    return by_precedence(runs, folder, required)
 
 
 def known_variables(ds: xr.Dataset, variables, model: str, path: Path) -> list[str]:
@@ -95,18 +130,23 @@ def known_variables(ds: xr.Dataset, variables, model: str, path: Path) -> list[s
     return names
 
 
-def run_of(runs: dict[int, Run], domain: str, run_time: int, hours: np.ndarray, grid_axes: Axes,
-           path: Path) -> Run:
-    """The run of that reference time, created on first sight; its files must agree."""
-    run = runs.setdefault(run_time, Run(domain, run_time, hours, grid_axes))
-    if not run.axes.same_grid(grid_axes) or list(run.lead_hours) != list(hours):
-        raise InputError(path, "the same run's files differ in grid or lead times")
+def run_of(runs: dict[RunKey, Run], domain: str, run_time: int, grid_axes: Axes, path: Path,
+           kind: str = FORECAST) -> Run:
+    """The run of that kind and reference time, created on first sight; one grid."""
+    run = runs.setdefault((kind, run_time), Run(domain, run_time, grid_axes, kind))
+    if not run.axes.same_grid(grid_axes):
+        raise InputError(path, "the same run's files differ in grid")
     return run
 
 
+def iso(unix_s: int) -> str:
+    """A Unix time as ISO 8601 UTC."""
+    return datetime.fromtimestamp(unix_s, timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
 def netcdf_files(folder: Path, scratch: Path) -> list[Path]:
-    """The NetCDF files of a folder, members of .zip files (as the data stores deliver several
-    files) extracted into `scratch`; sorted by name."""
+    """The folder's NetCDF files, .zip members extracted into `scratch`; by name."""
+    # The data stores deliver several files as one zip.
     files = []
     for path in sorted(folder.iterdir()):
         if path.suffix.lower() in SUFFIXES and path.is_file():
@@ -216,8 +256,8 @@ def check_dims(ds: xr.Dataset, variable: str, expected: set[str], path: Path) ->
 
 
 def read_field(run: Run, name: str, decode_timedelta: bool | None = None) -> np.ndarray:
-    """One field of a run, (lead, lat, lon) float32 normalised; values at or below -999
-    (and fill values) are NaN, small negative model values are 0."""
+    """One field of a run, (lead, lat, lon) float32, normalised."""
+    # Values at or below -999 (and fill values) are NaN; small negative model values are 0.
     where = run.fields[name]
     with open_dataset(where.path, decode_timedelta) as ds:
         var = ds[where.variable].isel(where.select)

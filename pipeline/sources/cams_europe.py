@@ -3,12 +3,15 @@
 One run a day at 00 UTC, hourly lead times 0-96 h, 0.1° grid (700 x 420), longitudes stored
 0-360, latitudes descending; variables (time, level, latitude, longitude) with `time` in hours
 from the run date, which stands in the FORECAST (or ANALYSIS) global attribute and in
-`time.long_name`. Concentrations in µg/m³, pollen in grains/m³ (its units string is not
-trusted); values at or below -999 are missing. A file may hold any subset of the variables.
+`time.long_name`. An ANALYSIS file (the analysed hours of its date) is a run of its own kind,
+which takes precedence over forecasts for its hours. Concentrations in µg/m³, pollen in
+grains/m³ (its units string is not trusted); values at or below -999 are missing. A file may
+hold any subset of the variables.
 """
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import xarray as xr
@@ -29,6 +32,7 @@ POLLEN = {"apg_conc": "alder_pollen_grains_m3", "bpg_conc": "birch_pollen_grains
 VARIABLES = {**POLLUTANTS, **POLLEN}
 REQUIRED = tuple(POLLUTANTS.values())
 SURFACE_M = 0.0
+KIND_ATTRS = ("FORECAST", "ANALYSIS")       # the global attribute naming a file's kind and date
 
 
 def present(datasets: Path) -> bool:
@@ -45,14 +49,15 @@ def _add_file(ds: xr.Dataset, path: Path, runs: dict[int, Run]) -> None:
     names = cams.known_variables(ds, VARIABLES, "CAMS Europe", path)
     if "time" not in ds.variables:
         raise InputError(path, "needs a time coordinate (hours from the run date)")
-    run = cams.run_of(runs, DOMAIN, run_date(ds, path),
-                      cams.lead_hours(ds["time"].values, path, "time"), cams.axes(ds, path), path)
+    hours = cams.lead_hours(ds["time"].values, path, "time")
+    run = cams.run_of(runs, DOMAIN, run_date(ds, path), cams.axes(ds, path), path,
+                      run_kind(ds, path))
     for name in names:
         cams.check_dims(ds, name, _dims(ds, name), path)
         if name in POLLUTANTS:
             cams.check_units(ds, name, "ug", path)
         select = cams.level_selection(ds, name, "level", SURFACE_M, path)
-        run.fields[VARIABLES[name]] = Field(path, name, select, "time")
+        run.add(VARIABLES[name], Field(path, name, select, "time", hours))
 
 
 def _dims(ds: xr.Dataset, name: str) -> set[str]:
@@ -60,10 +65,21 @@ def _dims(ds: xr.Dataset, name: str) -> set[str]:
     return dims | {"level"} if "level" in ds[name].dims else dims
 
 
+def run_kind(ds: xr.Dataset, path: Path) -> str:
+    """forecast or analysis, as the global attribute and time.long_name say (or forecast)."""
+    kinds = {key.lower() for key in KIND_ATTRS if key in ds.attrs}
+    long_name = str(ds["time"].attrs.get("long_name", ""))
+    kinds |= {word.lower() for word in re.findall(r"\b(FORECAST|ANALYSIS)\b", long_name,
+                                                 flags=re.IGNORECASE)}
+    if len(kinds) > 1:
+        raise InputError(path, "says both FORECAST and ANALYSIS (global attributes and "
+                               "time.long_name): one file is one forecast or one analysis")
+    return kinds.pop() if kinds else cams.FORECAST
+
+
 def run_date(ds: xr.Dataset, path: Path) -> int:
     """The run's date (00 UTC) from FORECAST/ANALYSIS and time.long_name; both must agree."""
-    stamps = {cams.date_stamp(str(ds.attrs[key])) for key in ("FORECAST", "ANALYSIS")
-              if key in ds.attrs}
+    stamps = {cams.date_stamp(str(ds.attrs[key])) for key in KIND_ATTRS if key in ds.attrs}
     stamps.add(cams.date_stamp(str(ds["time"].attrs.get("long_name", ""))))
     stamps.discard(None)
     if not stamps:

@@ -21,7 +21,9 @@ MISSING = -999.0
 GENERATED_NOTE = ("Generated offline default: synthetic fields in the CAMS format, not CAMS "
                   "data")
 EUROPE_LEADS = np.arange(0, 97)
-GLOBAL_LEADS = np.arange(0, 121, 3)
+# As the ADS serves CAMS global: surface fields hourly, model-level fields 3-hourly, to 120 h.
+GLOBAL_SURFACE_LEADS = np.arange(0, 121)
+GLOBAL_MODEL_LEVEL_LEADS = np.arange(0, 121, 3)
 DAY_S = 86400
 
 
@@ -74,11 +76,11 @@ def synthetic(run_s: int, step: float):
 
 
 def write_europe_run(path: Path, run_s: int, grid: GridDef, compute=None,
-                     leads: np.ndarray = EUROPE_LEADS, hours_per_chunk: int = 8) -> Path:
-    """One CAMS Europe forecast file (NetCDF3 64-bit offset, as the ADS delivers it).
-
-    compute(names, unix_times, lat, lon) -> {name: (time, lat, lon) array} gives the values
-    (µg/m³, grains/m³; NaN written as -999); by default the synthetic fields."""
+                     leads: np.ndarray = EUROPE_LEADS, hours_per_chunk: int = 8,
+                     kind: str = "FORECAST") -> Path:
+    """One CAMS Europe FORECAST (or ANALYSIS) file, NetCDF3 64-bit offset as the ADS has it."""
+    # compute(names, unix_times, lat, lon) -> {name: (time, lat, lon) array} gives the values
+    # (µg/m³, grains/m³; NaN written as -999); by default the synthetic fields.
     compute = compute or synthetic(run_s, grid.step)
     names = {"pm2p5_conc": "pm25_ugm3", "pm10_conc": "pm10_ugm3", "o3_conc": "o3_ugm3",
              "no2_conc": "no2_ugm3", "so2_conc": "so2_ugm3", "co_conc": "co_ugm3",
@@ -92,15 +94,16 @@ def write_europe_run(path: Path, run_s: int, grid: GridDef, compute=None,
         _coord(ds, "longitude", grid.lon, "f4", long_name="longitude", units="degrees_east")
         _coord(ds, "latitude", grid.lat, "f4", long_name="latitude", units="degrees_north")
         _coord(ds, "level", [0.0], "f4", long_name="level", units="m")
-        _coord(ds, "time", leads, "f4", long_name=f"FORECAST time from {day}", units="hours")
+        _coord(ds, "time", leads, "f4", long_name=f"{kind} time from {day}", units="hours")
         for var in names:
             _europe_variable(ds, var)
+        span = f"{day}+[{int(leads[0])}H_{int(leads[-1])}H]"
         ds.setncatts({
-            "title": "Air quality FORECAST at the Surface", "institution":
+            "title": f"Air quality {kind} at the Surface", "institution":
             "Data produced by Meteo France", "source": "Data from ENSEMBLE model",
-            "history": "Model ENSEMBLE FORECAST", "FORECAST": f"Europe, {day}+[0H_96H]",
-            "summary": f"ENSEMBLE model hourly FORECAST at the Surface from {day}+[0H_96H] on "
-                       "Europe", "project": "MACC-RAQ (http://macc-raq.gmes-atmosphere.eu)",
+            "history": f"Model ENSEMBLE {kind}", kind: f"Europe, {span}",
+            "summary": f"ENSEMBLE model hourly {kind} at the Surface from {span} on Europe",
+            "project": "MACC-RAQ (http://macc-raq.gmes-atmosphere.eu)",
             "comment": GENERATED_NOTE})
         for start in range(0, len(leads), hours_per_chunk):
             chunk = leads[start:start + hours_per_chunk]
@@ -128,9 +131,11 @@ def _europe_variable(ds: netCDF4.Dataset, var: str) -> None:
 
 
 def write_global_run(stem: Path, run_s: int, grid: GridDef, compute=None,
-                     leads: np.ndarray = GLOBAL_LEADS) -> tuple[Path, Path]:
-    """One CAMS global run as the ADS converts it: `<stem>-sfc.nc` (pm2p5, pm10, duaod550)
-    and `<stem>-ml.nc` (go3, no2, so2, co on model level 137), NetCDF4."""
+                     surface_leads: np.ndarray = GLOBAL_SURFACE_LEADS,
+                     model_leads: np.ndarray = GLOBAL_MODEL_LEVEL_LEADS) -> tuple[Path, Path]:
+    """One CAMS global run as the ADS delivers it: `<stem>-sfc.nc` and `<stem>-ml.nc`."""
+    # Surface: pm2p5, pm10, duaod550 at surface_leads; model level 137: go3, no2, so2, co at
+    # model_leads; NetCDF4.
     compute = compute or synthetic(run_s, grid.step)
     units_per_ug = 1.0 / cams_global.KG_TO_UG
     mixing = 1.0 / (cams_global.AIR_DENSITY_KG_M3 * cams_global.KG_TO_UG)
@@ -144,10 +149,11 @@ def write_global_run(stem: Path, run_s: int, grid: GridDef, compute=None,
              "no2": ("no2_ugm3", mixing, "kg kg**-1", 210121, "Nitrogen dioxide"),
              "so2": ("so2_ugm3", mixing, "kg kg**-1", 210122, "Sulphur dioxide"),
              "co": ("co_ugm3", mixing, "kg kg**-1", 210123, "Carbon monoxide")}
-    names = [v[0] for v in (*surface.values(), *model.values())]
-    values = compute(names, run_s + leads * 3600, _ascending(grid.lat), _folded(grid.lon))
     paths = (stem.with_name(stem.name + "-sfc.nc"), stem.with_name(stem.name + "-ml.nc"))
-    for path, variables, levels in ((paths[0], surface, False), (paths[1], model, True)):
+    for path, variables, leads, levels in ((paths[0], surface, surface_leads, False),
+                                           (paths[1], model, model_leads, True)):
+        values = compute([v[0] for v in variables.values()], run_s + leads * 3600,
+                         _ascending(grid.lat), _folded(grid.lon))
         _global_file(path, run_s, grid, leads, variables, values, levels)
     return paths
 
@@ -209,7 +215,7 @@ def _folded(lon_0360: np.ndarray) -> np.ndarray:
 
 
 def _to_file(values: np.ndarray, grid: GridDef, missing: float = MISSING) -> np.ndarray:
-    """(time, ascending lat, file-order lon) values as the file stores them: latitudes
-    descending, unknown values as `missing`."""
+    """(time, ascending lat, file-order lon) values as the file stores them."""
+    # Latitudes descending, unknown values as `missing`.
     data = np.asarray(values, dtype=np.float32)[:, ::-1]
     return np.where(np.isnan(data), np.float32(missing), data)

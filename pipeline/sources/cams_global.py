@@ -1,7 +1,8 @@
 """CAMS global atmospheric composition forecasts (ADS `cams-global-atmospheric-composition-
 forecasts`, NetCDF as the Atmosphere Data Store converts it).
 
-Runs at 00 and 12 UTC, lead times 0-120 h (3-hourly here), 0.4° grid (900 x 451), longitudes
+Runs at 00 and 12 UTC, lead times 0-120 h (the ADS serves surface fields hourly, model-level
+fields 3-hourly; each field keeps its own lead hours), 0.4° grid (900 x 451), longitudes
 0-360, latitudes descending. Dimensions `forecast_period` (hours) and
 `forecast_reference_time` (in any order, a file may hold several runs) with a `valid_time`
 coordinate. A surface file holds pm2p5 and pm10 (kg/m³) and duaod550 (dust aerosol optical
@@ -61,12 +62,12 @@ def _add_file(ds: xr.Dataset, path: Path, runs: dict[int, Run]) -> None:
     _check_valid_time(ds, references, hours, path)
     axes = cams.axes(ds, path)
     for k, reference in enumerate(references):
-        run = cams.run_of(runs, DOMAIN, cams.unix_seconds(reference), hours, axes, path)
+        run = cams.run_of(runs, DOMAIN, cams.unix_seconds(reference), axes, path)
         for name in names:
-            run.fields[VARIABLES[name][0]] = _field(ds, name, k, path)
+            run.add(VARIABLES[name][0], _field(ds, name, k, hours, path))
 
 
-def _field(ds: xr.Dataset, name: str, run_index: int, path: Path) -> Field:
+def _field(ds: xr.Dataset, name: str, run_index: int, hours: np.ndarray, path: Path) -> Field:
     area_name, factor, units = VARIABLES[name]
     select = {REFERENCE: run_index}
     expected = {PERIOD, REFERENCE, "latitude", "longitude"}
@@ -76,7 +77,7 @@ def _field(ds: xr.Dataset, name: str, run_index: int, path: Path) -> Field:
     cams.check_dims(ds, name, expected, path)
     if units:
         cams.check_units(ds, name, units, path)
-    return Field(path, name, select, PERIOD, factor)
+    return Field(path, name, select, PERIOD, hours, factor)
 
 
 def _check_valid_time(ds: xr.Dataset, references: np.ndarray, hours: np.ndarray,

@@ -44,7 +44,8 @@ POLLEN = (("pollenBirch", "birch_pollen_grains_m3"), ("pollenGrass", "grass_poll
           ("pollenRagweed", "ragweed_pollen_grains_m3"),
           ("pollenAlder", "alder_pollen_grains_m3"),
           ("pollenMugwort", "mugwort_pollen_grains_m3"))
-# The manifest's tables and the grid column each index is written to in a point's block.
+# The manifest's tables and the names of the columns after the grid's own that a point's
+# block holds them in (the grids store no index: README, "How a point is answered").
 INDICES = (("eu", "european_aqi"), ("us", "us_aqi"))
 # Record fields after the time: (key, grid variable, decimals).
 FIELDS = ((("europeanAqi", "european_aqi", 0), ("usAqi", "us_aqi", 0))
@@ -66,19 +67,21 @@ class Domain:
 
     def __init__(self, version_dir: Path, spec: dict, tables: dict):
         self.grid = PointGrid(version_dir, spec)
-        column = self.grid.column
+        nvar = len(self.grid.variables)
+        if any(v in self.grid.column for _, v in INDICES):
+            raise ValueError("the grid stores AQI columns (built by an older pipeline)")
+        column = self.grid.column | {v: nvar + k for k, (_, v) in enumerate(INDICES)}
         self.tables = IndexTables(tables, self.grid.variables, tuple(n for n, _ in INDICES))
-        self.index_columns = np.array([column[v] for _, v in INDICES], dtype=np.int64)
+        self.index_columns = np.arange(nvar, nvar + len(INDICES), dtype=np.int64)
         # Record fields by whether the point is in Europe (a variable the grid lacks is null).
         self.records = {europe: Records(keys, tuple(d for _, _, d in fields),
                                         tuple(column.get(v, -1) for _, v, _ in fields))
                         for europe, keys, fields in ((False, KEYS, FIELDS),
                                                      (True, EUROPE_KEYS, EUROPE_FIELDS))}
         # The columns to interpolate: the indices' inputs and the records' values.
-        read = {column[v] for _, v, _ in EUROPE_FIELDS if v in column} | set(
+        read = {column[v] for _, v, _ in EUROPE_FIELDS if v in self.grid.column} | set(
             self.tables.columns.tolist())
-        self.columns = np.array(sorted(read - set(self.index_columns.tolist())),
-                                dtype=np.int64)
+        self.columns = np.array(sorted(read), dtype=np.int64)
         self.dust = column.get(AQ.DUST_AOD)
         self.geometry = np.array([getattr(self.grid, name) for name in kernel.GEOMETRY],
                                  dtype=np.float64)
@@ -89,8 +92,8 @@ class Domain:
 
     def records_at(self, lat: float, lon: float, first: int, europe: bool,
                    time0: int) -> tuple[bytes, bytes]:
-        """(first record, JSON array of records) for steps from `first` (time0, Unix s) to the
-        end of the grid; bytes-like."""
+        """(first record, JSON array of records) from step `first` to the grid's end."""
+        # time0 is the time of step `first` (Unix s); the results are bytes-like.
         records = self.records[europe]
         out = records.buffer(self.grid.ntime - first)
         end, first_end = kernel.answer(self.grid.values, self.geometry, lat, lon, first,
@@ -101,16 +104,16 @@ class Domain:
         return records.orjson(time0, self._block(lat, lon, first), HOUR_S)
 
     def _block(self, lat: float, lon: float, first: int) -> np.ndarray:
-        """The point's values and indices (steps, nvar), as kernel.answer computes them."""
-        block = np.empty((self.grid.ntime - first, len(self.grid.variables)))
+        """The point's values and indices (steps, nvar + 2), as kernel.answer computes them."""
+        block = np.empty((self.grid.ntime - first, len(self.grid.variables) + len(INDICES)))
         kernel.bilinear(self.grid.values, self.geometry, lat, lon, first, self.grid.ntime,
                         self.columns, block)
         kernel.evaluate(block, *self.tables.arrays(self.index_columns))
         return block
 
     def warm_up(self) -> None:
-        """Compile (or load from the cache) the kernels for this grid's array types, the
-        orjson path's included, so that no request waits for the compiler."""
+        """Compile (or load from the cache) the kernels for this grid's array types."""
+        # The orjson path's included, so that no request waits for the compiler.
         grid = self.grid
         for europe in (False, True):
             self.records_at(grid.lat0, grid.lon0, 0, europe, grid.time0)
@@ -126,6 +129,7 @@ class AirQualityData:
         self.world = Domain(version_dir, grids[AQ.GLOBAL], tables)
         if self.europe.dust is None or self.world.dust is None:
             raise ValueError("a grid has no dust AOD (built before it was regridded?)")
+        check_coverage(self.europe.grid, self.world.grid)
         self.europe.warm_up()
         self.world.warm_up()
         box = AQ.EUROPE_BOX
@@ -136,6 +140,23 @@ class AirQualityData:
         """Decisions rule 21: the CAMS European domain, edges included."""
         return (self.lat_range[0] <= lat <= self.lat_range[1]
                 and self.lon_range[0] <= lon <= self.lon_range[1])
+
+    def covers(self, unix_s: float) -> bool:
+        """True when both grids hold the hour of unix_s (else some answers are stale 503s)."""
+        hour = unix_s // HOUR_S * HOUR_S
+        return all(d.grid.time0 <= hour <= d.grid.time_end for d in (self.europe, self.world))
+
+
+def check_coverage(europe: PointGrid, world: PointGrid) -> None:
+    """Raise ValueError unless each grid holds its whole domain (no answer clamps to an edge)."""
+    # The pipeline refuses such inputs; this keeps an artifact from elsewhere honest too.
+    box = AQ.EUROPE_BOX
+    for lat in (box["lat_min"], box["lat_max"]):
+        for lon in (box["lon_min"], box["lon_max"]):
+            if not europe.contains(lat, lon):
+                raise ValueError(f"the European grid does not reach ({lat}, {lon})")
+    if not (world.wraps and world.contains(90.0, 0.0) and world.contains(-90.0, 0.0)):
+        raise ValueError("the global grid does not cover the globe")
 
 
 def load(version_dir: Path, entry: dict) -> AirQualityData:
@@ -157,7 +178,7 @@ def answer(data: AirQualityData, query: AirQualityQuery, now_s: float) -> bytes:
     """The JSON envelope: current hour and every hour to the end of the forecast."""
     lat, lon = query.lat, query.lon
     europe = data.in_europe(lat, lon)
-    domain = data.europe if europe and data.europe.grid.contains(lat, lon) else data.world
+    domain = data.europe if europe else data.world       # both cover their domain (loader)
     grid = domain.grid
     hour = int(now_s // HOUR_S) * HOUR_S
     first = (hour - grid.time0) // HOUR_S
@@ -166,8 +187,8 @@ def answer(data: AirQualityData, query: AirQualityQuery, now_s: float) -> bytes:
                             f"{_iso(grid.time0)} to {_iso(grid.time_end)}, not the current "
                             "hour", headers={"Retry-After": str(STALE_RETRY_AFTER_S)})
     current, hourly = domain.records_at(lat, lon, first, europe, hour)
-    return b"".join((b'{"latitude":', orjson.dumps(round(lat, 5)),
-                     b',"longitude":', orjson.dumps(round(lon, 5)),
+    return b"".join((b'{"latitude":', orjson.dumps(round(lat, 5) + 0.0),   # + 0.0: no -0.0
+                     b',"longitude":', orjson.dumps(round(lon, 5) + 0.0),
                      b',"timezone":', orjson.dumps(get_tz(lon, lat) or "UTC"),
                      b',"current":', current, b',"hourly":{"data":', hourly, b"}}"))
 

@@ -16,8 +16,10 @@ NAN = float("nan")
 
 
 class IndexTables:
-    """Every published index, ready to evaluate over (steps, nvar) blocks of a grid: one row
-    of `inputs` and `limits` per input, grouped by index, the tables end to end in xp/fp."""
+    """Every published index as arrays for kernel.evaluate over (steps, nvar) blocks."""
+
+    # One row of `inputs` and `limits` per input, grouped by index; the tables end to end in
+    # xp/fp; a manifest without "only_above" (an older pipeline) does not load.
 
     def __init__(self, published: dict, variables: tuple[str, ...], names: tuple[str, ...]):
         column = {name: i for i, name in enumerate(variables)}
@@ -25,15 +27,24 @@ class IndexTables:
         inputs, limits, xs, ys = [], [], [], []
         start = 0
         for group, name in enumerate(self.names):
+            rows = {}                                   # variable -> its input row (gates)
             for t in published[name]:
                 stop = start + len(t["x"])
-                inputs.append((column[t["variable"]], group, start, stop))
+                gate = t["only_above"]
+                if gate is not None and gate not in rows:
+                    raise ValueError(f"{name}: {t['variable']} is gated by {gate}, which no "
+                                     "earlier input of the index reads")
+                rows[t["variable"]] = len(inputs)
+                inputs.append((column[t["variable"]], group, start, stop,
+                               -1 if gate is None else rows[gate]))
                 decimals = t["decimals"]
                 limits.append((float(t["scale"]), 0.0 if decimals is None else 10.0 ** decimals,
                                _value(t["below"]), _value(t["above"]), float(t["required"])))
                 xs += t["x"]
                 ys += t["y"]
                 start = stop
+        if len(inputs) > kernel.MAX_INPUTS:
+            raise ValueError(f"more than {kernel.MAX_INPUTS} index inputs")
         self.inputs = np.array(inputs, dtype=np.int64)
         self.limits = np.array(limits, dtype=np.float64)
         self.xp = np.array(xs, dtype=np.float64)
@@ -49,8 +60,8 @@ class IndexTables:
         return self.inputs, self.limits, self.xp, self.fp, self.slopes, targets
 
     def evaluate(self, block: np.ndarray) -> np.ndarray:
-        """The indices `names` (float, integer-valued, NaN when unknown) for each row of
-        block (steps, nvar): shape (len(names), steps)."""
+        """The indices `names` of each row of block (steps, nvar): (len(names), steps)."""
+        # Float, integer-valued, NaN when unknown.
         nvar = block.shape[1]
         work = np.empty((block.shape[0], nvar + len(self.names)))
         work[:, :nvar] = block

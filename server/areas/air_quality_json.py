@@ -2,9 +2,10 @@
 
 A hundred hours of fifteen numbers is the bulk of an air-quality answer. air_quality_kernel
 writes them digit by digit into one byte buffer: the same bytes as a dict per record through
-orjson (numbers rounded half to even as numpy rounds, NaN as null), without a Python object
-per number. A number too large for that (beyond kernel.DIGITS_LIMIT) sends the answer through
-orjson.
+orjson (numbers rounded half to even as numpy rounds, NaN and infinities as null, a negative
+value that rounds to zero as 0 without a sign), without a Python object per number. A number
+too large for that (beyond kernel.DIGITS_LIMIT), or a negative time, sends the answer through
+orjson (Records.orjson, the same rules).
 """
 
 from __future__ import annotations
@@ -20,8 +21,9 @@ NUMBER_BYTES = 20            # "-", 15 digits, "0", "." and room: any number ren
 
 
 class Records:
-    """Records with fixed keys: the time, then one field per further key, read from column
-    sources[f] of a block (-1: always null) and rounded to decimals[f] (0: an integer)."""
+    """Records with fixed keys: the time, then one field per further key."""
+    # Field f reads column sources[f] of a block (-1: always null), rounded to decimals[f]
+    # (0: an integer).
 
     def __init__(self, keys: tuple[str, ...], decimals: tuple[int, ...],
                  sources: tuple[int, ...] | None = None):
@@ -44,8 +46,8 @@ class Records:
         return np.empty(2 + steps * self.record_bytes + kernel.KEY_BYTES, dtype=np.uint8)
 
     def render(self, first: int, block: np.ndarray, dt_s: int = 3600) -> tuple[bytes, bytes]:
-        """(JSON of the first record, JSON array of all) of block's rows (steps, columns), the
-        row k being the time first + k * dt_s (Unix s); bytes-like."""
+        """(JSON of the first record, JSON array of all) of block's rows; bytes-like."""
+        # block is (steps, columns); row k is the time first + k * dt_s (Unix s).
         out = self.buffer(block.shape[0])
         end, first_end = kernel.render(np.ascontiguousarray(block, dtype=np.float64),
                                        *self.arrays, first, dt_s, out)
@@ -64,8 +66,14 @@ class Records:
             record = {self.keys[0]: first + k * dt_s}
             for key, source, decimals in zip(self.keys[1:], self.sources, self.decimals):
                 value = float(row[source]) if source >= 0 else math.nan
-                rounded = float(np.rint(value * 10.0 ** decimals) / 10.0 ** decimals)
-                record[key] = (None if math.isnan(value)
-                               else rounded if decimals else int(rounded))
+                record[key] = number(value, int(decimals))
             records.append(record)
         return orjson.dumps(records[0]), orjson.dumps(records)
+
+
+def number(value: float, decimals: int) -> float | int | None:
+    """A value rounded to decimals as numpy rounds (an int when 0); None when not finite."""
+    if not math.isfinite(value):
+        return None
+    rounded = float(np.rint(value * 10.0 ** decimals) / 10.0 ** decimals) + 0.0   # no -0.0
+    return rounded if decimals else int(rounded)

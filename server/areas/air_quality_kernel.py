@@ -33,6 +33,8 @@ DIGITS_LIMIT = 1e15
 # Keys are copied KEY_BYTES at a time: the key table and the output have that much room after
 # their ends (a key is at most that long; the bytes copied past a key are overwritten).
 KEY_BYTES = 32
+# evaluate() keeps one bit per index input (which were above their table) in an int64.
+MAX_INPUTS = 63
 # Geometry of a grid as corners() takes it (PointGrid's attributes).
 GEOMETRY = ("lat0", "dlat", "nlat", "lon0", "dlon", "nlon", "wraps")
 _POWERS = 10 ** np.arange(16, dtype=np.int64)
@@ -42,8 +44,9 @@ _NULL = np.frombuffer(b"null", dtype=np.uint8)
 
 @njit(cache=True, nogil=True)
 def corners(geometry, lat, lon):
-    """PointGrid.corners, the same arithmetic: rows i0, i1, columns j0, j1 and the weights of
-    (i0, j0), (i0, j1), (i1, j0), (i1, j1)."""
+    """PointGrid.corners, the same arithmetic."""
+    # Returns rows i0, i1, columns j0, j1 and the weights of (i0, j0), (i0, j1), (i1, j0),
+    # (i1, j1).
     lat0, dlat, nlat, lon0, dlon, nlon, wraps = geometry
     y = min(max((lat - lat0) / dlat, 0.0), nlat - 1.0)
     i0 = min(int(y), int(nlat) - 2) if nlat > 1 else 0
@@ -64,9 +67,9 @@ def corners(geometry, lat, lon):
 
 @njit(cache=True, nogil=True)
 def bilinear(values, geometry, lat, lon, first, stop, columns, out):
-    """out[t - first, c] = the grid's column c at the point for steps [first, stop), for c in
-    `columns` (other columns untouched): PointGrid.series element by element, a NaN corner
-    dropping out and the others' weights renormalised, NaN where all four are unknown."""
+    """out[t - first, c] = the grid's column c at the point, for steps [first, stop)."""
+    # For c in `columns` (other columns untouched): PointGrid.series element by element, a NaN
+    # corner dropping out and the others' weights renormalised, NaN where all four are unknown.
     i0, i1, j0, j1, w0, w1, w2, w3 = corners(geometry, lat, lon)
     c0, c1 = values[i0, j0], values[i0, j1]            # (ntime, nvar) each
     c2, c3 = values[i1, j0], values[i1, j1]
@@ -93,19 +96,24 @@ def _known(w0, x0, w1, x1, w2, x2, w3, x3):
 
 @njit(cache=True, nogil=True)
 def evaluate(block, inputs, limits, xp, fp, slopes, targets):
-    """Each index g of every row of block into block[:, targets[g]] (float, integer-valued,
-    NaN when unknown). Input i reads column inputs[i, 0] for index inputs[i, 1] through the
-    table xp/fp[inputs[i, 2]:inputs[i, 3]] (slopes: numpy's slope of each segment);
-    limits[i] = (scale, truncation factor or 0, below, above, required) as
-    contract.AirQuality.AQI_TABLES describes. Inputs are grouped by index."""
+    """Each index g of every row of block into block[:, targets[g]] (NaN when unknown)."""
+    # The result is float, integer-valued. Input i reads column inputs[i, 0] for index
+    # inputs[i, 1] through the table xp/fp[inputs[i, 2]:inputs[i, 3]] (slopes: numpy's slope
+    # of each segment), and counts only where input inputs[i, 4] was above its table (-1:
+    # always); limits[i] = (scale, truncation factor or 0, below, above, required) as
+    # contract.AirQuality.AQI_TABLES describes. Inputs are grouped by index.
     for t in range(block.shape[0]):
         i = 0
+        above = 0                                      # bit r: input r was above its table
         for g in range(len(targets)):
             best = np.nan
             unknown = False
             while i < inputs.shape[0] and inputs[_u(i), 1] == g:
                 r = _u(i)
                 i += 1
+                gate = inputs[r, 4]
+                if gate >= 0 and not (above >> gate) & 1:
+                    continue                           # counts only above the gate's table
                 x = block[_u(t), _u(inputs[r, 0])] * limits[r, 0]
                 if math.isnan(x):
                     unknown = unknown or limits[r, 4] != 0.0
@@ -117,7 +125,11 @@ def evaluate(block, inputs, limits, xp, fp, slopes, targets):
                 if x < xp[_u(a)]:
                     part = limits[r, 2]
                 elif x >= xp[_u(b)]:
-                    part = fp[_u(b)] if x == xp[_u(b)] else limits[r, 3]
+                    if x == xp[_u(b)]:
+                        part = fp[_u(b)]
+                    else:
+                        part = limits[r, 3]
+                        above |= 1 << (i - 1)          # i - 1 is r, signed
                 else:
                     while xp[_u(a + 1)] <= x:       # tables are short, values mostly low
                         a += 1
@@ -133,8 +145,8 @@ def evaluate(block, inputs, limits, xp, fp, slopes, targets):
 
 @intrinsic
 def _copy_key(typingctx, out, at, keys, start):
-    """out[at:at + KEY_BYTES] = keys[start:start + KEY_BYTES], as one fixed-size memcpy (a
-    byte loop, or a slice assignment, costs several times more)."""
+    """out[at:at + KEY_BYTES] = keys[start:start + KEY_BYTES], as one memcpy."""
+    # A byte loop, or a slice assignment, costs several times more.
     def codegen(context, builder, signature, args):
         out_array = context.make_array(signature.args[0])(context, builder, args[0])
         keys_array = context.make_array(signature.args[2])(context, builder, args[2])
@@ -147,11 +159,14 @@ def _copy_key(typingctx, out, at, keys, start):
 
 @njit(cache=True, nogil=True)
 def render(block, sources, decimals, keys, key_end, time0, dt_s, out):
-    """The JSON array of block's rows as records: '{"time":' time0 + row * dt_s, then for
-    each field f its key keys[key_end[f]:key_end[f + 1]] (with its leading comma) and column
-    sources[f] (-1: null) rounded to decimals[f], as orjson writes them. Returns (end, end of
-    the first record) in out, or (-1, -1) when a number is beyond DIGITS_LIMIT. keys and out
-    need KEY_BYTES of room past their ends."""
+    """The JSON array of block's rows as records in out; returns (end, end of first record)."""
+    # Each record is '{"time":' time0 + row * dt_s, then for each field f its key
+    # keys[key_end[f]:key_end[f + 1]] (with its leading comma) and column sources[f] (-1:
+    # null) rounded to decimals[f], as Records.orjson writes them (non-finite as null, a
+    # rounded zero without a sign). (-1, -1) when a number is beyond DIGITS_LIMIT or a time
+    # is negative. keys and out need KEY_BYTES of room past their ends.
+    if min(time0, time0 + (block.shape[0] - 1) * dt_s) < 0:
+        return -1, -1                                  # _digits writes no sign
     power = np.empty(len(decimals))
     for f in range(len(decimals)):
         power[f] = 10.0 ** decimals[f]
@@ -171,7 +186,7 @@ def render(block, sources, decimals, keys, key_end, time0, dt_s, out):
             n += b - a
             source = sources[_u(f)]
             value = row[_u(source)] if source >= 0 else np.nan
-            if math.isnan(value):
+            if not math.isfinite(value):               # unknown (or infinite): null
                 for i in range(4):
                     out[_u(n + i)] = _NULL[i]
                 n += 4
@@ -179,12 +194,11 @@ def render(block, sources, decimals, keys, key_end, time0, dt_s, out):
             scaled = np.rint(value * power[_u(f)])
             if not abs(scaled) < DIGITS_LIMIT:
                 return -1, -1
-            decimals_f = decimals[_u(f)]
-            if scaled < 0.0 or (decimals_f > 0 and math.copysign(1.0, scaled) < 0.0):
-                out[_u(n)] = 45                        # "-" (also "-0.0", as orjson)
+            if scaled < 0.0:                           # a rounded zero has no sign
+                out[_u(n)] = 45                        # "-"
                 n += 1
                 scaled = -scaled
-            n = _digits(out, n, int(scaled), decimals_f)
+            n = _digits(out, n, int(scaled), decimals[_u(f)])
         out[_u(n)] = 125                               # "}"
         n += 1
         if t == 0:
@@ -195,8 +209,8 @@ def render(block, sources, decimals, keys, key_end, time0, dt_s, out):
 
 @njit(cache=True, nogil=True, inline="always")
 def _digits(out, n, k, decimals):
-    """Write k / 10**decimals (k >= 0) at out[n:] in its shortest form (no trailing zeros
-    after the point, one digit at least; no point when decimals is 0); return the end."""
+    """Write k / 10**decimals (k >= 0) at out[n:] in its shortest form; return the end."""
+    # No trailing zeros after the point, one digit at least; no point when decimals is 0.
     size = 1
     while size < 16 and k >= _POWERS[_u(size)]:
         size += 1
@@ -228,9 +242,10 @@ def _digits(out, n, k, decimals):
 @njit(cache=True, nogil=True)
 def answer(values, geometry, lat, lon, first, columns, inputs, limits, xp, fp, slopes, targets,
            sources, decimals, keys, key_end, time0, dt_s, out):
-    """bilinear (to the end of the grid), evaluate and render in one call: the point's
-    records as a JSON array in out; returns render()'s (end, end of the first record)."""
-    block = np.empty((values.shape[2] - first, values.shape[3]))
+    """bilinear, evaluate and render in one call; returns render()'s (end, first end)."""
+    # The point's records from step `first` to the end of the grid as a JSON array in out;
+    # the indices go to the block's columns after the grid's (targets are those).
+    block = np.empty((values.shape[2] - first, values.shape[3] + len(targets)))
     bilinear(values, geometry, lat, lon, first, values.shape[2], columns, block)
     evaluate(block, inputs, limits, xp, fp, slopes, targets)
     return render(block, sources, decimals, keys, key_end, time0, dt_s, out)

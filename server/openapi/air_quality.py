@@ -18,15 +18,20 @@ _US_AQI = ("US AQI (EPA breakpoints with the 2024 PM2.5 revision). Averaging win
            "the hour itself: PM2.5 and PM10 the mean of the 24 hourly values up to and "
            "including the hour, CO the 8-hour mean, O3 the larger of the 8-hour-mean and the "
            "1-hour sub-index (8-hour O3 counts as 300 above 0.200 ppm; 1-hour O3 applies from "
-           "0.125 ppm), NO2 the hour's value, SO2 the hour's value (counting as 200 from 305 "
-           "ppb) or, from 305 ppb, the 24-hour mean. A mean needs 75 % of its hours. "
+           "0.125 ppm), NO2 the hour's value, SO2 the hour's value below 305 ppb (truncated); "
+           "where the hour's SO2 reaches 305 ppb, the range in which 1-hour SO2 defines no "
+           "AQI, the 24-hour mean's sub-index (defined from 305 ppb) and at least 200. A mean "
+           "needs 75 % of its hours. "
            "Concentrations are converted at 25 °C (ppb = µg/m³ x 24.45 / molar mass) and "
            "truncated (O3 to 0.001 ppm, PM2.5 and CO to 0.1, PM10, SO2 and NO2 to 1) before "
            "the sub-index formula; sub-indices are rounded half up; the index is the largest, "
            "capped at 500. Null when a pollutant is unknown.")
-_COMMON = ("Both indices are computed from the interpolated concentrations at the point "
-           "(before the one-decimal rounding of the values shown), so they agree with the "
-           "concentrations served.")
+_COMMON = ("Both indices are computed at request time from the interpolated concentrations "
+           "at the point (before the one-decimal rounding of the values shown), so they agree "
+           "with the concentrations served; indices are never interpolated between grid cells "
+           "(an index is not linear in the concentrations), and the data stores none. "
+           "Averaging windows end with the hour itself: the 24-hour mean at hour h is the mean "
+           "of hours h-23 to h (the reading of 'the 24 hours before the hour').")
 
 
 def _ug(description: str) -> dict:
@@ -81,8 +86,8 @@ _DESCRIPTION = (
     "records also carry `dustAod` and the six pollen types; elsewhere the CAMS global forecast "
     "(0.4°) answers and those fields are absent. Values are interpolated bilinearly between "
     "the four surrounding grid cells (an unknown cell drops out). Several model runs are "
-    "stitched into one hourly series, newest run first; the global model's 3-hourly steps "
-    "are interpolated to hours.\n\n"
+    "stitched into one hourly series, newest run first; the global model-level fields' "
+    "3-hourly steps are interpolated to hours.\n\n"
     "`current` is the current hour (UTC, the hour that has started); `hourly.data` runs from it "
     "to the end of the loaded forecast (typically 3-4 days). `timezone` is the IANA zone of "
     "the coordinate. Responses may be cached until the end of the current hour (max-age "

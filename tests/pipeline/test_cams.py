@@ -58,7 +58,7 @@ def test_europe_axes_times_and_values_are_normalised(tmp_path, decode_timedelta)
     values[2, 0, 1, 0] = -0.25                 # tiny negative model value
     europe(tmp_path / "in" / "a.nc", values=values)
     [run] = scan_europe(tmp_path / "in", tmp_path, decode_timedelta)
-    assert run.reference_time == RUN and run.lead_hours.tolist() == [0, 1, 2]
+    assert run.reference_time == RUN and run.fields["pm25_ugm3"].lead_hours.tolist() == [0, 1, 2]
     np.testing.assert_allclose(run.axes.lat, [30.5, 31.5])
     np.testing.assert_allclose(run.axes.lon, [-0.5, 0.5, 1.5])
     field = cams.read_field(run, "pm25_ugm3", decode_timedelta)
@@ -75,14 +75,49 @@ def test_europe_surface_level_is_chosen(tmp_path):
     assert field.min() >= 100                  # the second level (index 1) holds 0 m
 
 
-@pytest.mark.parametrize("attrs, time_attrs", [
-    ({"FORECAST": f"Europe, {DAY}+[0H_96H]"}, {"units": "hours"}),
-    ({}, {"units": "hours", "long_name": f"FORECAST time from {DAY}"}),
-    ({"ANALYSIS": f"Europe, {DAY}"}, {"units": "hours", "long_name": f"ANALYSIS time from {DAY}"}),
+@pytest.mark.parametrize("attrs, time_attrs, kind", [
+    ({"FORECAST": f"Europe, {DAY}+[0H_96H]"}, {"units": "hours"}, "forecast"),
+    ({}, {"units": "hours", "long_name": f"FORECAST time from {DAY}"}, "forecast"),
+    ({"ANALYSIS": f"Europe, {DAY}"}, {"units": "hours", "long_name": f"ANALYSIS time from {DAY}"},
+     "analysis"),
+    ({}, {"units": "hours", "long_name": f"Analysis time from {DAY}"}, "analysis"),
 ])
-def test_run_date_from_the_attribute_or_the_time_long_name(tmp_path, attrs, time_attrs):
-    europe(tmp_path / "in" / "a.nc", attrs=attrs, time_attrs=time_attrs)
-    assert scan_europe(tmp_path / "in", tmp_path)[0].reference_time == RUN
+def test_run_date_and_kind_from_the_attribute_or_the_time_long_name(tmp_path, attrs, time_attrs,
+                                                                    kind):
+    path = europe(tmp_path / "a.nc", attrs=attrs, time_attrs=time_attrs)
+    with cams.open_dataset(path) as ds:
+        assert cams_europe.run_date(ds, path) == RUN
+        assert cams_europe.run_kind(ds, path) == kind
+
+
+def test_analysis_and_forecast_of_one_date_are_runs_of_their_own_kinds(tmp_path):
+    """The analysis takes precedence for its hours; the forecast is the newest forecast."""
+    europe(tmp_path / "in" / "forecast.nc")
+    europe(tmp_path / "in" / "analysis.nc", hours=range(24),
+           attrs={"ANALYSIS": f"Europe, {DAY}+[0H_23H]"},
+           time_attrs={"units": "hours", "long_name": f"ANALYSIS time from {DAY}"})
+    europe(tmp_path / "in" / "old-analysis.nc", day="20261122", hours=range(24),
+           attrs={"ANALYSIS": "Europe, 20261122+[0H_23H]"}, time_attrs={"units": "hours"})
+    runs = scan_europe(tmp_path / "in", tmp_path)
+    assert [(r.kind, r.reference_time) for r in runs] == [
+        ("analysis", RUN), ("analysis", RUN - 86400), ("forecast", RUN)]
+    assert runs[0].fields["pm25_ugm3"].path.name == "analysis.nc"
+    assert cams.newest_forecast(runs, tmp_path).fields["pm25_ugm3"].path.name == "forecast.nc"
+
+
+@pytest.mark.parametrize("files, problem", [
+    ([("a.nc", {"ANALYSIS": f"Europe, {DAY}"}, {"units": "hours",
+                                               "long_name": f"FORECAST time from {DAY}"})],
+     "says both FORECAST and ANALYSIS"),
+    ([("a.nc", {"FORECAST": f"Europe, {DAY}", "ANALYSIS": f"Europe, {DAY}"}, None)],
+     "says both FORECAST and ANALYSIS"),
+    ([("a.nc", {"ANALYSIS": f"Europe, {DAY}"}, None)], "only ANALYSIS files"),
+])
+def test_forecast_and_analysis_confusions_are_refused(tmp_path, files, problem):
+    for name, attrs, time_attrs in files:
+        europe(tmp_path / "in" / name, attrs=attrs, time_attrs=time_attrs or {"units": "hours"})
+    with pytest.raises(InputError, match=problem):
+        scan_europe(tmp_path / "in", tmp_path)
 
 
 @pytest.mark.parametrize("attrs, time_attrs, problem", [
@@ -114,7 +149,8 @@ def test_runs_are_newest_first_and_variables_may_come_in_separate_files(tmp_path
     (lambda d: europe(d / "a.nc", names=("something_else",)), "none of the CAMS Europe"),
     (lambda d: europe(d / "a.nc", hours=(0, 0.5, 1)), "whole hours"),
     (lambda d: europe(d / "a.nc", levels=(50.0,)), "no level 0"),
-    (lambda d: (europe(d / "a.nc"), europe(d / "b.nc", hours=(0, 1))), "differ in grid or lead"),
+    (lambda d: (europe(d / "a.nc"), europe(d / "b.nc", hours=(0, 1))),
+     "pm2p5_conc of the forecast of 2026-11-23T00:00:00Z is also in a.nc"),
 ])
 def test_bad_europe_inputs_raise_input_errors(tmp_path, break_it, problem):
     folder = tmp_path / "in"
@@ -128,7 +164,8 @@ def test_runs_may_differ_in_length(tmp_path):
     europe(tmp_path / "in" / "a.nc")
     europe(tmp_path / "in" / "b.nc", day="20261122", hours=(0, 1))
     runs = scan_europe(tmp_path / "in", tmp_path)
-    assert [r.lead_hours.tolist() for r in runs] == [[0, 1, 2], [0, 1]]
+    assert [r.fields["o3_ugm3"].lead_hours.tolist() for r in runs] == [[0, 1, 2], [0, 1]]
+    assert [r.span_s() for r in runs] == [(RUN, RUN + 7200), (RUN - 86400, RUN - 82800)]
 
 
 def test_runs_on_different_grids_are_refused(tmp_path):
@@ -136,7 +173,7 @@ def test_runs_on_different_grids_are_refused(tmp_path):
     ds = xr.open_dataset(europe(tmp_path / "other.nc", day="20261122"))
     ds = ds.assign_coords(latitude=ds.latitude + 1)
     ds.to_netcdf(tmp_path / "in" / "b.nc", format="NETCDF3_64BIT")
-    with pytest.raises(InputError, match="grid differs"):
+    with pytest.raises(InputError, match="grid differs from the newest forecast's"):
         scan_europe(tmp_path / "in", tmp_path)
 
 
@@ -216,7 +253,8 @@ def test_global_units_levels_and_runs(tmp_path):
     runs = scan_world(tmp_path / "in", tmp_path)
     assert [r.reference_time for r in runs] == [RUN, RUN - 43200]
     run = runs[0]
-    assert run.lead_hours.tolist() == [0, 3, 6] and run.axes.lon.tolist() == [-180, -90, 0, 90]
+    assert run.fields["co_ugm3"].lead_hours.tolist() == [0, 3, 6]
+    assert run.axes.lon.tolist() == [-180, -90, 0, 90]
     np.testing.assert_allclose(cams.read_field(run, "pm25_ugm3"), 1.0, rtol=1e-6)
     np.testing.assert_allclose(cams.read_field(run, "dust_aod"), 1.0)
     np.testing.assert_allclose(cams.read_field(run, "o3_ugm3"), 2.0, rtol=1e-6)   # level 137
@@ -225,11 +263,25 @@ def test_global_units_levels_and_runs(tmp_path):
     assert cams_global.VARIABLES["co"][1] == pytest.approx(1.223803e9)
 
 
+def test_global_surface_hourly_and_model_levels_three_hourly(tmp_path):
+    """As the ADS serves CAMS global: surface fields hourly, model-level fields 3-hourly."""
+    world(tmp_path / "in" / "sfc.nc", SURFACE, periods=range(0, 121))
+    world(tmp_path / "in" / "ml.nc", MODEL, levels=(137,), periods=range(0, 121, 3))
+    [run] = scan_world(tmp_path / "in", tmp_path)
+    for name, step in (("pm25_ugm3", 1), ("dust_aod", 1), ("o3_ugm3", 3), ("co_ugm3", 3)):
+        assert run.fields[name].lead_hours.tolist() == list(range(0, 121, step)), name
+        assert cams.read_field(run, name).shape == (121 // step + (step > 1), 3, 4)
+    assert run.span_s() == (RUN, RUN + 120 * 3600)
+
+
 @pytest.mark.parametrize("make, problem", [
     (lambda d: world(d / "ml.nc", MODEL, levels=(1, 60)), "no model_level 137"),
     (lambda d: world(d / "sfc.nc", SURFACE, valid_shift_s=3600), "valid_time"),
     (lambda d: world(d / "sfc.nc", {"pm2p5": "µg m**-3"}), "expected kg"),
     (lambda d: world(d / "sfc.nc", SURFACE), "no run provides o3_ugm3"),
+    (lambda d: (world(d / "a.nc", SURFACE), world(d / "b.nc", {"pm10": "kg m**-3"},
+                                                  periods=(0, 1))),
+     "pm10 of the forecast of 2026-11-23T00:00:00Z is also in a.nc"),
 ])
 def test_bad_global_inputs_raise_input_errors(tmp_path, make, problem):
     folder = tmp_path / "in"

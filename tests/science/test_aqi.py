@@ -122,9 +122,26 @@ def test_us_index_is_the_largest_sub_index():
     # O3: the larger of 8-hour and 1-hour
     assert aqi.us_aqi(us_columns(**{O3_8H: ppm("o3", 0.060), O3_1H: ppm("o3", 0.130)}))[0] == \
         us_sub(O3_1H, 0.130)
-    # SO2: 1-hour >= 305 ppb counts as 200; a 24-hour mean >= 305 ppb gives more
-    assert aqi.us_aqi(us_columns(**{SO2_1H: ppb("so2", 400), SO2_24H: ppb("so2", 100)}))[0] == 200
-    assert aqi.us_aqi(us_columns(**{SO2_1H: ppb("so2", 400), SO2_24H: ppb("so2", 604)}))[0] == 300
+
+
+# (1-hour SO2 ppb, 24-hour mean ppb, US AQI): the 1-hour sub-index below 305 ppb (truncated),
+# whatever the 24-hour mean; from 305 ppb the 24-hour mean's, at least 200.
+SO2_RULE = [
+    (100, 700, round(49 / 109 * (100 - 76) + 101)),     # 24 h in its table, 1 h below 305: 1 h
+    (304, 700, 200), (304.9, 1000, 200),                # 304.9 truncates to 304
+    (305, 700, round(99 / 199 * (700 - 605) + 301)),    # from 305 ppb the 24-hour mean
+    (305, 305, 201), (305, 304, 200), (305, np.nan, 200),  # 24 h below its table: 200
+    (1500, 604, 300), (1500, 1004, 500), (1500, 5000, 500),
+    (35, 0, 50), (36, np.nan, 51),
+]
+
+
+@pytest.mark.parametrize("hour_ppb, day_ppb, expected", SO2_RULE)
+def test_us_sulphur_dioxide_24h_mean_only_where_1h_reaches_305_ppb(hour_ppb, day_ppb, expected):
+    """science.md §1: 1-hour SO2 defines no AQI from 200 up; the 24-hour mean is used there."""
+    columns = us_columns(**{PM25: 0.0, SO2_1H: ppb("so2", hour_ppb),
+                            SO2_24H: ppb("so2", day_ppb)})
+    assert aqi.us_aqi(columns)[0] == expected
 
 
 def test_us_index_is_unknown_when_a_pollutant_is_unknown():
@@ -179,4 +196,13 @@ def test_published_tables_are_the_evaluated_ones():
     assert tables["eu"][0] == {"variable": "pm25_ugm3", "scale": 1.0, "decimals": None,
                                "x": [0.0, 5.0, 15.0, 50.0, 90.0, 140.0, 1140.0],
                                "y": [0.0, 20.0, 40.0, 60.0, 80.0, 100.0, 500.0],
-                               "below": 0.0, "above": 500.0, "required": True}
+                               "below": 0.0, "above": 500.0, "required": True,
+                               "only_above": None}
+
+
+def test_known_is_where_the_index_is_known():
+    rng = np.random.default_rng(3)
+    columns = {k: v.repeat(200) for k, v in us_columns().items()}
+    for name in columns:
+        columns[name][rng.random(200) < 0.1] = np.nan
+    assert np.array_equal(aqi.known(aqi.US_AQI, columns), ~np.isnan(aqi.us_aqi(columns)))

@@ -148,24 +148,30 @@ def test_global_values_across_the_seam_and_the_antimeridian(aq, coordinates, lon
     assert record["pm25"] == round(float(known.global_pm25(lon)), 1)
     k = (record["time"] - aq.today) // 3600
     hourly = {"pm25_ugm3": float(known.global_pm25(lon)), "pm10_ugm3": global_pm10(k),
-              **known.GLOBAL_CONSTANT}
+              "no2_ugm3": global_at(known.global_no2, k), **known.GLOBAL_CONSTANT}
     pm10_24h = float(np.mean([global_pm10(j) for j in range(k - 23, k + 1)]))
     assert (record["europeanAqi"], record["usAqi"]) == expected_aqis(
         hourly, {"pm10_24h_ugm3": pm10_24h})
 
 
+def global_at(field, k: int) -> float:
+    """A global field at hour k of today: from today's run, before it from yesterday's."""
+    return float(field(k if k >= 0 else k + 24))
+
+
 def global_pm10(k: int) -> float:
-    """PM10 at hour k of today: from today's run, before it from yesterday's (24 h older)."""
-    return float(known.global_pm10(k if k >= 0 else k + 24))
+    return global_at(known.global_pm10, k)
 
 
-def test_global_three_hourly_steps_become_hours(aq):
+def test_global_hourly_surface_and_three_hourly_model_level_steps_become_hours(aq):
+    """As the ADS serves CAMS global: PM10 (surface) hourly, NO2 (model level) 3-hourly."""
     body = fetch(aq, "10,100")
     data = body["hourly"]["data"]
     assert len(data) == 121 - (data[0]["time"] - aq.today) // 3600
     for record in data:
         k = (record["time"] - aq.today) // 3600
         assert record["pm10"] == round(float(known.global_pm10(k)), 1), k
+        assert record["nitrogenDioxide"] == round(float(known.global_no2(k)), 1), k
     assert body["timezone"] == "Asia/Bangkok"
 
 
@@ -183,6 +189,13 @@ def test_caching_headers_follow_the_hour(aq):
     other = get(f"{aq.url}/air-quality/47.5,0.6", {"X-API-Key": aq.key,
                                                   "If-None-Match": reply.headers["ETag"]})
     assert other.status == 200
+
+
+@pytest.mark.parametrize("coordinates", ["-0,-0", "-0.0,-0.000001", "0,0"])
+def test_a_negative_zero_coordinate_is_echoed_as_zero(aq, coordinates):
+    reply = get(f"{aq.url}/air-quality/{coordinates}", {"X-API-Key": aq.key})
+    assert reply.status == 200
+    assert reply.body.startswith(b'{"latitude":0.0,"longitude":0.0,"timezone":')
 
 
 @pytest.mark.parametrize("coordinates", [
@@ -212,7 +225,8 @@ def test_stale_data_is_503(tmp_path, keys_file):
     run_pipeline("build", "--datasets", str(datasets), "--out", str(tmp_path / "build"),
                  "--only", "air_quality")
     with Server(tmp_path / "build", keys_file[0]) as srv:
-        srv.wait_ready()
+        ready = srv.wait_ready()
+        assert ready["areas"]["air_quality"]["state"] == "stale"
         for coordinates in ("47.5,0.5", "10,100"):
             reply = get(f"{srv.url}/air-quality/{coordinates}", {"X-API-Key": keys_file[1]})
             assert reply.status == 503 and int(reply.headers["Retry-After"]) > 0

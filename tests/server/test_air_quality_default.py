@@ -40,6 +40,7 @@ def test_manifest_says_generated_and_names_runs_inputs_and_licence(artifact):
     assert set(domains) == {AQ.EUROPE, AQ.GLOBAL}
     for domain in domains.values():
         assert domain["kind"] == "generated" and len(domain["runs"]) == 2
+        assert domain["analyses"] == [] and domain["us_aqi_from"] == domain["hours"][0]
     assert {i["domain"] for i in entry["inputs"]} == {AQ.EUROPE, AQ.GLOBAL}
     assert all(len(i["sha256"]) == 64 for i in entry["inputs"])
     assert sorted(entry["files"]) == sorted(AQ.GRID_FILES.values())
@@ -52,6 +53,7 @@ def test_manifest_says_generated_and_names_runs_inputs_and_licence(artifact):
     assert europe["lat0"] - europe["dlat"] / 2 == 30.0
     assert europe["lon0"] - europe["dlon"] / 2 == -25.0
     assert entry[AQ.AQI_TABLES] == aqi.manifest_tables()
+    assert "europe_box" not in entry          # the domain is contract.AirQuality.EUROPE_BOX
 
 
 def test_stored_values_are_plausible(artifact):
@@ -64,8 +66,6 @@ def test_stored_values_are_plausible(artifact):
                 continue                      # out of season: unknown, served as null
             assert np.nanmin(column) >= 0, variable
             assert np.isfinite(column).mean() > 0.99, variable
-        aqis = values[..., variables.index("us_aqi")]
-        assert np.array_equal(aqis, np.round(aqis)) and np.nanmax(aqis) <= 500
 
 
 def test_european_dust_is_the_global_dust_regridded(artifact):
@@ -88,7 +88,16 @@ def test_european_dust_is_the_global_dust_regridded(artifact):
             assert np.isnan(stored[k]).all()
 
 
-def test_index_at_a_cell_centre_is_the_stored_index(server, artifact):
+def test_grids_store_concentrations_and_no_index(artifact):
+    """Decision (README, "How a point is answered"): the indices are evaluated at the point
+    from the interpolated concentrations, so no per-cell AQI is stored."""
+    _, entry, grids = artifact
+    for name, spec in entry["grids"].items():
+        assert not {"us_aqi", "european_aqi"} & set(spec["variables"]), name
+        assert grids[name].shape[-1] == len(spec["variables"])
+
+
+def test_index_at_a_cell_centre_is_the_index_of_the_cell(server, artifact):
     _, entry, grids = artifact
     spec = entry["grids"][AQ.EUROPE]
     i, j = 35, 65                                         # a cell of central Europe
@@ -96,11 +105,11 @@ def test_index_at_a_cell_centre_is_the_stored_index(server, artifact):
     body = fetch(server, f"{lat},{lon}")
     first = (body["current"]["time"] - spec["time0"]) // 3600
     stored = grids[AQ.EUROPE][i, j, first:first + len(body["hourly"]["data"])]
-    column = {v: k for k, v in enumerate(spec["variables"])}
-    for record, row in zip(body["hourly"]["data"], stored):
-        assert record["usAqi"] == row[column["us_aqi"]]
-        assert record["europeanAqi"] == row[column["european_aqi"]]
-        assert record["pm25"] == round(float(row[column["pm25_ugm3"]]), 1)
+    columns = {v: stored[:, k] for k, v in enumerate(spec["variables"])}
+    us, eu = aqi.us_aqi(columns), aqi.european_aqi(columns)
+    for k, record in enumerate(body["hourly"]["data"]):
+        assert record["usAqi"] == us[k] and record["europeanAqi"] == eu[k]
+        assert record["pm25"] == round(float(columns["pm25_ugm3"][k]), 1)
 
 
 @pytest.mark.parametrize("coordinates", ["47.3769,8.5417", "41.123,12.987", "28.61,77.21",

@@ -13,15 +13,17 @@ TIME0 = 1_795_392_000
 
 
 def reference(keys, times, values, decimals, sources=None) -> tuple[bytes, bytes]:
-    """A dict per record, numbers rounded as numpy rounds, NaN as null, through orjson."""
+    """A dict per record through orjson: numbers rounded as numpy rounds, a rounded zero
+    without a sign, NaN and infinities as null."""
     sources = range(len(decimals)) if sources is None else sources
     rows = []
     for t, row in zip(times, values):
         record = {keys[0]: t}
         for key, source, d in zip(keys[1:], sources, decimals):
             value = row[source] if source >= 0 else np.nan
-            rounded = float(np.round(value, d))
-            record[key] = None if np.isnan(value) else (rounded if d else int(rounded))
+            rounded = float(np.round(value, d)) if np.isfinite(value) else None
+            rounded = 0.0 if rounded == 0 else rounded
+            record[key] = rounded if d or rounded is None else int(rounded)
         rows.append(record)
     return orjson.dumps(rows[0]), orjson.dumps(rows)
 
@@ -44,7 +46,7 @@ def test_records_match_dicts_through_orjson():
     values[6, 2:] = [99.96, 1.0, 100.04]
     values[7, 0], values[7, 2] = 600, 1e6
     values[8] = np.nan
-    values[9] = [-3.0, -0.4, -0.04, -0.0004, -12.34]   # negative, and "-0.0" as orjson
+    values[9] = [-3.0, -0.4, -0.04, -0.0004, -12.34]   # negative; rounded zeros unsigned
     assert rendered(records, times[0], values) == reference(keys, times, values, decimals)
 
 
@@ -78,3 +80,33 @@ def test_numbers_beyond_the_digits_go_through_orjson():
     assert kernel.render(values, *records.arrays, TIME0, 3600, out) == (-1, -1)
     assert rendered(records, TIME0, values) == reference(
         keys, [TIME0 + 3600 * k for k in range(3)], values, decimals)
+
+
+NEGATIVE = np.array([[-5.3, -1234.56, -0.0004], [-0.4, -0.04, -0.0], [-np.inf, np.inf, np.nan],
+                     [-3.5, -2.25, -0.0015], [-499.6, -0.05, -9.9996]])
+NEGATIVE_JSON = (b'[{"time":1795392000,"a":-5,"b":-1234.6,"c":0.0},'
+                 b'{"time":1795395600,"a":0,"b":0.0,"c":0.0},'
+                 b'{"time":1795399200,"a":null,"b":null,"c":null},'
+                 b'{"time":1795402800,"a":-4,"b":-2.2,"c":-0.002},'
+                 b'{"time":1795406400,"a":-500,"b":0.0,"c":-10.0}]')
+
+
+def test_negative_and_infinite_values_render_as_themselves_or_null():
+    """A negative value renders as its own rounded value (a rounded zero as 0), never as
+    another number; infinities are null (decisions rule 11); both paths write the same."""
+    records = Records(("time", "a", "b", "c"), (0, 1, 3))
+    current, hourly = rendered(records, TIME0, NEGATIVE)
+    assert hourly == NEGATIVE_JSON and current == orjson.dumps(orjson.loads(hourly)[0])
+    assert hourly == reference(records.keys, [TIME0 + 3600 * k for k in range(5)], NEGATIVE,
+                               (0, 1, 3))[1]
+    assert records.orjson(TIME0, NEGATIVE, 3600)[1] == hourly       # the fallback path
+
+
+def test_negative_times_and_huge_negative_values_go_through_orjson_correctly():
+    records = Records(("time", "a", "b"), (0, 1))
+    values = np.array([[-1e16, -2.5], [-np.inf, -7e14]])
+    for time0, values in ((TIME0, values), (-7200, NEGATIVE[:, :2])):
+        times = [time0 + 3600 * k for k in range(len(values))]
+        assert kernel.render(values, *records.arrays, time0, 3600,
+                             records.buffer(len(values))) == (-1, -1)
+        assert rendered(records, time0, values) == reference(records.keys, times, values, (0, 1))

@@ -77,11 +77,11 @@ def test_answer_kernel_equals_series_indices_and_records(tmp_path):
         current, hourly = domain.records_at(lat, lon, first, True, 1_700_010_800)
         series = grid.series(lat, lon, first)
         columns = {name: series[:, k] for k, name in enumerate(variables)}
-        values = series.copy()
-        values[:, variables.index("european_aqi")] = aqi.european_aqi(columns)
-        values[:, variables.index("us_aqi")] = aqi.us_aqi(columns)
+        indices = {"european_aqi": aqi.european_aqi(columns), "us_aqi": aqi.us_aqi(columns)}
+        values = np.column_stack([series, *indices.values()])
+        names = list(variables) + list(indices)
         fields = aq.EUROPE_FIELDS
         expected = reference(aq.EUROPE_KEYS, range(1_700_010_800, 1_700_010_800 + 3600 * 27,
                                                    3600), values, [d for _, _, d in fields],
-                             [variables.index(v) for _, v, _ in fields])
+                             [names.index(v) for _, v, _ in fields])
         assert (bytes(current), bytes(hourly)) == expected

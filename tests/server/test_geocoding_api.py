@@ -324,6 +324,10 @@ def test_keyed_answers_vary_by_key(server):
     keyed = get(f"{server.url}/air-quality/47.37,8.54", {"X-API-Key": server.key})
     assert keyed.status == 200 and "X-API-Key" in keyed.headers["Vary"]
     assert "X-API-Key" not in get(f"{server.url}/geocoding/countries/CH").headers.get("Vary", "")
+    # where a key is optional (clusters: key or token), an answer to a key header varies on it
+    clusters = get(f"{server.url}/webcams/clusters?bbox=45,5,48,11&zoom=6",
+                   {"X-API-Key": server.key})
+    assert clusters.status == 200 and "X-API-Key" in clusters.headers["Vary"]
 
 
 def test_gzip_negotiation(server):
