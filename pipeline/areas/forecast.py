@@ -54,6 +54,7 @@ def build(datasets: Path, version: Path) -> dict:
         hourly = grid.spec(F.HOURLY, scan.lat, scan.lon, int(fields.hours[0]), 3600,
                            len(fields.hours), fields.variables, model_dir)
         grid.write(version, hourly, fields.read_band)
+        fields.check_known()
         static = grid.spec(F.STATIC, scan.lat, scan.lon, int(fields.hours[0]), 3600, 1,
                            [F.OROGRAPHY], model_dir)
         grid.write(version, static, fields.read_orography)

@@ -141,3 +141,20 @@ def deaccumulate(accumulated: np.ndarray, resets: np.ndarray) -> np.ndarray:
     since = np.where(resets[1:].reshape((-1,) + (1,) * (accumulated.ndim - 1)),
                      np.float32(0), accumulated[:-1])
     return np.maximum(current - since, np.float32(0))
+
+
+def bucket_averages_to_accumulations(times_s: np.ndarray, run_s: int, averages_mmh: np.ndarray,
+                                     bucket_s: int) -> tuple[np.ndarray, np.ndarray]:
+    """Rates averaged since the start of each step's bucket (GFS prate: 0-1, 0-2 ... 0-6,
+    then 6-7 ... h averages; 120-123, 120-126 h in the 3-hourly range) as the amounts
+    accumulated in the bucket (mm) and the resets of deaccumulate (steps whose bucket began
+    at or after the step before)."""
+    elapsed = np.asarray(times_s, dtype=np.int64) - int(run_s)
+    start = np.where(elapsed > 0, (elapsed - 1) // bucket_s * bucket_s, 0)
+    hours_in = ((elapsed - start) / HOUR_S).astype(np.float32).reshape(
+        (-1,) + (1,) * (averages_mmh.ndim - 1))
+    # At the run time nothing has accumulated yet (GFS has no average at step 0).
+    amounts = np.where(hours_in > 0, averages_mmh * hours_in, np.float32(0))
+    resets = np.zeros(len(elapsed), dtype=bool)
+    resets[1:] = start[1:] != start[:-1]
+    return amounts.astype(np.float32), resets

@@ -11,7 +11,9 @@ import numpy as np
 CONVERSIONS: dict[str, dict[str, tuple[float, float]]] = {
     "temperature_c": {"K": (1.0, -273.15), "degC": (1.0, 0.0), "C": (1.0, 0.0)},
     "pressure_hpa": {"Pa": (0.01, 0.0), "hPa": (1.0, 0.0), "mbar": (1.0, 0.0), "mb": (1.0, 0.0)},
-    "fraction": {"%": (0.01, 0.0), "percent": (0.01, 0.0), "1": (1.0, 0.0), "": (1.0, 0.0),
+    # No empty unit: 50 could be 50 % or a bad 0-1 value; a file without the attribute is
+    # refused (model_netcdf says how to fix it) rather than read wrongly by a factor of 100.
+    "fraction": {"%": (0.01, 0.0), "percent": (0.01, 0.0), "1": (1.0, 0.0),
                  "(0 - 1)": (1.0, 0.0), "0-1": (1.0, 0.0), "~": (1.0, 0.0)},
     "speed_ms": {"m s-1": (1.0, 0.0), "km h-1": (1 / 3.6, 0.0), "kt": (0.514444, 0.0),
                  "knots": (0.514444, 0.0)},
@@ -23,9 +25,11 @@ CONVERSIONS: dict[str, dict[str, tuple[float, float]]] = {
                  # surface geopotential (ECMWF z) divided by standard gravity
                  "m2 s-2": (1 / 9.80665, 0.0)},
     "energy_jkg": {"J kg-1": (1.0, 0.0)},
-    # Categorical flags (0/1) and code tables: taken as they are.
+    # Categorical flags (0/1) and code tables: taken as they are ("-" and "non-dim" are
+    # what wgrib2 -netcdf writes for CRAIN and friends).
     "category": {"": (1.0, 0.0), "1": (1.0, 0.0), "~": (1.0, 0.0), "0-1": (1.0, 0.0),
-                 "(0 - 1)": (1.0, 0.0), "numeric": (1.0, 0.0)},
+                 "(0 - 1)": (1.0, 0.0), "numeric": (1.0, 0.0), "-": (1.0, 0.0),
+                 "non-dim": (1.0, 0.0)},
 }
 
 _POWER = re.compile(r"\*\*|\^")

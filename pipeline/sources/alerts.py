@@ -24,6 +24,8 @@ log = logging.getLogger("pipeline.forecast")
 CAP_NS = {"cap": "urn:oasis:names:tc:emergency:cap:1.2"}
 CIRCLE_VERTICES = 36
 EARTH_RADIUS_KM = 6371.0088
+# GeoJSON geometries without an area: an alert having only these cannot be placed.
+AREALESS = ("Point", "MultiPoint", "LineString", "MultiLineString")
 
 
 @dataclass
@@ -64,18 +66,26 @@ def read(folder: Path) -> Alerts:
     unique = {}
     for alert in sorted(alerts, key=lambda a: (a.onset, a.id)):
         unique.setdefault(alert.id, alert)   # the same alert in two files counts once
-    log.info("alerts: %d placed, %d without a polygon skipped", len(unique), skipped)
+    log.info("alerts: %d placed, %d without a polygon (none, or a point or line) skipped",
+             len(unique), skipped)
     return Alerts(alerts=list(unique.values()), files=files, skipped=skipped)
 
 
+def _text(raw) -> str | None:
+    """A property as text (feeds put numbers where strings belong), None when absent."""
+    return None if raw is None or raw == "" else str(raw)
+
+
 def _severity(raw: str | None) -> str:
-    value = (raw or "Unknown").strip().title()
+    value = str(raw or "Unknown").strip().title()
     return value if value in F.SEVERITIES else "Unknown"
 
 
 def _time(raw: str | None, path: Path, what: str) -> int | None:
     if not raw:
         return None
+    if not isinstance(raw, str):
+        raise InputError(path, f"{what} {raw!r} is not an ISO 8601 time string")
     try:
         parsed = datetime.fromisoformat(raw.strip().replace("Z", "+00:00"))
     except ValueError:
@@ -100,6 +110,9 @@ def _read_geojson(path: Path) -> tuple[list[Alert], int]:
         raise InputError(path, "not a GeoJSON FeatureCollection of alerts")
     alerts, skipped = [], 0
     for feature in features:
+        if not isinstance(feature, dict) or not isinstance(feature.get("properties") or {},
+                                                             dict):
+            raise InputError(path, "a feature is not a GeoJSON Feature object with properties")
         props = feature.get("properties") or {}
         if props.get("status", "Actual") != "Actual" or props.get("messageType") == "Cancel":
             continue
@@ -112,7 +125,7 @@ def _read_geojson(path: Path) -> tuple[list[Alert], int]:
                  or _time(props.get("sent"), path, "sent"))
         if onset is None:
             raise InputError(path, f"alert {props.get('id')!r} has no onset, effective or sent")
-        description = props.get("description") or ""
+        description = _text(props.get("description")) or ""
         if props.get("instruction"):
             description = f"{description}\n\n{props['instruction']}".strip()
         alerts.append(Alert(
@@ -124,36 +137,57 @@ def _read_geojson(path: Path) -> tuple[list[Alert], int]:
             expires=(_time(props.get("ends"), path, "ends")
                      or _time(props.get("expires"), path, "expires")),
             regions=[r.strip() for r in str(props.get("areaDesc") or "").split(";") if r.strip()],
-            uri=props.get("@id") or props.get("web") or (
+            uri=_text(props.get("@id") or props.get("web")) or (
                 feature.get("id") if str(feature.get("id", "")).startswith("http") else None),
             source=path.name, polygons=polygons))
     return alerts, skipped
 
 
 def _geojson_polygons(geometry: dict | None, path: Path) -> list[list[np.ndarray]]:
+    """The polygons of a geometry; points and lines have no area and give none (the alert
+    is then skipped and counted, like one without a geometry)."""
     if not geometry:
         return []
+    if not isinstance(geometry, dict):
+        raise InputError(path, f"alert geometry {str(geometry)[:60]!r} is not a GeoJSON object")
     kind, coords = geometry.get("type"), geometry.get("coordinates")
-    if kind == "Polygon":
-        return [_rings(coords, path)]
-    if kind == "MultiPolygon":
-        return [_rings(polygon, path) for polygon in coords]
-    if kind == "GeometryCollection":
+    if kind in AREALESS:
+        return []
+    if kind == "GeometryCollection" and isinstance(geometry.get("geometries", []), list):
         return [p for g in geometry.get("geometries", []) for p in _geojson_polygons(g, path)]
-    raise InputError(path, f"alert geometry {kind!r} is not a Polygon or MultiPolygon")
+    if kind == "Polygon" and isinstance(coords, list):
+        return [rings for rings in [_rings(coords, path)] if rings]
+    if kind == "MultiPolygon" and isinstance(coords, list):
+        return [rings for rings in (_rings(polygon, path) for polygon in coords) if rings]
+    raise InputError(path, f"alert geometry {str(kind)[:40]!r} with coordinates "
+                           f"{str(coords)[:60]!r} is not a GeoJSON geometry")
 
 
 def _rings(rings: list, path: Path) -> list[np.ndarray]:
+    if not isinstance(rings, list):
+        raise InputError(path, f"polygon {str(rings)[:60]!r} is not a list of rings")
     out = []
     for ring in rings:
-        array = np.asarray(ring, dtype=np.float64)
+        try:
+            array = np.asarray(ring, dtype=np.float64)
+        except (TypeError, ValueError):
+            array = np.zeros((0, 0))
         if array.ndim != 2 or array.shape[0] < 3 or array.shape[1] < 2:
-            raise InputError(path, "a polygon ring needs at least three [lon, lat] positions")
-        out.append(_closed(array[:, [1, 0]]))   # GeoJSON is lon, lat
+            raise InputError(path, f"polygon ring {str(ring)[:60]!r} is not three or more "
+                                   "[lon, lat] positions")
+        out.append(_closed(array[:, [1, 0]], path))   # GeoJSON is lon, lat
     return out
 
 
-def _closed(ring: np.ndarray) -> np.ndarray:
+def _closed(ring: np.ndarray, path: Path) -> np.ndarray:
+    """A ring of (lat, lon) vertices, checked, continuous across the antimeridian and closed."""
+    if not np.isfinite(ring).all() or (np.abs(ring[:, 0]) > 90).any():
+        raise InputError(path, f"polygon ring {ring[:3].tolist()!r}... has a position that is "
+                               "not a finite latitude within ±90 and longitude")
+    # A ring crossing the antimeridian jumps by ~360° between neighbours (179 -> -179):
+    # unwrapped it runs on past ±180 (179 -> 181), as the server's polygon test expects;
+    # taken as written it would cover the other half of the globe.
+    ring = np.column_stack([ring[:, 0], np.unwrap(ring[:, 1], period=360.0)])
     return ring if np.array_equal(ring[0], ring[-1]) else np.vstack([ring, ring[:1]])
 
 
@@ -217,7 +251,7 @@ def _cap_polygon(raw: str, path: Path) -> np.ndarray:
     ring = _pairs(raw, path)
     if len(ring) < 3:
         raise InputError(path, "a CAP polygon needs at least three points")
-    return _closed(ring)
+    return _closed(ring, path)
 
 
 def _cap_circle(raw: str, path: Path) -> np.ndarray:
@@ -228,10 +262,12 @@ def _cap_circle(raw: str, path: Path) -> np.ndarray:
         radius_km = float(radius)
     except ValueError:
         raise InputError(path, f"CAP circle {raw[:60]!r} is not 'lat,lon radius'") from None
+    if not (abs(lat) <= 90 and math.isfinite(lon) and 0 <= radius_km < EARTH_RADIUS_KM):
+        raise InputError(path, f"CAP circle {raw[:60]!r} is not a place and a radius in km")
     bearings = np.radians(np.linspace(0, 360, CIRCLE_VERTICES, endpoint=False))
     d = radius_km / EARTH_RADIUS_KM
     p1, l1 = math.radians(lat), math.radians(lon)
     p2 = np.arcsin(math.sin(p1) * math.cos(d) + math.cos(p1) * math.sin(d) * np.cos(bearings))
     l2 = l1 + np.arctan2(np.sin(bearings) * math.sin(d) * math.cos(p1),
                          math.cos(d) - math.sin(p1) * np.sin(p2))
-    return _closed(np.column_stack([np.degrees(p2), np.degrees(l2)]))
+    return _closed(np.column_stack([np.degrees(p2), np.degrees(l2)]), path)

@@ -105,19 +105,41 @@ def write_run(folder: Path, run_s: int, grid: Grid, steps: np.ndarray,
             handles[(level, value)] = _create(path, run_s, grid, steps, level, value, names)
             files.append(path)
         weather = Weather(grid)
+        bucket = _Bucket()
         for k, step in enumerate(steps):
             valid_s = run_s + int(step) * 3600
             fields = weather.fields(valid_s)
+            written = {**fields, "prate": bucket.mean(int(step), fields["prate"])}
             for (level, value), names in levels.items():
                 ds = handles[(level, value)]
                 for name in names:
-                    ds[name][k] = fields[name]
+                    ds[name][k] = written[name]
             if collect is not None:
                 collect(valid_s, fields)
     finally:
         for ds in handles.values():
             ds.close()
     return files
+
+
+class _Bucket:
+    """prate as GFS writes it (GRIB_stepType avg): the mean rate since the start of the
+    step's 6-hour bucket, from the instantaneous rates at the steps (trapezoids); NaN at
+    step 0, which has no interval."""
+
+    def __init__(self):
+        self.step_h, self.rate, self.amount = 0, None, None
+
+    def mean(self, step_h: int, rate: np.ndarray) -> np.ndarray:
+        if self.rate is None or step_h <= 0:
+            self.step_h, self.rate, self.amount = step_h, rate, np.zeros_like(rate)
+            return np.full_like(rate, np.nan)
+        start = (step_h - 1) // 6 * 6
+        if self.step_h <= start:          # the previous step closed a bucket
+            self.amount = np.zeros_like(rate)
+        self.amount = self.amount + (self.rate + rate) * np.float32((step_h - self.step_h) / 2)
+        self.step_h, self.rate = step_h, rate
+        return (self.amount / np.float32(step_h - start)).astype(np.float32)
 
 
 def _create(path: Path, run_s: int, grid: Grid, steps: np.ndarray, level: str, value: float,

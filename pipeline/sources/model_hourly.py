@@ -20,10 +20,14 @@ from pipeline.sources.model_netcdf import Run, Scan
 log = logging.getLogger("pipeline.forecast")
 # Inputs every run needs; a tuple means any one of them.
 REQUIRED_INPUTS = ("t2m", ("d2m", "r2"), "u10", "v10", "msl", "tcc", ("tp", "prate"))
+REQUIRED_FIELDS = {n for need in REQUIRED_INPUTS for n in ((need,) if isinstance(need, str)
+                                                           else need)}
 FLAGS = ("crain", "csnow", "cfrzr", "cicep")
 VISIBILITY_CAP_M = 16_000.0          # reported visibility is capped at 16 km (10 mi)
 OPTIONAL = {"vis": F.VISIBILITY, "gust": F.GUST, "cape": F.CAPE}
 TOTALS_ROWS = 64                     # rows per read when summing accumulations
+# GFS averages prate over 6-hour buckets from the run time (0-1 ... 0-6 h, then 6-7 h ...).
+PRATE_BUCKET_S = 6 * 3600
 
 
 class HourlyFields:
@@ -50,6 +54,7 @@ class HourlyFields:
         self.half = precipitation.neighbourhood_cells(scan.lat[1] - scan.lat[0]
                                                       if self.nlat > 1 else 1.0)
         self._resets: dict[int, np.ndarray] = {}
+        self._known: dict[tuple[int, str], bool] = {}   # (run, field) -> has a value
 
     def runs(self) -> list[dict]:
         """Each run's time, fields and hourly coverage (for the manifest)."""
@@ -72,6 +77,24 @@ class HourlyFields:
                     np.copyto(out[i, k0:k0 + len(hours)], new, where=~np.isnan(new))
         return out
 
+    def check_known(self) -> None:
+        """Refuse a run whose required field has no value anywhere (all NaN, e.g. a broken
+        download): it would publish a forecast of nulls. Call after every band was read."""
+        for run in self.scan.runs:
+            for name in sorted(REQUIRED_FIELDS & set(run.pieces)):
+                if not self._known.get((run.run_s, name), True):
+                    piece = run.pieces[name][0]
+                    raise InputError(piece.path, f"{piece.name} of run {_iso(run.run_s)} has no "
+                                                 "values (every value is missing)")
+
+    def _read(self, run: Run, name: str, a: int, b: int) -> np.ndarray:
+        """run.read, noting whether a required field has any value (for check_known)."""
+        values = run.read(name, a, b)
+        if name in REQUIRED_FIELDS:
+            key = (run.run_s, name)
+            self._known[key] = self._known.get(key, False) or bool(np.isfinite(values).any())
+        return values
+
     def read_orography(self, start: int, stop: int) -> np.ndarray:
         """Surface height (1, 1, rows, nlon); NaN when the inputs have no orography."""
         if self.scan.orography is None:
@@ -85,7 +108,7 @@ class HourlyFields:
         hours = self.run_hours[run.run_s]
 
         def hourly(name: str) -> np.ndarray:
-            return series.interpolate(run.times(name), run.read(name, a, b), hours)
+            return series.interpolate(run.times(name), self._read(run, name, a, b), hours)
 
         temperature = hourly("t2m")
         if "d2m" in run.pieces:
@@ -114,12 +137,22 @@ class HourlyFields:
 
     def _rate(self, run: Run, a: int, b: int, hours: np.ndarray) -> np.ndarray:
         """mm/h for the hour starting at each hour: from accumulated tp when present (exact
-        totals), else prate interpolated in time."""
-        if "tp" not in run.pieces:
-            rate = series.interpolate(run.times("prate"), run.read("prate", a, b), hours)
+        totals), else from prate: bucket averages (GFS) made accumulations, instantaneous
+        rates interpolated in time."""
+        if "tp" in run.pieces:
+            times, accumulated = run.times("tp"), self._read(run, "tp", a, b)
+            resets = self._reset_steps(run)
+        elif all(p.averaged for p in run.pieces["prate"]):
+            times, averages = run.times("prate"), self._read(run, "prate", a, b)
+            if times[0] > run.run_s:  # nothing has accumulated at the run time
+                times = np.concatenate([[run.run_s], times])
+                averages = np.concatenate([np.zeros_like(averages[:1]), averages])
+            accumulated, resets = series.bucket_averages_to_accumulations(
+                times, run.run_s, averages, PRATE_BUCKET_S)
+        else:
+            rate = series.interpolate(run.times("prate"), self._read(run, "prate", a, b),
+                                      hours)
             return np.maximum(rate, 0.0)
-        times, accumulated = run.times("tp"), run.read("tp", a, b)
-        resets = self._reset_steps(run)
         if times[0] > run.run_s:  # accumulations start from zero at the run time
             times = np.concatenate([[run.run_s], times])
             accumulated = np.concatenate([np.zeros_like(accumulated[:1]), accumulated])

@@ -68,6 +68,7 @@ class Piece:
     times_s: np.ndarray | None      # valid times, None for a field without time
     lat_descending: bool
     lon_order: np.ndarray
+    averaged: bool = False          # values are means over the step's bucket (GFS prate)
 
     def read(self, row_start: int, row_stop: int) -> np.ndarray:
         """Rows [row_start, row_stop) of the ascending grid, longitudes sorted, SI units:
@@ -198,6 +199,9 @@ def _pieces(path: Path, ds: xr.Dataset, name: str) -> list[Piece]:
     fld = NAME_TO_FIELD[name]
     quantity = FIELDS[fld][0]
     raw_unit = str(da.attrs.get("units", ""))
+    if quantity == "fraction" and not raw_unit.strip():
+        raise InputError(path, f"{name} has no units attribute: say whether it is in percent "
+                               "('%') or a fraction 0-1 ('1')")
     conversion = units.converter(quantity, raw_unit)
     if conversion is None:
         raise InputError(path, f"{name}: unit {raw_unit!r} is not one of "
@@ -216,12 +220,19 @@ def _pieces(path: Path, ds: xr.Dataset, name: str) -> list[Piece]:
     lat = np.asarray(ds[lat_dim].values, dtype=np.float64)
     _, lon_order = grid.lon_order(ds[lon_dim].values)
     common = dict(path=path, name=name, field=fld, factor=conversion[0], offset=conversion[1],
-                  lat_descending=bool(lat.size > 1 and lat[0] > lat[-1]), lon_order=lon_order)
+                  lat_descending=bool(lat.size > 1 and lat[0] > lat[-1]), lon_order=lon_order,
+                  averaged=_averaged(da))
     if "step" in da.dims:
         return _step_pieces(path, ds, da, lat_dim, lon_dim, common)
     if "time" in da.dims:
         return _time_pieces(path, ds, da, lat_dim, lon_dim, common)
     return [Piece(array=da.transpose(lat_dim, lon_dim), run_s=0, times_s=None, **common)]
+
+
+def _averaged(da: xr.DataArray) -> bool:
+    """True for a time mean: cfgrib's GRIB_stepType avg, or CF cell_methods 'time: mean'."""
+    methods = str(da.attrs.get("cell_methods", "")).replace(" ", "")
+    return str(da.attrs.get("GRIB_stepType", "")).lower() == "avg" or "time:mean" in methods
 
 
 def _seconds(values, path: Path, what: str) -> np.ndarray:

@@ -105,11 +105,13 @@ def test_ecmwf_and_wgrib2_layouts_read_like_cfgrib_gfs(pipeline_cli, tmp_path):
     fi.write_time_file(tmp_path / "wgrib2" / "forecast" / "gfs.nc", None, valid, lat, lon, {
         "TMP_2maboveground": 20.0, "DPT_2maboveground": 10.0, "UGRD_10maboveground": 3.0,
         "VGRD_10maboveground": 4.0, "PRMSL_meansealevel": 1013.25,
-        "TCDC_entireatmosphere": 50.0, "PRATE_surface": 0.0, "HGT_surface": 400.0},
+        "TCDC_entireatmosphere": 50.0, "PRATE_surface": 0.0, "HGT_surface": 400.0,
+        "CRAIN_surface": 0.0, "CSNOW_surface": 0.0},
         units={"TMP_2maboveground": "degC", "DPT_2maboveground": "degC",
                "UGRD_10maboveground": "m/s", "VGRD_10maboveground": "m/s",
                "PRMSL_meansealevel": "hPa", "TCDC_entireatmosphere": "%",
-               "PRATE_surface": "kg/m^2/s", "HGT_surface": "m"})
+               "PRATE_surface": "kg/m^2/s", "HGT_surface": "m",
+               "CRAIN_surface": "-", "CSNOW_surface": "non-dim"})   # wgrib2's category units
     grids = {}
     for name in ("gfs", "ecmwf", "wgrib2"):
         build(pipeline_cli, tmp_path / name, tmp_path / f"out-{name}")
@@ -152,6 +154,17 @@ def test_accumulations_become_hourly_rates(pipeline_cli, tmp_path):
     hours = [0, 1, 2, 3, 5, 6, 7, 8, 122, 123, 124, 125, 126]
     assert _rate_at(contract.current_version_dir(tmp_path / "out-gfs"), hours) == \
         [hourly_rate(h) for h in hours]
+    # GFS prate (stepType avg): the mean rate since the bucket's start, the same buckets.
+    def bucket_mean(valid_s, la, lo):
+        h = (valid_s - run) // 3600
+        return bucket(valid_s, la, lo) / (h - (h - 1) // 6 * 6) / 3600.0   # kg m-2 s-1
+
+    fi.write_step_file(tmp_path / "avg" / "forecast" / "a.nc", run, steps, lat, lon, fields)
+    fi.write_step_file(tmp_path / "avg" / "forecast" / "prate.nc", run, steps[1:], lat, lon,
+                       {"prate": bucket_mean}, step_types={"prate": "avg"})
+    build(pipeline_cli, tmp_path / "avg", tmp_path / "out-avg")
+    assert _rate_at(contract.current_version_dir(tmp_path / "out-avg"), hours) == \
+        [hourly_rate(h) for h in hours]
     # ECMWF: tp in metres accumulated from the run start, 3-hourly: each hour of a 3-hour
     # step gets a third of its amount.
     steps = list(range(0, 25, 3))
@@ -184,6 +197,8 @@ def test_the_newest_run_wins_where_runs_overlap(pipeline_cli, tmp_path):
     ("units", "unit 'furlongs'"),
     ("garbage", "not a readable NetCDF file"),
     ("grids", "on another grid"),
+    ("nan", "t2m of run"),
+    ("unitless", "tcc has no units attribute"),
 ])
 def test_bad_inputs_fail_with_the_file_and_problem(pipeline_cli, tmp_path, case, problem):
     out = tmp_path / "out"
@@ -203,6 +218,12 @@ def test_bad_inputs_fail_with_the_file_and_problem(pipeline_cli, tmp_path, case,
     elif case == "garbage":
         bad.mkdir(parents=True)
         (bad / "broken.nc").write_bytes(b"this is not netcdf")
+    elif case == "nan":          # a broken download: every t2m value missing
+        gfs_run(bad, run, horizon_h=6, t2m=np.nan)
+    elif case == "unitless":     # 50 (%) or 0.5? A fraction without its unit is ambiguous.
+        gfs_run(bad, run, horizon_h=6)
+        fi.write_step_file(bad / "gfs.t00z.0.atmosphere.nc", run, fi.gfs_steps(6), lat, lon,
+                           {"tcc": 50.0}, units={"tcc": ""})
     else:
         gfs_run(bad, run, horizon_h=6)
         fine_lat, fine_lon = fi.global_axes(5.0)
@@ -243,3 +264,65 @@ def test_alerts_nws_geojson_and_cap_become_the_table_and_index(pipeline_cli, tmp
     assert boxes.shape == (2, 4) and np.allclose(boxes[1], [47, 8, 48, 9])
     assert np.load(version / F.ALERT_PART_ALERT).tolist() == [0, 0, 1]   # circle, polygon, ring
     assert json.loads(json.dumps(entry["tables"])) == {"alerts": {"file": F.ALERTS, "rows": 2}}
+
+
+RING = [[8.0, 47.0], [9.0, 47.0], [9.0, 48.0], [8.0, 48.0], [8.0, 47.0]]
+
+
+@pytest.mark.parametrize("change, problem", [
+    ({"geometry": {"type": "Polygon", "coordinates": [[[8, 47], [9], [9, 48], [8, 47]]]}},
+     "is not three or more [lon, lat] positions"),
+    ({"geometry": {"type": "Polygon", "coordinates": [[[8, 95], [9, 95], [9, 96], [8, 95]]]}},
+     "not a finite latitude"),
+    ({"geometry": {"type": "Pentagon", "coordinates": []}}, "is not a GeoJSON geometry"),
+    ({"geometry": "47,8"}, "is not a GeoJSON object"),
+    ({"properties": {"onset": 1893474000, "event": "Wind"}}, "is not an ISO 8601 time string"),
+    ({"properties": ["not", "an", "object"]}, "not a GeoJSON Feature object"),
+])
+def test_bad_alert_files_fail_with_the_file_and_problem(pipeline_cli, tmp_path, change,
+                                                        problem):
+    gfs_run(tmp_path / "d" / "forecast", fi.last_run(), horizon_h=6)
+    out = tmp_path / "out"
+    build(pipeline_cli, tmp_path / "d", out)
+    published = contract.current_version_dir(out)
+    feature = {**fi.nws_alert("a1", "Wind Advisory", RING, "2030-01-01T00:00:00Z", None),
+               **change}
+    fi.write_nws(tmp_path / "d" / "alerts" / "bad.geojson", [feature])
+    result = build(pipeline_cli, tmp_path / "d", out, check=False)
+    assert result.returncode == 1 and "Traceback" not in result.stderr
+    assert "bad.geojson" in result.stderr and problem in result.stderr, result.stderr[-2000:]
+    assert contract.current_version_dir(out) == published
+
+
+def test_alerts_without_an_area_are_skipped_and_counted(pipeline_cli, tmp_path):
+    gfs_run(tmp_path / "d" / "forecast", fi.last_run(), horizon_h=6)
+    onset = "2030-01-01T00:00:00Z"
+    fi.write_nws(tmp_path / "d" / "alerts" / "nws.geojson", [
+        fi.nws_alert("area", "Wind Advisory", RING, onset, None),
+        {**fi.nws_alert("point", "Tornado Warning", RING, onset, None),
+         "geometry": {"type": "Point", "coordinates": [8.5, 47.5]}},
+        {**fi.nws_alert("line", "Coastal Flood", RING, onset, None),
+         "geometry": {"type": "LineString", "coordinates": [[8, 47], [9, 48]]}},
+        {**fi.nws_alert("empty", "Flood Watch", RING, onset, None),
+         "geometry": {"type": "MultiPolygon", "coordinates": []}}])
+    build(pipeline_cli, tmp_path / "d", tmp_path / "out")
+    version = contract.current_version_dir(tmp_path / "out")
+    entry = contract.read_manifest(version)["areas"]["forecast"]
+    assert entry["alerts"]["count"] == 1 and entry["alerts"]["skipped_without_polygon"] == 3
+
+
+def test_alert_rings_across_the_antimeridian_stay_on_their_side(pipeline_cli, tmp_path):
+    gfs_run(tmp_path / "d" / "forecast", fi.last_run(), horizon_h=6)
+    aleutians = [[179.0, 51.0], [-179.0, 51.0], [-179.0, 53.0], [179.0, 53.0], [179.0, 51.0]]
+    fi.write_nws(tmp_path / "d" / "alerts" / "nws.geojson", [
+        fi.nws_alert("a1", "Gale Warning", aleutians, "2030-01-01T00:00:00Z", None)])
+    (tmp_path / "d" / "alerts" / "cap.xml").write_text(fi.CAP.format(
+        ident="cap-1", sent="2030-01-01T00:00:00+00:00", onset="2030-01-01T00:00:00+00:00",
+        expires="2030-01-02T00:00:00+00:00", circle="-17.0,179.9 50",
+        polygon="-16.0,179.5 -16.0,-179.5 -17.0,-179.5 -17.0,179.5 -16.0,179.5"))
+    build(pipeline_cli, tmp_path / "d", tmp_path / "out")
+    version = contract.current_version_dir(tmp_path / "out")
+    boxes = np.load(version / F.ALERT_BOXES)
+    # Each box spans two degrees of longitude or so, not the 358° of the other half.
+    assert np.allclose(boxes[0], [51, 179, 53, 181])                  # a1, then cap-1
+    assert 179 < boxes[1, 1] < boxes[1, 3] < 181.5 and boxes[1, 3] - boxes[1, 1] < 2.5

@@ -169,6 +169,7 @@ def test_unit_systems():
     ("m", "amount_mm", 1000, 0),
     ("%", "fraction", 0.01, 0), ("(0 - 1)", "fraction", 1, 0), ("Pa", "pressure_hpa", 0.01, 0),
     ("m**2 s**-2", "length_m", 1 / 9.80665, 0), ("Code table 4.222", "category", 1, 0),
+    ("-", "category", 1, 0), ("non-dim", "category", 1, 0),
 ])
 def test_unit_spellings(raw, quantity, factor, offset):
     assert converter(quantity, raw) == pytest.approx((factor, offset))
@@ -177,6 +178,7 @@ def test_unit_spellings(raw, quantity, factor, offset):
 def test_unknown_units_are_refused():
     assert converter("speed_ms", "furlongs per fortnight") is None
     assert canonical_unit("m.s-1") == "m s-1"
+    assert converter("fraction", "") is None        # 50 % or 0.5? refused, not guessed
 
 
 def test_linear_interpolation_and_holding_at_the_ends():

@@ -47,13 +47,16 @@ def field(value, valid_s: np.ndarray, lat: np.ndarray, lon: np.ndarray) -> np.nd
 
 
 def write_step_file(path: Path, run_s: int, steps_h, lat, lon, fields: dict,
-                    units: dict | None = None, attrs: dict | None = None) -> Path:
-    """cfgrib's layout: step (timedelta) x latitude x longitude, the run time in `time`."""
+                    units: dict | None = None, attrs: dict | None = None,
+                    step_types: dict | None = None) -> Path:
+    """cfgrib's layout: step (timedelta) x latitude x longitude, the run time in `time`;
+    step_types gives a field's GRIB_stepType (e.g. avg) where it is not instant."""
     steps_h = np.asarray(steps_h)
     valid = run_s + steps_h * HOUR
     units = {**UNITS, **(units or {})}
     data = {name: (("step", "latitude", "longitude"), field(value, valid, lat, lon),
-                   {"units": units[name], "GRIB_shortName": name})
+                   {"units": units[name], "GRIB_shortName": name,
+                    "GRIB_stepType": (step_types or {}).get(name, "instant")})
             for name, value in fields.items()}
     ds = xr.Dataset(data, coords={
         "time": np.datetime64(run_s, "s").astype("datetime64[ns]"),
