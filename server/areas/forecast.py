@@ -3,11 +3,10 @@
 from __future__ import annotations
 
 import math
-import time
 from functools import lru_cache
-from typing import Mapping
 
 from aiohttp import web
+from multidict import MultiMapping
 
 from server import params
 from server.areas import forecast_blocks, forecast_data, forecast_text
@@ -15,47 +14,57 @@ from server.areas.forecast_blocks import BLOCKS, EXTENDED_HOURS, HOURLY_HOURS, R
 from server.areas.forecast_data import ForecastData
 from server.areas.forecast_place import locate
 from server.errors import ApiError, bad_request
-from server.http import STORE, endpoint
+from server.http import NOW, STORE, endpoint
 from server.science import units as unit_systems
 
 AREA = "forecast"
 UNITS = ("us", "si", "ca", "uk", "auto")
-MIN_MAX_AGE_S = 60
+PERIOD_S = 60
 STALE_RETRY_S = 300
 load = forecast_data.load
 
 
-def parse(coordinates: str, query: Mapping[str, str]) -> Request:
+def parse(coordinates: str, query: MultiMapping[str]) -> Request:
     """The request as a frozen dataclass; its units are a system's name or "auto" (resolved
     by the handler: auto needs the point's country)."""
     lat, lon = params.coordinates(coordinates)
     units = params.choice(query, "units", "us", UNITS)
     lang = forecast_text.language(params.language(query, "lang"))
     extend = params.choice(query, "extend", "", ("hourly",))
+    # exclude=a,b and exclude=a&exclude=b (OpenAPI's form style, exploded or not) mean the
+    # same; an empty value is an empty list (how form style writes one).
+    exclude = ",".join(v for v in query.getall("exclude", ()) if v.strip())
     return Request(lat=lat, lon=lon, units=units, lang=lang,
-                   hours=EXTENDED_HOURS if extend else HOURLY_HOURS,
-                   blocks=_blocks(query.get("exclude")))
+                   hours=EXTENDED_HOURS if extend else HOURLY_HOURS, blocks=_blocks(exclude))
 
 
 @lru_cache(maxsize=256)
-def _blocks(exclude: str | None) -> frozenset[str]:
+def _blocks(exclude: str) -> frozenset[str]:
     """The blocks left when `exclude` (comma-separated names) are left out."""
     excluded = set()
-    for name in (part.strip() for part in (exclude or "").split(",")):
-        if name and name not in BLOCKS:
+    for name in (part.strip() for part in exclude.split(",") if exclude):
+        if name not in BLOCKS:
             raise bad_request("exclude", f"exclude takes blocks among {', '.join(BLOCKS)}, "
-                                         f"got {params.show(name)}")
+                                         f"got {params.show(name) if name else 'an empty name'}")
         excluded.add(name)
     return frozenset(b for b in BLOCKS if b not in excluded)
 
 
-@endpoint(area=AREA, auth="key")
+# The answer changes every minute (minutely starts at the current one; currently is
+# interpolated to now): the ETag names the minute and the answer is cached at most to its end.
+# The gazetteer (elevation, units=auto) shapes it too.
+@endpoint(area=AREA, auth="key", period_s=PERIOD_S, also=("geocoding",))
 async def forecast(request: web.Request) -> web.Response:
     """GET /forecast/{lat},{lon}: currently, minutely, hourly, daily and alerts at a point."""
     query = parse(request.match_info["coordinates"], request.query)
     store = request.app[STORE]
     data: ForecastData = store.require(AREA).data
-    now = time.time()
+    if not data.grid.contains(query.lat, query.lon):
+        # A regional model has no weather beyond its edge: its edge values would be a
+        # silent answer about another place (a 400: asking again will not help).
+        raise bad_request("coordinates", f"{query.lat},{query.lon} is outside the forecast "
+                                         f"model's domain ({data.domain})")
+    now = request[NOW]        # the middleware's clock: the minute the ETag names
     if not data.covers(now):
         raise ApiError(503, "forecast data does not cover the present time (stale); a newer "
                             "version is expected", headers={"Retry-After": str(STALE_RETRY_S)})
@@ -63,9 +72,16 @@ async def forecast(request: web.Request) -> web.Response:
     system = unit_systems.for_country(place.country) if query.units == "auto" \
         else unit_systems.SYSTEMS[query.units]
     body = forecast_blocks.respond(data, place, query, system, now)
-    max_age = max(MIN_MAX_AGE_S, math.floor(data.next_version_s - now))
     return web.Response(body=body, content_type="application/json",
-                        headers={"Cache-Control": f"public, max-age={max_age}"})
+                        headers={"Cache-Control": f"public, max-age={max_age(data, now)}"})
+
+
+def max_age(data: ForecastData, now: float) -> int:
+    """Seconds the answer stays right: to the end of the minute, or sooner when the next
+    data version is expected before then (an overdue one does not shorten it further)."""
+    left = math.ceil(PERIOD_S - now % PERIOD_S)
+    coming = math.floor(data.next_version_s - now)
+    return max(1, min(left, coming) if coming > 0 else left)
 
 
 def routes() -> list[web.RouteDef]:

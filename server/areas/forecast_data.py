@@ -117,6 +117,7 @@ class ForecastData:
                         for run in reversed(entry["source"]["runs"])]
         self.generated = bool(entry["source"]["generated"])
         self.alerts = AlertIndex(version_dir)
+        self.domain = _domain(self.grid)
         self.same_cells = all(self.grid.spec[a] == self.static.spec[a] for a in AXES)
         self.sun_t0, self.suns = forecast_render.sun_table(self.first_s, self.last_s)
         self._flags: dict[str, bytes] = {}
@@ -164,6 +165,17 @@ class ForecastData:
             return None
         value = float(self.window(lat, lon, unix_s, 1)[0, self.column[F.CLOUD]])
         return None if value != value else min(1.0, max(0.0, value))
+
+
+def _domain(grid: PointGrid) -> str:
+    """The grid's extent in words (for the answer to a point outside it)."""
+    if grid.wraps:
+        lon = "every longitude"
+    else:
+        east = (grid.lon0 + (grid.nlon - 1) * grid.dlon + 180.0) % 360.0 - 180.0
+        lon = f"longitude {grid.lon0:g} to {east:g}"
+    north = grid.lat0 + (grid.nlat - 1) * grid.dlat
+    return f"latitude {grid.lat0:g} to {north:g}, {lon}"
 
 
 def load(version_dir: Path, entry: dict) -> ForecastData:

@@ -42,9 +42,11 @@ to the more severe).
 **Units** (`flags.units`; humidity, cloud cover and probabilities are fractions 0-1, pressure
 hPa, directions degrees the wind comes from):
 """ + UNITS_TABLE + """
-**Caching.** `Cache-Control: max-age` lasts until the next data version is expected (at least
-60 s); the `ETag` is per data version and request. Data that no longer covers the present is a
-503 (stale), never an answer about another time.
+**Caching.** The answer changes every minute (`minutely` starts at the current minute,
+`currently` is the present): `Cache-Control: max-age` lasts to the end of the current minute,
+or less when the next data version is expected sooner. The weak `ETag` names the forecast and
+gazetteer data versions, the request and the minute. Data that no longer covers the present is
+a 503 (stale), never an answer about another time.
 """
 
 _UNITS = " Unit per `flags.units` (see the units table)."
@@ -225,14 +227,18 @@ def paths() -> dict:
          param("extend", "query", "`hourly` extends the hourly block to 168 hours (as far as "
                "the data reaches).", {"type": "string", "enum": ["hourly"]}),
          param("exclude", "query", "Comma-separated blocks to omit: an excluded block is "
-               "absent from the response. An unknown block name is 400.",
+               "absent from the response. The parameter may be repeated (`exclude=hourly&"
+               "exclude=daily` is `exclude=hourly,daily`); an empty value excludes nothing. An "
+               "unknown or empty block name (`hourly,,daily`, a trailing comma) is 400.",
                {"type": "array", "uniqueItems": True, "items": {
                    "type": "string", "enum": ["currently", "minutely", "hourly", "daily",
                                               "alerts"]}},
                style="form", explode=False, example=["minutely", "alerts"])],
         responses(success("The forecast.", "Forecast"), {
             400: "Invalid coordinates or parameters (unknown units, extend or exclude value, "
-                 "malformed lang).", 403: "", 503: unavailable("Forecast")}), KEY)
+                 "malformed lang), or a point outside the model's domain when the data is a "
+                 "regional model (the detail names the domain; edge values are never served "
+                 "as a point's weather).", 403: "", 503: unavailable("Forecast")}), KEY)
     return {"/forecast/{coordinates}": {"get": forecast}}
 
 
