@@ -23,7 +23,9 @@ REQUIRED_INPUTS = ("t2m", ("d2m", "r2"), "u10", "v10", "msl", "tcc", ("tp", "pra
 REQUIRED_FIELDS = {n for need in REQUIRED_INPUTS for n in ((need,) if isinstance(need, str)
                                                            else need)}
 FLAGS = ("crain", "csnow", "cfrzr", "cicep")
-VISIBILITY_CAP_M = 16_000.0          # reported visibility is capped at 16 km (10 mi)
+# Visibility is stored up to 10 mi (Dark Sky's cap); the server caps answers at 16 km in
+# metric units and 10 mi in miles, so neither shows an odd 16.09 km or 9.94 mi.
+VISIBILITY_CAP_M = 16_093.44
 OPTIONAL = {"vis": F.VISIBILITY, "gust": F.GUST, "cape": F.CAPE}
 TOTALS_ROWS = 64                     # rows per read when summing accumulations
 # GFS averages prate over 6-hour buckets from the run time (0-1 ... 0-6 h, then 6-7 h ...).

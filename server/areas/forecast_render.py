@@ -197,7 +197,10 @@ def _point(o, n, time, day, s, i, conv, titles):
     for f in range(len(POINT_ROWS)):
         r = POINT_ROWS[f]
         n = _put(o, n, POINT_KEYS, POINT_AT, 4 + f)
-        n = J.put_number(o, n, rows[r, i], conv[0, r], conv[1, r], DIGITS[r])
+        value = rows[r, i]
+        if value > conv[2, r]:      # NaN stays NaN
+            value = conv[2, r]
+        n = J.put_number(o, n, value, conv[0, r], conv[1, r], DIGITS[r])
     n = _put(o, n, POINT_KEYS, POINT_AT, 15)
     n = J.put_whole(o, n, rows[k.DIRECTION, i])
     n = _put(o, n, POINT_KEYS, POINT_AT, 16)

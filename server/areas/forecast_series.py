@@ -61,10 +61,14 @@ def derive(values: np.ndarray, inputs: np.ndarray, lift_c: float) -> Series:
     return Series(rows=rows, parts=parts, codes=codes, icons=icons)
 
 
+# Largest value shown, in SI, by whether the system shows miles (visibility: 16 km, 10 mi).
+CAP_KM, CAP_MI = 16.0, 10.0 / 0.6213712
+
+
 @dataclass(frozen=True, eq=False)
 class Conversion:
-    """Per-row factor and offset of one unit system, as a (2, len(ROWS)) matrix (the rounding
-    of each row is DIGITS)."""
+    """Per-row factor, offset and cap (largest SI value shown) of one unit system, as a
+    (3, len(ROWS)) matrix (the rounding of each row is DIGITS)."""
 
     matrix: np.ndarray
 
@@ -77,11 +81,13 @@ def conversion(units: UnitSystem) -> Conversion:
     cached = _CONVERSIONS.get(units.name)
     if cached is None:
         factor, offset = np.ones(len(ROWS)), np.zeros(len(ROWS))
+        cap = np.full(len(ROWS), np.inf)
+        cap[VISIBILITY] = CAP_MI if units.visibility != 1.0 else CAP_KM
         for row, quantity in QUANTITY.items():
             if quantity == "t" and units.fahrenheit:
                 factor[row], offset[row] = 1.8, 32.0
             elif quantity != "t":
                 factor[row] = {"s": units.speed, "p": units.precipitation,
                                "v": units.visibility}[quantity]
-        cached = _CONVERSIONS[units.name] = Conversion(np.vstack([factor, offset]))
+        cached = _CONVERSIONS[units.name] = Conversion(np.vstack([factor, offset, cap]))
     return cached

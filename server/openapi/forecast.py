@@ -31,7 +31,7 @@ dewpoint are adjusted to the point's elevation at 6.5 K/km where a gazetteer pla
 elevation lies within 5 km (see `elevation`). `is_day` is the sun's upper limb above the
 horizon. Sunrise and sunset follow the NOAA algorithm (-0.833°), re-evaluated at the event and
 anchored on each day's solar noon (a sunset after local midnight belongs to the day before);
-both are null on days of polar night or midnight sun. Visibility is capped at 16 km.
+both are null on days of polar night or midnight sun. Visibility is capped at 16 km (10 mi in `us` and `uk` units).
 
 **Summaries and icons.** Summaries are built as Pirate Weather's structured phrases and
 rendered with `pirateweather-translations` in `lang`; entry summaries are title case
@@ -75,7 +75,7 @@ _POINT = {
     "windDirection": nullable("integer", "Direction the wind comes from, degrees clockwise "
                                          "from north.", minimum=0, maximum=360),
     "cloudCover": {**_FRACTION, "description": "Total cloud cover, 0 to 1."},
-    "visibility": nullable("number", "Visibility, capped at 16 km (9.94 mi); null when the "
+    "visibility": nullable("number", "Visibility, capped at 16 km (10 mi in us and uk units); null when the "
                                      "model has none." + _UNITS, minimum=0),
     "precipitation": nullable("number", "Precipitation intensity (liquid equivalent)."
                               + _UNITS, minimum=0),

@@ -66,7 +66,7 @@ def test_known_fields_become_the_hourly_grid_in_si_units(pipeline_cli, tmp_path)
     assert spec["variables"] == list(F.REQUIRED) + [F.VISIBILITY, F.GUST]
     expected = {F.TEMPERATURE: 20.0, F.DEWPOINT: 10.0, F.WIND_U: 3.0, F.WIND_V: 4.0,
                 F.PRESSURE: 1013.25, F.CLOUD: 0.5, F.PRECIP: 0.0, F.PRECIP_PROBABILITY: 0.0,
-                F.VISIBILITY: 16000.0, F.GUST: 8.0}   # visibility capped at 16 km
+                F.VISIBILITY: 16093.44, F.GUST: 8.0}   # visibility capped at 10 mi
     for name, value in expected.items():
         np.testing.assert_allclose(column(spec, values, name), value, atol=1e-4, err_msg=name)
     static, orography = grid(version, F.STATIC_GRID)
