@@ -13,7 +13,9 @@ from server.errors import ApiError, bad_request
 LANGUAGE = re.compile(r"[A-Za-z]{2,3}(?:[-_][A-Za-z0-9]{2,8}){0,4}")
 # Unambiguous, so a failed match is linear (no backtracking blow-up on long digit runs).
 NUMBER = re.compile(r"[+-]?(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)(?:[eE][+-]?[0-9]{1,3})?")
-MAX_NUMBER_CHARS = 32
+# Bounded (no megabyte numbers to parse) but above any float's shortest repr (24 characters)
+# and the padded decimals some clients send.
+MAX_NUMBER_CHARS = 64
 INTEGER = re.compile(r"[+-]?[0-9]{1,9}")
 FALLBACK_LANGUAGE = Geocoding.DEFAULT_LANGUAGE
 
@@ -21,7 +23,10 @@ FALLBACK_LANGUAGE = Geocoding.DEFAULT_LANGUAGE
 def number(raw: str, name: str, low: float, high: float) -> float:
     """A finite decimal number within [low, high]."""
     value = raw.strip()
-    if len(value) > MAX_NUMBER_CHARS or not NUMBER.fullmatch(value):
+    if len(value) > MAX_NUMBER_CHARS:
+        raise bad_request(name, f"{name} must be a number of at most {MAX_NUMBER_CHARS} "
+                                f"characters, got {len(value)}: {show(raw)}")
+    if not NUMBER.fullmatch(value):
         raise bad_request(name, f"{name} must be a number, got {show(raw)}")
     parsed = float(value)
     if not math.isfinite(parsed):

@@ -90,8 +90,9 @@ class AlertCollector:
             value = (self.extreme[name][cells].max() if above else self.extreme[name][cells].min())
             onset, ends = int(self.first[name][cells].min()), int(self.last[name][cells].max())
             lat_c, lon_c = float(self.grid.lat[rows].mean()), float(lon[order][cols].mean())
-            area = f"Around {abs(lat_c):.1f}°{'N' if lat_c >= 0 else 'S'} " \
-                   f"{abs(lon_c):.1f}°{'E' if lon_c >= 0 else 'W'}"
+            where = f"{abs(lat_c):.1f}°{'N' if lat_c >= 0 else 'S'} " \
+                    f"{abs(lon_c):.1f}°{'E' if lon_c >= 0 else 'W'}"
+            area = f"Around {where}"
             ident = f"generated-{self.run_s}-{name}-{n}"
             out.append({"type": "Feature", "id": ident, "geometry": {
                 "type": "Polygon", "coordinates": [[[round(x, 4), round(y, 4)] for y, x in ring]]},
@@ -103,10 +104,10 @@ class AlertCollector:
                     "onset": _iso(onset), "ends": _iso(ends + EXPIRES_AFTER_S),
                     "expires": _iso(ends + EXPIRES_AFTER_S),
                     "senderName": "Offline default (generated, not a real warning)",
-                    "headline": f"{event} (generated) {area.lower()}",
+                    "headline": f"{event} (generated) around {where}",
                     "description": f"GENERATED EXAMPLE, NOT A REAL WARNING. The generated "
                                    f"forecast run shows {wording.format(value=value)} "
-                                   f"{area.lower()}.",
+                                   f"around {where}.",
                 }})
         return out
 

@@ -160,7 +160,7 @@ class ForecastData:
 
     def cloud_cover(self, lat: float, lon: float, unix_s: int) -> float | None:
         """Cloud cover 0-1 at a point and time (bilinear, linear in time); None outside the
-        loaded time range or where the model has no value. About 10 µs."""
+        loaded time range or where the model has no value. About 20 µs."""
         if not self.covers(unix_s):
             return None
         value = float(self.window(lat, lon, unix_s, 1)[0, self.column[F.CLOUD]])

@@ -36,6 +36,7 @@ NPARAMS = 29
 SUN_STEP_S = 900
 CURRENTLY, MINUTELY, HOURLY, DAILY = 1, 2, 4, 8
 DIGITS = np.array([fs.DIGITS[r] for r in range(k.NROWS)], dtype=np.int64)
+DAY_TOTAL_DIGITS = 2       # a day's precipitation as gauges report it: 0.01 mm or in
 # currently and hourly entries: these rows, in this order, then windDirection.
 POINT_ROWS = np.array([fs.TEMPERATURE, fs.APPARENT, fs.DEWPOINT, fs.HUMIDITY, fs.PRESSURE,
                        fs.WIND, fs.GUST, fs.CLOUD, fs.VISIBILITY, fs.RATE, fs.PROBABILITY])
@@ -367,7 +368,8 @@ def _day(o, n, time, facts, icon, lit, day, week, conv):
             n = _put(o, n, DAY_KEYS, DAY_AT, 10)
             n = J.put_whole(o, n, k._direction(day[6], day[7]))
         n = _put(o, n, DAY_KEYS, DAY_AT, f)
-        n = J.put_number(o, n, value, conv[0, r], conv[1, r], DIGITS[r])
+        digits = DAY_TOTAL_DIGITS if f == 12 else DIGITS[r]
+        n = J.put_number(o, n, value, conv[0, r], conv[1, r], digits)
     n = _put(o, n, DAY_KEYS, DAY_AT, 14)
     kind = F.first_max(week[F.S_RAIN], week[F.S_SNOW], week[F.S_SLEET]) \
         if week[F.S_TOTAL] >= T.WET_MMH else 0

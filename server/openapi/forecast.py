@@ -103,8 +103,8 @@ _DAY = {
     "windDirection": nullable("integer", "Direction of the day's mean wind vector, degrees.",
                               minimum=0, maximum=360),
     "cloudCover": {**_FRACTION, "description": "Mean over the day."},
-    "precipitation": nullable("number", "Total over the day (in for `us`, mm otherwise).",
-                              minimum=0),
+    "precipitation": nullable("number", "Total over the day (in for `us`, mm otherwise), "
+                                        "2 decimals.", minimum=0),
     "precipitationProbability": {**_FRACTION, "description": "Highest hourly probability."},
     "precipitationType": {**_PRECIP_TYPE, "description": "The day's main type by amount."},
     "sunriseTime": nullable("integer", "NOAA algorithm at -0.833°; null on days of polar "

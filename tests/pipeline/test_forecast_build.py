@@ -326,3 +326,22 @@ def test_alert_rings_across_the_antimeridian_stay_on_their_side(pipeline_cli, tm
     # Each box spans two degrees of longitude or so, not the 358° of the other half.
     assert np.allclose(boxes[0], [51, 179, 53, 181])                  # a1, then cap-1
     assert 179 < boxes[1, 1] < boxes[1, 3] < 181.5 and boxes[1, 3] - boxes[1, 1] < 2.5
+
+
+def test_generated_alerts_name_their_place_in_capitals(tmp_path):
+    from pipeline.sources.generated_alerts import AlertCollector
+    from pipeline.sources.generated_model import Grid
+
+    grid, run = Grid(10.0), fi.last_run()
+    collector = AlertCollector(grid, run)
+    la, lo = np.meshgrid(grid.lat, grid.lon, indexing="ij")
+    storm = (np.abs(la + 50) <= 10) & (np.abs(lo - 240) <= 10)       # around 50°S 120°W
+    fields = {"gust": np.where(storm, 40.0, 5.0), "prate": np.zeros(la.shape),
+              "t2m": np.full(la.shape, 288.15)}
+    collector(run + 3600, fields)
+    features = json.loads(collector.write(tmp_path / "a.geojson").read_text())["features"]
+    assert [f["properties"]["event"] for f in features] == ["High Wind Warning"]
+    props = features[0]["properties"]
+    assert props["areaDesc"] == "Around 50.0°S 120.0°W"
+    assert props["description"].endswith("gusts to 40 m/s around 50.0°S 120.0°W.")
+    assert props["headline"] == "High Wind Warning (generated) around 50.0°S 120.0°W"

@@ -243,6 +243,7 @@ def test_summaries_in_the_requested_language(forecast_server, lang, expected):
     ("/forecast/47.3,8.5?exclude=hourly,,daily", "exclude"),
     ("/forecast/47.3,8.5?exclude=hourly,", "exclude"),
     ("/forecast/47.3,8.5?exclude=hourly&exclude=flags", "exclude"),
+    ("/forecast/47." + "0" * 70 + ",8.5", "lat"),
 ])
 def test_bad_parameters_are_400(forecast_server, path, parameter):
     reply = get(forecast_server.url + path, {"X-API-Key": forecast_server.key})
@@ -250,6 +251,14 @@ def test_bad_parameters_are_400(forecast_server, path, parameter):
     body = reply.json()
     assert reply.headers["Content-Type"].startswith("application/problem+json")
     assert parameter in [e["parameter"] for e in body["errors"]]
+
+
+def test_long_numbers_are_numbers(forecast_server):
+    body = forecast(forecast_server, ("47.3769000000000000000000000000000001", "8.5"))
+    assert body["latitude"] == 47.3769
+    reply = get(f"{forecast_server.url}/forecast/47.{'0' * 70},8.5",
+                {"X-API-Key": forecast_server.key})
+    assert "at most 64 characters" in reply.json()["detail"]
 
 
 def test_a_key_is_required(forecast_server):
@@ -327,11 +336,15 @@ def test_stale_data_is_503(tmp_path, keys_file):
         assert server.wait_ready()["areas"]["forecast"]["state"] == "stale"
 
 
+RAIN_MMH = 0.123457
+
+
 def test_points_outside_a_regional_model_are_400(tmp_path, keys_file):
     lat, lon = np.arange(30.0, 61.0, 10.0), np.arange(-10.0, 31.0, 10.0)   # Europe
     fi.write_step_file(tmp_path / "d" / "forecast" / "eu.nc", fi.last_run(), fi.gfs_steps(192),
-                       lat, lon, {n: fi.KNOWN[n] for n in ("t2m", "d2m", "u10", "v10", "prmsl",
-                                                           "tcc", "prate")})
+                       lat, lon, {**{n: fi.KNOWN[n] for n in ("t2m", "d2m", "u10", "v10",
+                                                              "prmsl", "tcc")},
+                                  "prate": RAIN_MMH / 3600})
     run_pipeline("build", "--datasets", str(tmp_path / "d"), "--out", str(tmp_path / "b"),
                  "--only", "forecast")
     with Server(tmp_path / "b", keys_file[0]) as server:
@@ -346,6 +359,12 @@ def test_points_outside_a_regional_model_are_400(tmp_path, keys_file):
             assert "outside the forecast model's domain" in body["detail"]
             assert "latitude 30 to 60, longitude -10 to 30" in body["detail"]
             assert [e["parameter"] for e in body["errors"]] == ["coordinates"]
+        # Rain rates keep 4 decimals, a day's total 2 (0.01 mm or in).
+        for units, factor in (("si", 1.0), ("us", 0.0393701)):
+            body = get(f"{server.url}/forecast/45,10?units={units}",
+                       {"X-API-Key": keys_file[1]}).json()
+            assert body["hourly"]["data"][0]["precipitation"] == round(RAIN_MMH * factor, 4)
+            assert body["daily"]["data"][1]["precipitation"] == round(24 * RAIN_MMH * factor, 2)
 
 
 def test_the_generated_default(server, default_build):
