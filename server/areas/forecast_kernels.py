@@ -34,6 +34,8 @@ STAT_COLUMNS = ("total", "peak", "probability", "rain", "snow", "sleet", "thunde
 # Day aggregate columns.
 DAY_COLUMNS = ("high", "low", "humidity", "pressure", "wind", "cloud", "u", "v", "gust",
                "daytime_cloud")
+(D_HIGH, D_LOW, D_HUMIDITY, D_PRESSURE, D_WIND, D_CLOUD, D_U, D_V, D_GUST,
+ D_DAYTIME_CLOUD) = range(len(DAY_COLUMNS))
 # Local hours marking each day: midnight, period starts (04, 12, 17, 22), and 06/18 for the
 # high (06-18) and low (18-06 next morning) of decisions rule 31.
 MARK_HOURS = (0, 4, 6, 12, 17, 18, 22)
@@ -279,13 +281,13 @@ def day_aggregates(midnight, six, eighteen, rows, out):
             if rows[GUST, i] > gust:
                 gust = rows[GUST, i]
         a, b = midnight[d], midnight[d + 1]
-        out[d, 0] = high if high > -np.inf else np.nan
-        out[d, 1] = low if low < np.inf else np.nan
-        out[d, 2] = _mean(rows[HUMIDITY], a, b)
-        out[d, 3] = _mean(rows[PRESSURE], a, b)
-        out[d, 4] = _mean(rows[WIND], a, b)
-        out[d, 5] = _mean(rows[CLOUD], a, b)
-        out[d, 6] = _mean(rows[U], a, b)
-        out[d, 7] = _mean(rows[V], a, b)
-        out[d, 8] = gust if gust > -np.inf else np.nan
-        out[d, 9] = _mean(rows[CLOUD], six[d], eighteen[d])
+        out[d, D_HIGH] = high if high > -np.inf else np.nan
+        out[d, D_LOW] = low if low < np.inf else np.nan
+        out[d, D_HUMIDITY] = _mean(rows[HUMIDITY], a, b)
+        out[d, D_PRESSURE] = _mean(rows[PRESSURE], a, b)
+        out[d, D_WIND] = _mean(rows[WIND], a, b)
+        out[d, D_CLOUD] = _mean(rows[CLOUD], a, b)
+        out[d, D_U] = _mean(rows[U], a, b)
+        out[d, D_V] = _mean(rows[V], a, b)
+        out[d, D_GUST] = gust if gust > -np.inf else np.nan
+        out[d, D_DAYTIME_CLOUD] = _mean(rows[CLOUD], six[d], eighteen[d])

@@ -328,9 +328,10 @@ def _daily(o, n, p, marks, mi, moon, s, conv):
     icons = np.empty(DAYS, dtype=np.int64)
     counts = np.zeros(len(T.ICON_CODES), dtype=np.int64)
     for d in range(DAYS):
-        highs[d] = np.rint((days[d, 0] * conv[0, k.TEMPERATURE] + conv[1, k.TEMPERATURE])
+        highs[d] = np.rint((days[d, k.D_HIGH] * conv[0, k.TEMPERATURE]
+                            + conv[1, k.TEMPERATURE])
                            * 100.0) / 100.0
-        icons[d] = F.day_icon(week[d], days[d, 9])
+        icons[d] = F.day_icon(week[d], days[d, k.D_DAYTIME_CLOUD])
         counts[icons[d]] += 1
     facts = np.empty(F.FACTS, dtype=np.int64)
     F.week_facts(week, highs, int(p[P_WEEKDAY]), int(p[P_FAHRENHEIT]), facts)
@@ -358,15 +359,18 @@ def _day(o, n, time, facts, icon, lit, day, week, conv):
     n = _put(o, n, ICONS, ICONS_AT, 2 * icon)
     n = _put(o, n, DAY_KEYS, DAY_AT, 3)
     n = J.put_bool(o, n, lit)
-    total = np.nan if day[2] != day[2] else week[F.S_TOTAL]
-    # temperatureHigh .. windGust, then cloudCover .. precipitationProbability
-    for f, value, r in ((4, day[0], k.TEMPERATURE), (5, day[1], k.TEMPERATURE),
-                        (6, day[2], k.HUMIDITY), (7, day[3], k.PRESSURE), (8, day[4], k.WIND),
-                        (9, day[8], k.GUST), (11, day[5], k.CLOUD), (12, total, k.RATE),
+    # A day without data (no mean humidity) has no total either.
+    total = np.nan if day[k.D_HUMIDITY] != day[k.D_HUMIDITY] else week[F.S_TOTAL]
+    # (key in DAY_KEYS, value, row for the unit and digits): temperatureHigh .. windGust,
+    # then windDirection, then cloudCover .. precipitationProbability
+    for f, value, r in ((4, day[k.D_HIGH], k.TEMPERATURE), (5, day[k.D_LOW], k.TEMPERATURE),
+                        (6, day[k.D_HUMIDITY], k.HUMIDITY), (7, day[k.D_PRESSURE], k.PRESSURE),
+                        (8, day[k.D_WIND], k.WIND), (9, day[k.D_GUST], k.GUST),
+                        (11, day[k.D_CLOUD], k.CLOUD), (12, total, k.RATE),
                         (13, week[F.S_PROBABILITY], k.PROBABILITY)):
         if f == 11:
             n = _put(o, n, DAY_KEYS, DAY_AT, 10)
-            n = J.put_whole(o, n, k._direction(day[6], day[7]))
+            n = J.put_whole(o, n, k._direction(day[k.D_U], day[k.D_V]))
         n = _put(o, n, DAY_KEYS, DAY_AT, f)
         digits = DAY_TOTAL_DIGITS if f == 12 else DIGITS[r]
         n = J.put_number(o, n, value, conv[0, r], conv[1, r], digits)
