@@ -39,6 +39,8 @@ M_CASE, M_KIND, M_LEVEL, M_POSSIBLE, M_A, M_B = range(1, 7)
 # Condition-code facts (CODE_FOR_HOUR, CODE_SENTENCE): the code.
 C_CODE = 1
 PERIOD_MM, DAY_MM = 0.2, 1.0     # a period (a day of the week) counts as wet from this total
+MIXED = 0                        # kind: a second kind has MIXED_SHARE of the amount or more
+MIXED_SHARE = 0.25
 
 _RAIN, _SNOW = T.RAIN_LEVELS, T.SNOW_LEVELS
 _SURE, _SURE_P, _WET = T.SURE_MMH, T.SURE_PROBABILITY, T.WET_MMH
@@ -57,8 +59,13 @@ def level(rate, kind):
 @njit(cache=True, nogil=True)
 def condition(rain, snow, sleet, peak, probability):
     """(kind, level, possible) of precipitation: the main kind by amount (the first of equal
-    amounts), its level at the strongest rate, "possible" when light or unlikely."""
+    amounts), or MIXED when a second kind is sizeable; its level at the strongest rate,
+    "possible" when light or unlikely."""
     kind = first_max(rain, snow, sleet)
+    total = rain + snow + sleet
+    second = total - max(rain, snow, sleet) - min(rain, snow, sleet)
+    if total > 0 and second >= MIXED_SHARE * total:
+        kind = MIXED
     possible = peak < _SURE or (probability == probability and probability < _SURE_P)
     return kind, level(peak, kind), 1 if possible else 0
 

@@ -41,6 +41,9 @@ DAY_COLUMNS = ("high", "low", "humidity", "pressure", "wind", "cloud", "u", "v",
 MARK_HOURS = (0, 4, 6, 12, 17, 18, 22)
 MIDNIGHT, H04, H06, H12, H17, H18, H22 = range(len(MARK_HOURS))
 PERIOD_MARKS = (H04, H12, H17, H22)
+# A daily entry's summary covers its calendar day, as its icon, type and total do: morning
+# from midnight, afternoon, evening, and night to the next midnight.
+DAY_PERIOD_MARKS = (MIDNIGHT, H12, H17, H22)
 HOUR_S = 3600
 
 _relative_humidity = njit(cache=True)(weather.relative_humidity)

@@ -321,9 +321,9 @@ def _daily(o, n, p, marks, mi, moon, s, conv):
     starts = np.empty(4 * DAYS, dtype=np.int64)
     for d in range(DAYS):
         for q in range(4):
-            starts[4 * d + q] = mi[d, k.PERIOD_MARKS[q]]
+            starts[4 * d + q] = mi[d, k.DAY_PERIOD_MARKS[q]]
     periods = np.empty((4 * DAYS, len(k.STAT_COLUMNS)))
-    k.span_stats(starts, mi[DAYS, k.H04], rows, parts, periods)
+    k.span_stats(starts, mi[DAYS, k.MIDNIGHT], rows, parts, periods)
     highs = np.empty(DAYS)
     icons = np.empty(DAYS, dtype=np.int64)
     counts = np.zeros(len(T.ICON_CODES), dtype=np.int64)

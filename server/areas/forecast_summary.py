@@ -121,7 +121,7 @@ def periods_phrase_of(facts: tuple[int, ...]):
     else:
         names = PERIODS
     wet = _bits(wet, n)
-    condition = text.precipitation_phrase(kind, level, bool(possible)) if wet else None
+    condition = _precipitation(kind, level, possible) if wet else None
     return _periods_phrase(wet, condition, bool(thunder), _bits(fog, n),
                            facts[F.CLOUDS:F.CLOUDS + n], facts[F.WINDS:F.WINDS + n], names)
 
@@ -159,14 +159,20 @@ def minutely_phrase(rate: np.ndarray, kind: np.ndarray, probability: np.ndarray,
 def minutely_phrase_of(facts: tuple[int, ...]):
     """The next hour's sentence from forecast_facts.minutely_facts (not DRY_HOUR)."""
     case, kind, level, possible, a, b = facts[F.M_CASE:F.M_B + 1]
-    condition = (text.precipitation_phrase(kind, level, bool(possible)) if kind
-                 else "mixed-precipitation")
+    condition = _precipitation(kind, level, possible)
     shape = MINUTELY_SHAPES[case]
     if case == F.WET_HOUR:
         return ("sentence", (shape, condition))
     if case in (F.STOPPING, F.STARTING):
         return ("sentence", (shape, condition, ("minutes", a)))
     return ("sentence", (shape, condition, ("minutes", a), ("minutes", b)))
+
+
+def _precipitation(kind: int, level: int, possible: int) -> str:
+    """The precipitation of a facts row: 'light-rain', ..., or mixed (forecast_facts.MIXED)."""
+    if kind == F.MIXED:
+        return "mixed-precipitation"
+    return text.precipitation_phrase(kind, level, bool(possible))
 
 
 def _days_phrase(days: list[int], names: list[str]):
@@ -214,7 +220,7 @@ def week_phrase_of(facts: tuple[int, ...]):
     if not wet:
         precipitation = ("for-week", "no-precipitation")
     else:
-        condition = text.precipitation_phrase(kind, level, bool(possible))
+        condition = _precipitation(kind, level, possible)
         weekend = [d for d, name in enumerate(names) if name in ("saturday", "sunday")]
         if len(wet) == len(names):
             precipitation = ("for-week", condition)

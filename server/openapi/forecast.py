@@ -86,8 +86,10 @@ _POINT = {
 }
 _DAY = {
     "time": {**UNIX, "description": "Local midnight starting the calendar day."},
-    "summary": {"type": "string", "description": "The day by periods (morning 04-12, "
-                                                 "afternoon 12-17, evening 17-22, night 22-04)."},
+    "summary": {"type": "string", "description": "The calendar day by periods (morning "
+                "00-12, afternoon 12-17, evening 17-22, night 22-24): the hours of its icon, "
+                "type and total. Precipitation is called mixed when a second kind (rain, snow, "
+                "sleet) makes a quarter of the amount or more."},
     "icon": {**_ICON, "description": "Precipitation of 1 mm or more decides, else fog for "
                                      "half the day, else the mean cloud from 06 to 18; always "
                                      "`d`."},

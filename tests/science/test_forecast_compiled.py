@@ -97,3 +97,46 @@ def test_bilinear_reads_as_the_shared_grid():
         expected = padded[:5] if frac < 1e-9 else padded[:5] * (1 - frac) + padded[1:] * frac
         # equal up to the order of the four products (numpy's matmul may fuse them)
         np.testing.assert_allclose(out[:4], expected[:4], rtol=1e-12, atol=1e-12)
+
+
+def _daily(rain_hours: dict[int, float], snow_hours: set[int]) -> list[dict]:
+    """The daily block at 0°, 0° (UTC) over a 2 x 2 grid from the epoch: 10 °C, cloudy, rain
+    (mm/h) in the given hours (snow in snow_hours)."""
+    from server.areas import forecast_blocks as B
+    from server.areas import forecast_compile as C
+    from server.areas.forecast_place import Place, zone
+    from server.science.units import SYSTEMS
+
+    data = C.SyntheticData()
+    values = np.zeros((2, 2, C.HOURS, len(k.INPUTS)), dtype=np.float32)
+    base = {"temperature_c": 10.0, "dewpoint_c": 5.0, "pressure_hpa": 1013.0,
+            "cloud_cover_frac": 0.9, "visibility_m": 20000.0, "gust_ms": 1.0}
+    for name, value in base.items():
+        values[..., k.INPUTS.index(name)] = value
+    for hour, rate in rain_hours.items():
+        values[:, :, hour, k.INPUTS.index("precip_mmh")] = rate
+        values[:, :, hour, k.INPUTS.index("precip_probability_frac")] = 1.0
+        values[:, :, hour, k.INPUTS.index("snow_frac")] = 1.0 if hour in snow_hours else 0.0
+    data.grid = C._Grid(values)
+    request = B.Request(lat=0.0, lon=0.0, units="si", lang="en", hours=48,
+                        blocks=frozenset({"daily"}))
+    place = Place(timezone="UTC", zone=zone("UTC"), country=None, elevation_m=None)
+    return orjson.loads(B.respond(data, place, request, SYSTEMS["si"], 12 * 3600.0))[
+        "daily"]["data"]
+
+
+def test_a_days_summary_covers_its_calendar_day_like_its_icon_and_total():
+    # rain at 01-04 of the second day only: the first day's summary does not call it its
+    # night; the second day's summary, icon and total all have it
+    days = _daily({25: 2.0, 26: 2.0, 27: 2.0}, set())
+    assert days[0]["precipitation"] == 0 and "rain" not in days[0]["summary"].lower()
+    assert days[0]["icon"][:2] not in ("09", "10")
+    assert days[1]["precipitation"] == 6.0 and days[1]["precipitationType"] == "rain"
+    assert "rain in the morning" in days[1]["summary"].lower() and days[1]["icon"] == "09d"
+
+
+def test_mixed_precipitation_is_said_when_a_second_kind_is_sizeable():
+    days = _daily({25: 2.0, 26: 2.0, 37: 2.0, 38: 2.0, 49: 3.0, 50: 3.0, 51: 3.0, 52: 0.5},
+                  {37, 38, 52})
+    assert days[1]["summary"].startswith("Mixed precipitation"), days[1]["summary"]
+    assert "mixed" not in days[2]["summary"].lower()       # 0.5 of 9.5 mm snow: rain
