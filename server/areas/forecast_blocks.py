@@ -15,6 +15,7 @@ import time
 from dataclasses import dataclass
 from datetime import datetime
 from functools import lru_cache
+from zoneinfo import ZoneInfo
 from typing import TYPE_CHECKING, NamedTuple
 
 import numpy as np
@@ -41,6 +42,7 @@ BLOCKS = ("currently", "minutely", "hourly", "daily", "alerts")
 BLOCK_BITS = {"currently": R.CURRENTLY, "minutely": R.MINUTELY, "hourly": R.HOURLY,
               "daily": R.DAILY}
 HOLE_ROWS = EXTENDED_HOURS + 64      # room for every missing title of an extended answer
+HOUR_ROWS = (DAYS + 2) * 24 + 2      # more than any answer's hours from the first midnight
 ENTRY_BYTES = 1024                   # more than an hourly entry's keys and numbers take
 
 
@@ -59,12 +61,14 @@ class Request:
 class LocalDay(NamedTuple):
     """A zone's local day and the next ones: UTC instants (days + 2, marks) of
     forecast_kernels.MARK_HOURS, their hour index from the first midnight, today's weekday
-    (0 Monday), and the moon's phase at each day's local noon."""
+    (0 Monday), the moon's phase at each day's local noon, and the shift (s) of each local
+    hour: hour i starts at the first midnight + i hours + shift[i]."""
 
     marks: np.ndarray
     mi: np.ndarray
     weekday: int
     moon: np.ndarray
+    shift: np.ndarray
 
 
 @lru_cache(maxsize=8192)
@@ -78,9 +82,26 @@ def local_day(tz: str, year: int, month: int, day: int) -> LocalDay:
         date = datetime.fromordinal(first + d)
         for m, hour in enumerate(k.MARK_HOURS):
             marks[d, m] = date.replace(hour=hour, tzinfo=z).timestamp()
-    mi = ((marks - marks[0, k.MIDNIGHT]) // k.HOUR_S).astype(np.int64)
+    t0 = marks[0, k.MIDNIGHT]
+    mi = ((marks - t0) // k.HOUR_S).astype(np.int64)
     noon = np.ascontiguousarray(marks[:DAYS, k.H12])
-    return LocalDay(marks, mi, datetime.fromordinal(first).weekday(), moon.phase(noon))
+    return LocalDay(marks, mi, datetime.fromordinal(first).weekday(), moon.phase(noon),
+                    _hour_shifts(z, t0, marks))
+
+
+def _hour_shifts(z: ZoneInfo, t0: float, marks: np.ndarray) -> np.ndarray:
+    """Where local hours start off the first midnight's hour grid: after a change of the UTC
+    offset by a fraction of an hour (Lord Howe's 30-minute DST) every later local hour starts
+    that fraction later (a whole-hour change moves no hour off the grid; the marks, being
+    local hours, then all lie on it). The hour indexes (mi) stay those of floor division."""
+    shift = np.zeros(HOUR_ROWS)
+    if not ((marks - t0) % k.HOUR_S).any():
+        return shift
+    base = datetime.fromtimestamp(t0, z).utcoffset().total_seconds()
+    for i in range(HOUR_ROWS):
+        offset = datetime.fromtimestamp(t0 + k.HOUR_S * i, z).utcoffset().total_seconds()
+        shift[i] = (base - offset) % k.HOUR_S
+    return shift
 
 
 _local = threading.local()
@@ -113,8 +134,9 @@ def respond(data: ForecastData, place: Place, request: Request, units: UnitSyste
     titles = text.title_table(r.lang)
     while True:
         out = _scratch(16384 + (r.hours + 2) * (ENTRY_BYTES + titles.longest))
-        n = R.respond(data.grid.values, data.static.values, params, day.marks, day.mi, day.moon,
-                      data.suns, fs.conversion(units).matrix, data.inputs, titles.arrays, out)
+        n = R.respond(data.grid.values, data.static.values, params, day.marks, day.mi,
+                      day.shift, day.moon, data.suns, fs.conversion(units).matrix, data.inputs,
+                      titles.arrays, out)
         if n >= 0:
             break
         titles.add(set(out[1][1:1 + out[1][0, 0], 0].tolist()))

@@ -138,6 +138,29 @@ def window(values, cell, start, out):
 
 
 @njit(cache=True, nogil=True)
+def window_at(values, cell, positions, out):
+    """out[j] = values (every variable) at fractional step positions[j]: bilinear in space,
+    linear in time; NaN outside the grid's steps (window, for hours not evenly spaced)."""
+    nvar, ntime = out.shape[1], values.shape[2]
+    i0, i1, j0, j1 = int(cell[0]), int(cell[1]), int(cell[2]), int(cell[3])
+    c00, c01, c10, c11 = values[i0, j0], values[i0, j1], values[i1, j0], values[i1, j1]
+    for j in range(len(positions)):
+        s0 = int(np.floor(positions[j]))
+        frac = positions[j] - s0
+        for v in range(nvar):
+            a = np.nan
+            if 0 <= s0 < ntime:
+                a = _mix(c00[s0, v], c01[s0, v], c10[s0, v], c11[s0, v], cell)
+            if frac >= 1e-9:
+                b = np.nan
+                if 0 <= s0 + 1 < ntime:
+                    b = _mix(c00[s0 + 1, v], c01[s0 + 1, v], c10[s0 + 1, v], c11[s0 + 1, v],
+                             cell)
+                a = a * (1.0 - frac) + b * frac
+            out[j, v] = a
+
+
+@njit(cache=True, nogil=True)
 def point_series(values, inputs, lift, rows, parts, codes, icons, shown_from, shown_to):
     """Derive (rows, SI) and classify (parts, codes, icons) every instant of values (n, nvar).
     The apparent temperature and the wind direction, which only entries show, are derived

@@ -111,14 +111,31 @@ def _close(o, n):
 
 
 @njit(cache=True, nogil=True)
-def respond(values, static, p, marks, mi, moon, suns, conv, inputs, titles, o):
+def hour_of(t, t0, shift):
+    """Index of the local hour holding t (hour i starts at t0 + i hours + shift[i])."""
+    i = int((t - t0) // k.HOUR_S)
+    if 0 < i < len(shift) and t < t0 + i * k.HOUR_S + shift[i]:
+        i -= 1
+    return i
+
+
+@njit(cache=True, nogil=True)
+def position(t, t0, shift):
+    """t as a fractional index on the local hours (t0 + i hours + shift[i])."""
+    i = hour_of(t, t0, shift)
+    start = t0 + i * k.HOUR_S + shift[i]
+    return i + (t - start) / (k.HOUR_S + shift[i + 1] - shift[i])
+
+
+@njit(cache=True, nogil=True)
+def respond(values, static, p, marks, mi, shift, moon, suns, conv, inputs, titles, o):
     """Write the wanted blocks (P_BLOCKS) into o; return the bytes written, or -1 when
     condition titles are missing from `titles` (their codes then fill o[1][1:, 0], their
     count o[1][0, 0]). o[2][0] receives the elevation the response reports (m)."""
     o[1][0, 0] = o[1][0, 1] = 0
     now = p[P_NOW]
     t0 = marks[0, k.MIDNIGHT]
-    h0 = int((now - t0) // k.HOUR_S)
+    h0 = hour_of(now, t0, shift)
     hours = int(p[P_HOURS])
     end = max(marks[DAYS, k.H06], t0 + (h0 + hours) * k.HOUR_S)
     count = int((end - t0) // k.HOUR_S) + 1
@@ -126,7 +143,7 @@ def respond(values, static, p, marks, mi, moon, suns, conv, inputs, titles, o):
     stop = min(h0 + hours, valid)
     blocks = int(p[P_BLOCKS])
     shown = stop if blocks & HOURLY else h0
-    s = _series(values, static, p, t0, count, h0, shown, inputs, o)
+    s = _series(values, static, p, t0, shift, count, h0, shown, inputs, o)
     if _missing_titles(o, titles[0], s[2], count, h0, stop, blocks):
         return -1
     day_now = sun.is_day(now, p[P_LAT], p[P_LON])
@@ -135,25 +152,32 @@ def respond(values, static, p, marks, mi, moon, suns, conv, inputs, titles, o):
         n = _put(o, n, BLOCK_KEYS, BLOCK_AT, CURRENTLY_KEY)
         n = _point(o, n, int(now), day_now, s, count, conv, titles)
     if blocks & MINUTELY:
-        n = _minutely(o, n, p, t0, count, day_now, s)
+        n = _minutely(o, n, p, t0, shift, count, day_now, s)
     if blocks & HOURLY:
-        n = _hourly(o, n, p, t0, h0, stop, min(h0 + 24, valid), mi, suns, day_now, s, conv,
-                    titles)
+        n = _hourly(o, n, p, t0, shift, h0, stop, min(h0 + 24, valid), mi, suns, day_now, s,
+                    conv, titles)
     if blocks & DAILY:
         n = _daily(o, n, p, marks, mi, moon, s, conv)
     return n
 
 
 @njit(cache=True, nogil=True)
-def _series(values, static, p, t0, count, shown_from, shown_to, inputs, o):
+def _series(values, static, p, t0, shift, count, shown_from, shown_to, inputs, o):
     """(rows, parts, codes, icons) of the local hours from t0 and, last, the present (the
     apparent temperature and wind direction only for the hours shown and the present)."""
     vals = np.empty((count + 1, values.shape[3]))
-    k.window(values, p[CELL:CELL + 8], (t0 - p[P_FIRST_S]) / k.HOUR_S, vals)
-    at = (p[P_NOW] - t0) / k.HOUR_S
-    k0 = min(int(at), count - 2)
-    for v in range(vals.shape[1]):
-        vals[count, v] = vals[k0, v] + (vals[k0 + 1, v] - vals[k0, v]) * (at - k0)
+    if shift[:count].any():          # hours not evenly spaced: each read at its own time
+        at = np.empty(count + 1)
+        for j in range(count):
+            at[j] = (t0 + j * k.HOUR_S + shift[j] - p[P_FIRST_S]) / k.HOUR_S
+        at[count] = (p[P_NOW] - p[P_FIRST_S]) / k.HOUR_S
+        k.window_at(values, p[CELL:CELL + 8], at, vals)
+    else:
+        k.window(values, p[CELL:CELL + 8], (t0 - p[P_FIRST_S]) / k.HOUR_S, vals)
+        at_now = (p[P_NOW] - t0) / k.HOUR_S
+        k0 = min(int(at_now), count - 2)
+        for v in range(vals.shape[1]):
+            vals[count, v] = vals[k0, v] + (vals[k0 + 1, v] - vals[k0, v]) * (at_now - k0)
     orography = k.bilinear(static, p[STATIC_CELL:STATIC_CELL + 8], 0, 0)
     gazetteer = p[P_ELEVATION_KNOWN] > 0
     o[2][0] = p[P_ELEVATION] if gazetteer else orography
@@ -242,7 +266,7 @@ def interp(x, fp, count):
 
 
 @njit(cache=True, nogil=True)
-def _minutely(o, n, p, t0, count, day_now, s):
+def _minutely(o, n, p, t0, shift, count, day_now, s):
     """The next 61 minutes (from the current one), interpolated in time."""
     rows, parts, codes, icons = s
     first = p[P_NOW] // 60 * 60
@@ -251,11 +275,11 @@ def _minutely(o, n, p, t0, count, day_now, s):
     sums = np.zeros(4)
     peak = -np.inf
     for i in range(MINUTES):
-        position = (first + 60 * i - t0) / k.HOUR_S
-        rate[i] = interp(position, rows[k.RATE], count)
-        probability[i] = interp(position, rows[k.PROBABILITY], count)
+        at = position(first + 60 * i, t0, shift)
+        rate[i] = interp(at, rows[k.RATE], count)
+        probability[i] = interp(at, rows[k.PROBABILITY], count)
         if rate[i] >= T.WET_MMH:
-            kind[i] = max(parts[k.KIND, min(int(position), count - 1)], 1)
+            kind[i] = max(parts[k.KIND, min(int(at), count - 1)], 1)
             sums[kind[i]] += rate[i]
         if peak == peak:            # numpy's max: NaN wins
             peak = rate[i] if rate[i] != rate[i] else max(peak, rate[i])
@@ -284,7 +308,7 @@ def _minutely(o, n, p, t0, count, day_now, s):
 
 
 @njit(cache=True, nogil=True)
-def _hourly(o, n, p, t0, start, stop, day_end, mi, suns, day_now, s, conv, titles):
+def _hourly(o, n, p, t0, shift, start, stop, day_end, mi, suns, day_now, s, conv, titles):
     """The hours [start, stop); the summary covers the periods of the next 24 hours."""
     rows, parts, codes, icons = s
     starts = np.empty(12, dtype=np.int64)
@@ -301,7 +325,7 @@ def _hourly(o, n, p, t0, start, stop, day_end, mi, suns, day_now, s, conv, title
         counts[icons[i]] += 1
     n = _block_head(o, n, HOURLY_KEY, facts, F.dominant(counts), day_now)
     for i in range(start, stop):
-        time = t0 + k.HOUR_S * i
+        time = t0 + k.HOUR_S * i + shift[i]
         n = _comma(o, n, i == start)
         day = is_day(time, p[P_LAT], p[P_LON], suns, p[P_SUN_T0])
         n = _point(o, n, int(time), day, s, i, conv, titles)

@@ -140,3 +140,43 @@ def test_mixed_precipitation_is_said_when_a_second_kind_is_sizeable():
                   {37, 38, 52})
     assert days[1]["summary"].startswith("Mixed precipitation"), days[1]["summary"]
     assert "mixed" not in days[2]["summary"].lower()       # 0.5 of 9.5 mm snow: rain
+
+
+@pytest.mark.parametrize("now", ["2026-10-03T03:00:00", "2027-04-03T03:00:00"])
+def test_hours_stay_local_hours_across_a_30_minute_dst_change(now):
+    # Lord Howe moves its clocks by 30 minutes (+10:30 <-> +11:00): after the change every
+    # hourly entry still starts at a local whole hour and holds that moment's values.
+    import calendar
+    from datetime import datetime
+
+    from server.areas import forecast_blocks as B
+    from server.areas import forecast_compile as C
+    from server.areas.forecast_place import Place, zone
+    from server.science.units import SYSTEMS
+
+    now_s = calendar.timegm(datetime.fromisoformat(now).timetuple())
+    data = C.SyntheticData()
+    data.first_s = now_s - 86400 * 2
+    data.last_s = data.first_s + (C.HOURS - 1) * 3600
+    data.sun_t0, data.suns = R.sun_table(data.first_s, data.last_s)
+    values = np.zeros((2, 2, C.HOURS, len(k.INPUTS)), dtype=np.float32)
+    values[..., k.INPUTS.index("temperature_c")] = np.arange(C.HOURS) * 0.1   # hours since
+    data.grid = C._Grid(values)
+    tz = "Australia/Lord_Howe"
+    request = B.Request(lat=-31.55, lon=159.08, units="si", lang="en", hours=168,
+                        blocks=frozenset({"currently", "minutely", "hourly", "daily"}))
+    place = Place(timezone=tz, zone=zone(tz), country=None, elevation_m=None)
+    body = orjson.loads(B.respond(data, place, request, SYSTEMS["si"], float(now_s)))
+    hours = body["hourly"]["data"]
+    offsets = {datetime.fromtimestamp(h["time"], zone(tz)).utcoffset() for h in hours}
+    assert len(offsets) == 2                                  # the change is in the block
+    for h in hours:
+        assert datetime.fromtimestamp(h["time"], zone(tz)).minute == 0
+        assert h["temperature"] == pytest.approx((h["time"] - data.first_s) / 3600 * 0.1,
+                                                 abs=0.006)
+    assert hours[0]["time"] <= now_s < hours[1]["time"]
+    assert body["currently"]["temperature"] == pytest.approx(
+        (now_s - data.first_s) / 3600 * 0.1, abs=0.006)
+    for day in body["daily"]["data"]:
+        local = datetime.fromtimestamp(day["time"], zone(tz))
+        assert (local.hour, local.minute) == (0, 0)
