@@ -243,10 +243,8 @@ def test_alerts_nws_geojson_and_cap_become_the_table_and_index(pipeline_cli, tmp
         fi.nws_alert("a1", "Wind Advisory", ring, "2030-01-01T00:00:00-05:00", None),
         {**fi.nws_alert("zones", "Flood Watch", ring, "2030-01-01T00:00:00Z", None),
          "geometry": None}])
-    (tmp_path / "d" / "alerts" / "cap.xml").write_text(fi.CAP.format(
-        ident="cap-1", sent="2030-01-01T00:00:00+00:00", onset="2030-01-01T00:00:00+00:00",
-        expires="2030-01-02T00:00:00+00:00", circle="47.5,8.5 10",
-        polygon="46.0,7.0 46.0,7.5 46.5,7.5 46.0,7.0"))
+    fi.write_cap(tmp_path / "d" / "alerts" / "cap.xml", circle="47.5,8.5 10",
+                 polygon="46.0,7.0 46.0,7.5 46.5,7.5 46.0,7.0")
     build(pipeline_cli, tmp_path / "d", tmp_path / "out")
     version = contract.current_version_dir(tmp_path / "out")
     entry = contract.read_manifest(version)["areas"]["forecast"]
@@ -316,10 +314,8 @@ def test_alert_rings_across_the_antimeridian_stay_on_their_side(pipeline_cli, tm
     aleutians = [[179.0, 51.0], [-179.0, 51.0], [-179.0, 53.0], [179.0, 53.0], [179.0, 51.0]]
     fi.write_nws(tmp_path / "d" / "alerts" / "nws.geojson", [
         fi.nws_alert("a1", "Gale Warning", aleutians, "2030-01-01T00:00:00Z", None)])
-    (tmp_path / "d" / "alerts" / "cap.xml").write_text(fi.CAP.format(
-        ident="cap-1", sent="2030-01-01T00:00:00+00:00", onset="2030-01-01T00:00:00+00:00",
-        expires="2030-01-02T00:00:00+00:00", circle="-17.0,179.9 50",
-        polygon="-16.0,179.5 -16.0,-179.5 -17.0,-179.5 -17.0,179.5 -16.0,179.5"))
+    fi.write_cap(tmp_path / "d" / "alerts" / "cap.xml", circle="-17.0,179.9 50",
+                 polygon="-16.0,179.5 -16.0,-179.5 -17.0,-179.5 -17.0,179.5 -16.0,179.5")
     build(pipeline_cli, tmp_path / "d", tmp_path / "out")
     version = contract.current_version_dir(tmp_path / "out")
     boxes = np.load(version / F.ALERT_BOXES)

@@ -135,3 +135,12 @@ CAP = """<?xml version="1.0" encoding="UTF-8"?>
   </info>
 </alert>
 """
+
+
+def write_cap(path: Path, circle: str, polygon: str) -> Path:
+    """The CAP alert cap-1 (2030-01-01, a day long) with a circle and a polygon area."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(CAP.format(
+        ident="cap-1", sent="2030-01-01T00:00:00+00:00", onset="2030-01-01T00:00:00+00:00",
+        expires="2030-01-02T00:00:00+00:00", circle=circle, polygon=polygon))
+    return path
