@@ -17,7 +17,8 @@ from server.areas.webcams_tokens import (CLUSTERS, EMBED, PERIOD_S, SIGNER, TTL_
                                          TokenError, ensure_secrets_file, parse_secrets)
 from server.config import Config
 from server.errors import ApiError, bad_request
-from server.http import CONFIG, KEYS, STORE, endpoint, presented_key
+from server.http import AUTHORISED, CONFIG, STORE, endpoint
+from server.keys import token_subject
 
 __all__ = ["load", "routes", "setup"]
 log = logging.getLogger("server.webcams")
@@ -72,28 +73,30 @@ async def webcam_detail(request: web.Request) -> web.Response:
 @endpoint(area=AREA, auth="key")
 async def create_token(request: web.Request) -> web.Response:
     """POST /webcams/token: a clusters token for the calling key, valid TTL_S seconds."""
-    key = request.app[KEYS].authenticate(presented_key(request))
-    if key is None:   # the middleware checked it; the keys file may have changed since
-        raise ApiError(403, "a valid API key is required")
+    key = request[AUTHORISED]
     _data(request)    # 503 while the area is unavailable, like its other operations
     signer: Signer = request.app[SIGNER]
-    token = signer.issue(CLUSTERS, key.name, signer.now() + TTL_S)
+    token = signer.issue(CLUSTERS, token_subject(key), signer.now() + TTL_S)
     return web.Response(body=orjson.dumps({"token": token, "expires_in": TTL_S}),
                         content_type="application/json", headers={"Cache-Control": "no-store"})
 
 
-@endpoint(auth="optional", **LINKED)
+def _clusters_token(request: web.Request) -> str:
+    """The key subject of the request's clusters token (the middleware finds the key)."""
+    token = request.query.get("token")
+    if not token:
+        raise ApiError(403, "an API key (X-API-Key or api_key) or a token from POST "
+                            "/webcams/token is required")
+    try:
+        return request.app[SIGNER].verify(token, CLUSTERS)
+    except TokenError as exc:
+        raise ApiError(403, str(exc)) from None
+
+
+# A token counts against the budget of the key it was minted for (decisions rule 7).
+@endpoint(auth="token", token=_clusters_token, **LINKED)
 async def clusters(request: web.Request) -> web.Response:
     """GET /webcams/clusters: grid clusters of the webcams in a bbox, by API key or token."""
-    if request.app[KEYS].authenticate(presented_key(request)) is None:
-        token = request.query.get("token")
-        if not token:
-            raise ApiError(403, "an API key (X-API-Key or api_key) or a token from POST "
-                                "/webcams/token is required")
-        try:
-            request.app[SIGNER].verify(token, CLUSTERS)
-        except TokenError as exc:
-            raise ApiError(403, str(exc)) from None
     query = webcams_params.cluster_query(request.query)
     data = _data(request)
     links = _links(request, data)
