@@ -103,7 +103,9 @@ def _linked_workloads(ctx: Context, data, ids: list[str]) -> list[Workload]:
     from server.areas.webcams_tokens import EMBED
     from server.config import Config
 
-    signer = make_signer(Config.from_env(build_dir=ctx.build_dir))
+    # The keys file run.py gives the servers locates the secrets file they use.
+    signer = make_signer(Config.from_env(build_dir=ctx.build_dir,
+                                         keys_file=ctx.workdir / "keys.json"))
     expires = signer.now() + 6 * 3600
     embeds, images = [], []
     for public_id in ids[:200]:

@@ -58,12 +58,15 @@ def secrets_command(argv: list[str]) -> int:
     rotate = sub.add_parser("rotate", help="sign with a new secret from now on; tokens signed "
                                            "with the kept older ones stay valid until expiry")
     rotate.add_argument("--file", type=Path, default=None,
-                        help="secrets file (default: signing-secrets.json beside the build "
-                             "directory, as the server uses)")
+                        help="secrets file (default: as the server finds it: "
+                             "WEATHERAPI_SIGNING_SECRETS_FILE, else signing-secrets.json beside "
+                             "the keys file, else in ~/.config/weather-geodata-api/)")
+    rotate.add_argument("--keys-file", type=Path, default=None,
+                        help="the server's keys file (locates the default secrets file)")
     rotate.add_argument("--keep", type=int, default=2,
                         help="older secrets to keep for verifying (default 2)")
     args = parser.parse_args(argv)
-    path = args.file or Config.from_env().secrets_path
+    path = args.file or Config.from_env(keys_file=args.keys_file).secrets_path
     try:
         kid = rotate_secrets_file(path, keep=max(0, args.keep))
     except (OSError, ValueError, KeyError) as exc:
@@ -87,6 +90,13 @@ def serve_command(argv: list[str]) -> int:
     if config.workers < 1:
         parser.error("--workers must be at least 1")
     configure_logging()
+    if not config.signing_secrets:
+        from server.areas.webcams_tokens import ensure_secrets_file
+        try:    # create it once before any worker starts; refuse one others can read
+            ensure_secrets_file(config.secrets_path)
+        except (OSError, ValueError) as exc:
+            print(f"error: signing secrets: {exc}", file=sys.stderr)
+            return 2
     return serve(config)
 
 

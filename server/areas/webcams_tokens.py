@@ -5,7 +5,9 @@ travels in the token, so the signing secret can be rotated while tokens signed w
 one stay valid until they expire. Secrets come from WEATHERAPI_SIGNING_SECRETS
 ("kid:secret,kid:secret", the first signs) or from a secrets file that every worker process
 shares, created once (mode 0600) when missing, so tokens verify on every worker and across
-restarts. The file is re-read when it changes (rotation without a restart).
+restarts. The file is re-read when it changes (rotation without a restart). It is trusted
+only as a regular file owned by the server's user with no group or other permissions: the
+server refuses to start otherwise (like ssh with a private key).
 
 A token is `purpose.kid.expires.subject.mac` (subject and mac base64url); an image URL carries
 `expires`, `kid` and `sig` parameters, `sig` covering the webcam and the expiry, so one
@@ -21,6 +23,8 @@ import json
 import os
 import re
 import secrets
+import stat
+import tempfile
 import time
 from dataclasses import dataclass, field
 from hashlib import sha256
@@ -38,7 +42,6 @@ PURPOSES = (CLUSTERS, EMBED)
 KID = re.compile(r"[A-Za-z0-9_-]{1,32}")
 EXPIRES = re.compile(r"[0-9]{1,12}")
 MIN_SECRET_CHARS = 16
-SECRETS_FILE = "signing-secrets.json"
 _MAX_CACHED = 200_000
 
 
@@ -69,30 +72,70 @@ def parse_secrets(text: str) -> Secrets:
     return Secrets(next(iter(keys)), keys)
 
 
-def read_secrets_file(path: Path) -> Secrets:
-    """{"current": kid, "secrets": {kid: secret}} from a secrets file."""
-    data = json.loads(path.read_text(encoding="utf-8"))
+class SecretsFileError(ValueError):
+    """A secrets file that must not be trusted (the message says how to fix it)."""
+
+
+def _open_private(path: Path) -> tuple[str, tuple[int, int, int, int]]:
+    """The text of a secrets file and its (device, inode, mtime, size) stamp, read only if it is
+    a regular file (no symlink) owned by this user and unreadable by anyone else: whoever can
+    read or replace it can mint tokens."""
+    fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC)
+    with os.fdopen(fd, "r", encoding="utf-8") as handle:
+        info = os.fstat(handle.fileno())
+        if not stat.S_ISREG(info.st_mode):
+            raise SecretsFileError(f"{path} is not a regular file")
+        if info.st_uid != os.geteuid():
+            raise SecretsFileError(f"{path} is owned by uid {info.st_uid}, not by the user "
+                                   f"running the server (uid {os.geteuid()})")
+        if info.st_mode & 0o077:
+            raise SecretsFileError(f"{path} is readable or writable by others (mode "
+                                   f"{stat.S_IMODE(info.st_mode):o}); run chmod 600 {path}")
+        stamp = (info.st_dev, info.st_ino, info.st_mtime_ns, info.st_size)
+        return handle.read(), stamp
+
+
+def _parse_file(text: str) -> Secrets:
+    data = json.loads(text)
     pairs = [f"{data['current']}:{data['secrets'][data['current']]}"]
     pairs += [f"{k}:{v}" for k, v in data["secrets"].items() if k != data["current"]]
     return parse_secrets(",".join(pairs))
 
 
-def ensure_secrets_file(path: Path) -> Secrets:
-    """Read the secrets file, creating it with one random secret if missing. Creation is
-    atomic (a complete file is linked into place), so concurrent workers agree on one."""
-    if not path.exists():
-        path.parent.mkdir(parents=True, exist_ok=True)
-        tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+def read_secrets_file(path: Path) -> Secrets:
+    """{"current": kid, "secrets": {kid: secret}} from a private secrets file."""
+    return _parse_file(_open_private(path)[0])
+
+
+def _write_private(path: Path, data: dict, replace: bool) -> None:
+    """Write `data` to a fresh private temporary file (mkstemp: unpredictable name, O_EXCL,
+    mode 0600) beside `path`, then move it into place: os.replace, or os.link when `replace`
+    is False so that the first of several concurrent creators wins."""
+    path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    try:
         with os.fdopen(fd, "w", encoding="utf-8") as handle:
-            json.dump(new_secrets_data({}), handle, indent=2)
+            json.dump(data, handle, indent=2)
             handle.write("\n")
+            handle.flush()
+            os.fsync(handle.fileno())
+        if replace:
+            os.replace(tmp, path)
+            return
         try:
             os.link(tmp, path)        # fails if another process created it first
         except FileExistsError:
             pass
-        finally:
-            tmp.unlink()
+    finally:
+        if os.path.lexists(tmp):
+            os.unlink(tmp)
+
+
+def ensure_secrets_file(path: Path) -> Secrets:
+    """Read the secrets file, creating it with one random secret if missing. Creation is
+    atomic (a complete file is linked into place), so concurrent workers agree on one."""
+    if not os.path.lexists(path):
+        _write_private(path, new_secrets_data({}), replace=False)
     return read_secrets_file(path)
 
 
@@ -108,14 +151,9 @@ def new_secrets_data(data: dict, keep: int = 2) -> dict:
 
 def rotate_secrets_file(path: Path, keep: int = 2) -> str:
     """Make a new secret current in `path` (created if missing); returns its key id."""
-    data = json.loads(path.read_text(encoding="utf-8")) if path.exists() else {}
+    data = json.loads(_open_private(path)[0]) if os.path.lexists(path) else {}
     data = new_secrets_data(data, keep)
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-    with os.fdopen(fd, "w", encoding="utf-8") as handle:
-        json.dump(data, handle, indent=2)
-        handle.write("\n")
-    os.replace(tmp, path)
+    _write_private(path, data, replace=True)
     return data["current"]
 
 
@@ -139,17 +177,18 @@ class Signer:
     secrets: Secrets
     clock: Callable[[], float] = time.time
     source: Path | None = None           # the secrets file to follow, if any
-    _stamp: tuple[int, int] | None = None
+    _stamp: tuple[int, int, int, int] | None = None
     _image_sigs: dict[tuple[str, int, str], str] = field(default_factory=dict)
 
     def refresh(self) -> None:
         """Re-read the secrets file if it changed (keeps the old secrets if it is broken)."""
         if self.source is None:
             return
-        stat = self.source.stat()
-        stamp = (stat.st_mtime_ns, stat.st_size)
-        if stamp != self._stamp:
-            self.secrets = read_secrets_file(self.source)
+        info = os.stat(self.source, follow_symlinks=False)
+        # The inode too: a replaced file can keep the old one's size and mtime.
+        if (info.st_dev, info.st_ino, info.st_mtime_ns, info.st_size) != self._stamp:
+            text, stamp = _open_private(self.source)
+            self.secrets = _parse_file(text)
             self._stamp = stamp
             self._image_sigs = {}
 

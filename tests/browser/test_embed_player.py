@@ -182,8 +182,10 @@ def test_30_day_range_from_the_page(browser, server, webcam):
     watched.close()
 
 
-def test_the_page_says_when_its_link_has_expired(browser, server, webcam, default_build):
-    signer = Signer(read_secrets_file(Config(build_dir=default_build).secrets_path))
+def test_the_page_says_when_its_link_has_expired(browser, server, webcam, default_build,
+                                                keys_file):
+    config = Config(build_dir=default_build, keys_file=keys_file[0])
+    signer = Signer(read_secrets_file(config.secrets_path))
     expires = int(time.time()) + 6
     url = f"{server.url}/webcams/embed/{webcam}?token={signer.issue(EMBED, webcam, expires)}"
     watched = Watched(browser, 640)

@@ -17,6 +17,7 @@ import contract
 from contract import Webcams as W
 from server.areas.webcams_tokens import CLUSTERS, EMBED, Signer, read_secrets_file
 from server.config import Config
+from server.keys import load_keys, token_subject
 from tests.support.procs import get
 
 UTC = dt.timezone.utc
@@ -41,10 +42,11 @@ def catalog(default_build) -> dict:
 
 
 @pytest.fixture(scope="module")
-def signer(default_build) -> Signer:
+def signer(default_build, keys_file) -> Signer:
     """A signer over the secrets the session server uses (the default file), for tokens the
     server did not issue: expired ones, say."""
-    return Signer(read_secrets_file(Config(build_dir=default_build).secrets_path))
+    config = Config(build_dir=default_build, keys_file=keys_file[0])
+    return Signer(read_secrets_file(config.secrets_path))
 
 
 def keyed(server) -> dict[str, str]:
@@ -298,14 +300,16 @@ def test_token_flow(server):
     assert get(f"{server.url}/webcams/token", {"X-API-Key": "nope"}, method="POST").status == 403
 
 
-def test_clusters_refuse_bad_tokens(server, signer, catalog):
+def test_clusters_refuse_bad_tokens(server, signer, catalog, keys_file):
     url = f"{server.url}/webcams/clusters?bbox=45,5,48,11&zoom=5"
     now = int(time.time())
+    subject = token_subject(next(k for k in load_keys(keys_file[0]) if k.name == "tests"))
     embed = signer.issue(EMBED, sorted(catalog)[0], now + 600)
-    expired = signer.issue(CLUSTERS, "tests", now - 1)
-    valid = signer.issue(CLUSTERS, "tests", now + 600)
+    expired = signer.issue(CLUSTERS, subject, now - 1)
+    valid = signer.issue(CLUSTERS, subject, now + 600)
+    unknown = signer.issue(CLUSTERS, "tests", now + 600)     # names no key
     cases = {"": "required", embed: "issued for embed", expired: "expired",
-             valid[:-3] + "abc": "invalid", "garbage": "malformed"}
+             valid[:-3] + "abc": "invalid", "garbage": "malformed", unknown: "revoked"}
     for token, reason in cases.items():
         reply = get(f"{url}&token={token}")
         assert reply.status == 403 and reason in reply.json()["detail"], token
