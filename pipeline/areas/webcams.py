@@ -16,7 +16,7 @@ from contract import Webcams as W
 from pipeline.areas import webcams_clusters, webcams_index, webcams_places, webcams_snapshots
 from pipeline.io import InputError, describe_inputs, write_parquet
 from pipeline.sources import webcam_catalog, webcams_generated
-from pipeline.sources.webcams_normalised import ACTIVE, WebcamCatalog
+from pipeline.sources.webcams_normalised import ACTIVE, KEY, WebcamCatalog
 
 log = logging.getLogger("pipeline.webcams")
 # Bump when the derived files change for the same inputs (part of the data version).
@@ -56,10 +56,24 @@ def build(datasets: Path, version: Path) -> dict:
     counts = {"webcams": webcams.height, "served": served.height,
               "snapshots": written.snapshots, "image_files": written.image_files,
               "cluster_cells": cells}
+    object_keys = int((series.images["kind"] == KEY).sum())
+    counts["object_key_images"] = object_keys
     return _manifest_entry(catalog, datasets, tables, files, counts, coverage,
                            {"linked_to": linked_to, "dropped_snapshots": series.dropped,
                             "images_sha256": written.images_sha256,
-                            "rendered_images": series.rendered})
+                            "rendered_images": series.rendered,
+                            "warnings": _warnings(object_keys)})
+
+
+def _warnings(object_keys: int) -> list[str]:
+    """What the operator must know to serve this build as intended."""
+    if not object_keys:
+        return []
+    message = (f"{object_keys} snapshot images are object keys on a CDN: their links work only "
+               "with WEATHERAPI_CDN_URL set to that CDN (the built-in image host does not hold "
+               "them)")
+    log.warning(message)
+    return [message]
 
 
 def generator_scale() -> float:

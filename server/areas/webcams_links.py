@@ -3,7 +3,9 @@
 
 Image links: `{cdn_url}/webcams/{public_id}/{captured_at}{ext}?expires=…&kid=…&sig=…` for
 images the built-in image host serves (rendered on demand, or files copied into the artifact);
-`{cdn_url}/{object_key}?webcam={public_id}&expires=…&kid=…&sig=…` for object keys on a CDN.
+`{cdn_url}/{object_key}?webcam={public_id}&expires=…&kid=…&sig=…` for object keys on a CDN, the
+signature covering the object key (README: verifying them on a CDN). Object keys need a
+configured {cdn_url}: the built-in host does not hold them.
 Without configuration both bases are this server: {base_url} (or the request's own origin)
 plus /cdn for images.
 """
@@ -57,8 +59,11 @@ class Links:
     def image_paths(self, row: int, indices: np.ndarray, times: np.ndarray,
                     expires: int | None = None) -> list[str]:
         """Each snapshot's image link below {cdn_url} (snapshots by index and capture time)."""
-        query = self.query(self.data.catalog.public_ids[row], expires)
-        return [head + query for head in path_heads(self.data, row, indices, times)]
+        public_id = self.data.catalog.public_ids[row]
+        expires = self.expires if expires is None else expires
+        query = self.query(public_id, expires)
+        return [signed(self.signer, public_id, head, query, expires)
+                for head in path_heads(self.data, row, indices, times)]
 
     def snapshot_items(self, row: int, indices: np.ndarray, times: np.ndarray) -> str:
         """The Snapshot objects of a history, comma-separated (one pass for rendered images)."""
@@ -81,8 +86,9 @@ class Links:
         head = self.data.current_heads[row]
         if head is None:
             return b"null"
-        query = self.query(self.data.catalog.public_ids[row])
-        return b'"%b%b%b"' % (self._cdn_json, head.encode(), query.encode())
+        public_id = self.data.catalog.public_ids[row]
+        path = signed(self.signer, public_id, head, self.query(public_id), self.expires)
+        return b'"%b%b"' % (self._cdn_json, path.encode())
 
     def webcam(self, row: int) -> bytes:
         """A Webcam object as in lists and clusters (cached per period)."""
@@ -126,6 +132,19 @@ def path_heads(data: WebcamsData, row: int, indices: np.ndarray, times: np.ndarr
     return [f"/{image.ref}?webcam={public_id}&" if image.kind == "key"
             else f"/webcams/{public_id}/{stamp}Z{image.ext}?"
             for image, stamp in zip(snaps.images(indices), stamps)]
+
+
+OBJECT_MARK = "?webcam="
+
+
+def signed(signer: Signer, public_id: str, head: str, query: str, expires: int) -> str:
+    """A path head from path_heads() with its signature parameters: the webcam's shared
+    `query`, or for an object key a signature of its own over the key."""
+    if OBJECT_MARK not in head:
+        return head + query
+    object_key = head[1:head.index(OBJECT_MARK)]
+    kid, sig = signer.object_signature(public_id, expires, object_key)
+    return f"{head}expires={expires}&kid={kid}&sig={sig}"
 
 
 def current_heads(data: WebcamsData) -> list[str | None]:

@@ -9,9 +9,15 @@ restarts. The file is re-read when it changes (rotation without a restart). It i
 only as a regular file owned by the server's user with no group or other permissions: the
 server refuses to start otherwise (like ssh with a private key).
 
+Each secret is a master: tokens and image links are signed with keys derived from it per
+purpose (HMAC-SHA256(master, label)), so the image key can be handed to a CDN to verify links
+without giving it the power to mint tokens (`python -m server secrets image-keys`).
+
 A token is `purpose.kid.expires.subject.mac` (subject and mac base64url); an image URL carries
-`expires`, `kid` and `sig` parameters, `sig` covering the webcam and the expiry, so one
-signature serves all of a webcam's images for a period.
+`expires`, `kid` and `sig` parameters. On the built-in image host `sig` covers the webcam and
+the expiry, so one signature serves all of a webcam's images for a period (the host only serves
+that webcam's own snapshots under its path). For an object key on a CDN it covers the object key
+too: a leaked link cannot be rewritten to another object.
 """
 
 from __future__ import annotations
@@ -49,12 +55,29 @@ class TokenError(Exception):
     """A token or signature that does not open what was asked; the message is user-safe."""
 
 
+TOKEN_LABEL, IMAGE_LABEL = b"weatherapi token v1", b"weatherapi image v1"
+
+
+def derive(master: bytes, label: bytes) -> bytes:
+    """The purpose key `label` of a master secret."""
+    return hmac.new(master, label, sha256).digest()
+
+
 @dataclass(frozen=True)
 class Secrets:
-    """Signing secrets by key id; `current` signs, all verify."""
+    """Signing secrets by key id; `current` signs, all verify. Signatures use the derived
+    per-purpose keys, never the masters."""
 
     current: str
     keys: Mapping[str, bytes]
+    token_keys: Mapping[str, bytes] = field(init=False)
+    image_keys: Mapping[str, bytes] = field(init=False)
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "token_keys",
+                           {k: derive(v, TOKEN_LABEL) for k, v in self.keys.items()})
+        object.__setattr__(self, "image_keys",
+                           {k: derive(v, IMAGE_LABEL) for k, v in self.keys.items()})
 
 
 def parse_secrets(text: str) -> Secrets:
@@ -165,9 +188,11 @@ def _unb64(text: str) -> bytes:
     return base64.urlsafe_b64decode(text + "=" * (-len(text) % 4))
 
 
-def _mac(secret: bytes, purpose: str, subject: str, expires: int) -> bytes:
-    message = f"{purpose}\x00{subject}\x00{expires}".encode()
-    return hmac.new(secret, message, sha256).digest()
+def _mac(secret: bytes, purpose: str, subject: str, expires: int, extra: str = "") -> bytes:
+    message = f"{purpose}\x00{subject}\x00{expires}"
+    if extra:
+        message += f"\x00{extra}"
+    return hmac.digest(secret, message.encode(), "sha256")
 
 
 @dataclass
@@ -204,7 +229,7 @@ class Signer:
     def issue(self, purpose: str, subject: str, expires: int) -> str:
         """A token for `purpose` and `subject`, valid until `expires` (unix seconds)."""
         kid = self.secrets.current
-        mac = _mac(self.secrets.keys[kid], purpose, subject, expires)
+        mac = _mac(self.secrets.token_keys[kid], purpose, subject, expires)
         return f"{purpose}.{kid}.{expires}.{_b64(subject.encode())}.{_b64(mac)}"
 
     def verify(self, token: str, purpose: str, subject: str | None = None) -> str:
@@ -214,7 +239,7 @@ class Signer:
         if len(token) > 512 or len(parts) != 5 or not EXPIRES.fullmatch(parts[2]):
             raise TokenError("the token is malformed")
         claimed, kid, expires_text, subject_b64, mac_b64 = parts
-        secret = self.secrets.keys.get(kid)
+        secret = self.secrets.token_keys.get(kid)
         if secret is None:
             raise TokenError("the token was signed with an unknown or retired key")
         try:
@@ -235,28 +260,35 @@ class Signer:
         return claimed_subject
 
     def image_signature(self, webcam: str, expires: int) -> tuple[str, str]:
-        """(kid, sig) for a webcam's image links expiring at `expires` (cached: one HMAC per
-        webcam and period)."""
+        """(kid, sig) for a webcam's links on the built-in image host expiring at `expires`
+        (cached: one HMAC per webcam and period)."""
         kid = self.secrets.current
         cache_key = (webcam, expires, kid)
         sig = self._image_sigs.get(cache_key)
         if sig is None:
             if len(self._image_sigs) >= _MAX_CACHED:
                 self._image_sigs = {}
-            sig = _b64(_mac(self.secrets.keys[kid], IMAGE, webcam, expires))
+            sig = _b64(_mac(self.secrets.image_keys[kid], IMAGE, webcam, expires))
             self._image_sigs[cache_key] = sig
         return kid, sig
 
-    def verify_image(self, webcam: str, expires: str, kid: str, sig: str) -> None:
-        """Raise TokenError unless (kid, sig) signs `webcam` until `expires`, still valid."""
-        secret = self.secrets.keys.get(kid)
+    def object_signature(self, webcam: str, expires: int, object_key: str) -> tuple[str, str]:
+        """(kid, sig) for the link to one object key on a CDN (covers the key itself)."""
+        kid = self.secrets.current
+        return kid, _b64(_mac(self.secrets.image_keys[kid], IMAGE, webcam, expires, object_key))
+
+    def verify_image(self, webcam: str, expires: str, kid: str, sig: str,
+                     object_key: str = "") -> None:
+        """Raise TokenError unless (kid, sig) signs `webcam` (and `object_key`, for a CDN
+        object) until `expires`, still valid."""
+        secret = self.secrets.image_keys.get(kid)
         if not EXPIRES.fullmatch(expires) or secret is None or len(sig) > 64:
             raise TokenError("the image link is malformed or signed with an unknown key")
         try:
             mac = _unb64(sig)
         except (binascii.Error, ValueError):
             raise TokenError("the image link's signature is malformed") from None
-        if not hmac.compare_digest(mac, _mac(secret, IMAGE, webcam, int(expires))):
+        if not hmac.compare_digest(mac, _mac(secret, IMAGE, webcam, int(expires), object_key)):
             raise TokenError("the image link's signature is invalid")
         if int(expires) <= self.now():
             raise TokenError("the image link has expired")

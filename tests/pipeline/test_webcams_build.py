@@ -6,6 +6,7 @@ from __future__ import annotations
 import datetime as dt
 import hashlib
 import math
+import shutil
 import time
 from pathlib import Path
 from zoneinfo import ZoneInfo
@@ -13,6 +14,7 @@ from zoneinfo import ZoneInfo
 import duckdb
 import numpy as np
 import polars as pl
+import pyarrow as pa
 import pyarrow.feather as feather
 import pyarrow.parquet as pq
 import pytest
@@ -236,6 +238,10 @@ def test_generated_default_without_geocoding(tmp_path, pipeline_cli):
      "image '../webcams.csv' is neither a relative path"),
     ("unsupported image", lambda d: _append(d, "mhorn,2024-07-09T00:00:00Z,notes.txt", "notes.txt"),
      "unsupported image type"),
+    ("typo in a local image", lambda d: _append(d, "mhorn,2024-07-09T00:00:00Z,zrh/c.png"),
+     "image 'zrh/c.png' is not a file under images/"),
+    ("typo at the top of images/", lambda d: _append(d, "mhorn,2024-07-09T00:00:00Z,mhron.png"),
+     "image 'mhron.png' is not a file under images/"),
 ])
 def test_bad_inputs_fail_with_a_clear_message(tmp_path, case, edit, message):
     datasets = tmp_path / "datasets"
@@ -257,6 +263,42 @@ def test_a_failed_webcams_build_names_file_and_line(tmp_path, pipeline_cli):
     assert (f"error: build failed: {folder / 'webcams.csv'}: line 2: latitude 97.36 is not a "
             "number in [-90, 90]; nothing is published") in result.stderr, result.stderr
     assert "Traceback" not in result.stderr
+
+
+def _lines(path: Path) -> int:
+    return len(path.read_text(encoding="utf-8").splitlines())
+
+
+def test_errors_name_the_physical_line_and_parquet_rows(tmp_path):
+    datasets = tmp_path / "datasets"
+    folder = inputs.write_inputs(datasets, NOW)
+    # A quoted name spanning two lines: the bad latitude of the next camera is on line 4.
+    _rewrite(folder, "webcams.csv", "\nzrh-2,", '\nzz-multi,"two\nlines",1,1,CH,1,,,\nzrh-2,')
+    _rewrite(folder, "webcams.csv", "47.3780", "97.378")
+    with pytest.raises(InputError, match=r"line 5: latitude 97.378"):
+        webcam_catalog.read(datasets)
+    shutil.rmtree(datasets)
+    folder = inputs.write_inputs(datasets, NOW)
+    _append(folder, "mhorn,2024-07-09T00:00:00Z,zrh/c.png")
+    with pytest.raises(InputError, match=f"line {_lines(folder / 'snapshots.csv')}: image"):
+        catalog = webcam_catalog.read(datasets)
+        catalog.snapshots(catalog.webcams.filter(pl.col("status") == "active")["public_id"])
+    shutil.rmtree(datasets)
+    inputs.write_inputs(datasets, NOW, parquet=True)
+    table = pq.read_table(datasets / "webcams" / "snapshots.parquet")
+    bad = table.slice(0, 3).to_pylist()
+    bad[2]["captured_at"] = "yesterday"
+    pq.write_table(pa.Table.from_pylist(table.slice(3).to_pylist()[:5] + bad),
+                   datasets / "webcams" / "snapshots.parquet")
+    with pytest.raises(InputError, match="row 8: captured_at 'yesterday'"):
+        catalog = webcam_catalog.read(datasets)
+        catalog.snapshots(catalog.webcams.filter(pl.col("status") == "active")["public_id"])
+
+
+def test_object_key_images_are_a_manifest_warning(real):
+    _, entry = real
+    assert entry["counts"]["object_key_images"] == 2
+    assert any("WEATHERAPI_CDN_URL" in w for w in entry["warnings"])
 
 
 def _rewrite(folder: Path, name: str, old: str, new: str) -> None:

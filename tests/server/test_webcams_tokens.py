@@ -3,6 +3,9 @@ secrets file and its rotation."""
 
 from __future__ import annotations
 
+import base64
+import hashlib
+import hmac
 import multiprocessing
 import os
 import stat
@@ -231,3 +234,25 @@ def test_default_secrets_location_is_private_not_beside_the_build(tmp_path, monk
     ensure_secrets_file(path)
     assert stat.S_IMODE(path.parent.stat().st_mode) == 0o700
     assert stat.S_IMODE(path.stat().st_mode) == 0o600
+
+
+def test_links_and_tokens_are_signed_with_derived_keys_not_the_master(signer, clock):
+    expires = int(clock.now) + TTL_S
+    master = Signer(parse_secrets("k2:second-secret-0123456789"), clock)
+    token = signer.issue(CLUSTERS, "subject", expires)
+    mac = base64.urlsafe_b64encode(hmac.new(b"second-secret-0123456789",
+                                            f"clusters\0subject\0{expires}".encode(),
+                                            hashlib.sha256).digest()).rstrip(b"=").decode()
+    assert token.split(".")[4] != mac                  # the master itself signs nothing
+    assert signer.secrets.image_keys["k2"] != signer.secrets.token_keys["k2"]
+    assert master.verify(token, CLUSTERS) == "subject"  # same master, same derived keys
+
+
+def test_object_key_links_cover_the_key(signer, clock):
+    expires = int(clock.now) + TTL_S
+    kid, sig = signer.object_signature("cam-1", expires, "keys/cam-1/a.jpg")
+    signer.verify_image("cam-1", str(expires), kid, sig, "keys/cam-1/a.jpg")
+    for webcam, key in [("cam-1", "keys/cam-1/b.jpg"), ("cam-2", "keys/cam-1/a.jpg"),
+                        ("cam-1", "")]:
+        with pytest.raises(TokenError, match="invalid"):
+            signer.verify_image(webcam, str(expires), kid, sig, key)
