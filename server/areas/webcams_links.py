@@ -6,13 +6,18 @@ images the built-in image host serves (rendered on demand, or files copied into 
 `{cdn_url}/{object_key}?webcam={public_id}&expires=…&kid=…&sig=…` for object keys on a CDN, the
 signature covering the object key (README: verifying them on a CDN). Object keys need a
 configured {cdn_url}: the built-in host does not hold them.
-Without configuration both bases are this server: {base_url} (or the request's own origin)
-plus /cdn for images.
+Without configuration both bases are this server: {base_url}, else the request's own origin
+(its Host header, accepted only as hostname[:port]; set WEATHERAPI_BASE_URL in production so
+that no client chooses the origin its links point at).
+
+Renderings are cached per period and signing key with the link bases left out (spliced in per
+request), so requests naming other hosts neither see nor flush each other's entries.
 """
 
 from __future__ import annotations
 
 import datetime as dt
+import re
 
 import numpy as np
 import orjson
@@ -22,11 +27,27 @@ from server.areas.webcams_data import WebcamsData, bucket
 from server.areas.webcams_snapshots import iso as iso_stamps
 from server.areas.webcams_snapshots import iso_parts
 from server.areas.webcams_tokens import EMBED, TTL_S, Signer
+from server.config import Config
+from server.errors import bad_request
 from server.http import CONFIG
 
 CDN_PATH = "/cdn"
 EMBED_PATH = "/webcams/embed/"
 IMAGE_PREFIX = "/webcams/"
+_LABEL = r"[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?"
+HOST = re.compile(rf"(?:{_LABEL}(?:\.{_LABEL})*\.?|\[[0-9A-Fa-f:.]{{2,45}}\])(?::[0-9]{{1,5}})?")
+# Where the link bases go in cached renderings (NUL never occurs in JSON text: it is escaped).
+CDN_MARK, EMBED_MARK = b"\x00c", b"\x00e"
+
+
+def origin(request: web.Request, config: Config) -> str:
+    """{base_url}, else scheme://host of the request, the Host header validated."""
+    if config.base_url:
+        return config.base_url.rstrip("/")
+    host = request.host
+    if len(host) > 260 or not HOST.fullmatch(host):
+        raise bad_request("Host", "the Host header must be hostname[:port] or [IPv6][:port]")
+    return f"{request.scheme}://{host}"
 
 
 def iso(unix_s: int) -> str:
@@ -39,15 +60,16 @@ class Links:
 
     def __init__(self, request: web.Request, data: WebcamsData, signer: Signer):
         config = request.app[CONFIG]
-        origin = config.base_url.rstrip("/") or f"{request.scheme}://{request.host}"
-        self.cdn = config.cdn_url.rstrip("/") or origin + CDN_PATH
-        self.embed = config.embed_base_url.rstrip("/") or origin
+        base = "" if config.cdn_url and config.embed_base_url else origin(request, config)
+        self.cdn = config.cdn_url.rstrip("/") or base + CDN_PATH
+        self.embed = config.embed_base_url.rstrip("/") or base
         self.data, self.signer = data, signer
         self.now = signer.now()
         self.expires = signer.link_expiry(self.now)
         self._cdn_json = orjson.dumps(self.cdn)[1:-1]
-        # What cached renderings depend on besides the row.
-        self.key = (self.expires, signer.secrets.current, self.cdn)
+        self._embed_json = orjson.dumps(self.embed)[1:-1]
+        # What cached renderings depend on besides the row (not the link bases).
+        self.key = (self.expires, signer.secrets.current)
         self._items = bucket(data.items, self.key)
 
     def query(self, public_id: str, expires: int | None = None) -> str:
@@ -82,43 +104,42 @@ class Links:
         return [self.cdn + p for p in self.image_paths(row, indices, times, expires)]
 
     def current_image(self, row: int) -> bytes:
-        """JSON of image.current: the newest snapshot's link, or null."""
+        """JSON of image.current: the newest snapshot's link (CDN_MARK for {cdn_url}), or
+        null."""
         head = self.data.current_heads[row]
         if head is None:
             return b"null"
         public_id = self.data.catalog.public_ids[row]
         path = signed(self.signer, public_id, head, self.query(public_id), self.expires)
-        return b'"%b%b"' % (self._cdn_json, path.encode())
+        return b'"%b%b"' % (CDN_MARK, path.encode())
 
     def webcam(self, row: int) -> bytes:
-        """A Webcam object as in lists and clusters (cached per period)."""
-        item = self._items.get(row)
-        if item is None:
-            item = self._items[row] = b'%b,"image":{"current":%b}}' % (
-                self.data.catalog.prefix(row), self.current_image(row))
-        return item
-
-    def embed_url(self, row: int, range_: str | None = None) -> str:
-        """The signed player link of a webcam (its token valid at least TTL_S seconds)."""
-        public_id = self.data.catalog.public_ids[row]
-        token = self.signer.issue(EMBED, public_id, self.expires)
-        suffix = f"&range={range_}" if range_ else ""
-        return f"{self.embed}{EMBED_PATH}{public_id}?token={token}{suffix}"
+        """A Webcam object as in lists and clusters (cached per period, split where the
+        {cdn_url} goes)."""
+        parts = self._items.get(row)
+        if parts is None:
+            item = b'%b,"image":{"current":%b}}' % (self.data.catalog.prefix(row),
+                                                     self.current_image(row))
+            parts = self._items[row] = tuple(item.split(CDN_MARK))
+        return self._cdn_json.join(parts)
 
     def webcam_detail(self, row: int) -> bytes:
         """A Webcam object with last_updated and player (cached per period: the embed token
         depends only on the webcam, the expiry and the key)."""
-        details = bucket(self.data.details, self.key + (self.embed,))
-        hit = details.get(row)
-        if hit is not None:
-            return hit
-        last = self.data.snapshots.last_time(row)
-        player = {"embed": self.embed_url(row), "expires_in": TTL_S}
-        detail = b'%b,"last_updated":%b,"image":{"current":%b},"player":%b}' % (
-            self.data.catalog.prefix(row), orjson.dumps(None if last is None else iso(last)),
-            self.current_image(row), orjson.dumps(player))
-        details[row] = detail
-        return detail
+        details = bucket(self.data.details, self.key)
+        detail = details.get(row)
+        if detail is None:
+            last = self.data.snapshots.last_time(row)
+            public_id = self.data.catalog.public_ids[row]
+            token = self.signer.issue(EMBED, public_id, self.expires)
+            # Ids and tokens are URL- and JSON-safe ([A-Za-z0-9._-]).
+            detail = details[row] = (
+                b'%b,"last_updated":%b,"image":{"current":%b},"player":{"embed":"%b%b%b?token='
+                b'%b","expires_in":%d}}' % (
+                    self.data.catalog.prefix(row),
+                    orjson.dumps(None if last is None else iso(last)), self.current_image(row),
+                    EMBED_MARK, EMBED_PATH.encode(), public_id.encode(), token.encode(), TTL_S))
+        return detail.replace(CDN_MARK, self._cdn_json).replace(EMBED_MARK, self._embed_json)
 
 
 def path_heads(data: WebcamsData, row: int, indices: np.ndarray, times: np.ndarray

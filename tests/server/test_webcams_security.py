@@ -75,3 +75,25 @@ def test_a_token_of_a_removed_key_is_refused(own):
         time.sleep(0.05)
     reply = get(f"{own.url}{CLUSTERS_URL}&token={token}")
     assert reply.status == 403 and "revoked" in reply.json()["detail"]
+
+
+@pytest.mark.parametrize("host", ["evil.example/x?", "a b", "evil.example:99999x",
+                                  "ex\"ample.org", "[::1", "-bad.example"])
+def test_a_malformed_host_is_a_400_not_a_link(own, host):
+    reply = get(f"{own.url}/webcams?limit=1", {"X-API-Key": own.keys["alpha"], "Host": host})
+    assert reply.status == 400, host
+    assert reply.json()["errors"][0]["parameter"] == "Host"
+
+
+def test_links_follow_each_host_without_mixing_cached_renderings(own):
+    key = {"X-API-Key": own.keys["alpha"]}
+    first = get(f"{own.url}/webcams?limit=3", key).json()["results"]
+    public_id = first[0]["public_id"]
+    for host in ("cams.example.org", "[::1]:8443", "other.example:8080"):
+        listed = get(f"{own.url}/webcams?limit=3", {**key, "Host": host}).json()["results"]
+        detail = get(f"{own.url}/webcams/{public_id}", {**key, "Host": host}).json()
+        assert all(c["image"]["current"].startswith(f"http://{host}/cdn/") for c in listed)
+        assert detail["player"]["embed"].startswith(f"http://{host}/webcams/embed/")
+    again = get(f"{own.url}/webcams?limit=3", key).json()["results"]
+    assert [c["image"]["current"] for c in again] == [c["image"]["current"] for c in first]
+    assert again[0]["image"]["current"].startswith(own.url + "/cdn/")
