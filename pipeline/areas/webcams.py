@@ -31,10 +31,10 @@ def build(datasets: Path, version: Path) -> dict:
     if webcam_catalog.present(datasets):
         log.info("reading the webcam catalog from %s", datasets / webcam_catalog.FOLDER)
         catalog = webcam_catalog.read(datasets)
-        places, linked_to = webcams_places.gazetteer(version)
+        places, linked_to, gazetteer = webcams_places.gazetteer(version)
     else:
         scale = generator_scale()
-        places, linked_to = webcams_places.gazetteer(version)
+        places, linked_to, gazetteer = webcams_places.gazetteer(version)
         log.info("no %s: generating the offline default catalog (scale %g)",
                  datasets / webcam_catalog.FOLDER, scale)
         catalog = webcams_generated.generate(places, int(time.time()), scale)
@@ -62,7 +62,8 @@ def build(datasets: Path, version: Path) -> dict:
                            {"linked_to": linked_to, "dropped_snapshots": series.dropped,
                             "images_sha256": written.images_sha256,
                             "rendered_images": series.rendered,
-                            "warnings": _warnings(object_keys)})
+                            "warnings": _warnings(object_keys),
+                            "linked_with": [gazetteer, webcams_places.linker_versions()]})
 
 
 def _warnings(object_keys: int) -> list[str]:
@@ -93,7 +94,7 @@ def _manifest_entry(catalog: WebcamCatalog, datasets: Path, tables: dict, files:
     inputs = describe_inputs(catalog.inputs, datasets)
     fingerprint = (contract.SCHEMA_VERSION, BUILDER_REVISION, catalog.kind,
                    [i["sha256"] for i in inputs], facts["images_sha256"], facts["linked_to"],
-                   sorted(catalog.details.items()))
+                   facts["linked_with"], sorted(catalog.details.items()))
     digest = hashlib.sha256(repr(fingerprint).encode()).hexdigest()
     generated = catalog.kind == "generated"
     return {

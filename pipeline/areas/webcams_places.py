@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import hashlib
+import importlib.metadata
 import logging
 import zoneinfo
 from pathlib import Path
@@ -18,17 +20,36 @@ PLACE_COLUMNS = ("id", "name", "lat", "lon", "country_code", "population", "feat
                  "timezone")
 
 
-def gazetteer(version: Path) -> tuple[pl.DataFrame, str]:
+def gazetteer(version: Path) -> tuple[pl.DataFrame, str, str]:
     """Places to link to: the geocoding area of the version being built (built or carried over
-    earlier in the same run), else the packaged gazetteer the geocoding default starts from."""
+    earlier in the same run), else the packaged gazetteer the geocoding default starts from.
+    Returns (places, which, identity): the identity changes whenever the places may, so it
+    belongs in the data version (linked names and ids come from it)."""
     path = version / G.LOCATIONS
     if path.is_file():
-        return pl.read_parquet(path, columns=list(PLACE_COLUMNS)), "geocoding"
+        places = pl.read_parquet(path, columns=list(PLACE_COLUMNS))
+        return places, "geocoding", "geocoding " + file_sha256(path)
     from pipeline.sources import packaged   # slow (a few seconds): only without geocoding
 
     log.warning("no geocoding area in this build: linking webcams to the packaged gazetteer")
     places = pl.from_arrow(packaged.read().conformed().places)
-    return places.select(PLACE_COLUMNS), "packaged"
+    identity = "packaged " + ", ".join(f"{p} {importlib.metadata.version(p)}"
+                                       for p in packaged.PACKAGES)
+    return places.select(PLACE_COLUMNS), "packaged", identity
+
+
+def file_sha256(path: Path) -> str:
+    """SHA-256 of a file, read in blocks (deterministic builds: same places, same bytes)."""
+    digest = hashlib.sha256()
+    with path.open("rb") as handle:
+        for block in iter(lambda: handle.read(1 << 20), b""):
+            digest.update(block)
+    return digest.hexdigest()
+
+
+def linker_versions() -> str:
+    """Versions of the libraries that decide linked timezones (part of the data version)."""
+    return f"tzfpy {importlib.metadata.version('tzfpy')}"
 
 
 def unit_vectors(lat: np.ndarray, lon: np.ndarray) -> np.ndarray:

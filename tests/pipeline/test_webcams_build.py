@@ -202,6 +202,16 @@ def test_same_inputs_same_bytes(tmp_path, pipeline_cli):
     assert m1["version"] == m2["version"]
     assert {i["path"] for i in m1["inputs"]} == {"webcams/webcams.csv",
                                                  "webcams/snapshots.parquet"}
+    # A renamed place changes the linked names, so the webcams version changes too.
+    dump = datasets / "geonames" / "cities500.txt"
+    dump.write_text(dump.read_text(encoding="utf-8").replace("2657896\tZürich\t",
+                                                             "2657896\tZürich City\t", 1),
+                    encoding="utf-8")
+    third = _build(pipeline_cli, datasets, tmp_path / "c", "--only", "geocoding", "webcams")
+    m3 = contract.read_manifest(third)["areas"]["webcams"]
+    assert m3["version"] != m1["version"]
+    assert _webcams(third)["zrh-2"]["location_name"] == "Zürich City"
+    assert m3["linked_with"][1].startswith("tzfpy ")
 
 
 def test_generated_default_without_geocoding(tmp_path, pipeline_cli):
