@@ -121,7 +121,7 @@ def read_webcams(path: Path) -> pl.DataFrame:
          "longitude {longitude} is not a number in [-180, 180]"),
         (pl.col("views").is_null() | (pl.col("views") < 0),
          "views must be a whole number of at least 0"),
-        (~pl.col("country_code").str.contains("^[A-Z]{2}$"),
+        (~pl.col("country_code").is_in(sorted(W.COUNTRIES)),
          "country_code {country_code!r} is not an ISO 3166-1 alpha-2 code"),
         (pl.col("location_public_id").is_not_null()
          & ~pl.col("location_public_id").str.contains(f"^(?:{LOCATION_ID.pattern})$"),

@@ -16,6 +16,7 @@ import math
 import numpy as np
 import polars as pl
 
+from contract import Webcams as W
 from pipeline.sources.webcams_normalised import (ACTIVE, INACTIVE, SOURCE_SCHEMA, SnapshotSeries,
                                                  WebcamCatalog)
 
@@ -57,7 +58,7 @@ def generate(places: pl.DataFrame, now_s: int, scale: float = 1.0) -> WebcamCata
     country_code, population, feature_code), snapshots up to `now_s`."""
     rng = np.random.default_rng(SEED)
     n = max(20, round(DEFAULT_WEBCAMS * scale))
-    places = places.filter(pl.col("country_code").is_not_null()).sort("id")
+    places = places.filter(pl.col("country_code").is_in(sorted(W.COUNTRIES))).sort("id")
     seeds = rng.choice(places.height, size=n, p=_weights(places))
     chosen = places[seeds]
     lat, lon = _scatter(rng, chosen)

@@ -126,7 +126,7 @@ class Catalog:
             return more if mask is None else mask & more
 
         if query.country is not None:
-            mask = both(ordered.country == self.country_index[query.country])
+            mask = both(ordered.country == self.country_index.get(query.country, -1))
         if query.location is not None:
             index = self.location_index(query.location)
             mask = both(ordered.location == (-2 if index is None else index))
@@ -155,7 +155,7 @@ class Catalog:
         if query.bbox is not None:
             keep &= query.bbox.contains(lat, lon)
         if query.country is not None:
-            keep &= self.row_country[rows] == self.country_index[query.country]
+            keep &= self.row_country[rows] == self.country_index.get(query.country, -1)
         if query.location is not None:
             index = self.location_index(query.location)
             keep &= self.row_location[rows] == (-2 if index is None else index)

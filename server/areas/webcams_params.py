@@ -57,6 +57,8 @@ def list_query(query: Mapping[str, str]) -> ListQuery:
             raise bad_request("country", "country must be an ISO 3166-1 alpha-2 code such as "
                                          f"CH, got {params.show(country)}")
         country = country.strip().upper()
+        if country not in W.COUNTRIES:     # a fixed list: the answer never depends on the data
+            raise bad_request("country", f"country {country} is not an ISO 3166-1 alpha-2 code")
     location = query.get("location")
     if location is not None and not LOCATION.fullmatch(location.strip()):
         raise bad_request("location", "location must be a location id (as in "

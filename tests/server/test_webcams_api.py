@@ -382,7 +382,7 @@ def test_image_of_no_snapshot_is_404(server, catalog):
     "/webcams?bbox=0,0,1e999,10", "/webcams?nearby=47,8", "/webcams?nearby=47,8,0",
     "/webcams?nearby=47,8,1000.5", "/webcams?nearby=47,8,-5", "/webcams?limit=201",
     "/webcams?limit=0", "/webcams?offset=-1", "/webcams?offset=x", "/webcams?sort=name",
-    "/webcams?country=XX", "/webcams?country=C1", "/webcams?country=CHE",
+    "/webcams?country=XX", "/webcams?country=C1", "/webcams?country=CHE", "/webcams?country=EU",
     "/webcams?location=abc", "/webcams/clusters?zoom=3", "/webcams/clusters?bbox=0,0,1,1",
     "/webcams/clusters?bbox=0,0,1,1&zoom=0", "/webcams/clusters?bbox=0,0,1,1&zoom=19",
     "/webcams/clusters?bbox=0,0,1,1&zoom=3.5", "/webcams/clusters?bbox=0,0,1&zoom=3",

@@ -100,6 +100,9 @@ def _unb64(text: str) -> bytes:
 def test_filters_on_a_small_catalog(server):
     ids = lambda body: [c["public_id"] for c in body["results"]]  # noqa: E731
     assert ids(api(server, "/webcams?country=ch")) == ["mhorn", "zrh-1", "zrh-2"]
+    # Valid whether or not the catalog has webcams there; the list is fixed (ISO 3166-1).
+    assert api(server, "/webcams?country=DE") == {"results": [], "count": 0, "total": 0}
+    assert api(server, "/webcams?country=EU", 400)["errors"][0]["parameter"] == "country"
     # The dump has no place nearer to the Matterhorn camera than Zürich.
     assert ids(api(server, "/webcams?location=2657896&sort=views_asc")) == ["zrh-1", "zrh-2",
                                                                            "mhorn"]
