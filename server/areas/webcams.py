@@ -38,6 +38,8 @@ def _json(body: bytes) -> web.Response:
 
 
 def _row(data: WebcamsData, raw_id: str) -> int:
+    if raw_id == "token":   # GET /webcams/token reaches the detail route: the path is POST's
+        raise web.HTTPMethodNotAllowed("GET", ["POST"])
     public_id = webcams_params.public_id(raw_id)
     row = data.catalog.row_of.get(public_id)
     if row is None:
@@ -117,12 +119,12 @@ async def snapshots(request: web.Request) -> web.Response:
     indices, times = data.snapshots.window(row, range_, links.now,
                                            data.catalog.timezones[row])
     items = links.snapshot_items(row, indices, times)
-    return web.Response(text=f'{{"snapshots":[{items}],"count":{len(times)}}}',
-                        content_type="application/json")
+    return _json(f'{{"snapshots":[{items}],"count":{len(times)}}}'.encode())
 
 
-# Not cached: the page holds the time it was made (for "3 h ago" and its expiry message).
-@endpoint(area=AREA, auth="none")
+# Not cached and no ETag: the page holds the time it was made (for "3 h ago" and its expiry
+# message), so no two answers are the same.
+@endpoint(area=AREA, auth="none", etag=False)
 async def embed(request: web.Request) -> web.Response:
     """GET /webcams/embed/{public_id}?token=…: the player page."""
     try:

@@ -58,6 +58,7 @@ def test_copied_images_are_served_as_supplied(server, built):
     assert reply.status == 200 and reply.headers["Content-Type"] == "image/png"
     assert reply.body == (root / "datasets" / "webcams" / "images" / "live.png").read_bytes()
     assert reply.headers["X-Content-Type-Options"] == "nosniff"
+    assert reply.headers["Cache-Control"].endswith(", immutable")    # a file never changes
 
 
 def test_object_keys_link_to_the_cdn(server):
