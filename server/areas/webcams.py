@@ -58,8 +58,9 @@ async def list_webcams(request: web.Request) -> web.Response:
     data = _data(request)
     rows, total = data.catalog.select(query)
     links = _links(request, data)
-    items = b",".join([links.webcam(r) for r in rows.tolist()])
-    return _json(b'{"results":[%b],"count":%d,"total":%d}' % (items, len(rows), total))
+    items = links.webcams(rows.tolist())
+    return _json(links.resolve(b'{"results":[%b],"count":%d,"total":%d}' % (
+        items, len(rows), total)))
 
 
 @endpoint(auth="key", **LINKED)
@@ -102,11 +103,12 @@ async def clusters(request: web.Request) -> web.Response:
     links = _links(request, data)
     cells = data.clusters.classify(query)
     if len(cells[0]) + len(cells[1]) > HEAVY_CELLS:
+        # In a worker thread: render without touching the shared per-period cache.
         body = await asyncio.get_running_loop().run_in_executor(
-            None, data.clusters.answer, query, cells, links.webcam)
+            None, data.clusters.answer, query, cells, links.render)
     else:
         body = data.clusters.answer(query, cells, links.webcam)
-    return _json(body)
+    return _json(links.resolve(body))
 
 
 @endpoint(auth="key", **LINKED)

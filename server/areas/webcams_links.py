@@ -114,14 +114,29 @@ class Links:
         return b'"%b%b"' % (CDN_MARK, path.encode())
 
     def webcam(self, row: int) -> bytes:
-        """A Webcam object as in lists and clusters (cached per period, split where the
-        {cdn_url} goes)."""
-        parts = self._items.get(row)
-        if parts is None:
-            item = b'%b,"image":{"current":%b}}' % (self.data.catalog.prefix(row),
-                                                     self.current_image(row))
-            parts = self._items[row] = tuple(item.split(CDN_MARK))
-        return self._cdn_json.join(parts)
+        """A Webcam object as in lists and clusters, CDN_MARK where {cdn_url} goes (resolve()
+        the body it ends up in); cached per period."""
+        item = self._items.get(row)
+        if item is None:
+            item = self._items[row] = self.render(row)
+        return item
+
+    def render(self, row: int) -> bytes:
+        """webcam() without the cache (safe in a worker thread: it changes nothing shared)."""
+        return b'%b,"image":{"current":%b}}' % (self.data.catalog.prefix(row),
+                                                self.current_image(row))
+
+    def webcams(self, rows: list[int]) -> bytes:
+        """webcam() of each row, comma-separated (one C-level pass over the cache)."""
+        items = self._items
+        for row in rows:
+            if row not in items:
+                items[row] = self.render(row)
+        return b",".join(map(items.__getitem__, rows))
+
+    def resolve(self, body: bytes) -> bytes:
+        """A body with the link bases in place of their marks (one pass over it)."""
+        return body.replace(CDN_MARK, self._cdn_json)
 
     def webcam_detail(self, row: int) -> bytes:
         """A Webcam object with last_updated and player (cached per period: the embed token
@@ -139,7 +154,7 @@ class Links:
                     self.data.catalog.prefix(row),
                     orjson.dumps(None if last is None else iso(last)), self.current_image(row),
                     EMBED_MARK, EMBED_PATH.encode(), public_id.encode(), token.encode(), TTL_S))
-        return detail.replace(CDN_MARK, self._cdn_json).replace(EMBED_MARK, self._embed_json)
+        return self.resolve(detail).replace(EMBED_MARK, self._embed_json)
 
 
 def path_heads(data: WebcamsData, row: int, indices: np.ndarray, times: np.ndarray
