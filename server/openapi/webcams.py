@@ -19,9 +19,11 @@ _WEBCAM = {
     "name": {"type": "string"},
     "latitude": {**LAT, "description": "Degrees, 5 decimals."},
     "longitude": {**LON, "description": "Degrees, 5 decimals."},
-    "location_public_id": nullable("string", "Public id of the nearest gazetteer place (or the "
-                                             "one the catalog names), as in "
-                                             "/geocoding/lookup?id=."),
+    "location_public_id": nullable("string", "Public id of the place the catalog names, else "
+                                             "of the nearest populated gazetteer place within "
+                                             "50 km (not districts, not airports), as in "
+                                             "/geocoding/lookup?id=; null when none is that "
+                                             "close (at sea, in a wilderness)."),
     "location_name": nullable("string", "Name of that location (null when the gazetteer does "
                                         "not know the id)."),
     "country_code": COUNTRY_CODE,

@@ -78,15 +78,20 @@ def test_catalog_is_normalised_and_linked(real):
     assert cams["zrh-2"]["location_public_id"] == "2657896"            # given, kept
     assert cams["zrh-1"]["timezone"] == "Europe/Zurich"                 # from the coordinate
     assert cams["kiri"]["timezone"] == "Pacific/Kiritimati"             # given, kept
-    places = pq.read_table(version / contract.Geocoding.LOCATIONS).to_pylist()
+    places = [p for p in pq.read_table(version / contract.Geocoding.LOCATIONS).to_pylist()
+              if p["feature_code"].startswith("PPL") and p["feature_code"] != "PPLX"]
     for cam in cams.values():
         if cam["public_id"] == "zrh-2":
             continue
         nearest = min(places, key=lambda p: _km(cam["latitude"], cam["longitude"], p["lat"],
                                                  p["lon"]))
+        if _km(cam["latitude"], cam["longitude"], nearest["lat"], nearest["lon"]) > 50:
+            nearest = {"id": None, "name": None}      # no populated place within 50 km
         assert cam["location_public_id"] == nearest["id"], cam["public_id"]
         assert cam["location_name"] == nearest["name"]
     assert (cams["zrh-1"]["location_public_id"], cams["zrh-1"]["location_name"]) == ("2657896", "Zürich")
+    # Far from every place of the small dump: no link rather than one thousands of km away.
+    assert all(cams[c]["location_public_id"] is None for c in ("mhorn", "kiri", "pago", "lhi"))
 
 
 def _km(lat1: float, lon1: float, lat2: float, lon2: float) -> float:
@@ -325,3 +330,26 @@ def _append(folder: Path, line: str, create: str | None = None) -> None:
         (folder / "images" / create).write_text("not an image")
     with open(folder / "snapshots.csv", "a", encoding="utf-8") as handle:
         handle.write(line + "\n")
+
+
+def test_generated_catalog_is_plausible(default_build):
+    """Named after, and linked to, the place it was placed near; mountain resort cameras are
+    the most viewed; no link to a district or an airport unless it is an airport camera."""
+    version = contract.current_version_dir(default_build)
+    cams = pl.read_parquet(version / W.WEBCAMS)
+    places = pl.read_parquet(version / contract.Geocoding.LOCATIONS,
+                             columns=["id", "feature_code"])
+    assert (cams["name"].str.starts_with(cams["location_name"] + " – ")).all()
+    alps = cams.filter(pl.col("latitude").is_between(45.8, 47.6)
+                       & pl.col("longitude").is_between(7.3, 12.5)
+                       & pl.col("name").str.contains("Ski|Summit|Glacier|Pass|Cable|Chairlift"))
+    elsewhere = cams.filter(~pl.col("latitude").is_between(44.0, 47.8))
+    assert alps["views"].median() > 3 * elsewhere["views"].median()
+    mountain = "Ski|Summit|Glacier|Pass|Cable|Chairlift|Mountain|Slope"
+    top = cams.sort("views", descending=True).head(200)
+    assert top["name"].str.contains(mountain).mean() > 2 * cams["name"].str.contains(
+        mountain).mean()
+    linked = cams.join(places, left_on="location_public_id", right_on="id")
+    airports = linked.filter(pl.col("feature_code") == "AIRP")
+    assert airports["name"].str.contains("Airport|Runway").all()
+    assert (linked["feature_code"] != "PPLX").all()
