@@ -33,6 +33,8 @@ class Geocoding:
     """File names and columns of the geocoding area (paths relative to the version directory)."""
 
     AREA = "geocoding"
+    # Public ids of places: GeoNames ids, or icao:XXXX for airports (regex, unanchored).
+    PUBLIC_ID = r"[0-9]{1,12}|icao:[A-Z0-9]{4}"
     # User-facing tables (Parquet, one DuckDB view each).
     LOCATIONS = "geocoding/locations.parquet"
     COUNTRIES = "geocoding/countries.parquet"

@@ -19,6 +19,7 @@ from typing import Callable
 import numpy as np
 import polars as pl
 
+from contract import Geocoding as G
 from contract import Webcams as W
 from pipeline.io import InputError
 from pipeline.sources.webcams_normalised import (
@@ -32,7 +33,7 @@ SNAPSHOT_FILES = ("snapshots.parquet", "snapshots.csv")
 IMAGES = "images"
 REQUIRED = ("public_id", "name", "latitude", "longitude", "country_code", "views")
 OPTIONAL = ("location_public_id", "timezone", "status")
-LOCATION_ID = re.compile(r"[0-9]{1,12}|icao:[A-Z0-9]{4}")   # geocoding's public ids
+LOCATION_ID = re.compile(G.PUBLIC_ID)     # geocoding's public ids
 OBJECT_KEY = re.compile(r"[A-Za-z0-9._~-]+(?:/[A-Za-z0-9._~-]+)*")
 MAX_UNIX_S = 2**32 - 1
 

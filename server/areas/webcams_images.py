@@ -18,7 +18,6 @@ from functools import lru_cache
 
 from aiohttp import web
 
-from contract import Webcams as W
 from server.areas import webcams_sky
 from server.areas.webcams_data import WebcamsData
 from server.areas.webcams_tokens import SIGNER, TokenError
@@ -26,7 +25,6 @@ from server.errors import ApiError
 from server.http import STORE, endpoint
 
 AREA = "webcams"
-PUBLIC_ID = re.compile(W.PUBLIC_ID)
 IMAGE_NAME = re.compile(
     r"([0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2})Z(\.[a-z]{3,4})")
 MAX_IMMUTABLE_S = 31_536_000

@@ -5,6 +5,7 @@ from __future__ import annotations
 import re
 from typing import Mapping
 
+from contract import Geocoding as G
 from contract import Webcams as W
 from server import params
 from server.areas.webcams_catalog import BBox, ListQuery, Nearby
@@ -14,7 +15,7 @@ from server.errors import ApiError, bad_request
 
 PUBLIC_ID = re.compile(W.PUBLIC_ID)
 COUNTRY = re.compile(r"[A-Za-z]{2}")
-LOCATION = re.compile(r"[0-9]{1,12}|icao:[A-Z0-9]{4}")   # geocoding's public ids
+LOCATION = re.compile(G.PUBLIC_ID)     # geocoding's public ids
 LIST_LIMIT_MAX = 200
 OFFSET_MAX = 100_000_000
 RADIUS_MAX_KM = 1000.0
