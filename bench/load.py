@@ -123,16 +123,20 @@ class Server:
         for pid in pids:
             rss, hwm, pss = (proc_status_kib(pid, "VmRSS"), proc_status_kib(pid, "VmHWM"),
                              proc_pss_kib(pid))
+            anon = proc_status_kib(pid, "RssAnon")
             if rss is None:
                 continue
             per.append({"pid": pid, "rss_mib": round(rss / 1024, 1),
                         "hwm_mib": round((hwm or 0) / 1024, 1),
-                        "pss_mib": round((pss or 0) / 1024, 1)})
+                        "pss_mib": round((pss or 0) / 1024, 1),
+                        "anon_mib": round((anon or 0) / 1024, 1)})
         main = next((p for p in per if p["pid"] == self.proc.pid), None)
         return {"main_rss_mib": main["rss_mib"] if main else None,
                 "main_pss_mib": main["pss_mib"] if main else None,
                 "total_rss_mib": round(sum(p["rss_mib"] for p in per), 1),
                 "total_pss_mib": round(sum(p["pss_mib"] for p in per), 1),
+                # Private heap; the rest of VmRSS is shared libraries and mapped artifact pages.
+                "total_anon_mib": round(sum(p["anon_mib"] for p in per), 1),
                 "max_rss_mib": max((p["rss_mib"] for p in per), default=None),
                 "processes": per}
 

@@ -68,8 +68,8 @@ def print_server(server: dict, meta: dict) -> None:
     print(f"memory after ready: VmRSS {ready.get('total_rss_mib')} MiB, "
           f"PSS {ready.get('total_pss_mib')} MiB")
     print(f"memory after load:  VmRSS {mem.get('total_rss_mib')} MiB "
-          f"(largest process {mem.get('max_rss_mib')} MiB), PSS {mem.get('total_pss_mib')} MiB"
-          f" over {len(mem.get('processes', []))} process(es)")
+          f"(largest process {mem.get('max_rss_mib')} MiB), PSS {mem.get('total_pss_mib')} MiB, "
+          f"private (RssAnon) {mem.get('total_anon_mib')} MiB over {len(mem.get('processes', []))} process(es)")
     rows = []
     for r in server["endpoints"]:
         ratio = r["ratio_to_health"]

@@ -168,7 +168,8 @@ def generic_targets(report: dict) -> list[Target]:
         mem = one.get("memory_after_load") or one.get("memory_after_ready")
         values["server ready (1 worker)"] = (one["ready_s"], "")
         values["server resident after load, VmRSS (1 worker)"] = (mem["total_rss_mib"], "")
-        values["server resident after load, PSS (1 worker)"] = (mem["total_pss_mib"], "")
+        values["server resident after load, PSS (1 worker)"] = (
+            mem["total_pss_mib"], f"private (RssAnon) {mem.get('total_anon_mib')} MiB")
     out = []
     for name, (limit, unit) in LIMITS.items():
         value, note = values.get(name, (None, "build skipped" if "build" in name else "no server"))

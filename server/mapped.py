@@ -19,7 +19,24 @@ def arrow_table(path: Path) -> pa.Table:
 def column(table: pa.Table, name: str) -> pa.Array:
     """One column as a single array (zero-copy when the file has one chunk)."""
     col = table.column(name)
+    if col.num_chunks == 0:  # an empty table; combine_chunks and pa.array would import pandas
+        return pa.nulls(0, col.type)
     return col.chunk(0) if col.num_chunks == 1 else col.combine_chunks()
+
+
+_NUMPY_TYPES = {"double": "f8", "float": "f4", "int64": "i8", "int32": "i4", "int16": "i2",
+                "int8": "i1", "uint64": "u8", "uint32": "u4", "uint16": "u2", "uint8": "u1"}
+
+
+def numbers(table: pa.Table, name: str) -> np.ndarray:
+    """A null-free numeric column as a read-only NumPy view of its buffer. pyarrow's own
+    to_numpy would import pandas (0.35 s and ~50 MiB per worker) for nothing."""
+    array = column(table, name)
+    dtype = np.dtype(_NUMPY_TYPES[str(array.type)])
+    if array.null_count:
+        raise ValueError(f"column {name} has nulls")
+    return np.frombuffer(array.buffers()[1], dtype=dtype, count=len(array),
+                         offset=array.offset * dtype.itemsize)
 
 
 def npy(path: Path) -> np.ndarray:

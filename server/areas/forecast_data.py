@@ -19,7 +19,7 @@ class AlertIndex:
     """Alerts with their polygons; point-in-polygon by bounding box, then even-odd rings."""
 
     def __init__(self, root: Path):
-        table = pq.read_table(root / F.ALERTS).to_pylist()
+        table = pq.ParquetFile(root / F.ALERTS).read().to_pylist()  # read_table imports pandas
         self.items = [_alert_json(row) for row in table]
         self.expires = np.array([row["expires"] if row["expires"] is not None else math.inf
                                  for row in table], dtype=np.float64)

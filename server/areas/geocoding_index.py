@@ -24,6 +24,7 @@ from server.mapped import arrow_table as _arrow
 from server.mapped import bytes_map as _bytes_map
 from server.mapped import column as _column
 from server.mapped import npy as _npy
+from server.mapped import numbers
 
 
 class GeocodingIndex:
@@ -37,11 +38,11 @@ class GeocodingIndex:
         self.admin1, self.admin2, self.tz = col("admin1_name"), col("admin2_name"), col("timezone")
         self.population, self.elevation = col("population"), col("elevation")
         self.feature = col("feature_code")
-        self.lat = col("lat").to_numpy(zero_copy_only=True)
-        self.lon = col("lon").to_numpy(zero_copy_only=True)
-        self.rank = col("rank").to_numpy(zero_copy_only=True)
-        self.country_idx = col("country_idx").to_numpy(zero_copy_only=True)
-        self.admin1_idx = col("admin1_idx").to_numpy(zero_copy_only=True)
+        self.lat = numbers(places, "lat")
+        self.lon = numbers(places, "lon")
+        self.rank = numbers(places, "rank")
+        self.country_idx = numbers(places, "country_idx")
+        self.admin1_idx = numbers(places, "admin1_idx")
         self.ids = _npy(root / G.IDS)
         self.xyz = _npy(root / G.XYZ)
         self.tree = cKDTree(self.xyz)
@@ -74,7 +75,7 @@ class GeocodingIndex:
 
     def _load_local_names(self, table: pa.Table) -> None:
         langs = _column(table, "language")
-        self.local_rows = _column(table, "row").to_numpy(zero_copy_only=True)
+        self.local_rows = numbers(table, "row")
         self.local_names = _column(table, "name")
         self.local_bounds: dict[str, tuple[int, int]] = {}
         if table.num_rows:

@@ -14,7 +14,7 @@ import numpy as np
 
 from contract import Webcams as W
 from server.areas.geocoding_index import EARTH_RADIUS_KM, haversine_km
-from server.mapped import arrow_table, bytes_map, column, npy
+from server.mapped import arrow_table, bytes_map, column, npy, numbers
 
 
 @dataclass(frozen=True)
@@ -69,8 +69,8 @@ class Catalog:
         self.row_of = {public_id: row for row, public_id in enumerate(self.public_ids)}
         self.names = column(cams, "name")
         self.timezones: list[str] = column(cams, "timezone").to_pylist()
-        self.lat = column(cams, "latitude").to_numpy(zero_copy_only=True)
-        self.lon = column(cams, "longitude").to_numpy(zero_copy_only=True)
+        self.lat = numbers(cams, "latitude")
+        self.lon = numbers(cams, "longitude")
         self.json_blob = bytes_map(root / W.CAM_JSON)
         self.json_offsets = npy(root / W.CAM_JSON_OFFSETS)
         codes = npy(root / W.COUNTRY_CODES)

@@ -17,7 +17,7 @@ import orjson
 
 from contract import Webcams as W
 from server.areas.webcams_catalog import BBox
-from server.mapped import arrow_table, bytes_map, column, npy
+from server.mapped import arrow_table, bytes_map, column, npy, numbers
 
 ALL_TRUE = np.frombuffer(b"\x01\x01\x01\x01", dtype=np.uint32)[0]
 
@@ -37,7 +37,7 @@ class Clusters:
         self.rows = npy(root / W.CLUSTER_ROWS)
         cells = arrow_table(root / W.CELLS)
         for name in W.CELL_COLUMNS:
-            setattr(self, name, column(cells, name).to_numpy(zero_copy_only=True))
+            setattr(self, name, numbers(cells, name))
         self.zoom_offsets = npy(root / W.CELL_ZOOM_OFFSETS)
         self.json_blob = bytes_map(root / W.CELL_JSON)
         self.json_offsets = npy(root / W.CELL_JSON_OFFSETS)
