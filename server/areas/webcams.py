@@ -103,7 +103,8 @@ async def clusters(request: web.Request) -> web.Response:
     links = _links(request, data)
     cells = data.clusters.classify(query)
     if len(cells[0]) + len(cells[1]) > HEAVY_CELLS:
-        # In a worker thread: render without touching the shared per-period cache.
+        # In a worker thread: render without touching the shared per-period cache (the signer's
+        # signature memo may gain entries: single dict stores, atomic under the GIL).
         body = await asyncio.get_running_loop().run_in_executor(
             None, data.clusters.answer, query, cells, links.render)
     else:
