@@ -12,7 +12,7 @@ from aiohttp import web
 
 from server.areas import webcams_embed, webcams_images, webcams_params
 from server.areas.webcams_data import WebcamsData, load
-from server.areas.webcams_links import Links
+from server.areas.webcams_links import BASES, Links
 from server.areas.webcams_tokens import (CLUSTERS, EMBED, PERIOD_S, SIGNER, TTL_S, Signer,
                                          TokenError, ensure_secrets_file, parse_secrets)
 from server.config import Config
@@ -166,7 +166,9 @@ def _embed_page(request: web.Request) -> web.Response:
 
 
 def setup(app: web.Application) -> None:
-    """Give the app its signer (secrets loaded at startup, followed while it runs)."""
+    """Give the app its signer (secrets loaded at startup, followed while it runs) and its
+    memo of link bases."""
+    app[BASES] = {}
     app.cleanup_ctx.append(_signer_ctx)
 
 

@@ -55,19 +55,36 @@ def iso(unix_s: int) -> str:
     return dt.datetime.fromtimestamp(unix_s, dt.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
+Bases = tuple[str, str, bytes, bytes]
+# The app's memo of bases() by (scheme, Host): one entry with base_url set, a few without.
+BASES = web.AppKey("webcam_link_bases", dict)
+_MAX_BASES = 64
+
+
+def bases(request: web.Request) -> Bases:
+    """({cdn_url}, {embed_base_url}, both as JSON string contents) for a request."""
+    memo = request.app[BASES]
+    found = memo.get((request.scheme, request.host))
+    if found is None:
+        config = request.app[CONFIG]
+        base = "" if config.cdn_url and config.embed_base_url else origin(request, config)
+        cdn = config.cdn_url.rstrip("/") or base + CDN_PATH
+        embed = config.embed_base_url.rstrip("/") or base
+        if len(memo) >= _MAX_BASES:     # many Host values: start over (no unbounded growth)
+            memo.clear()
+        found = memo[(request.scheme, request.host)] = (
+            cdn, embed, orjson.dumps(cdn)[1:-1], orjson.dumps(embed)[1:-1])
+    return found
+
+
 class Links:
     """Link building for one request."""
 
     def __init__(self, request: web.Request, data: WebcamsData, signer: Signer):
-        config = request.app[CONFIG]
-        base = "" if config.cdn_url and config.embed_base_url else origin(request, config)
-        self.cdn = config.cdn_url.rstrip("/") or base + CDN_PATH
-        self.embed = config.embed_base_url.rstrip("/") or base
+        self.cdn, self.embed, self._cdn_json, self._embed_json = bases(request)
         self.data, self.signer = data, signer
         self.now = signer.now()
         self.expires = signer.link_expiry(self.now)
-        self._cdn_json = orjson.dumps(self.cdn)[1:-1]
-        self._embed_json = orjson.dumps(self.embed)[1:-1]
         # What cached renderings depend on besides the row (not the link bases).
         self.key = (self.expires, signer.secrets.current)
         self._items = bucket(data.items, self.key)
