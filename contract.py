@@ -33,6 +33,8 @@ class Geocoding:
     """File names and columns of the geocoding area (paths relative to the version directory)."""
 
     AREA = "geocoding"
+    # Public ids of places: GeoNames ids, or icao:XXXX for airports (regex, unanchored).
+    PUBLIC_ID = r"[0-9]{1,12}|icao:[A-Z0-9]{4}"
     # User-facing tables (Parquet, one DuckDB view each).
     LOCATIONS = "geocoding/locations.parquet"
     COUNTRIES = "geocoding/countries.parquet"
@@ -110,6 +112,20 @@ class Webcams:
     )
     SNAPSHOT_COLUMNS = ("public_id", "captured_at", "image")
     TABLES = {"webcams": WEBCAMS, "webcam_snapshots": SNAPSHOTS}   # DuckDB view -> file
+    # ISO 3166-1 alpha-2: the 249 officially assigned codes, and XK (Kosovo, user-assigned but
+    # used by GeoNames and the EU). Fixed, so the country filter's 400s never depend on the data.
+    COUNTRIES = frozenset((
+        "AD AE AF AG AI AL AM AO AQ AR AS AT AU AW AX AZ BA BB BD BE BF BG BH BI BJ "
+        "BL BM BN BO BQ BR BS BT BV BW BY BZ CA CC CD CF CG CH CI CK CL CM CN CO CR "
+        "CU CV CW CX CY CZ DE DJ DK DM DO DZ EC EE EG EH ER ES ET FI FJ FK FM FO FR "
+        "GA GB GD GE GF GG GH GI GL GM GN GP GQ GR GS GT GU GW GY HK HM HN HR HT HU "
+        "ID IE IL IM IN IO IQ IR IS IT JE JM JO JP KE KG KH KI KM KN KP KR KW KY KZ "
+        "LA LB LC LI LK LR LS LT LU LV LY MA MC MD ME MF MG MH MK ML MM MN MO MP MQ "
+        "MR MS MT MU MV MW MX MY MZ NA NC NE NF NG NI NL NO NP NR NU NZ OM PA PE PF "
+        "PG PH PK PL PM PN PR PS PT PW PY QA RE RO RS RU RW SA SB SC SD SE SG SH SI "
+        "SJ SK SL SM SN SO SR SS ST SV SX SY SZ TC TD TF TG TH TJ TK TL TM TN TO TR "
+        "TT TV TW TZ UA UG UM US UY UZ VA VC VE VG VI VN VU WF WS XK YE YT ZA ZM ZW"
+    ).split())
     # Served webcams (status active), one row each in public_id byte order.
     CAMS_ARROW = "webcams/index/webcams.arrow"
     CAM_COLUMNS = (

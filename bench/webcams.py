@@ -29,6 +29,7 @@ BUILD_S = 120.0              # the area's build at the default scale
 BUILD_MIB = 4096.0           # "within 4 GB", read as GiB
 RESIDENT_MIB = 300.0         # "300 MB" for the area in the server, read as MiB
 URLS = 1000                  # URLs a rotating workload cycles through
+WORLD_VIEW = "-85.0511,-180,85.0511,180"
 
 
 def _data(ctx: Context):
@@ -61,8 +62,12 @@ def workloads(ctx: Context) -> list[Workload]:
                      else "list limit=50, no filter", paths, ratio_target=RATIO)
             for name, paths in lists.items()]
     out += [
-        Workload(AREA, "clusters_world_z3", "clusters world, zoom 3",
-                 [f"/webcams/clusters?{key}&bbox=-90,-180,90,180&zoom=3"], ratio_target=RATIO),
+        # A web map's whole world (Web Mercator stops at 85.0511°): not the whole-sphere box.
+        Workload(AREA, "clusters_world_z3", "clusters world map view, zoom 3",
+                 [f"/webcams/clusters?{key}&bbox={WORLD_VIEW}&zoom=3"], ratio_target=RATIO),
+        Workload(AREA, "clusters_region_z6", f"clusters region, zoom 6 ({URLS} views) (info)",
+                 [f"/webcams/clusters?{key}&bbox={_bbox(rng, cat, r, 12.0)}&zoom=6"
+                  for r in rows]),
         Workload(AREA, "clusters_city_z12", f"clusters city, zoom 12 ({URLS} views)",
                  [f"/webcams/clusters?{key}&bbox={_bbox(rng, cat, r, 0.25)}&zoom=12"
                   for r in rows], ratio_target=RATIO),
@@ -103,7 +108,9 @@ def _linked_workloads(ctx: Context, data, ids: list[str]) -> list[Workload]:
     from server.areas.webcams_tokens import EMBED
     from server.config import Config
 
-    signer = make_signer(Config.from_env(build_dir=ctx.build_dir))
+    # The keys file run.py gives the servers locates the secrets file they use.
+    signer = make_signer(Config.from_env(build_dir=ctx.build_dir,
+                                         keys_file=ctx.workdir / "keys.json"))
     expires = signer.now() + 6 * 3600
     embeds, images = [], []
     for public_id in ids[:200]:

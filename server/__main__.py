@@ -3,6 +3,7 @@
     python -m server [--build DIR] [--host H] [--port P] [--keys-file F] [--workers N]
     python -m server keys add NAME --keys-file F [--rate-limit N]
     python -m server secrets rotate [--file F] [--keep N]
+    python -m server secrets image-keys [--file F]   (for a CDN that verifies image links)
 """
 
 from __future__ import annotations
@@ -50,28 +51,47 @@ def keys_command(argv: list[str]) -> int:
 
 
 def secrets_command(argv: list[str]) -> int:
-    """`secrets rotate`: make a new signing secret current in the secrets file."""
+    """`secrets rotate`: make a new signing secret current; `secrets image-keys`: print the
+    derived image-link keys (a CDN verifies links with them and cannot mint tokens)."""
+    import json
+
+    from server.areas.webcams import make_signer
     from server.areas.webcams_tokens import rotate_secrets_file
 
     parser = argparse.ArgumentParser(prog="python -m server secrets")
     sub = parser.add_subparsers(dest="action", required=True)
     rotate = sub.add_parser("rotate", help="sign with a new secret from now on; tokens signed "
                                            "with the kept older ones stay valid until expiry")
-    rotate.add_argument("--file", type=Path, default=None,
-                        help="secrets file (default: signing-secrets.json beside the build "
-                             "directory, as the server uses)")
     rotate.add_argument("--keep", type=int, default=2,
                         help="older secrets to keep for verifying (default 2)")
+    image_keys = sub.add_parser("image-keys", help="print {kid: base64url key} of the image "
+                                                   "links, for a CDN that verifies them")
+    for command in (rotate, image_keys):
+        command.add_argument("--file", type=Path, default=None,
+                             help="secrets file (default: as the server finds it: "
+                                  "WEATHERAPI_SIGNING_SECRETS_FILE, else signing-secrets.json "
+                                  "beside the keys file, else in ~/.config/weather-geodata-api/)")
+        command.add_argument("--keys-file", type=Path, default=None,
+                             help="the server's keys file (locates the default secrets file)")
     args = parser.parse_args(argv)
-    path = args.file or Config.from_env().secrets_path
+    config = Config.from_env(keys_file=args.keys_file, signing_secrets_file=args.file)
     try:
-        kid = rotate_secrets_file(path, keep=max(0, args.keep))
+        if args.action == "image-keys":
+            keys = make_signer(config).secrets.image_keys
+            print(json.dumps({kid: _b64(key) for kid, key in keys.items()}, indent=2))
+            return 0
+        kid = rotate_secrets_file(config.secrets_path, keep=max(0, args.keep))
     except (OSError, ValueError, KeyError) as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 1
-    print(f"{path}: new signing key {kid} is current; running servers pick it up within "
-          "their reload interval.")
+    print(f"{config.secrets_path}: new signing key {kid} is current; running servers pick it "
+          "up within their reload interval.")
     return 0
+
+
+def _b64(raw: bytes) -> str:
+    import base64
+    return base64.urlsafe_b64encode(raw).rstrip(b"=").decode()
 
 
 def serve_command(argv: list[str]) -> int:
@@ -87,6 +107,13 @@ def serve_command(argv: list[str]) -> int:
     if config.workers < 1:
         parser.error("--workers must be at least 1")
     configure_logging()
+    if not config.signing_secrets:
+        from server.areas.webcams_tokens import ensure_secrets_file
+        try:    # create it once before any worker starts; refuse one others can read
+            ensure_secrets_file(config.secrets_path)
+        except (OSError, ValueError) as exc:
+            print(f"error: signing secrets: {exc}", file=sys.stderr)
+            return 2
     return serve(config)
 
 

@@ -8,6 +8,14 @@ from pathlib import Path
 from typing import Mapping
 
 ENV_PREFIX = "WEATHERAPI_"
+SECRETS_FILE = "signing-secrets.json"
+APP_DIR = "weather-geodata-api"
+
+
+def config_dir() -> Path:
+    """The user's configuration directory for this service ($XDG_CONFIG_HOME or ~/.config)."""
+    base = os.environ.get("XDG_CONFIG_HOME") or str(Path.home() / ".config")
+    return Path(base) / APP_DIR
 
 
 @dataclass(frozen=True)
@@ -33,7 +41,9 @@ class Config:
     cdn_url: str = ""
     embed_base_url: str = ""
     # Token and link signing: "kid:secret,kid:secret" (the first signs, all verify), else the
-    # secrets file (default: signing-secrets.json beside the build directory, created once).
+    # secrets file (default: signing-secrets.json beside the keys file, else in the user's
+    # config directory; created once, mode 0600). Never beside the build: a build directory
+    # such as /tmp/build would put the master secret in a shared directory.
     signing_secrets: str = field(default="", repr=False)
     signing_secrets_file: Path | None = None
     # Load the build before accepting connections (set for --workers > 1, so that no worker
@@ -43,7 +53,11 @@ class Config:
     @property
     def secrets_path(self) -> Path:
         """The signing secrets file in use when no secrets are given in the environment."""
-        return self.signing_secrets_file or self.build_dir.resolve().parent / "signing-secrets.json"
+        if self.signing_secrets_file:
+            return self.signing_secrets_file
+        if self.keys_file:
+            return self.keys_file.resolve().parent / SECRETS_FILE
+        return config_dir() / SECRETS_FILE
 
     @property
     def burst(self) -> int:

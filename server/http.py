@@ -30,6 +30,7 @@ STORE = web.AppKey("store", Store)
 KEYS = web.AppKey("keys", KeyStore)
 LIMITER = web.AppKey("limiter", RateLimiter | SharedRateLimiter)
 NOW = "now_s"   # request key: the time a period_s endpoint answers for (Unix seconds)
+AUTHORISED = "authorised_key"   # request key: the ApiKey the middleware authorised it with
 API_KEY = "api_key"
 try:
     API_VERSION = importlib.metadata.version("weather-geodata-api")
@@ -60,7 +61,11 @@ class Endpoint:
     """What the middleware needs to know about a handler."""
 
     area: str | None = None       # artifact area answering it (ETag, X-Data-Version)
-    auth: str = "optional"        # none | optional | key
+    auth: str = "optional"        # none | optional | key | token (a key, else `token`)
+    # auth="token": the subject of the request's valid token (else ApiError 403); the key that
+    # subject names then authorises the request, its own rate limit included.
+    token: Callable[[web.Request], str] | None = None
+    etag: bool = True             # False for answers that change at every request
     max_age: int = 0              # Cache-Control max-age for 200 answers
     limited: bool = True          # counts against a rate limit
     # Answers that change at every multiple of period_s (UTC), e.g. "the current hour": the
@@ -144,10 +149,7 @@ async def api_middleware(request: web.Request, handler: Handler) -> web.StreamRe
         meta: Endpoint = getattr(handler, "endpoint", None) or Endpoint(limited=False)
         app = request.app
         if meta.auth != "none":
-            key = app[KEYS].authenticate(presented_key(request))
-            if key is None and meta.auth == "key":
-                raise ApiError(403, "a valid API key is required: send it in the X-API-Key "
-                                    "header or the api_key parameter")
+            key = request[AUTHORISED] = _authenticate(request, meta)
         if meta.limited:
             config = app[CONFIG]
             identity = f"key:{key.name}" if key else f"ip:{client_address(request, config)}"
@@ -164,7 +166,7 @@ async def api_middleware(request: web.Request, handler: Handler) -> web.StreamRe
                                     f"in {decision.retry_after_s} s", headers=headers)
         store = app[STORE]
         version = store.area(meta.area).version if meta.area else None
-        cacheable = version is not None and request.method in ("GET", "HEAD")
+        cacheable = meta.etag and version is not None and request.method in ("GET", "HEAD")
         period = now = None
         if meta.period_s:
             request[NOW] = now = time.time()
@@ -203,6 +205,24 @@ async def api_middleware(request: web.Request, handler: Handler) -> web.StreamRe
         if started:
             access_log.info("%s %s key=%s %.1fms", request.method, request.path,
                             key.name if key else "-", (time.perf_counter() - started) * 1e3)
+
+
+def _authenticate(request: web.Request, meta: Endpoint) -> ApiKey | None:
+    """The key that authorises the request: the one presented, or (auth="token", no key
+    presented) the one a valid token names. A presented key that is not valid is refused
+    even when a token would do: the caller should learn that the key is wrong."""
+    keys = request.app[KEYS]
+    presented = presented_key(request)
+    key = keys.authenticate(presented)
+    if key is not None or meta.auth == "optional":
+        return key
+    if presented or meta.token is None:
+        raise ApiError(403, "a valid API key is required: send it in the X-API-Key "
+                            "header or the api_key parameter")
+    key = keys.by_subject(meta.token(request))
+    if key is None:
+        raise ApiError(403, "the token's API key has been revoked; request a new token")
+    return key
 
 
 def _not_modified(response: web.StreamResponse) -> web.Response:

@@ -29,6 +29,15 @@ def hash_key(key: str) -> bytes:
     return hashlib.sha256(key.encode("utf-8", "surrogatepass")).digest()
 
 
+def token_subject(key: ApiKey) -> str:
+    """The opaque id a clusters token names its key by.
+
+    Derived from the stored hash, not the name: a token is visible to browsers, and the name
+    is the operator's business. A key replaced under the same name gets a new subject, so
+    tokens minted with the old key stop working with it."""
+    return hashlib.blake2b(key.sha256, digest_size=12, person=b"token-subject").hexdigest()
+
+
 class KeyStore:
     """Keys from a JSON or TOML file, re-read when the file changes, so keys can be added live."""
 
@@ -36,6 +45,7 @@ class KeyStore:
         self.path = path
         self._stamp: tuple[int, int] | None = None
         self._keys: tuple[ApiKey, ...] = ()
+        self._by_subject: dict[str, ApiKey] = {}
         self.refresh()
 
     def refresh(self) -> None:
@@ -45,12 +55,17 @@ class KeyStore:
         try:
             stat = self.path.stat()
         except FileNotFoundError:
-            self._keys, self._stamp = (), None
+            self._keys, self._by_subject, self._stamp = (), {}, None
             return
-        stamp = (stat.st_mtime_ns, stat.st_size)
+        stamp = (stat.st_mtime_ns, stat.st_size, stat.st_ino)
         if stamp != self._stamp:
             self._keys = tuple(load_keys(self.path))
+            self._by_subject = {token_subject(key): key for key in self._keys}
             self._stamp = stamp
+
+    def by_subject(self, subject: str) -> ApiKey | None:
+        """The key a token's subject names, or None once that key has been removed."""
+        return self._by_subject.get(subject)
 
     def authenticate(self, presented: str | None) -> ApiKey | None:
         """The key matching `presented`, comparing against every stored hash in constant time."""

@@ -16,7 +16,7 @@ from contract import Webcams as W
 from pipeline.areas import webcams_clusters, webcams_index, webcams_places, webcams_snapshots
 from pipeline.io import InputError, describe_inputs, write_parquet
 from pipeline.sources import webcam_catalog, webcams_generated
-from pipeline.sources.webcams_normalised import ACTIVE, WebcamCatalog
+from pipeline.sources.webcams_normalised import ACTIVE, KEY, WebcamCatalog
 
 log = logging.getLogger("pipeline.webcams")
 # Bump when the derived files change for the same inputs (part of the data version).
@@ -31,10 +31,10 @@ def build(datasets: Path, version: Path) -> dict:
     if webcam_catalog.present(datasets):
         log.info("reading the webcam catalog from %s", datasets / webcam_catalog.FOLDER)
         catalog = webcam_catalog.read(datasets)
-        places, linked_to = webcams_places.gazetteer(version)
+        places, linked_to, gazetteer = webcams_places.gazetteer(version)
     else:
         scale = generator_scale()
-        places, linked_to = webcams_places.gazetteer(version)
+        places, linked_to, gazetteer = webcams_places.gazetteer(version)
         log.info("no %s: generating the offline default catalog (scale %g)",
                  datasets / webcam_catalog.FOLDER, scale)
         catalog = webcams_generated.generate(places, int(time.time()), scale)
@@ -56,10 +56,25 @@ def build(datasets: Path, version: Path) -> dict:
     counts = {"webcams": webcams.height, "served": served.height,
               "snapshots": written.snapshots, "image_files": written.image_files,
               "cluster_cells": cells}
+    object_keys = int((series.images["kind"] == KEY).sum())
+    counts["object_key_images"] = object_keys
     return _manifest_entry(catalog, datasets, tables, files, counts, coverage,
                            {"linked_to": linked_to, "dropped_snapshots": series.dropped,
                             "images_sha256": written.images_sha256,
-                            "rendered_images": series.rendered})
+                            "rendered_images": series.rendered,
+                            "warnings": _warnings(object_keys),
+                            "linked_with": [gazetteer, webcams_places.linker_versions()]})
+
+
+def _warnings(object_keys: int) -> list[str]:
+    """What the operator must know to serve this build as intended."""
+    if not object_keys:
+        return []
+    message = (f"{object_keys} snapshot images are object keys on a CDN: their links work only "
+               "with WEATHERAPI_CDN_URL set to that CDN (the built-in image host does not hold "
+               "them)")
+    log.warning(message)
+    return [message]
 
 
 def generator_scale() -> float:
@@ -79,7 +94,7 @@ def _manifest_entry(catalog: WebcamCatalog, datasets: Path, tables: dict, files:
     inputs = describe_inputs(catalog.inputs, datasets)
     fingerprint = (contract.SCHEMA_VERSION, BUILDER_REVISION, catalog.kind,
                    [i["sha256"] for i in inputs], facts["images_sha256"], facts["linked_to"],
-                   sorted(catalog.details.items()))
+                   facts["linked_with"], sorted(catalog.details.items()))
     digest = hashlib.sha256(repr(fingerprint).encode()).hexdigest()
     generated = catalog.kind == "generated"
     return {

@@ -7,7 +7,6 @@ from pathlib import Path
 import numpy as np
 import orjson
 import polars as pl
-from babel import Locale
 
 from contract import Webcams as W
 from pipeline.io import fixed_width_bytes, write_arrow, write_npy
@@ -40,12 +39,13 @@ def write(version: Path, served: pl.DataFrame) -> None:
     write_npy(row_location, version / W.ROW_LOCATION)
 
 
-def country_codes(extra: list[str]) -> list[str]:
-    """Every ISO 3166-1 alpha-2 code CLDR knows (ZZ, unknown, excluded), plus any the catalog
-    uses; sorted. The country filter answers 400 for codes outside this list."""
-    known = {code for code in Locale.parse("en").territories
-             if len(code) == 2 and code.isalpha() and code != "ZZ"}
-    return sorted(known | set(extra))
+def country_codes(used: list[str]) -> list[str]:
+    """The fixed ISO 3166-1 list (contract) the country filter indexes; sorted. Sources
+    validate their codes against it, so a code outside it here is a bug."""
+    unknown = sorted(set(used) - W.COUNTRIES)
+    if unknown:
+        raise ValueError(f"country codes outside ISO 3166-1: {', '.join(unknown)}")
+    return sorted(W.COUNTRIES)
 
 
 def _write_json(version: Path, served: pl.DataFrame) -> None:

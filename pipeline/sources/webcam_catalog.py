@@ -9,14 +9,17 @@ repeat; snapshots of unknown or inactive webcams are left out and counted.
 
 from __future__ import annotations
 
+import csv
 import logging
 import re
 import zoneinfo
 from pathlib import Path
+from typing import Callable
 
 import numpy as np
 import polars as pl
 
+from contract import Geocoding as G
 from contract import Webcams as W
 from pipeline.io import InputError
 from pipeline.sources.webcams_normalised import (
@@ -30,7 +33,7 @@ SNAPSHOT_FILES = ("snapshots.parquet", "snapshots.csv")
 IMAGES = "images"
 REQUIRED = ("public_id", "name", "latitude", "longitude", "country_code", "views")
 OPTIONAL = ("location_public_id", "timezone", "status")
-LOCATION_ID = re.compile(r"[0-9]{1,12}|icao:[A-Z0-9]{4}")   # geocoding's public ids
+LOCATION_ID = re.compile(G.PUBLIC_ID)     # geocoding's public ids
 OBJECT_KEY = re.compile(r"[A-Za-z0-9._~-]+(?:/[A-Za-z0-9._~-]+)*")
 MAX_UNIX_S = 2**32 - 1
 
@@ -66,13 +69,27 @@ def _csv(path: Path) -> pl.DataFrame:
         raise InputError(path, f"not a readable CSV file ({type(exc).__name__})") from None
 
 
+def where(path: Path, record: int) -> str:
+    """"line N" of a CSV data record (0-based; the header is line 1, and quoted fields may
+    span lines), or "row N" (1-based) of a Parquet file."""
+    if path.suffix == ".parquet":
+        return f"row {record + 1}"
+    with path.open(newline="", encoding="utf-8", errors="replace") as handle:
+        reader = csv.reader(handle)
+        start = 1
+        for index, _ in enumerate(reader):
+            if index == record + 1:
+                return f"line {start}"
+            start = reader.line_num + 1
+    return f"line {start}"
+
+
 def _fail_first(path: Path, frame: pl.DataFrame, bad: pl.Expr, message: str) -> None:
-    """Raise an InputError naming the first row where `bad` holds (line numbers count the
-    header as line 1)."""
+    """Raise an InputError naming the first record where `bad` holds."""
     rows = frame.with_row_index("_row").filter(bad.fill_null(False))
     if rows.height:
         row = rows.row(0, named=True)
-        raise InputError(path, f"line {row['_row'] + 2}: {message.format(**row)}")
+        raise InputError(path, f"{where(path, row['_row'])}: {message.format(**row)}")
 
 
 def read_webcams(path: Path) -> pl.DataFrame:
@@ -105,7 +122,7 @@ def read_webcams(path: Path) -> pl.DataFrame:
          "longitude {longitude} is not a number in [-180, 180]"),
         (pl.col("views").is_null() | (pl.col("views") < 0),
          "views must be a whole number of at least 0"),
-        (~pl.col("country_code").str.contains("^[A-Z]{2}$"),
+        (~pl.col("country_code").is_in(sorted(W.COUNTRIES)),
          "country_code {country_code!r} is not an ISO 3166-1 alpha-2 code"),
         (pl.col("location_public_id").is_not_null()
          & ~pl.col("location_public_id").str.contains(f"^(?:{LOCATION_ID.pattern})$"),
@@ -176,7 +193,8 @@ def read_snapshots(path: Path, images_dir: Path, served: pl.Series,
             .sort("row", "captured_s", "image")
             .unique(["row", "captured_s"], keep="first", maintain_order=True))
     dropped["duplicate"] = joined.filter(pl.col("row").is_not_null()).height - kept.height
-    images = classify_images(sorted(kept["image"].unique().to_list()), images_dir, path)
+    images = classify_images(sorted(kept["image"].unique().to_list()), images_dir, path,
+                             lambda ref: where(path, _first_index(raw, ref)))
     ids = kept.join(images.select("image_id", "ref"), left_on="image", right_on="ref",
                     how="left", maintain_order="left")["image_id"]
     log.info("%d snapshots of %d served webcams; left out: %s", kept.height, len(served),
@@ -186,15 +204,25 @@ def read_snapshots(path: Path, images_dir: Path, served: pl.Series,
         ids.to_numpy().astype(np.int32), images, dropped)
 
 
-def classify_images(refs: list[str], images_dir: Path, where: Path) -> pl.DataFrame:
+def _first_index(raw: pl.DataFrame, ref: str) -> int:
+    """Record index of the first snapshot row naming image `ref`."""
+    return int(raw.with_row_index("_row").filter(pl.col("image") == ref)["_row"][0])
+
+
+def classify_images(refs: list[str], images_dir: Path, where_: Path,
+                    locate: Callable[[str], str]) -> pl.DataFrame:
     """Each distinct image reference as a file under images/ (copied into the artifact) or an
-    object key on the CDN; ids follow the sorted references."""
+    object key on the CDN; ids follow the sorted references. With an images/ folder, a
+    reference that is not a file there but looks like one (no directory part, or a first part
+    that exists in images/) is a mistake, not an object key: object keys go under a prefix of
+    their own (keys/..., cdn/...)."""
     root = images_dir.resolve() if images_dir.is_dir() else None
     rows = []
     for image_id, ref in enumerate(refs):
         if not OBJECT_KEY.fullmatch(ref) or any(p in (".", "..") for p in ref.split("/")):
-            raise InputError(where, f"image {ref!r} is neither a relative path under "
-                                    f"{IMAGES}/ nor an object key ([A-Za-z0-9._~-] and '/')")
+            raise InputError(where_, f"{locate(ref)}: image {ref!r} is neither a relative path "
+                                     f"under {IMAGES}/ nor an object key ([A-Za-z0-9._~-] and "
+                                     "'/')")
         candidate = (images_dir / ref).resolve() if root else None
         if candidate and candidate.is_file() and candidate.is_relative_to(root):
             media = W.IMAGE_MEDIA_TYPES.get(candidate.suffix.lower())
@@ -202,7 +230,11 @@ def classify_images(refs: list[str], images_dir: Path, where: Path) -> pl.DataFr
                 raise InputError(images_dir / ref, "unsupported image type (use "
                                  f"{', '.join(sorted(W.IMAGE_MEDIA_TYPES))})")
             rows.append((image_id, FILE, ref, media, str(candidate)))
-        else:
-            media = W.IMAGE_MEDIA_TYPES.get(Path(ref).suffix.lower())
-            rows.append((image_id, KEY, ref, media, None))
+            continue
+        if root is not None and ("/" not in ref or (images_dir / ref.split("/")[0]).exists()):
+            raise InputError(where_, f"{locate(ref)}: image {ref!r} is not a file under "
+                                     f"{IMAGES}/ (object keys on a CDN need a prefix that is "
+                                     f"not a name in {IMAGES}/, e.g. keys/{ref.split('/')[-1]})")
+        media = W.IMAGE_MEDIA_TYPES.get(Path(ref).suffix.lower())
+        rows.append((image_id, KEY, ref, media, None))
     return pl.DataFrame(rows, schema=IMAGES_SCHEMA, orient="row")

@@ -2,8 +2,8 @@
 
 About 20,600 webcams (times `scale`), dense in the Alps and in cities, sparse elsewhere: each
 is drawn from the gazetteer with a weight growing with the place's population, boosted in
-mountain resort regions, and set a few kilometres off the place. Views are long-tailed
-(log-normal). About 4% are inactive. Every active webcam has a snapshot every 10 minutes for the
+mountain resort regions, set a few kilometres off the place, named after it and linked to it.
+Views are long-tailed (log-normal), higher for cities and much higher for mountain resorts. About 4% are inactive. Every active webcam has a snapshot every 10 minutes for the
 30 days before the build (its own second within the 10 minutes), a few with an outage of some
 hours: about 85 million snapshots. Their images are rendered on demand by the server's image
 host, so no image files exist. Everything but the time anchor comes from a fixed seed.
@@ -16,6 +16,7 @@ import math
 import numpy as np
 import polars as pl
 
+from contract import Webcams as W
 from pipeline.sources.webcams_normalised import (ACTIVE, INACTIVE, SOURCE_SCHEMA, SnapshotSeries,
                                                  WebcamCatalog)
 
@@ -50,6 +51,7 @@ TOWN_VIEWS = ("Village Centre", "Panorama", "Church", "Lake View", "Main Street"
 MOUNTAIN_VIEWS = ("Ski Area", "Summit", "Valley", "Mountain Pass", "Glacier View", "Cable Car",
                   "Lake View", "Panorama", "Ski Slope", "Mountain Hut", "Pass Road", "Chairlift")
 AIRPORT_VIEWS = ("Airport Apron", "Runway", "Airport Tower")
+VIEWS_BOOST = {MOUNTAIN_VIEWS: 6.0, CITY_VIEWS: 1.5, AIRPORT_VIEWS: 0.5}
 
 
 def generate(places: pl.DataFrame, now_s: int, scale: float = 1.0) -> WebcamCatalog:
@@ -57,19 +59,19 @@ def generate(places: pl.DataFrame, now_s: int, scale: float = 1.0) -> WebcamCata
     country_code, population, feature_code), snapshots up to `now_s`."""
     rng = np.random.default_rng(SEED)
     n = max(20, round(DEFAULT_WEBCAMS * scale))
-    places = places.filter(pl.col("country_code").is_not_null()).sort("id")
+    places = places.filter(pl.col("country_code").is_in(sorted(W.COUNTRIES))).sort("id")
     seeds = rng.choice(places.height, size=n, p=_weights(places))
     chosen = places[seeds]
     lat, lon = _scatter(rng, chosen)
     kinds = _kinds(chosen)
     names = _names(chosen["name"].to_list(), [kinds[i][j] for i, j in enumerate(
         rng.integers(0, 1 << 30, n) % np.array([len(k) for k in kinds]))])
-    pop = chosen["population"].fill_null(0).to_numpy().astype(np.float64)
-    views = np.floor(rng.lognormal(6.5, 1.7, n) * (1 + np.log1p(pop / 50_000))).astype(np.int64)
+    views = _views(rng, chosen, kinds)
     webcams = pl.DataFrame({
         "public_id": _public_ids(rng, n), "name": names, "latitude": lat, "longitude": lon,
         "country_code": chosen["country_code"], "views": views,
-        "location_public_id": pl.Series([None] * n, dtype=pl.String),
+        # Named after its seed place, so linked to it (not to whatever place is nearest).
+        "location_public_id": chosen["id"],
         "timezone": pl.Series([None] * n, dtype=pl.String),
         "status": np.where(rng.random(n) < INACTIVE_SHARE, INACTIVE, ACTIVE),
     }).cast(SOURCE_SCHEMA)
@@ -105,6 +107,16 @@ def _weights(places: pl.DataFrame) -> np.ndarray:
         weight[inside] *= factor
     weight[(places["feature_code"] == "AIRP").to_numpy()] *= 0.5
     return weight / weight.sum()
+
+
+def _views(rng: np.random.Generator, chosen: pl.DataFrame, kinds: list[tuple[str, ...]]
+           ) -> np.ndarray:
+    """Long-tailed views (log-normal), more for big cities and far more for mountain resort
+    cameras (what people check before they go: snow on the pass), fewer for airports."""
+    pop = chosen["population"].fill_null(0).to_numpy().astype(np.float64)
+    boost = np.array([VIEWS_BOOST.get(kind, 1.0) for kind in kinds])
+    lognormal = rng.lognormal(6.5, 1.7, chosen.height)
+    return np.floor(lognormal * (1 + np.log1p(pop / 50_000)) * boost).astype(np.int64)
 
 
 def _scatter(rng: np.random.Generator, chosen: pl.DataFrame) -> tuple[np.ndarray, np.ndarray]:

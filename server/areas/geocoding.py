@@ -19,7 +19,7 @@ from server.errors import ApiError, bad_request
 from server.http import STORE, endpoint
 
 AREA = "geocoding"
-ID = re.compile(r"[0-9]{1,12}|icao:[A-Z0-9]{4}")
+ID = re.compile(G.PUBLIC_ID)
 COUNTRY = re.compile(r"[A-Za-z]{2}")
 MAX_AGE_S = 3600
 COUNTRIES_MAX_AGE_S = 86400

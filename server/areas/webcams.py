@@ -12,12 +12,13 @@ from aiohttp import web
 
 from server.areas import webcams_embed, webcams_images, webcams_params
 from server.areas.webcams_data import WebcamsData, load
-from server.areas.webcams_links import Links
+from server.areas.webcams_links import BASES, Links
 from server.areas.webcams_tokens import (CLUSTERS, EMBED, PERIOD_S, SIGNER, TTL_S, Signer,
                                          TokenError, ensure_secrets_file, parse_secrets)
 from server.config import Config
-from server.errors import ApiError, bad_request
-from server.http import CONFIG, KEYS, STORE, endpoint, presented_key
+from server.errors import ApiError
+from server.http import AUTHORISED, CONFIG, STORE, endpoint
+from server.keys import token_subject
 
 __all__ = ["load", "routes", "setup"]
 log = logging.getLogger("server.webcams")
@@ -37,6 +38,8 @@ def _json(body: bytes) -> web.Response:
 
 
 def _row(data: WebcamsData, raw_id: str) -> int:
+    if raw_id == "token":   # GET /webcams/token reaches the detail route: the path is POST's
+        raise web.HTTPMethodNotAllowed("GET", ["POST"])
     public_id = webcams_params.public_id(raw_id)
     row = data.catalog.row_of.get(public_id)
     if row is None:
@@ -53,12 +56,11 @@ async def list_webcams(request: web.Request) -> web.Response:
     """GET /webcams: one page of webcams matching every filter."""
     query = webcams_params.list_query(request.query)
     data = _data(request)
-    if query.country is not None and query.country not in data.catalog.country_index:
-        raise bad_request("country", f"country {query.country} is not an ISO 3166-1 code")
     rows, total = data.catalog.select(query)
     links = _links(request, data)
-    items = b",".join([links.webcam(r) for r in rows.tolist()])
-    return _json(b'{"results":[%b],"count":%d,"total":%d}' % (items, len(rows), total))
+    items = links.webcams(rows.tolist())
+    return _json(links.resolve(b'{"results":[%b],"count":%d,"total":%d}' % (
+        items, len(rows), total)))
 
 
 @endpoint(auth="key", **LINKED)
@@ -72,38 +74,42 @@ async def webcam_detail(request: web.Request) -> web.Response:
 @endpoint(area=AREA, auth="key")
 async def create_token(request: web.Request) -> web.Response:
     """POST /webcams/token: a clusters token for the calling key, valid TTL_S seconds."""
-    key = request.app[KEYS].authenticate(presented_key(request))
-    if key is None:   # the middleware checked it; the keys file may have changed since
-        raise ApiError(403, "a valid API key is required")
+    key = request[AUTHORISED]
     _data(request)    # 503 while the area is unavailable, like its other operations
     signer: Signer = request.app[SIGNER]
-    token = signer.issue(CLUSTERS, key.name, signer.now() + TTL_S)
+    token = signer.issue(CLUSTERS, token_subject(key), signer.now() + TTL_S)
     return web.Response(body=orjson.dumps({"token": token, "expires_in": TTL_S}),
                         content_type="application/json", headers={"Cache-Control": "no-store"})
 
 
-@endpoint(auth="optional", **LINKED)
+def _clusters_token(request: web.Request) -> str:
+    """The key subject of the request's clusters token (the middleware finds the key)."""
+    token = request.query.get("token")
+    if not token:
+        raise ApiError(403, "an API key (X-API-Key or api_key) or a token from POST "
+                            "/webcams/token is required")
+    try:
+        return request.app[SIGNER].verify(token, CLUSTERS)
+    except TokenError as exc:
+        raise ApiError(403, str(exc)) from None
+
+
+# A token counts against the budget of the key it was minted for (decisions rule 7).
+@endpoint(auth="token", token=_clusters_token, **LINKED)
 async def clusters(request: web.Request) -> web.Response:
     """GET /webcams/clusters: grid clusters of the webcams in a bbox, by API key or token."""
-    if request.app[KEYS].authenticate(presented_key(request)) is None:
-        token = request.query.get("token")
-        if not token:
-            raise ApiError(403, "an API key (X-API-Key or api_key) or a token from POST "
-                                "/webcams/token is required")
-        try:
-            request.app[SIGNER].verify(token, CLUSTERS)
-        except TokenError as exc:
-            raise ApiError(403, str(exc)) from None
     query = webcams_params.cluster_query(request.query)
     data = _data(request)
     links = _links(request, data)
     cells = data.clusters.classify(query)
     if len(cells[0]) + len(cells[1]) > HEAVY_CELLS:
+        # In a worker thread: render without touching the shared per-period cache (the signer's
+        # signature memo may gain entries: single dict stores, atomic under the GIL).
         body = await asyncio.get_running_loop().run_in_executor(
-            None, data.clusters.answer, query, cells, links.webcam)
+            None, data.clusters.answer, query, cells, links.render)
     else:
         body = data.clusters.answer(query, cells, links.webcam)
-    return _json(body)
+    return _json(links.resolve(body))
 
 
 @endpoint(auth="key", **LINKED)
@@ -116,12 +122,12 @@ async def snapshots(request: web.Request) -> web.Response:
     indices, times = data.snapshots.window(row, range_, links.now,
                                            data.catalog.timezones[row])
     items = links.snapshot_items(row, indices, times)
-    return web.Response(text=f'{{"snapshots":[{items}],"count":{len(times)}}}',
-                        content_type="application/json")
+    return _json(f'{{"snapshots":[{items}],"count":{len(times)}}}'.encode())
 
 
-# Not cached: the page holds the time it was made (for "3 h ago" and its expiry message).
-@endpoint(area=AREA, auth="none")
+# Not cached and no ETag: the page holds the time it was made (for "3 h ago" and its expiry
+# message), so no two answers are the same.
+@endpoint(area=AREA, auth="none", etag=False)
 async def embed(request: web.Request) -> web.Response:
     """GET /webcams/embed/{public_id}?token=…: the player page."""
     try:
@@ -160,7 +166,9 @@ def _embed_page(request: web.Request) -> web.Response:
 
 
 def setup(app: web.Application) -> None:
-    """Give the app its signer (secrets loaded at startup, followed while it runs)."""
+    """Give the app its signer (secrets loaded at startup, followed while it runs) and its
+    memo of link bases."""
+    app[BASES] = {}
     app.cleanup_ctx.append(_signer_ctx)
 
 

@@ -109,63 +109,55 @@ class Catalog:
     def select(self, query: ListQuery) -> tuple[np.ndarray, int]:
         """(rows of the requested page, total matches) in the requested order."""
         ordered = self.orders[query.sort]
-        area = _area(query)
-        if area is not None:
-            (south, north), lons = area
-            starts = self.cell_start
-            bounds = [(int(starts[row * 360 + w]), int(starts[row * 360 + e + 1]))
-                      for row in range(south, north + 1) for w, e in lons]
-            # Few candidates: filter and sort those; many: masks over every row are cheaper.
-            if sum(b - a for a, b in bounds) <= self.size // 10:
-                runs = [self.by_cell[a:b] for a, b in bounds if b > a]
-                rows = np.concatenate(runs) if runs else np.zeros(0, dtype=np.int64)
-                return self._select_rows(query, ordered, rows)
-        mask = None
-
-        def both(more: np.ndarray) -> np.ndarray:
-            return more if mask is None else mask & more
-
-        if query.country is not None:
-            mask = both(ordered.country == self.country_index[query.country])
-        if query.location is not None:
-            index = self.location_index(query.location)
-            mask = both(ordered.location == (-2 if index is None else index))
-        if query.bbox is not None:
-            mask = both(query.bbox.contains(ordered.lat, ordered.lon))
-        if query.nearby is not None:
-            mask = both(_band(query.nearby, ordered.lat, ordered.lon))
-        if mask is None:
-            return ordered.rows[query.offset:query.offset + query.limit], self.size
-        positions = np.flatnonzero(mask)
-        if query.nearby is not None:    # exact distances for the band's candidates only
-            near = query.nearby
-            distance = haversine_km(near.lat, near.lon, ordered.lat[positions],
-                                    ordered.lon[positions])
-            positions = positions[distance <= near.radius_km]
+        rows = self._candidates(query)
+        if rows is not None:     # few candidates: filter those, then order them by rank
+            lat, lon = self.lat[rows], self.lon[rows]
+            keep = self._mask(query, lat, lon, self.row_country[rows], self.row_location[rows])
+            if query.nearby is not None:
+                keep &= _within(query.nearby, lat, lon)
+            positions = np.sort(ordered.rank[rows[keep]])
+        else:                    # many: masks over every row, already in the sort order
+            keep = self._mask(query, ordered.lat, ordered.lon, ordered.country,
+                              ordered.location)
+            if keep is True:
+                return ordered.rows[query.offset:query.offset + query.limit], self.size
+            positions = np.flatnonzero(keep)
+            if query.nearby is not None:     # exact distances for the band's candidates only
+                positions = positions[_within(query.nearby, ordered.lat[positions],
+                                              ordered.lon[positions])]
         page = positions[query.offset:query.offset + query.limit]
         return ordered.rows[page], len(positions)
 
+    def _candidates(self, query: ListQuery) -> np.ndarray | None:
+        """Rows of the one-degree cells a bbox or circle covers, when they are few (a tenth
+        of the catalog at most); else None."""
+        area = _area(query)
+        if area is None:
+            return None
+        (south, north), lons = area
+        starts = self.cell_start
+        bounds = [(int(starts[row * 360 + w]), int(starts[row * 360 + e + 1]))
+                  for row in range(south, north + 1) for w, e in lons]
+        if sum(b - a for a, b in bounds) > self.size // 10:
+            return None
+        runs = [self.by_cell[a:b] for a, b in bounds if b > a]
+        return np.concatenate(runs) if runs else np.zeros(0, dtype=np.int64)
 
-    def _select_rows(self, query: ListQuery, ordered: "_Ordered", rows: np.ndarray
-                     ) -> tuple[np.ndarray, int]:
-        """select() over candidate rows (the cells a bbox or circle covers): filter them,
-        then order them by their rank in the sort order."""
-        lat, lon = self.lat[rows], self.lon[rows]
-        keep = np.ones(len(rows), dtype=bool)
-        if query.bbox is not None:
-            keep &= query.bbox.contains(lat, lon)
+    def _mask(self, query: ListQuery, lat: np.ndarray, lon: np.ndarray, country: np.ndarray,
+              location: np.ndarray) -> np.ndarray | bool:
+        """Rows (given by their columns) passing every filter, the radius only as a band (a
+        superset: _within() is exact); True when there is no filter."""
+        mask: np.ndarray | bool = True
         if query.country is not None:
-            keep &= self.row_country[rows] == self.country_index[query.country]
+            mask = mask & (country == self.country_index.get(query.country, -1))
         if query.location is not None:
             index = self.location_index(query.location)
-            keep &= self.row_location[rows] == (-2 if index is None else index)
-        rows = rows[keep]
+            mask = mask & (location == (-2 if index is None else index))
+        if query.bbox is not None:
+            mask = mask & query.bbox.contains(lat, lon)
         if query.nearby is not None:
-            near = query.nearby
-            rows = rows[haversine_km(near.lat, near.lon, self.lat[rows], self.lon[rows])
-                        <= near.radius_km]
-        ranks = np.sort(ordered.rank[rows])
-        return ordered.rows[ranks[query.offset:query.offset + query.limit]], len(ranks)
+            mask = mask & _band(query.nearby, lat, lon)
+        return mask
 
 
 @dataclass(frozen=True)
@@ -191,6 +183,21 @@ def _index(value: float, size: int, shift: int) -> int:
     return min(max(math.floor(value) + shift, 0), size - 1)
 
 
+def _reach(near: Nearby) -> tuple[float, float, float | None]:
+    """(south, north, half-width in longitude) of a band holding every point within the radius;
+    the half-width is None when the band reaches a pole (every longitude).
+
+    Latitudes within the angular radius; where the band stays off the poles, longitudes within
+    2 asin(sin(radius / 2) / cos(edge)) of the centre, edge being the band's latitude farthest
+    from the equator: from hav(d) >= cos(lat1) cos(lat2) hav(dlon)."""
+    angle = near.radius_km / EARTH_RADIUS_KM
+    dlat = math.degrees(angle) + 1e-6
+    edge = math.radians(min(90.0, max(abs(near.lat - dlat), abs(near.lat + dlat))))
+    ratio = math.sin(angle / 2) / max(math.cos(edge), 1e-12)
+    dlon = math.degrees(2 * math.asin(ratio)) + 1e-6 if ratio < 1.0 else None
+    return near.lat - dlat, near.lat + dlat, dlon
+
+
 def _area(query: ListQuery) -> tuple[tuple[int, int], list[tuple[int, int]]] | None:
     """Cell rows (south, north) and column ranges that hold every possible match of a bbox or
     nearby filter (a superset: the exact tests follow), or None without either."""
@@ -205,13 +212,9 @@ def _area(query: ListQuery) -> tuple[tuple[int, int], list[tuple[int, int]]] | N
         south, north, spans = -90.0, 90.0, [(-180.0, 180.0)]
     if query.nearby is not None:
         near = query.nearby
-        angle = near.radius_km / EARTH_RADIUS_KM
-        dlat = math.degrees(angle) + 1e-6
-        south, north = max(south, near.lat - dlat), min(north, near.lat + dlat)
-        edge = math.radians(min(90.0, max(abs(near.lat - dlat), abs(near.lat + dlat))))
-        ratio = math.sin(angle / 2) / max(math.cos(edge), 1e-12)
-        if box is None and ratio < 1.0:
-            dlon = math.degrees(2 * math.asin(ratio)) + 1e-6
+        low, high, dlon = _reach(near)
+        south, north = max(south, low), min(north, high)
+        if box is None and dlon is not None:
             west, east = near.lon - dlon, near.lon + dlon
             spans = ([(west, east)] if -180.0 <= west and east <= 180.0 else
                      [(max(west, -180.0), min(east, 180.0)),
@@ -223,18 +226,10 @@ def _area(query: ListQuery) -> tuple[tuple[int, int], list[tuple[int, int]]] | N
 
 
 def _band(near: Nearby, lat: np.ndarray, lon: np.ndarray) -> np.ndarray:
-    """Mask of points that may lie within the radius (a superset; exact distances follow).
-
-    Latitudes within the angular radius; and where the band stays off the poles, longitudes
-    within 2 asin(sin(radius / 2) / cos(edge)) of the centre, edge being the band's latitude
-    farthest from the equator: from hav(d) >= cos(lat1) cos(lat2) hav(dlon)."""
-    angle = near.radius_km / EARTH_RADIUS_KM
-    dlat = math.degrees(angle) + 1e-6
-    mask = (lat >= near.lat - dlat) & (lat <= near.lat + dlat)
-    edge = math.radians(min(90.0, max(abs(near.lat - dlat), abs(near.lat + dlat))))
-    ratio = math.sin(angle / 2) / max(math.cos(edge), 1e-12)
-    if ratio < 1.0:
-        dlon = math.degrees(2 * math.asin(ratio)) + 1e-6
+    """Mask of points that may lie within the radius (a superset; _within() is exact)."""
+    south, north, dlon = _reach(near)
+    mask = (lat >= south) & (lat <= north)
+    if dlon is not None:
         west, east = near.lon - dlon, near.lon + dlon
         if west < -180.0:
             mask &= (lon >= west + 360.0) | (lon <= east)
@@ -243,3 +238,8 @@ def _band(near: Nearby, lat: np.ndarray, lon: np.ndarray) -> np.ndarray:
         else:
             mask &= (lon >= west) & (lon <= east)
     return mask
+
+
+def _within(near: Nearby, lat: np.ndarray, lon: np.ndarray) -> np.ndarray:
+    """Exact great-circle test of the radius."""
+    return haversine_km(near.lat, near.lon, lat, lon) <= near.radius_km

@@ -4,7 +4,9 @@
 checked before anything is looked up. A snapshot is found by its webcam and capture time in
 the memory-mapped arrays; a copied file is located through the image index the pipeline wrote,
 never through a path made from the request; a generated image is rendered on demand.
-Images never change, so they are cacheable until their link expires.
+Copied files never change: cacheable as immutable until their link expires. A rendered image
+depends on the forecast's cloud cover, which a new forecast version changes: cacheable until the
+link expires but not immutable (the ETag names both versions, so a revalidation is cheap).
 """
 
 from __future__ import annotations
@@ -16,7 +18,6 @@ from functools import lru_cache
 
 from aiohttp import web
 
-from contract import Webcams as W
 from server.areas import webcams_sky
 from server.areas.webcams_data import WebcamsData
 from server.areas.webcams_tokens import SIGNER, TokenError
@@ -24,7 +25,6 @@ from server.errors import ApiError
 from server.http import STORE, endpoint
 
 AREA = "webcams"
-PUBLIC_ID = re.compile(W.PUBLIC_ID)
 IMAGE_NAME = re.compile(
     r"([0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2})Z(\.[a-z]{3,4})")
 MAX_IMMUTABLE_S = 31_536_000
@@ -88,10 +88,11 @@ async def image(request: web.Request) -> web.StreamResponse:
     found = data.snapshots.image(index)
     if found.kind == "key" or found.ext.lower() != ext:
         raise _not_found()
-    headers = {"Cache-Control": f"public, max-age={_lifetime(request)}, immutable",
+    headers = {"Cache-Control": f"public, max-age={_lifetime(request)}",
                "X-Content-Type-Options": "nosniff",
                "Content-Security-Policy": "default-src 'none'; style-src 'unsafe-inline'"}
     if found.kind == "file":
+        headers["Cache-Control"] += ", immutable"
         return web.FileResponse(data.root / found.ref, headers={
             **headers, "Content-Type": found.media_type})
     lat, lon = float(data.catalog.lat[row]), float(data.catalog.lon[row])

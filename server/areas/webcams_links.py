@@ -3,14 +3,21 @@
 
 Image links: `{cdn_url}/webcams/{public_id}/{captured_at}{ext}?expires=…&kid=…&sig=…` for
 images the built-in image host serves (rendered on demand, or files copied into the artifact);
-`{cdn_url}/{object_key}?webcam={public_id}&expires=…&kid=…&sig=…` for object keys on a CDN.
-Without configuration both bases are this server: {base_url} (or the request's own origin)
-plus /cdn for images.
+`{cdn_url}/{object_key}?webcam={public_id}&expires=…&kid=…&sig=…` for object keys on a CDN, the
+signature covering the object key (README: verifying them on a CDN). Object keys need a
+configured {cdn_url}: the built-in host does not hold them.
+Without configuration both bases are this server: {base_url}, else the request's own origin
+(its Host header, accepted only as hostname[:port]; set WEATHERAPI_BASE_URL in production so
+that no client chooses the origin its links point at).
+
+Renderings are cached per period and signing key with the link bases left out (spliced in per
+request), so requests naming other hosts neither see nor flush each other's entries.
 """
 
 from __future__ import annotations
 
 import datetime as dt
+import re
 
 import numpy as np
 import orjson
@@ -20,11 +27,27 @@ from server.areas.webcams_data import WebcamsData, bucket
 from server.areas.webcams_snapshots import iso as iso_stamps
 from server.areas.webcams_snapshots import iso_parts
 from server.areas.webcams_tokens import EMBED, TTL_S, Signer
+from server.config import Config
+from server.errors import bad_request
 from server.http import CONFIG
 
 CDN_PATH = "/cdn"
 EMBED_PATH = "/webcams/embed/"
 IMAGE_PREFIX = "/webcams/"
+_LABEL = r"[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?"
+HOST = re.compile(rf"(?:{_LABEL}(?:\.{_LABEL})*\.?|\[[0-9A-Fa-f:.]{{2,45}}\])(?::[0-9]{{1,5}})?")
+# Where the link bases go in cached renderings (NUL never occurs in JSON text: it is escaped).
+CDN_MARK, EMBED_MARK = b"\x00c", b"\x00e"
+
+
+def origin(request: web.Request, config: Config) -> str:
+    """{base_url}, else scheme://host of the request, the Host header validated."""
+    if config.base_url:
+        return config.base_url.rstrip("/")
+    host = request.host
+    if len(host) > 260 or not HOST.fullmatch(host):
+        raise bad_request("Host", "the Host header must be hostname[:port] or [IPv6][:port]")
+    return f"{request.scheme}://{host}"
 
 
 def iso(unix_s: int) -> str:
@@ -32,20 +55,38 @@ def iso(unix_s: int) -> str:
     return dt.datetime.fromtimestamp(unix_s, dt.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
+Bases = tuple[str, str, bytes, bytes]
+# The app's memo of bases() by (scheme, Host): one entry with base_url set, a few without.
+BASES = web.AppKey("webcam_link_bases", dict)
+_MAX_BASES = 64
+
+
+def bases(request: web.Request) -> Bases:
+    """({cdn_url}, {embed_base_url}, both as JSON string contents) for a request."""
+    memo = request.app[BASES]
+    found = memo.get((request.scheme, request.host))
+    if found is None:
+        config = request.app[CONFIG]
+        base = "" if config.cdn_url and config.embed_base_url else origin(request, config)
+        cdn = config.cdn_url.rstrip("/") or base + CDN_PATH
+        embed = config.embed_base_url.rstrip("/") or base
+        if len(memo) >= _MAX_BASES:     # many Host values: start over (no unbounded growth)
+            memo.clear()
+        found = memo[(request.scheme, request.host)] = (
+            cdn, embed, orjson.dumps(cdn)[1:-1], orjson.dumps(embed)[1:-1])
+    return found
+
+
 class Links:
     """Link building for one request."""
 
     def __init__(self, request: web.Request, data: WebcamsData, signer: Signer):
-        config = request.app[CONFIG]
-        origin = config.base_url.rstrip("/") or f"{request.scheme}://{request.host}"
-        self.cdn = config.cdn_url.rstrip("/") or origin + CDN_PATH
-        self.embed = config.embed_base_url.rstrip("/") or origin
+        self.cdn, self.embed, self._cdn_json, self._embed_json = bases(request)
         self.data, self.signer = data, signer
         self.now = signer.now()
         self.expires = signer.link_expiry(self.now)
-        self._cdn_json = orjson.dumps(self.cdn)[1:-1]
-        # What cached renderings depend on besides the row.
-        self.key = (self.expires, signer.secrets.current, self.cdn)
+        # What cached renderings depend on besides the row (not the link bases).
+        self.key = (self.expires, signer.secrets.current)
         self._items = bucket(data.items, self.key)
 
     def query(self, public_id: str, expires: int | None = None) -> str:
@@ -57,8 +98,11 @@ class Links:
     def image_paths(self, row: int, indices: np.ndarray, times: np.ndarray,
                     expires: int | None = None) -> list[str]:
         """Each snapshot's image link below {cdn_url} (snapshots by index and capture time)."""
-        query = self.query(self.data.catalog.public_ids[row], expires)
-        return [head + query for head in path_heads(self.data, row, indices, times)]
+        public_id = self.data.catalog.public_ids[row]
+        expires = self.expires if expires is None else expires
+        query = self.query(public_id, expires)
+        return [signed(self.signer, public_id, head, query, expires)
+                for head in path_heads(self.data, row, indices, times)]
 
     def snapshot_items(self, row: int, indices: np.ndarray, times: np.ndarray) -> str:
         """The Snapshot objects of a history, comma-separated (one pass for rendered images)."""
@@ -77,42 +121,57 @@ class Links:
         return [self.cdn + p for p in self.image_paths(row, indices, times, expires)]
 
     def current_image(self, row: int) -> bytes:
-        """JSON of image.current: the newest snapshot's link, or null."""
+        """JSON of image.current: the newest snapshot's link (CDN_MARK for {cdn_url}), or
+        null."""
         head = self.data.current_heads[row]
         if head is None:
             return b"null"
-        query = self.query(self.data.catalog.public_ids[row])
-        return b'"%b%b%b"' % (self._cdn_json, head.encode(), query.encode())
+        public_id = self.data.catalog.public_ids[row]
+        path = signed(self.signer, public_id, head, self.query(public_id), self.expires)
+        return b'"%b%b"' % (CDN_MARK, path.encode())
 
     def webcam(self, row: int) -> bytes:
-        """A Webcam object as in lists and clusters (cached per period)."""
+        """A Webcam object as in lists and clusters, CDN_MARK where {cdn_url} goes (resolve()
+        the body it ends up in); cached per period."""
         item = self._items.get(row)
         if item is None:
-            item = self._items[row] = b'%b,"image":{"current":%b}}' % (
-                self.data.catalog.prefix(row), self.current_image(row))
+            item = self._items[row] = self.render(row)
         return item
 
-    def embed_url(self, row: int, range_: str | None = None) -> str:
-        """The signed player link of a webcam (its token valid at least TTL_S seconds)."""
-        public_id = self.data.catalog.public_ids[row]
-        token = self.signer.issue(EMBED, public_id, self.expires)
-        suffix = f"&range={range_}" if range_ else ""
-        return f"{self.embed}{EMBED_PATH}{public_id}?token={token}{suffix}"
+    def render(self, row: int) -> bytes:
+        """webcam() without the cache (safe in a worker thread: it changes nothing shared)."""
+        return b'%b,"image":{"current":%b}}' % (self.data.catalog.prefix(row),
+                                                self.current_image(row))
+
+    def webcams(self, rows: list[int]) -> bytes:
+        """webcam() of each row, comma-separated (one C-level pass over the cache)."""
+        items = self._items
+        for row in rows:
+            if row not in items:
+                items[row] = self.render(row)
+        return b",".join(map(items.__getitem__, rows))
+
+    def resolve(self, body: bytes) -> bytes:
+        """A body with the link bases in place of their marks (one pass over it)."""
+        return body.replace(CDN_MARK, self._cdn_json)
 
     def webcam_detail(self, row: int) -> bytes:
         """A Webcam object with last_updated and player (cached per period: the embed token
         depends only on the webcam, the expiry and the key)."""
-        details = bucket(self.data.details, self.key + (self.embed,))
-        hit = details.get(row)
-        if hit is not None:
-            return hit
-        last = self.data.snapshots.last_time(row)
-        player = {"embed": self.embed_url(row), "expires_in": TTL_S}
-        detail = b'%b,"last_updated":%b,"image":{"current":%b},"player":%b}' % (
-            self.data.catalog.prefix(row), orjson.dumps(None if last is None else iso(last)),
-            self.current_image(row), orjson.dumps(player))
-        details[row] = detail
-        return detail
+        details = bucket(self.data.details, self.key)
+        detail = details.get(row)
+        if detail is None:
+            last = self.data.snapshots.last_time(row)
+            public_id = self.data.catalog.public_ids[row]
+            token = self.signer.issue(EMBED, public_id, self.expires)
+            # Ids and tokens are URL- and JSON-safe ([A-Za-z0-9._-]).
+            detail = details[row] = (
+                b'%b,"last_updated":%b,"image":{"current":%b},"player":{"embed":"%b%b%b?token='
+                b'%b","expires_in":%d}}' % (
+                    self.data.catalog.prefix(row),
+                    orjson.dumps(None if last is None else iso(last)), self.current_image(row),
+                    EMBED_MARK, EMBED_PATH.encode(), public_id.encode(), token.encode(), TTL_S))
+        return self.resolve(detail).replace(EMBED_MARK, self._embed_json)
 
 
 def path_heads(data: WebcamsData, row: int, indices: np.ndarray, times: np.ndarray
@@ -126,6 +185,19 @@ def path_heads(data: WebcamsData, row: int, indices: np.ndarray, times: np.ndarr
     return [f"/{image.ref}?webcam={public_id}&" if image.kind == "key"
             else f"/webcams/{public_id}/{stamp}Z{image.ext}?"
             for image, stamp in zip(snaps.images(indices), stamps)]
+
+
+OBJECT_MARK = "?webcam="
+
+
+def signed(signer: Signer, public_id: str, head: str, query: str, expires: int) -> str:
+    """A path head from path_heads() with its signature parameters: the webcam's shared
+    `query`, or for an object key a signature of its own over the key."""
+    if OBJECT_MARK not in head:
+        return head + query
+    object_key = head[1:head.index(OBJECT_MARK)]
+    kid, sig = signer.object_signature(public_id, expires, object_key)
+    return f"{head}expires={expires}&kid={kid}&sig={sig}"
 
 
 def current_heads(data: WebcamsData) -> list[str | None]:

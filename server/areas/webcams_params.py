@@ -5,6 +5,7 @@ from __future__ import annotations
 import re
 from typing import Mapping
 
+from contract import Geocoding as G
 from contract import Webcams as W
 from server import params
 from server.areas.webcams_catalog import BBox, ListQuery, Nearby
@@ -14,7 +15,7 @@ from server.errors import ApiError, bad_request
 
 PUBLIC_ID = re.compile(W.PUBLIC_ID)
 COUNTRY = re.compile(r"[A-Za-z]{2}")
-LOCATION = re.compile(r"[0-9]{1,12}|icao:[A-Z0-9]{4}")   # geocoding's public ids
+LOCATION = re.compile(G.PUBLIC_ID)     # geocoding's public ids
 LIST_LIMIT_MAX = 200
 OFFSET_MAX = 100_000_000
 RADIUS_MAX_KM = 1000.0
@@ -57,6 +58,8 @@ def list_query(query: Mapping[str, str]) -> ListQuery:
             raise bad_request("country", "country must be an ISO 3166-1 alpha-2 code such as "
                                          f"CH, got {params.show(country)}")
         country = country.strip().upper()
+        if country not in W.COUNTRIES:     # a fixed list: the answer never depends on the data
+            raise bad_request("country", f"country {country} is not an ISO 3166-1 alpha-2 code")
     location = query.get("location")
     if location is not None and not LOCATION.fullmatch(location.strip()):
         raise bad_request("location", "location must be a location id (as in "

@@ -142,8 +142,11 @@ def iso_parts(times: np.ndarray) -> list[tuple[str, str, str]]:
     cache of dates, faster than datetime or numpy formatting."""
     days, seconds = np.divmod(np.asarray(times, dtype=np.int64), DAY_S)
     minutes, seconds = np.divmod(seconds, 60)
-    return [(_date(d), _HOURS_MINUTES[m], _SECONDS[s])
-            for d, m, s in zip(days.tolist(), minutes.tolist(), seconds.tolist())]
+    day_list = days.tolist()
+    dates = {d: _date(d) for d in set(day_list)}     # a window spans a few days at most
+    hours_minutes, secs = _HOURS_MINUTES, _SECONDS
+    return [(dates[d], hours_minutes[m], secs[s])
+            for d, m, s in zip(day_list, minutes.tolist(), seconds.tolist())]
 
 
 def iso(times: np.ndarray) -> list[str]:

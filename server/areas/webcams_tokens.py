@@ -5,11 +5,19 @@ travels in the token, so the signing secret can be rotated while tokens signed w
 one stay valid until they expire. Secrets come from WEATHERAPI_SIGNING_SECRETS
 ("kid:secret,kid:secret", the first signs) or from a secrets file that every worker process
 shares, created once (mode 0600) when missing, so tokens verify on every worker and across
-restarts. The file is re-read when it changes (rotation without a restart).
+restarts. The file is re-read when it changes (rotation without a restart). It is trusted
+only as a regular file owned by the server's user with no group or other permissions: the
+server refuses to start otherwise (like ssh with a private key).
+
+Each secret is a master: tokens and image links are signed with keys derived from it per
+purpose (HMAC-SHA256(master, label)), so the image key can be handed to a CDN to verify links
+without giving it the power to mint tokens (`python -m server secrets image-keys`).
 
 A token is `purpose.kid.expires.subject.mac` (subject and mac base64url); an image URL carries
-`expires`, `kid` and `sig` parameters, `sig` covering the webcam and the expiry, so one
-signature serves all of a webcam's images for a period.
+`expires`, `kid` and `sig` parameters. On the built-in image host `sig` covers the webcam and
+the expiry, so one signature serves all of a webcam's images for a period (the host only serves
+that webcam's own snapshots under its path). For an object key on a CDN it covers the object key
+too: a leaked link cannot be rewritten to another object.
 """
 
 from __future__ import annotations
@@ -21,6 +29,8 @@ import json
 import os
 import re
 import secrets
+import stat
+import tempfile
 import time
 from dataclasses import dataclass, field
 from hashlib import sha256
@@ -38,7 +48,6 @@ PURPOSES = (CLUSTERS, EMBED)
 KID = re.compile(r"[A-Za-z0-9_-]{1,32}")
 EXPIRES = re.compile(r"[0-9]{1,12}")
 MIN_SECRET_CHARS = 16
-SECRETS_FILE = "signing-secrets.json"
 _MAX_CACHED = 200_000
 
 
@@ -46,12 +55,29 @@ class TokenError(Exception):
     """A token or signature that does not open what was asked; the message is user-safe."""
 
 
+TOKEN_LABEL, IMAGE_LABEL = b"weatherapi token v1", b"weatherapi image v1"
+
+
+def derive(master: bytes, label: bytes) -> bytes:
+    """The purpose key `label` of a master secret."""
+    return hmac.new(master, label, sha256).digest()
+
+
 @dataclass(frozen=True)
 class Secrets:
-    """Signing secrets by key id; `current` signs, all verify."""
+    """Signing secrets by key id; `current` signs, all verify. Signatures use the derived
+    per-purpose keys, never the masters."""
 
     current: str
     keys: Mapping[str, bytes]
+    token_keys: Mapping[str, bytes] = field(init=False)
+    image_keys: Mapping[str, bytes] = field(init=False)
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "token_keys",
+                           {k: derive(v, TOKEN_LABEL) for k, v in self.keys.items()})
+        object.__setattr__(self, "image_keys",
+                           {k: derive(v, IMAGE_LABEL) for k, v in self.keys.items()})
 
 
 def parse_secrets(text: str) -> Secrets:
@@ -69,30 +95,70 @@ def parse_secrets(text: str) -> Secrets:
     return Secrets(next(iter(keys)), keys)
 
 
-def read_secrets_file(path: Path) -> Secrets:
-    """{"current": kid, "secrets": {kid: secret}} from a secrets file."""
-    data = json.loads(path.read_text(encoding="utf-8"))
+class SecretsFileError(ValueError):
+    """A secrets file that must not be trusted (the message says how to fix it)."""
+
+
+def _open_private(path: Path) -> tuple[str, tuple[int, int, int, int]]:
+    """The text of a secrets file and its (device, inode, mtime, size) stamp, read only if it is
+    a regular file (no symlink) owned by this user and unreadable by anyone else: whoever can
+    read or replace it can mint tokens."""
+    fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC)
+    with os.fdopen(fd, "r", encoding="utf-8") as handle:
+        info = os.fstat(handle.fileno())
+        if not stat.S_ISREG(info.st_mode):
+            raise SecretsFileError(f"{path} is not a regular file")
+        if info.st_uid != os.geteuid():
+            raise SecretsFileError(f"{path} is owned by uid {info.st_uid}, not by the user "
+                                   f"running the server (uid {os.geteuid()})")
+        if info.st_mode & 0o077:
+            raise SecretsFileError(f"{path} is readable or writable by others (mode "
+                                   f"{stat.S_IMODE(info.st_mode):o}); run chmod 600 {path}")
+        stamp = (info.st_dev, info.st_ino, info.st_mtime_ns, info.st_size)
+        return handle.read(), stamp
+
+
+def _parse_file(text: str) -> Secrets:
+    data = json.loads(text)
     pairs = [f"{data['current']}:{data['secrets'][data['current']]}"]
     pairs += [f"{k}:{v}" for k, v in data["secrets"].items() if k != data["current"]]
     return parse_secrets(",".join(pairs))
 
 
-def ensure_secrets_file(path: Path) -> Secrets:
-    """Read the secrets file, creating it with one random secret if missing. Creation is
-    atomic (a complete file is linked into place), so concurrent workers agree on one."""
-    if not path.exists():
-        path.parent.mkdir(parents=True, exist_ok=True)
-        tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+def read_secrets_file(path: Path) -> Secrets:
+    """{"current": kid, "secrets": {kid: secret}} from a private secrets file."""
+    return _parse_file(_open_private(path)[0])
+
+
+def _write_private(path: Path, data: dict, replace: bool) -> None:
+    """Write `data` to a fresh private temporary file (mkstemp: unpredictable name, O_EXCL,
+    mode 0600) beside `path`, then move it into place: os.replace, or os.link when `replace`
+    is False so that the first of several concurrent creators wins."""
+    path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    try:
         with os.fdopen(fd, "w", encoding="utf-8") as handle:
-            json.dump(new_secrets_data({}), handle, indent=2)
+            json.dump(data, handle, indent=2)
             handle.write("\n")
+            handle.flush()
+            os.fsync(handle.fileno())
+        if replace:
+            os.replace(tmp, path)
+            return
         try:
             os.link(tmp, path)        # fails if another process created it first
         except FileExistsError:
             pass
-        finally:
-            tmp.unlink()
+    finally:
+        if os.path.lexists(tmp):
+            os.unlink(tmp)
+
+
+def ensure_secrets_file(path: Path) -> Secrets:
+    """Read the secrets file, creating it with one random secret if missing. Creation is
+    atomic (a complete file is linked into place), so concurrent workers agree on one."""
+    if not os.path.lexists(path):
+        _write_private(path, new_secrets_data({}), replace=False)
     return read_secrets_file(path)
 
 
@@ -108,14 +174,9 @@ def new_secrets_data(data: dict, keep: int = 2) -> dict:
 
 def rotate_secrets_file(path: Path, keep: int = 2) -> str:
     """Make a new secret current in `path` (created if missing); returns its key id."""
-    data = json.loads(path.read_text(encoding="utf-8")) if path.exists() else {}
+    data = json.loads(_open_private(path)[0]) if os.path.lexists(path) else {}
     data = new_secrets_data(data, keep)
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-    with os.fdopen(fd, "w", encoding="utf-8") as handle:
-        json.dump(data, handle, indent=2)
-        handle.write("\n")
-    os.replace(tmp, path)
+    _write_private(path, data, replace=True)
     return data["current"]
 
 
@@ -127,9 +188,11 @@ def _unb64(text: str) -> bytes:
     return base64.urlsafe_b64decode(text + "=" * (-len(text) % 4))
 
 
-def _mac(secret: bytes, purpose: str, subject: str, expires: int) -> bytes:
-    message = f"{purpose}\x00{subject}\x00{expires}".encode()
-    return hmac.new(secret, message, sha256).digest()
+def _mac(secret: bytes, purpose: str, subject: str, expires: int, extra: str = "") -> bytes:
+    message = f"{purpose}\x00{subject}\x00{expires}"
+    if extra:
+        message += f"\x00{extra}"
+    return hmac.digest(secret, message.encode(), "sha256")
 
 
 @dataclass
@@ -139,17 +202,18 @@ class Signer:
     secrets: Secrets
     clock: Callable[[], float] = time.time
     source: Path | None = None           # the secrets file to follow, if any
-    _stamp: tuple[int, int] | None = None
+    _stamp: tuple[int, int, int, int] | None = None
     _image_sigs: dict[tuple[str, int, str], str] = field(default_factory=dict)
 
     def refresh(self) -> None:
         """Re-read the secrets file if it changed (keeps the old secrets if it is broken)."""
         if self.source is None:
             return
-        stat = self.source.stat()
-        stamp = (stat.st_mtime_ns, stat.st_size)
-        if stamp != self._stamp:
-            self.secrets = read_secrets_file(self.source)
+        info = os.stat(self.source, follow_symlinks=False)
+        # The inode too: a replaced file can keep the old one's size and mtime.
+        if (info.st_dev, info.st_ino, info.st_mtime_ns, info.st_size) != self._stamp:
+            text, stamp = _open_private(self.source)
+            self.secrets = _parse_file(text)
             self._stamp = stamp
             self._image_sigs = {}
 
@@ -165,7 +229,7 @@ class Signer:
     def issue(self, purpose: str, subject: str, expires: int) -> str:
         """A token for `purpose` and `subject`, valid until `expires` (unix seconds)."""
         kid = self.secrets.current
-        mac = _mac(self.secrets.keys[kid], purpose, subject, expires)
+        mac = _mac(self.secrets.token_keys[kid], purpose, subject, expires)
         return f"{purpose}.{kid}.{expires}.{_b64(subject.encode())}.{_b64(mac)}"
 
     def verify(self, token: str, purpose: str, subject: str | None = None) -> str:
@@ -175,7 +239,7 @@ class Signer:
         if len(token) > 512 or len(parts) != 5 or not EXPIRES.fullmatch(parts[2]):
             raise TokenError("the token is malformed")
         claimed, kid, expires_text, subject_b64, mac_b64 = parts
-        secret = self.secrets.keys.get(kid)
+        secret = self.secrets.token_keys.get(kid)
         if secret is None:
             raise TokenError("the token was signed with an unknown or retired key")
         try:
@@ -196,28 +260,35 @@ class Signer:
         return claimed_subject
 
     def image_signature(self, webcam: str, expires: int) -> tuple[str, str]:
-        """(kid, sig) for a webcam's image links expiring at `expires` (cached: one HMAC per
-        webcam and period)."""
+        """(kid, sig) for a webcam's links on the built-in image host expiring at `expires`
+        (cached: one HMAC per webcam and period)."""
         kid = self.secrets.current
         cache_key = (webcam, expires, kid)
         sig = self._image_sigs.get(cache_key)
         if sig is None:
             if len(self._image_sigs) >= _MAX_CACHED:
                 self._image_sigs = {}
-            sig = _b64(_mac(self.secrets.keys[kid], IMAGE, webcam, expires))
+            sig = _b64(_mac(self.secrets.image_keys[kid], IMAGE, webcam, expires))
             self._image_sigs[cache_key] = sig
         return kid, sig
 
-    def verify_image(self, webcam: str, expires: str, kid: str, sig: str) -> None:
-        """Raise TokenError unless (kid, sig) signs `webcam` until `expires`, still valid."""
-        secret = self.secrets.keys.get(kid)
+    def object_signature(self, webcam: str, expires: int, object_key: str) -> tuple[str, str]:
+        """(kid, sig) for the link to one object key on a CDN (covers the key itself)."""
+        kid = self.secrets.current
+        return kid, _b64(_mac(self.secrets.image_keys[kid], IMAGE, webcam, expires, object_key))
+
+    def verify_image(self, webcam: str, expires: str, kid: str, sig: str,
+                     object_key: str = "") -> None:
+        """Raise TokenError unless (kid, sig) signs `webcam` (and `object_key`, for a CDN
+        object) until `expires`, still valid."""
+        secret = self.secrets.image_keys.get(kid)
         if not EXPIRES.fullmatch(expires) or secret is None or len(sig) > 64:
             raise TokenError("the image link is malformed or signed with an unknown key")
         try:
             mac = _unb64(sig)
         except (binascii.Error, ValueError):
             raise TokenError("the image link's signature is malformed") from None
-        if not hmac.compare_digest(mac, _mac(secret, IMAGE, webcam, int(expires))):
+        if not hmac.compare_digest(mac, _mac(secret, IMAGE, webcam, int(expires), object_key)):
             raise TokenError("the image link's signature is invalid")
         if int(expires) <= self.now():
             raise TokenError("the image link has expired")

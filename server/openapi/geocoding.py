@@ -9,7 +9,7 @@ from server.openapi.parts import (
     nullable, obj, operation, param, ref, responses, success, unavailable,)
 
 _LOCATION = {
-    "id": {"type": "string", "pattern": "^(?:[0-9]{1,12}|icao:[A-Z0-9]{4})$",
+    "id": {"type": "string", "pattern": LOCATION_ID,
            "description": "Public location id: the GeoNames id as a decimal string (stable across "
                           "builds). Airports of the packaged offline gazetteer, which have no "
                           "GeoNames id, use `icao:` followed by the ICAO code.",

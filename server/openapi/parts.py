@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from contract import Geocoding
+
 JSON = "application/json"
 PROBLEM_JSON = "application/problem+json"
 RATE = ("RateLimit-Limit", "RateLimit-Remaining", "RateLimit-Reset")
@@ -11,7 +13,7 @@ KEY = [{"ApiKeyHeader": []}, {"ApiKeyQuery": []}]
 NUMBER = r"[+-]?(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][+-]?[0-9]{1,3})?"
 LANGUAGE = r"^[A-Za-z]{2,3}(?:[-_][A-Za-z0-9]{2,8}){0,4}$"
 COUNTRY = "^[A-Za-z]{2}$"
-LOCATION_ID = "^(?:[0-9]{1,12}|icao:[A-Z0-9]{4})$"
+LOCATION_ID = f"^(?:{Geocoding.PUBLIC_ID})$"
 
 
 def ref(kind: str, name: str) -> dict:

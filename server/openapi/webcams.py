@@ -19,9 +19,11 @@ _WEBCAM = {
     "name": {"type": "string"},
     "latitude": {**LAT, "description": "Degrees, 5 decimals."},
     "longitude": {**LON, "description": "Degrees, 5 decimals."},
-    "location_public_id": nullable("string", "Public id of the nearest gazetteer place (or the "
-                                             "one the catalog names), as in "
-                                             "/geocoding/lookup?id=."),
+    "location_public_id": nullable("string", "Public id of the place the catalog names, else "
+                                             "of the nearest populated gazetteer place within "
+                                             "50 km (not districts, not airports), as in "
+                                             "/geocoding/lookup?id=; null when none is that "
+                                             "close (at sea, in a wilderness)."),
     "location_name": nullable("string", "Name of that location (null when the gazetteer does "
                                         "not know the id)."),
     "country_code": COUNTRY_CODE,
@@ -132,15 +134,20 @@ def _clusters(down: str) -> dict:
         "clusters for the same bbox. Only webcams inside the bbox are counted: the counts of "
         "all clusters sum to the number of webcams in the bbox. A cluster's position is the "
         "centroid (mean latitude and longitude) of its webcams; a cluster of one carries the "
-        "full webcam object. Clusters come in no particular order. Needs an API key or a "
-        "token from POST /webcams/token in `token` (either is enough). " + LINKS,
+        "full webcam object. Clusters come in no particular order. The answer is not capped: "
+        "a bbox far larger than the map a zoom is meant for (the whole world at zoom 18) "
+        "returns nearly every webcam as a cluster of one (megabytes); ask with the viewport "
+        "actually shown. A token counts against its API key's rate limit; a token whose key "
+        "was removed, or a valid token beside an invalid api_key, is 403. Needs an API key or "
+        "a token from POST /webcams/token in `token` (either is enough). " + LINKS,
         [param("bbox", "query", BBOX_TEXT, BBOX, True, example="45.8,5.9,47.8,10.5"),
          param("zoom", "query", "Map zoom level, 1 to 18; outside is 400.",
                {"type": "integer", "minimum": 1, "maximum": 18}, True, example=8)],
         responses(success("The clusters.", "ClusterList"), {
             400: "bbox or zoom missing or invalid.",
-            403: "Neither a valid API key nor a valid token: the token is expired, tampered, "
-                 "malformed or issued for another purpose.", 503: down}),
+            403: "Neither a valid API key nor a valid token: the key is invalid, or the token "
+                 "is expired, tampered, malformed, issued for another purpose or for a key "
+                 "since removed.", 503: down}),
         KEY + [{"ClustersToken": []}])
 
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 import datetime as dt
 import hashlib
 import math
+import shutil
 import time
 from pathlib import Path
 from zoneinfo import ZoneInfo
@@ -13,6 +14,7 @@ from zoneinfo import ZoneInfo
 import duckdb
 import numpy as np
 import polars as pl
+import pyarrow as pa
 import pyarrow.feather as feather
 import pyarrow.parquet as pq
 import pytest
@@ -76,15 +78,20 @@ def test_catalog_is_normalised_and_linked(real):
     assert cams["zrh-2"]["location_public_id"] == "2657896"            # given, kept
     assert cams["zrh-1"]["timezone"] == "Europe/Zurich"                 # from the coordinate
     assert cams["kiri"]["timezone"] == "Pacific/Kiritimati"             # given, kept
-    places = pq.read_table(version / contract.Geocoding.LOCATIONS).to_pylist()
+    places = [p for p in pq.read_table(version / contract.Geocoding.LOCATIONS).to_pylist()
+              if p["feature_code"].startswith("PPL") and p["feature_code"] != "PPLX"]
     for cam in cams.values():
         if cam["public_id"] == "zrh-2":
             continue
         nearest = min(places, key=lambda p: _km(cam["latitude"], cam["longitude"], p["lat"],
                                                  p["lon"]))
+        if _km(cam["latitude"], cam["longitude"], nearest["lat"], nearest["lon"]) > 50:
+            nearest = {"id": None, "name": None}      # no populated place within 50 km
         assert cam["location_public_id"] == nearest["id"], cam["public_id"]
         assert cam["location_name"] == nearest["name"]
     assert (cams["zrh-1"]["location_public_id"], cams["zrh-1"]["location_name"]) == ("2657896", "Zürich")
+    # Far from every place of the small dump: no link rather than one thousands of km away.
+    assert all(cams[c]["location_public_id"] is None for c in ("mhorn", "kiri", "pago", "lhi"))
 
 
 def _km(lat1: float, lon1: float, lat2: float, lon2: float) -> float:
@@ -200,6 +207,16 @@ def test_same_inputs_same_bytes(tmp_path, pipeline_cli):
     assert m1["version"] == m2["version"]
     assert {i["path"] for i in m1["inputs"]} == {"webcams/webcams.csv",
                                                  "webcams/snapshots.parquet"}
+    # A renamed place changes the linked names, so the webcams version changes too.
+    dump = datasets / "geonames" / "cities500.txt"
+    dump.write_text(dump.read_text(encoding="utf-8").replace("2657896\tZürich\t",
+                                                             "2657896\tZürich City\t", 1),
+                    encoding="utf-8")
+    third = _build(pipeline_cli, datasets, tmp_path / "c", "--only", "geocoding", "webcams")
+    m3 = contract.read_manifest(third)["areas"]["webcams"]
+    assert m3["version"] != m1["version"]
+    assert _webcams(third)["zrh-2"]["location_name"] == "Zürich City"
+    assert m3["linked_with"][1].startswith("tzfpy ")
 
 
 def test_generated_default_without_geocoding(tmp_path, pipeline_cli):
@@ -228,6 +245,10 @@ def test_generated_default_without_geocoding(tmp_path, pipeline_cli):
      "not one of clusters, token, embed"),
     ("bad timezone", lambda d: _rewrite(d, "webcams.csv", "Africa/Windhoek", "Mars/Olympus"),
      "timezone 'Mars/Olympus' is not an IANA timezone"),
+    ("not ISO 3166-1", lambda d: _rewrite(d, "webcams.csv", ",ch,", ",xx,"),
+     "line 2: country_code 'XX' is not an ISO 3166-1 alpha-2 code"),
+    ("CLDR but not ISO 3166-1", lambda d: _rewrite(d, "webcams.csv", ",ch,", ",EU,"),
+     "line 2: country_code 'EU' is not an ISO 3166-1 alpha-2 code"),
     ("bad status", lambda d: _rewrite(d, "webcams.csv", ",inactive", ",retired"),
      "status 'retired' must be active or inactive"),
     ("bad time", lambda d: _append(d, "mhorn,yesterday,mhorn.png"),
@@ -236,6 +257,10 @@ def test_generated_default_without_geocoding(tmp_path, pipeline_cli):
      "image '../webcams.csv' is neither a relative path"),
     ("unsupported image", lambda d: _append(d, "mhorn,2024-07-09T00:00:00Z,notes.txt", "notes.txt"),
      "unsupported image type"),
+    ("typo in a local image", lambda d: _append(d, "mhorn,2024-07-09T00:00:00Z,zrh/c.png"),
+     "image 'zrh/c.png' is not a file under images/"),
+    ("typo at the top of images/", lambda d: _append(d, "mhorn,2024-07-09T00:00:00Z,mhron.png"),
+     "image 'mhron.png' is not a file under images/"),
 ])
 def test_bad_inputs_fail_with_a_clear_message(tmp_path, case, edit, message):
     datasets = tmp_path / "datasets"
@@ -259,6 +284,42 @@ def test_a_failed_webcams_build_names_file_and_line(tmp_path, pipeline_cli):
     assert "Traceback" not in result.stderr
 
 
+def _lines(path: Path) -> int:
+    return len(path.read_text(encoding="utf-8").splitlines())
+
+
+def test_errors_name_the_physical_line_and_parquet_rows(tmp_path):
+    datasets = tmp_path / "datasets"
+    folder = inputs.write_inputs(datasets, NOW)
+    # A quoted name spanning two lines: the bad latitude of the next camera is on line 4.
+    _rewrite(folder, "webcams.csv", "\nzrh-2,", '\nzz-multi,"two\nlines",1,1,CH,1,,,\nzrh-2,')
+    _rewrite(folder, "webcams.csv", "47.3780", "97.378")
+    with pytest.raises(InputError, match=r"line 5: latitude 97.378"):
+        webcam_catalog.read(datasets)
+    shutil.rmtree(datasets)
+    folder = inputs.write_inputs(datasets, NOW)
+    _append(folder, "mhorn,2024-07-09T00:00:00Z,zrh/c.png")
+    with pytest.raises(InputError, match=f"line {_lines(folder / 'snapshots.csv')}: image"):
+        catalog = webcam_catalog.read(datasets)
+        catalog.snapshots(catalog.webcams.filter(pl.col("status") == "active")["public_id"])
+    shutil.rmtree(datasets)
+    inputs.write_inputs(datasets, NOW, parquet=True)
+    table = pq.read_table(datasets / "webcams" / "snapshots.parquet")
+    bad = table.slice(0, 3).to_pylist()
+    bad[2]["captured_at"] = "yesterday"
+    pq.write_table(pa.Table.from_pylist(table.slice(3).to_pylist()[:5] + bad),
+                   datasets / "webcams" / "snapshots.parquet")
+    with pytest.raises(InputError, match="row 8: captured_at 'yesterday'"):
+        catalog = webcam_catalog.read(datasets)
+        catalog.snapshots(catalog.webcams.filter(pl.col("status") == "active")["public_id"])
+
+
+def test_object_key_images_are_a_manifest_warning(real):
+    _, entry = real
+    assert entry["counts"]["object_key_images"] == 2
+    assert any("WEATHERAPI_CDN_URL" in w for w in entry["warnings"])
+
+
 def _rewrite(folder: Path, name: str, old: str, new: str) -> None:
     path = folder / name
     path.write_text(path.read_text(encoding="utf-8").replace(old, new, 1), encoding="utf-8")
@@ -269,3 +330,26 @@ def _append(folder: Path, line: str, create: str | None = None) -> None:
         (folder / "images" / create).write_text("not an image")
     with open(folder / "snapshots.csv", "a", encoding="utf-8") as handle:
         handle.write(line + "\n")
+
+
+def test_generated_catalog_is_plausible(default_build):
+    """Named after, and linked to, the place it was placed near; mountain resort cameras are
+    the most viewed; no link to a district or an airport unless it is an airport camera."""
+    version = contract.current_version_dir(default_build)
+    cams = pl.read_parquet(version / W.WEBCAMS)
+    places = pl.read_parquet(version / contract.Geocoding.LOCATIONS,
+                             columns=["id", "feature_code"])
+    assert (cams["name"].str.starts_with(cams["location_name"] + " – ")).all()
+    alps = cams.filter(pl.col("latitude").is_between(45.8, 47.6)
+                       & pl.col("longitude").is_between(7.3, 12.5)
+                       & pl.col("name").str.contains("Ski|Summit|Glacier|Pass|Cable|Chairlift"))
+    elsewhere = cams.filter(~pl.col("latitude").is_between(44.0, 47.8))
+    assert alps["views"].median() > 3 * elsewhere["views"].median()
+    mountain = "Ski|Summit|Glacier|Pass|Cable|Chairlift|Mountain|Slope"
+    top = cams.sort("views", descending=True).head(200)
+    assert top["name"].str.contains(mountain).mean() > 2 * cams["name"].str.contains(
+        mountain).mean()
+    linked = cams.join(places, left_on="location_public_id", right_on="id")
+    airports = linked.filter(pl.col("feature_code") == "AIRP")
+    assert airports["name"].str.contains("Airport|Runway").all()
+    assert (linked["feature_code"] != "PPLX").all()

@@ -17,6 +17,7 @@ import contract
 from contract import Webcams as W
 from server.areas.webcams_tokens import CLUSTERS, EMBED, Signer, read_secrets_file
 from server.config import Config
+from server.keys import load_keys, token_subject
 from tests.support.procs import get
 
 UTC = dt.timezone.utc
@@ -41,10 +42,11 @@ def catalog(default_build) -> dict:
 
 
 @pytest.fixture(scope="module")
-def signer(default_build) -> Signer:
+def signer(default_build, keys_file) -> Signer:
     """A signer over the secrets the session server uses (the default file), for tokens the
     server did not issue: expired ones, say."""
-    return Signer(read_secrets_file(Config(build_dir=default_build).secrets_path))
+    config = Config(build_dir=default_build, keys_file=keys_file[0])
+    return Signer(read_secrets_file(config.secrets_path))
 
 
 def keyed(server) -> dict[str, str]:
@@ -298,14 +300,16 @@ def test_token_flow(server):
     assert get(f"{server.url}/webcams/token", {"X-API-Key": "nope"}, method="POST").status == 403
 
 
-def test_clusters_refuse_bad_tokens(server, signer, catalog):
+def test_clusters_refuse_bad_tokens(server, signer, catalog, keys_file):
     url = f"{server.url}/webcams/clusters?bbox=45,5,48,11&zoom=5"
     now = int(time.time())
+    subject = token_subject(next(k for k in load_keys(keys_file[0]) if k.name == "tests"))
     embed = signer.issue(EMBED, sorted(catalog)[0], now + 600)
-    expired = signer.issue(CLUSTERS, "tests", now - 1)
-    valid = signer.issue(CLUSTERS, "tests", now + 600)
+    expired = signer.issue(CLUSTERS, subject, now - 1)
+    valid = signer.issue(CLUSTERS, subject, now + 600)
+    unknown = signer.issue(CLUSTERS, "tests", now + 600)     # names no key
     cases = {"": "required", embed: "issued for embed", expired: "expired",
-             valid[:-3] + "abc": "invalid", "garbage": "malformed"}
+             valid[:-3] + "abc": "invalid", "garbage": "malformed", unknown: "revoked"}
     for token, reason in cases.items():
         reply = get(f"{url}&token={token}")
         assert reply.status == 403 and reason in reply.json()["detail"], token
@@ -347,9 +351,10 @@ def test_image_host(server, catalog):
     reply = get(url)
     assert reply.status == 200
     control = reply.headers["Cache-Control"]
-    assert control.startswith("public, max-age=") and control.endswith(", immutable")
+    # Rendered from the forecast's cloud cover, which a new forecast changes: not immutable.
+    assert control.startswith("public, max-age=") and "immutable" not in control
     expires = int(parse_qs(urlsplit(url).query)["expires"][0])
-    assert 0 < int(control.split("=")[1].split(",")[0]) <= expires - time.time() + 2
+    assert 0 < int(control.split("=")[1]) <= expires - time.time() + 2
     assert get(url, {"If-None-Match": reply.headers["ETag"]}).status == 304
     assert get(url).body == reply.body                            # deterministic rendering
     path, query = url.split("?")
@@ -378,7 +383,7 @@ def test_image_of_no_snapshot_is_404(server, catalog):
     "/webcams?bbox=0,0,1e999,10", "/webcams?nearby=47,8", "/webcams?nearby=47,8,0",
     "/webcams?nearby=47,8,1000.5", "/webcams?nearby=47,8,-5", "/webcams?limit=201",
     "/webcams?limit=0", "/webcams?offset=-1", "/webcams?offset=x", "/webcams?sort=name",
-    "/webcams?country=XX", "/webcams?country=C1", "/webcams?country=CHE",
+    "/webcams?country=XX", "/webcams?country=C1", "/webcams?country=CHE", "/webcams?country=EU",
     "/webcams?location=abc", "/webcams/clusters?zoom=3", "/webcams/clusters?bbox=0,0,1,1",
     "/webcams/clusters?bbox=0,0,1,1&zoom=0", "/webcams/clusters?bbox=0,0,1,1&zoom=19",
     "/webcams/clusters?bbox=0,0,1,1&zoom=3.5", "/webcams/clusters?bbox=0,0,1&zoom=3",
@@ -437,3 +442,15 @@ def test_generated_images_take_the_forecasts_cloud_cover(server, catalog, defaul
                                   cam["longitude"], cam["timezone"], unix_s,
                                   round(max(0.0, min(1.0, cloud)), 2))
     assert get(url).body == expected
+
+
+def test_http_details(server, catalog):
+    public_id = sorted(catalog)[3]
+    reply = get(f"{server.url}/webcams/token", keyed(server))
+    assert reply.status == 405 and reply.headers["Allow"] == "POST"
+    assert reply.headers["Content-Type"].startswith("application/problem+json")
+    snaps = get(f"{server.url}/webcams/{public_id}/snapshots", keyed(server))
+    assert snaps.headers["Content-Type"] == "application/json"
+    embed = get(api(server, f"/webcams/{public_id}")["player"]["embed"])
+    assert embed.status == 200 and "ETag" not in embed.headers    # a new page every time
+    assert embed.headers["Cache-Control"] == "no-store"

@@ -4,7 +4,13 @@ changes and far timezones, several workers sharing the signing secrets, and the 
 
 from __future__ import annotations
 
+import base64
 import datetime as dt
+import hashlib
+import hmac
+import json
+import subprocess
+import sys
 import time
 from urllib.parse import parse_qs, urlsplit
 
@@ -14,7 +20,7 @@ import pytest
 import contract
 from server.areas.webcams_data import load
 from tests.support import webcam_inputs as inputs
-from tests.support.procs import Server, add_key, get, run_pipeline
+from tests.support.procs import ROOT, Server, add_key, get, run_pipeline
 
 NOW = int(time.time())
 UTC = dt.timezone.utc
@@ -52,6 +58,7 @@ def test_copied_images_are_served_as_supplied(server, built):
     assert reply.status == 200 and reply.headers["Content-Type"] == "image/png"
     assert reply.body == (root / "datasets" / "webcams" / "images" / "live.png").read_bytes()
     assert reply.headers["X-Content-Type-Options"] == "nosniff"
+    assert reply.headers["Cache-Control"].endswith(", immutable")    # a file never changes
 
 
 def test_object_keys_link_to_the_cdn(server):
@@ -63,12 +70,43 @@ def test_object_keys_link_to_the_cdn(server):
     assert get(current).status == 404          # the built-in host has no such object
 
 
+def test_a_cdn_verifies_object_links_with_the_image_key_alone(server, built):
+    """The documented CDN check: HMAC-SHA256(image key of kid, "image\\0{webcam}\\0{expires}
+    \\0{object key}"), base64url; the key comes from `python -m server secrets image-keys`."""
+    root, keys, _ = built
+    result = subprocess.run([sys.executable, "-m", "server", "secrets", "image-keys",
+                             "--keys-file", str(keys)], cwd=ROOT, capture_output=True,
+                            text=True, timeout=60, check=True)
+    image_keys = {kid: _unb64(k) for kid, k in json.loads(result.stdout).items()}
+    secrets_file = json.loads((keys.parent / "signing-secrets.json").read_text())
+    masters = {v.encode() for v in secrets_file["secrets"].values()}
+    assert image_keys and not masters & set(image_keys.values())
+    current = urlsplit(api(server, "/webcams/wdh")["image"]["current"])
+    query = {k: v[0] for k, v in parse_qs(current.query).items()}
+    object_key = current.path.removeprefix("/cdn/")
+
+    def sig(key: str) -> str:
+        message = f"image\0{query['webcam']}\0{query['expires']}\0{key}".encode()
+        mac = hmac.new(image_keys[query["kid"]], message, hashlib.sha256).digest()
+        return base64.urlsafe_b64encode(mac).rstrip(b"=").decode()
+
+    assert sig(object_key) == query["sig"]
+    assert sig("keys/other.jpg") != query["sig"]     # a rewritten link does not verify
+
+
+def _unb64(text: str) -> bytes:
+    return base64.urlsafe_b64decode(text + "=" * (-len(text) % 4))
+
+
 def test_filters_on_a_small_catalog(server):
     ids = lambda body: [c["public_id"] for c in body["results"]]  # noqa: E731
     assert ids(api(server, "/webcams?country=ch")) == ["mhorn", "zrh-1", "zrh-2"]
-    # The dump has no place nearer to the Matterhorn camera than Zürich.
-    assert ids(api(server, "/webcams?location=2657896&sort=views_asc")) == ["zrh-1", "zrh-2",
-                                                                           "mhorn"]
+    # Valid whether or not the catalog has webcams there; the list is fixed (ISO 3166-1).
+    assert api(server, "/webcams?country=DE") == {"results": [], "count": 0, "total": 0}
+    assert api(server, "/webcams?country=EU", 400)["errors"][0]["parameter"] == "country"
+    # Zürich is the small dump's nearest place to the Matterhorn camera, but 170 km away:
+    # beyond the 50 km link reach, so that camera has no location.
+    assert ids(api(server, "/webcams?location=2657896&sort=views_asc")) == ["zrh-1", "zrh-2"]
     assert api(server, "/webcams/old-cam", 404)["status"] == 404          # inactive
     everything = api(server, "/webcams?limit=200")
     assert everything["total"] == len(inputs.SERVED)

@@ -3,7 +3,11 @@ secrets file and its rotation."""
 
 from __future__ import annotations
 
+import base64
+import hashlib
+import hmac
 import multiprocessing
+import os
 import stat
 import subprocess
 import sys
@@ -12,8 +16,9 @@ from pathlib import Path
 import pytest
 
 from server.areas.webcams_tokens import (
-    CLUSTERS, EMBED, PERIOD_S, TTL_S, Signer, TokenError, ensure_secrets_file, parse_secrets,
-    read_secrets_file, rotate_secrets_file)
+    CLUSTERS, EMBED, PERIOD_S, TTL_S, SecretsFileError, Signer, TokenError, ensure_secrets_file,
+    parse_secrets, read_secrets_file, rotate_secrets_file)
+from server.config import Config
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -164,3 +169,90 @@ def test_signer_follows_the_file(tmp_path, clock):
     signer.refresh()
     assert signer.secrets.current == read_secrets_file(path).current
     assert signer.verify(token, EMBED, "cam-1") == "cam-1"
+
+
+def test_signer_notices_a_replaced_file_of_the_same_size_and_time(tmp_path, clock):
+    path = tmp_path / "signing-secrets.json"
+    signer = Signer(ensure_secrets_file(path), clock, source=path)
+    signer.refresh()
+    before = path.stat()
+    other = tmp_path / "other.json"
+    text = path.read_text().replace(signer.secrets.current, "kzzzzzzzzzzzzzzzzzzzzz"[
+        :len(signer.secrets.current)])
+    other.write_text(text)
+    other.chmod(0o600)
+    os.utime(other, ns=(before.st_atime_ns, before.st_mtime_ns))
+    os.replace(other, path)
+    assert path.stat().st_size == before.st_size
+    signer.refresh()
+    assert signer.secrets.current.startswith("kzzz")
+
+
+@pytest.mark.parametrize("mode", [0o640, 0o604, 0o620])
+def test_a_secrets_file_others_can_read_or_write_is_refused(tmp_path, mode):
+    path = tmp_path / "signing-secrets.json"
+    ensure_secrets_file(path)
+    path.chmod(mode)
+    with pytest.raises(SecretsFileError, match="chmod 600"):
+        read_secrets_file(path)
+    with pytest.raises(SecretsFileError):
+        rotate_secrets_file(path)
+
+
+def test_a_symlinked_secrets_file_is_refused(tmp_path):
+    real = tmp_path / "elsewhere.json"
+    ensure_secrets_file(real)
+    link = tmp_path / "signing-secrets.json"
+    link.symlink_to(real)
+    with pytest.raises(OSError):
+        read_secrets_file(link)
+    with pytest.raises(OSError):
+        ensure_secrets_file(link)
+
+
+def test_the_server_refuses_to_start_on_a_readable_secrets_file(tmp_path):
+    keys = tmp_path / "keys.json"
+    secrets_file = tmp_path / "signing-secrets.json"
+    ensure_secrets_file(secrets_file)
+    secrets_file.chmod(0o644)
+    result = subprocess.run([sys.executable, "-m", "server", "--build", str(tmp_path / "b"),
+                             "--port", "0", "--keys-file", str(keys)], cwd=ROOT,
+                            capture_output=True, text=True, timeout=60)
+    assert result.returncode == 2
+    assert "readable or writable by others" in result.stderr and "chmod 600" in result.stderr
+    assert "Traceback" not in result.stderr
+
+
+def test_default_secrets_location_is_private_not_beside_the_build(tmp_path, monkeypatch):
+    keys = tmp_path / "conf" / "keys.json"
+    assert Config(build_dir=Path("/tmp/build"), keys_file=keys).secrets_path \
+        == keys.resolve().parent / "signing-secrets.json"
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "xdg"))
+    assert Config(build_dir=Path("/tmp/build")).secrets_path \
+        == tmp_path / "xdg" / "weather-geodata-api" / "signing-secrets.json"
+    path = Config(build_dir=Path("/tmp/build")).secrets_path
+    ensure_secrets_file(path)
+    assert stat.S_IMODE(path.parent.stat().st_mode) == 0o700
+    assert stat.S_IMODE(path.stat().st_mode) == 0o600
+
+
+def test_links_and_tokens_are_signed_with_derived_keys_not_the_master(signer, clock):
+    expires = int(clock.now) + TTL_S
+    master = Signer(parse_secrets("k2:second-secret-0123456789"), clock)
+    token = signer.issue(CLUSTERS, "subject", expires)
+    mac = base64.urlsafe_b64encode(hmac.new(b"second-secret-0123456789",
+                                            f"clusters\0subject\0{expires}".encode(),
+                                            hashlib.sha256).digest()).rstrip(b"=").decode()
+    assert token.split(".")[4] != mac                  # the master itself signs nothing
+    assert signer.secrets.image_keys["k2"] != signer.secrets.token_keys["k2"]
+    assert master.verify(token, CLUSTERS) == "subject"  # same master, same derived keys
+
+
+def test_object_key_links_cover_the_key(signer, clock):
+    expires = int(clock.now) + TTL_S
+    kid, sig = signer.object_signature("cam-1", expires, "keys/cam-1/a.jpg")
+    signer.verify_image("cam-1", str(expires), kid, sig, "keys/cam-1/a.jpg")
+    for webcam, key in [("cam-1", "keys/cam-1/b.jpg"), ("cam-2", "keys/cam-1/a.jpg"),
+                        ("cam-1", "")]:
+        with pytest.raises(TokenError, match="invalid"):
+            signer.verify_image(webcam, str(expires), kid, sig, key)

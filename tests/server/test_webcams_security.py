@@ -1,0 +1,99 @@
+"""Webcam security findings: tokens answer to their key (its budget, its revocation), the
+signing secrets file is trusted only when private, links resist rewriting, Host is checked."""
+
+from __future__ import annotations
+
+import json
+import time
+
+import pytest
+
+from server.keys import load_keys, token_subject
+from tests.support.procs import Server, add_key, get
+
+CLUSTERS_URL = "/webcams/clusters?bbox=45,5,48,11&zoom=5"
+
+
+@pytest.fixture(scope="module")
+def own(default_build, tmp_path_factory):
+    """A server over the default build with keys of its own (one with a budget of 3 a minute,
+    one to be removed while the server runs)."""
+    keys = tmp_path_factory.mktemp("own-keys") / "keys.json"
+    names = {"alpha": add_key(keys, "alpha"), "tiny": add_key(keys, "tiny", rate_limit=3),
+             "gone": add_key(keys, "gone")}
+    with Server(default_build, keys) as srv:
+        srv.wait_ready()
+        srv.keys, srv.keys_file = names, keys
+        yield srv
+
+
+def _token(srv, name: str) -> str:
+    reply = get(f"{srv.url}/webcams/token", {"X-API-Key": srv.keys[name]}, method="POST")
+    assert reply.status == 200, reply.body
+    return reply.json()["token"]
+
+
+def test_a_token_counts_against_its_keys_own_budget(own):
+    token = _token(own, "tiny")                     # the first of the key's 3
+    statuses = []
+    for _ in range(4):
+        reply = get(f"{own.url}{CLUSTERS_URL}&token={token}")
+        statuses.append(reply.status)
+        assert reply.headers["RateLimit-Limit"] == "3"
+    assert statuses[:2] == [200, 200] and statuses[-1] == 429
+
+
+def test_a_token_does_not_reveal_its_keys_name(own):
+    token = _token(own, "alpha")
+    subject = token.split(".")[3]
+    assert "alpha" not in token and b"alpha" not in subject.encode()
+    key = next(k for k in load_keys(own.keys_file) if k.name == "alpha")
+    import base64
+    assert base64.urlsafe_b64decode(subject + "=" * (-len(subject) % 4)).decode() \
+        == token_subject(key)
+
+
+def test_an_invalid_key_is_refused_even_with_a_valid_token(own):
+    token = _token(own, "alpha")
+    reply = get(f"{own.url}{CLUSTERS_URL}&token={token}&api_key=not-a-key")
+    assert reply.status == 403 and "API key" in reply.json()["detail"]
+    reply = get(f"{own.url}{CLUSTERS_URL}&token={token}", {"X-API-Key": "not-a-key"})
+    assert reply.status == 403
+    assert get(f"{own.url}{CLUSTERS_URL}&token={token}").status == 200
+
+
+def test_a_token_of_a_removed_key_is_refused(own):
+    token = _token(own, "gone")
+    assert get(f"{own.url}{CLUSTERS_URL}&token={token}").status == 200
+    data = json.loads(own.keys_file.read_text())
+    data["keys"] = [k for k in data["keys"] if k["name"] != "gone"]
+    own.keys_file.write_text(json.dumps(data))
+    deadline = time.monotonic() + 30      # the server re-reads the keys file when it changes
+    while get(f"{own.url}/webcams/token", {"X-API-Key": own.keys["gone"]},
+              method="POST").status != 403:
+        assert time.monotonic() < deadline, "the keys file was not re-read"
+        time.sleep(0.05)
+    reply = get(f"{own.url}{CLUSTERS_URL}&token={token}")
+    assert reply.status == 403 and "revoked" in reply.json()["detail"]
+
+
+@pytest.mark.parametrize("host", ["evil.example/x?", "a b", "evil.example:99999x",
+                                  "ex\"ample.org", "[::1", "-bad.example"])
+def test_a_malformed_host_is_a_400_not_a_link(own, host):
+    reply = get(f"{own.url}/webcams?limit=1", {"X-API-Key": own.keys["alpha"], "Host": host})
+    assert reply.status == 400, host
+    assert reply.json()["errors"][0]["parameter"] == "Host"
+
+
+def test_links_follow_each_host_without_mixing_cached_renderings(own):
+    key = {"X-API-Key": own.keys["alpha"]}
+    first = get(f"{own.url}/webcams?limit=3", key).json()["results"]
+    public_id = first[0]["public_id"]
+    for host in ("cams.example.org", "[::1]:8443", "other.example:8080"):
+        listed = get(f"{own.url}/webcams?limit=3", {**key, "Host": host}).json()["results"]
+        detail = get(f"{own.url}/webcams/{public_id}", {**key, "Host": host}).json()
+        assert all(c["image"]["current"].startswith(f"http://{host}/cdn/") for c in listed)
+        assert detail["player"]["embed"].startswith(f"http://{host}/webcams/embed/")
+    again = get(f"{own.url}/webcams?limit=3", key).json()["results"]
+    assert [c["image"]["current"] for c in again] == [c["image"]["current"] for c in first]
+    assert again[0]["image"]["current"].startswith(own.url + "/cdn/")
