@@ -46,7 +46,8 @@ PERIOD_S = 300
 CLUSTERS, EMBED, IMAGE = "clusters", "embed", "image"
 PURPOSES = (CLUSTERS, EMBED)
 KID = re.compile(r"[A-Za-z0-9_-]{1,32}")
-EXPIRES = re.compile(r"[0-9]{1,12}")
+EXPIRES = re.compile(r"[1-9][0-9]{0,11}")           # one spelling per instant: no leading zeros
+B64 = re.compile(r"[A-Za-z0-9_-]+")
 MIN_SECRET_CHARS = 16
 _MAX_CACHED = 200_000
 
@@ -185,7 +186,14 @@ def _b64(raw: bytes) -> str:
 
 
 def _unb64(text: str) -> bytes:
-    return base64.urlsafe_b64decode(text + "=" * (-len(text) % 4))
+    """Bytes of canonical unpadded base64url (ValueError otherwise: one spelling per value, so
+    a signed value cannot be re-spelled into a new URL)."""
+    if not B64.fullmatch(text):
+        raise ValueError("not base64url")
+    raw = base64.urlsafe_b64decode(text + "=" * (-len(text) % 4))
+    if _b64(raw) != text:
+        raise ValueError("not canonical base64url")
+    return raw
 
 
 def _mac(secret: bytes, purpose: str, subject: str, expires: int, extra: str = "") -> bytes:
@@ -236,20 +244,23 @@ class Signer:
         """The token's subject if it is genuine, unexpired, for `purpose` and (when given) for
         `subject`; else TokenError saying why."""
         parts = token.split(".")
-        if len(token) > 512 or len(parts) != 5 or not EXPIRES.fullmatch(parts[2]):
+        if len(token) > 512 or len(parts) != 5:
             raise TokenError("the token is malformed")
         claimed, kid, expires_text, subject_b64, mac_b64 = parts
         secret = self.secrets.token_keys.get(kid)
         if secret is None:
             raise TokenError("the token was signed with an unknown or retired key")
+        bad = TokenError("the token's signature is invalid (tampered or truncated)")
+        if not EXPIRES.fullmatch(expires_text):
+            raise bad                       # a re-spelled expiry is refused like a forged one
         try:
             claimed_subject = _unb64(subject_b64).decode()
             mac = _unb64(mac_b64)
         except (binascii.Error, ValueError):
-            raise TokenError("the token is malformed") from None
+            raise bad from None
         expected = _mac(secret, claimed, claimed_subject, int(expires_text))
         if not hmac.compare_digest(mac, expected):
-            raise TokenError("the token's signature is invalid (tampered or truncated)")
+            raise bad
         if claimed != purpose:
             raise TokenError(f"the token was issued for {claimed}, not for {purpose}")
         if subject is not None and not hmac.compare_digest(claimed_subject.encode(),
@@ -282,14 +293,17 @@ class Signer:
         """Raise TokenError unless (kid, sig) signs `webcam` (and `object_key`, for a CDN
         object) until `expires`, still valid."""
         secret = self.secrets.image_keys.get(kid)
-        if not EXPIRES.fullmatch(expires) or secret is None or len(sig) > 64:
+        if secret is None or len(sig) > 64:
             raise TokenError("the image link is malformed or signed with an unknown key")
+        bad = TokenError("the image link's signature is invalid")
+        if not EXPIRES.fullmatch(expires):
+            raise bad                       # a re-spelled expiry is refused like a forged one
         try:
             mac = _unb64(sig)
         except (binascii.Error, ValueError):
-            raise TokenError("the image link's signature is malformed") from None
+            raise bad from None
         if not hmac.compare_digest(mac, _mac(secret, IMAGE, webcam, int(expires), object_key)):
-            raise TokenError("the image link's signature is invalid")
+            raise bad
         if int(expires) <= self.now():
             raise TokenError("the image link has expired")
 

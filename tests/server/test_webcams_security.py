@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import time
+from urllib.parse import parse_qs, urlencode, urlsplit
 
 import pytest
 
@@ -97,3 +98,36 @@ def test_links_follow_each_host_without_mixing_cached_renderings(own):
     again = get(f"{own.url}/webcams?limit=3", key).json()["results"]
     assert [c["image"]["current"] for c in again] == [c["image"]["current"] for c in first]
     assert again[0]["image"]["current"].startswith(own.url + "/cdn/")
+
+
+def _respell(b64: str) -> str:
+    """The same 32-byte MAC spelt differently: the last character's 2 spare bits flipped."""
+    alphabet = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_"
+    return b64[:-1] + alphabet[alphabet.index(b64[-1]) ^ 1]
+
+
+def test_a_re_spelled_token_is_refused_like_a_forged_one(own):
+    token = _token(own, "alpha")
+    purpose, kid, expires, subject, mac = token.split(".")
+    assert get(f"{own.url}{CLUSTERS_URL}&token={token}").status == 200
+    for other in (f"{purpose}.{kid}.0{expires}.{subject}.{mac}",
+                  f"{purpose}.{kid}.{expires}.{subject}.{mac}=",
+                  f"{purpose}.{kid}.{expires}.{subject[:2]}!{subject[2:]}.{mac}",
+                  f"{purpose}.{kid}.{expires}.{subject}.{_respell(mac)}"):
+        reply = get(f"{own.url}{CLUSTERS_URL}&token={other}")
+        assert reply.status == 403, other
+        assert "signature is invalid" in reply.json()["detail"], other
+
+
+def test_a_re_spelled_image_link_is_refused_like_a_forged_one(own):
+    listed = get(f"{own.url}/webcams?limit=1", {"X-API-Key": own.keys["alpha"]}).json()
+    link = urlsplit(listed["results"][0]["image"]["current"])
+    query = {k: v[0] for k, v in parse_qs(link.query).items()}
+    base = f"{own.url}{link.path}?"
+    assert get(base + urlencode(query)).status == 200
+    for change in ({"expires": "0" + query["expires"]}, {"sig": query["sig"] + "="},
+                   {"sig": query["sig"][:3] + "!" + query["sig"][3:]},
+                   {"sig": _respell(query["sig"])}):
+        reply = get(base + urlencode({**query, **change}))
+        assert reply.status == 403, change
+        assert "signature is invalid" in reply.json()["detail"], change
