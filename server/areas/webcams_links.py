@@ -34,8 +34,11 @@ from server.http import CONFIG
 CDN_PATH = "/cdn"
 EMBED_PATH = "/webcams/embed/"
 IMAGE_PREFIX = "/webcams/"
-_LABEL = r"[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?"
-HOST = re.compile(rf"(?:{_LABEL}(?:\.{_LABEL})*\.?|\[[0-9A-Fa-f:.]{{2,45}}\])(?::[0-9]{{1,5}})?")
+# '_' too: container and compose service names (weather_api:8080) carry it.
+_LABEL = r"[A-Za-z0-9_](?:[A-Za-z0-9_-]{0,61}[A-Za-z0-9_])?"
+HOST = re.compile(
+    rf"(?:{_LABEL}(?:\.{_LABEL})*\.?|\[[0-9A-Fa-f:.]{{2,45}}\])(?::(?P<port>[0-9]{{1,5}}))?")
+MAX_PORT = 65535
 # Where the link bases go in cached renderings (NUL never occurs in JSON text: it is escaped).
 CDN_MARK, EMBED_MARK = b"\x00c", b"\x00e"
 
@@ -45,7 +48,8 @@ def origin(request: web.Request, config: Config) -> str:
     if config.base_url:
         return config.base_url.rstrip("/")
     host = request.host
-    if len(host) > 260 or not HOST.fullmatch(host):
+    match = HOST.fullmatch(host) if len(host) <= 260 else None
+    if match is None or int(match["port"] or 0) > MAX_PORT:
         raise bad_request("Host", "the Host header must be hostname[:port] or [IPv6][:port]")
     return f"{request.scheme}://{host}"
 

@@ -79,7 +79,8 @@ def test_a_token_of_a_removed_key_is_refused(own):
 
 
 @pytest.mark.parametrize("host", ["evil.example/x?", "a b", "evil.example:99999x",
-                                  "ex\"ample.org", "[::1", "-bad.example"])
+                                  "ex\"ample.org", "[::1", "-bad.example", "cams.example:65536",
+                                  "cams.example:99999", "[::1]:70000"])
 def test_a_malformed_host_is_a_400_not_a_link(own, host):
     reply = get(f"{own.url}/webcams?limit=1", {"X-API-Key": own.keys["alpha"], "Host": host})
     assert reply.status == 400, host
@@ -90,7 +91,8 @@ def test_links_follow_each_host_without_mixing_cached_renderings(own):
     key = {"X-API-Key": own.keys["alpha"]}
     first = get(f"{own.url}/webcams?limit=3", key).json()["results"]
     public_id = first[0]["public_id"]
-    for host in ("cams.example.org", "[::1]:8443", "other.example:8080"):
+    for host in ("cams.example.org", "[::1]:8443", "other.example:8080", "weather_api:8080",
+                 "_svc.cams.example:65535"):
         listed = get(f"{own.url}/webcams?limit=3", {**key, "Host": host}).json()["results"]
         detail = get(f"{own.url}/webcams/{public_id}", {**key, "Host": host}).json()
         assert all(c["image"]["current"].startswith(f"http://{host}/cdn/") for c in listed)
