@@ -143,6 +143,15 @@ def test_nothing_published_is_ready_with_areas_absent(tmp_path):
         assert reply.status == 503 and reply.json()["status"] == 503
 
 
+def test_a_server_without_keys_keeps_its_secrets_out_of_the_runners_home(tmp_path):
+    home = tmp_path / "home"
+    with Server(tmp_path / "empty", None, HOME=str(home)) as srv:
+        srv.wait_ready()
+        config = Path(srv.env["XDG_CONFIG_HOME"])
+        assert (config / "weather-geodata-api" / "signing-secrets.json").is_file()
+    assert not home.exists()
+
+
 @pytest.mark.parametrize("name", ["keys.json", "keys.toml"])
 def test_keys_cli_stores_only_a_hash(tmp_path, name):
     keys = tmp_path / name

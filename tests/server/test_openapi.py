@@ -62,7 +62,8 @@ def test_info_names_version_and_geonames_licence():
 
 
 def test_every_route_is_documented_and_every_documented_operation_exists(tmp_path):
-    app = create_app(Config(build_dir=tmp_path))
+    app = create_app(Config(build_dir=tmp_path,      # secrets never in the runner's HOME
+                            signing_secrets_file=tmp_path / "signing-secrets.json"))
     routed = {(route.method.lower(), route.resource.canonical)
               for route in app.router.routes() if route.method not in ("HEAD", "OPTIONS")}
     documented = {(method, path) for path, method, _ in operations()}

@@ -7,6 +7,7 @@ import os
 import re
 import subprocess
 import sys
+import tempfile
 import time
 import urllib.error
 import urllib.request
@@ -62,7 +63,11 @@ class Server:
 
     def __init__(self, build_dir: Path, keys_file: Path | None = None, *args: str, **env: str):
         self.build_dir, self.keys_file, self.args = build_dir, keys_file, args
-        self.env = {**os.environ, "WEATHERAPI_RELOAD_INTERVAL_S": "0.2",
+        # Without a keys file the server keeps its signing secrets in $XDG_CONFIG_HOME: a
+        # directory of this server's own (removed with it), never the runner's real HOME.
+        self.config_home = tempfile.TemporaryDirectory(prefix="weatherapi-config-")
+        self.env = {**os.environ, "XDG_CONFIG_HOME": self.config_home.name,
+                    "WEATHERAPI_RELOAD_INTERVAL_S": "0.2",
                     "WEATHERAPI_RATE_LIMIT_PER_MINUTE": "1000000", **env}
         self.proc: subprocess.Popen | None = None
         self.url = ""
