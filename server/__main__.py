@@ -55,8 +55,7 @@ def secrets_command(argv: list[str]) -> int:
     derived image-link keys (a CDN verifies links with them and cannot mint tokens)."""
     import json
 
-    from server.areas.webcams import make_signer
-    from server.areas.webcams_tokens import rotate_secrets_file
+    from server.areas.webcams_tokens import parse_secrets, read_secrets_file, rotate_secrets_file
 
     parser = argparse.ArgumentParser(prog="python -m server secrets")
     sub = parser.add_subparsers(dest="action", required=True)
@@ -77,10 +76,20 @@ def secrets_command(argv: list[str]) -> int:
     config = Config.from_env(keys_file=args.keys_file, signing_secrets_file=args.file)
     try:
         if args.action == "image-keys":
-            keys = make_signer(config).secrets.image_keys
+            # Read, never create: a new file would hold keys no running server signs with.
+            if config.signing_secrets:
+                print("image keys of WEATHERAPI_SIGNING_SECRETS", file=sys.stderr)
+                keys = parse_secrets(config.signing_secrets).image_keys
+            else:
+                print(f"image keys of {config.secrets_path}", file=sys.stderr)
+                keys = read_secrets_file(config.secrets_path).image_keys
             print(json.dumps({kid: _b64(key) for kid, key in keys.items()}, indent=2))
             return 0
         kid = rotate_secrets_file(config.secrets_path, keep=max(0, args.keep))
+    except FileNotFoundError:
+        print(f"error: no signing secrets file at {config.secrets_path} (give the server's "
+              "--file or --keys-file)", file=sys.stderr)
+        return 2
     except (OSError, ValueError, KeyError) as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 1

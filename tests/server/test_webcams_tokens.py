@@ -6,6 +6,7 @@ from __future__ import annotations
 import base64
 import hashlib
 import hmac
+import json
 import multiprocessing
 import os
 import stat
@@ -158,6 +159,26 @@ def test_the_secrets_file_is_created_once_private_and_shared(tmp_path):
     assert stat.S_IMODE(path.stat().st_mode) == 0o600
     assert [p.name for p in tmp_path.iterdir()] == ["signing-secrets.json"]
     assert ensure_secrets_file(path) == read_secrets_file(path)
+
+
+def test_image_keys_command_reads_the_secrets_file_and_never_creates_one(tmp_path):
+    path = tmp_path / "conf" / "signing-secrets.json"
+    command = [sys.executable, "-m", "server", "secrets", "image-keys", "--file", str(path)]
+    env = {k: v for k, v in os.environ.items() if k != "WEATHERAPI_SIGNING_SECRETS"}
+    missing = subprocess.run(command, cwd=ROOT, capture_output=True, text=True, timeout=60,
+                             env=env)
+    assert missing.returncode == 2 and missing.stdout == ""
+    errors = [line for line in missing.stderr.splitlines() if line.startswith("error")]
+    assert len(errors) == 1 and str(path) in errors[0] and "Traceback" not in missing.stderr
+    assert not path.exists() and not path.parent.exists()
+    secrets = ensure_secrets_file(path)
+    found = subprocess.run(command, cwd=ROOT, capture_output=True, text=True, timeout=60,
+                           env=env)
+    assert found.returncode == 0, found.stderr
+    assert str(path) in found.stderr
+    printed = {kid: base64.urlsafe_b64decode(key + "=" * (-len(key) % 4))
+               for kid, key in json.loads(found.stdout).items()}
+    assert printed == secrets.image_keys
 
 
 def test_rotate_command_adds_a_current_key_and_keeps_the_previous(tmp_path):
