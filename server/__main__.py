@@ -55,7 +55,9 @@ def secrets_command(argv: list[str]) -> int:
     derived image-link keys (a CDN verifies links with them and cannot mint tokens)."""
     import json
 
-    from server.areas.webcams_tokens import parse_secrets, read_secrets_file, rotate_secrets_file
+    from server.areas.webcams_tokens import _b64 as b64url
+    from server.areas.webcams_tokens import (parse_secrets, read_secrets_file,
+                                             rotate_secrets_file)
 
     parser = argparse.ArgumentParser(prog="python -m server secrets")
     sub = parser.add_subparsers(dest="action", required=True)
@@ -83,7 +85,7 @@ def secrets_command(argv: list[str]) -> int:
             else:
                 print(f"image keys of {config.secrets_path}", file=sys.stderr)
                 keys = read_secrets_file(config.secrets_path).image_keys
-            print(json.dumps({kid: _b64(key) for kid, key in keys.items()}, indent=2))
+            print(json.dumps({kid: b64url(key) for kid, key in keys.items()}, indent=2))
             return 0
         kid = rotate_secrets_file(config.secrets_path, keep=max(0, args.keep))
     except FileNotFoundError:
@@ -96,11 +98,6 @@ def secrets_command(argv: list[str]) -> int:
     print(f"{config.secrets_path}: new signing key {kid} is current; running servers pick it "
           "up within their reload interval.")
     return 0
-
-
-def _b64(raw: bytes) -> str:
-    import base64
-    return base64.urlsafe_b64encode(raw).rstrip(b"=").decode()
 
 
 def serve_command(argv: list[str]) -> int:

@@ -14,13 +14,9 @@ import numpy as np
 from numba import njit
 
 from contract import Geocoding as G
+from server.mapped import npy as _npy
 
 EARTH_RADIUS_KM = 6371.0088
-
-
-def _npy(path: Path) -> np.ndarray:
-    # A plain ndarray view of the map: np.memmap's subclass hooks cost time on every call.
-    return np.asarray(np.load(path, mmap_mode="r"))
 
 
 def chord_km(chord: float) -> float:
