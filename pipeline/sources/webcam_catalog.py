@@ -160,14 +160,15 @@ def _read_snapshot_table(path: Path) -> pl.DataFrame:
             stamp = stamp.dt.replace_time_zone("UTC")
         seconds = stamp.dt.epoch("s")
     else:
-        text = pl.col("captured_at").cast(pl.String).str.strip_chars()
-        seconds = pl.coalesce(
-            text.str.to_datetime(time_zone="UTC", strict=False, time_unit="us"),
-            text.str.to_datetime("%Y-%m-%dT%H:%M:%S%.f", strict=False, time_unit="us")
-            .dt.replace_time_zone("UTC"),
-            text.str.to_datetime("%Y-%m-%dT%H:%M:%S", strict=False, time_unit="us")
-            .dt.replace_time_zone("UTC"),
-        ).dt.epoch("s")
+        # Explicit formats per row: an inferred format comes from the first value, and then
+        # rows written another way (with or without an offset) would count as invalid.
+        text = (pl.col("captured_at").cast(pl.String).str.strip_chars()
+                .str.replace(r"Z$", "+00:00"))
+        parsed = [text.str.to_datetime(f, strict=False, time_unit="us") for f in (
+            "%Y-%m-%dT%H:%M:%S%.f%:z", "%Y-%m-%dT%H:%M:%S%:z",
+            "%Y-%m-%dT%H:%M:%S%.f", "%Y-%m-%dT%H:%M:%S")]
+        seconds = pl.coalesce(*(p.dt.convert_time_zone("UTC") for p in parsed[:2]),
+                              *(p.dt.replace_time_zone("UTC") for p in parsed[2:])).dt.epoch("s")
     return raw.with_columns(
         pl.col("public_id").cast(pl.String).str.strip_chars(),
         pl.col("image").cast(pl.String).str.strip_chars().replace("", None),
