@@ -56,8 +56,8 @@ def secrets_command(argv: list[str]) -> int:
     import json
 
     from server.areas.webcams_tokens import _b64 as b64url
-    from server.areas.webcams_tokens import (parse_secrets, read_secrets_file,
-                                             rotate_secrets_file)
+    from server.areas.webcams_secrets import (parse_secrets, read_secrets_file,
+                                              rotate_secrets_file)
 
     parser = argparse.ArgumentParser(prog="python -m server secrets")
     sub = parser.add_subparsers(dest="action", required=True)
@@ -114,7 +114,7 @@ def serve_command(argv: list[str]) -> int:
         parser.error("--workers must be at least 1")
     configure_logging()
     if not config.signing_secrets:
-        from server.areas.webcams_tokens import ensure_secrets_file
+        from server.areas.webcams_secrets import ensure_secrets_file
         try:    # create it once before any worker starts; refuse one others can read
             ensure_secrets_file(config.secrets_path)
         except (OSError, ValueError) as exc:

@@ -13,8 +13,9 @@ from aiohttp import web
 from server.areas import webcams_embed, webcams_images, webcams_params
 from server.areas.webcams_data import WebcamsData, load
 from server.areas.webcams_links import BASES, Links
+from server.areas.webcams_secrets import ensure_secrets_file, parse_secrets
 from server.areas.webcams_tokens import (CLUSTERS, EMBED, PERIOD_S, SIGNER, TTL_S, Signer,
-                                         TokenError, ensure_secrets_file, parse_secrets)
+                                         TokenError)
 from server.config import Config
 from server.errors import ApiError
 from server.http import AUTHORISED, CONFIG, STORE, endpoint

@@ -12,7 +12,8 @@ from urllib.parse import urlsplit
 
 import pytest
 
-from server.areas.webcams_tokens import EMBED, Signer, read_secrets_file
+from server.areas.webcams_secrets import read_secrets_file
+from server.areas.webcams_tokens import EMBED, Signer
 from server.config import Config
 from tests.support.procs import ROOT, get
 

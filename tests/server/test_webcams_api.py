@@ -15,7 +15,8 @@ import pytest
 
 import contract
 from contract import Webcams as W
-from server.areas.webcams_tokens import CLUSTERS, EMBED, Signer, read_secrets_file
+from server.areas.webcams_secrets import read_secrets_file
+from server.areas.webcams_tokens import CLUSTERS, EMBED, Signer
 from server.config import Config
 from server.keys import load_keys, token_subject
 from tests.support.procs import get

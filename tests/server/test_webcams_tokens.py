@@ -16,9 +16,9 @@ from pathlib import Path
 
 import pytest
 
-from server.areas.webcams_tokens import (
-    CLUSTERS, EMBED, PERIOD_S, TTL_S, SecretsFileError, Signer, TokenError, ensure_secrets_file,
-    parse_secrets, read_secrets_file, rotate_secrets_file)
+from server.areas.webcams_secrets import (SecretsFileError, ensure_secrets_file, parse_secrets,
+                                          read_secrets_file, rotate_secrets_file)
+from server.areas.webcams_tokens import CLUSTERS, EMBED, PERIOD_S, TTL_S, Signer, TokenError
 from server.config import Config
 
 ROOT = Path(__file__).resolve().parents[2]
