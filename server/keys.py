@@ -5,12 +5,13 @@ from __future__ import annotations
 import hashlib
 import hmac
 import json
-import os
 import re
 import secrets
 import tomllib
 from dataclasses import dataclass
 from pathlib import Path
+
+from server.private_file import write_private
 
 NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$")
 
@@ -128,10 +129,5 @@ def add_key(path: Path, name: str, rate_limit: int | None = None) -> str:
     if rate_limit is not None:
         entry["rate_limit"] = rate_limit
     entries.append(entry)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(path.name + ".tmp")
-    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-    with os.fdopen(fd, "w", encoding="utf-8") as handle:
-        handle.write(_toml(data) if _is_toml(path) else json.dumps(data, indent=2) + "\n")
-    os.replace(tmp, path)
+    write_private(path, _toml(data) if _is_toml(path) else json.dumps(data, indent=2) + "\n")
     return key

@@ -19,12 +19,13 @@ import os
 import re
 import secrets
 import stat
-import tempfile
 import time
 from dataclasses import dataclass, field
 from hashlib import sha256
 from pathlib import Path
 from typing import Mapping
+
+from server.private_file import write_private
 
 KID = re.compile(r"[A-Za-z0-9_-]{1,32}")
 MIN_SECRET_CHARS = 16
@@ -103,35 +104,15 @@ def read_secrets_file(path: Path) -> Secrets:
     return parse_file(read_private(path)[0])
 
 
-def _write_private(path: Path, data: dict, replace: bool) -> None:
-    """Write `data` to a fresh private temporary file (mkstemp: unpredictable name, O_EXCL,
-    mode 0600) beside `path`, then move it into place: os.replace, or os.link when `replace`
-    is False so that the first of several concurrent creators wins."""
-    path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as handle:
-            json.dump(data, handle, indent=2)
-            handle.write("\n")
-            handle.flush()
-            os.fsync(handle.fileno())
-        if replace:
-            os.replace(tmp, path)
-            return
-        try:
-            os.link(tmp, path)        # fails if another process created it first
-        except FileExistsError:
-            pass
-    finally:
-        if os.path.lexists(tmp):
-            os.unlink(tmp)
+def _write_secrets(path: Path, data: dict, replace: bool) -> None:
+    write_private(path, json.dumps(data, indent=2) + "\n", replace)
 
 
 def ensure_secrets_file(path: Path) -> Secrets:
     """Read the secrets file, creating it with one random secret if missing. Creation is
     atomic (a complete file is linked into place), so concurrent workers agree on one."""
     if not os.path.lexists(path):
-        _write_private(path, new_secrets_data({}), replace=False)
+        _write_secrets(path, new_secrets_data({}), replace=False)
     return read_secrets_file(path)
 
 
@@ -149,5 +130,5 @@ def rotate_secrets_file(path: Path, keep: int = 2) -> str:
     """Make a new secret current in `path` (created if missing); returns its key id."""
     data = json.loads(read_private(path)[0]) if os.path.lexists(path) else {}
     data = new_secrets_data(data, keep)
-    _write_private(path, data, replace=True)
+    _write_secrets(path, data, replace=True)
     return data["current"]

@@ -6,6 +6,7 @@ import hashlib
 import json
 import shutil
 import socket
+import stat
 import subprocess
 import sys
 import threading
@@ -173,6 +174,21 @@ def test_keys_cli_stores_only_a_hash(tmp_path, name):
         while get(srv.url + "/forecast/1,2", {"X-API-Key": late}).status == 403:
             assert time.monotonic() < deadline
             time.sleep(0.05)
+
+
+def test_keys_cli_never_writes_through_a_planted_temporary_file(tmp_path):
+    keys, victim = tmp_path / "keys.json", tmp_path / "victim.txt"
+    victim.write_text("precious\n")
+    planted = tmp_path / "keys.json.tmp"       # the name an older writer used, predictably
+    planted.symlink_to(victim)
+    key = add_key(keys, "alice")
+    assert victim.read_text() == "precious\n" and planted.is_symlink()
+    assert keys.is_file() and not keys.is_symlink()
+    assert json.loads(keys.read_text())["keys"][0]["sha256"] == hashlib.sha256(
+        key.encode()).hexdigest()
+    assert stat.S_IMODE(keys.stat().st_mode) == 0o600
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["keys.json", "keys.json.tmp",
+                                                          "victim.txt"]
 
 
 def test_several_workers_share_the_port(tmp_path):
