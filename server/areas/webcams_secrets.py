@@ -2,9 +2,10 @@
 WEATHERAPI_SIGNING_SECRETS or from a secrets file that every worker process shares.
 
 The file is created once (mode 0600) when missing, so tokens verify on every worker and across
-restarts, and is re-read when it changes (rotation without a restart). It is trusted only as a
-regular file owned by the server's user with no group or other permissions: the server
-refuses to start otherwise (like ssh with a private key).
+restarts, and is re-read when it changes (rotation without a restart). Whoever can read or
+replace it can mint tokens, so the server refuses to start on a file it should not trust (like
+ssh with a private key): see check_private(). Kubernetes and Docker secrets (a symlink to a
+root-owned file of mode 0644 or 0444) pass.
 
 Each secret is a master: tokens and image links are signed with keys derived from it per
 purpose (HMAC-SHA256(master, label)), so the image key can be handed to a CDN to verify links
@@ -13,6 +14,7 @@ without giving it the power to mint tokens (`python -m server secrets image-keys
 
 from __future__ import annotations
 
+import errno
 import hmac
 import json
 import os
@@ -73,21 +75,34 @@ class SecretsFileError(ValueError):
     """A secrets file that must not be trusted (the message says how to fix it)."""
 
 
+def check_private(path: Path, info: os.stat_result) -> None:
+    """Refuse (SecretsFileError) a secrets file that is not a regular file; that neither this
+    user nor root owns; that group or others may write; or that they may read unless root owns
+    it (a root-owned mount readable by the service is how Kubernetes and Docker hand out
+    secrets, and whoever is root can read the file anyway)."""
+    mode, owner, user = stat.S_IMODE(info.st_mode), info.st_uid, os.geteuid()
+    if not stat.S_ISREG(info.st_mode):
+        raise SecretsFileError(f"{path} is not a regular file")
+    if owner not in (user, 0):
+        raise SecretsFileError(f"{path} is owned by uid {owner}, neither by the user running "
+                               f"the server (uid {user}) nor by root")
+    if mode & 0o022:
+        raise SecretsFileError(f"{path} is writable by group or others (mode {mode:o}); run "
+                               f"chmod go-w {path}")
+    if mode & 0o044 and owner != 0:
+        raise SecretsFileError(f"{path} is readable by group or others (mode {mode:o}); run "
+                               f"chmod 600 {path}")
+
+
 def read_private(path: Path) -> tuple[str, tuple[int, int, int, int]]:
-    """The text of a secrets file and its (device, inode, mtime, size) stamp, read only if it is
-    a regular file (no symlink) owned by this user and unreadable by anyone else: whoever can
-    read or replace it can mint tokens."""
-    fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC)
+    """The text of a secrets file and its (device, inode, mtime, size) stamp, if check_private
+    passes. A symlink is followed (Kubernetes mounts secrets as links into a directory it
+    swaps); the checks apply to the file read, by fstat on the open descriptor, so nothing can
+    be swapped in between. O_NONBLOCK: opening a FIFO must not hang before it is refused."""
+    fd = os.open(path, os.O_RDONLY | os.O_CLOEXEC | os.O_NONBLOCK)
     with os.fdopen(fd, "r", encoding="utf-8") as handle:
         info = os.fstat(handle.fileno())
-        if not stat.S_ISREG(info.st_mode):
-            raise SecretsFileError(f"{path} is not a regular file")
-        if info.st_uid != os.geteuid():
-            raise SecretsFileError(f"{path} is owned by uid {info.st_uid}, not by the user "
-                                   f"running the server (uid {os.geteuid()})")
-        if info.st_mode & 0o077:
-            raise SecretsFileError(f"{path} is readable or writable by others (mode "
-                                   f"{stat.S_IMODE(info.st_mode):o}); run chmod 600 {path}")
+        check_private(path, info)
         stamp = (info.st_dev, info.st_ino, info.st_mtime_ns, info.st_size)
         return handle.read(), stamp
 
@@ -112,7 +127,16 @@ def ensure_secrets_file(path: Path) -> Secrets:
     """Read the secrets file, creating it with one random secret if missing. Creation is
     atomic (a complete file is linked into place), so concurrent workers agree on one."""
     if not os.path.lexists(path):
-        _write_secrets(path, new_secrets_data({}), replace=False)
+        try:
+            _write_secrets(path, new_secrets_data({}), replace=False)
+        except OSError as exc:
+            if exc.errno not in (errno.EACCES, errno.EPERM, errno.EROFS):
+                raise
+            # A read-only keys directory (/etc, a ConfigMap): say where the file can go.
+            raise SecretsFileError(
+                f"cannot create {path} ({os.strerror(exc.errno).lower()}); set "
+                "WEATHERAPI_SIGNING_SECRETS_FILE to a private file in a directory this user "
+                "can write (or give the secrets in WEATHERAPI_SIGNING_SECRETS)") from None
     return read_secrets_file(path)
 
 
@@ -130,5 +154,6 @@ def rotate_secrets_file(path: Path, keep: int = 2) -> str:
     """Make a new secret current in `path` (created if missing); returns its key id."""
     data = json.loads(read_private(path)[0]) if os.path.lexists(path) else {}
     data = new_secrets_data(data, keep)
-    _write_secrets(path, data, replace=True)
+    # Through a symlink, to the file it names: the link (a mount's layout) stays as it is.
+    _write_secrets(Path(os.path.realpath(path)), data, replace=True)
     return data["current"]

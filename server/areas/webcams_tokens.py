@@ -79,7 +79,7 @@ class Signer:
         """Re-read the secrets file if it changed (keeps the old secrets if it is broken)."""
         if self.source is None:
             return
-        info = os.stat(self.source, follow_symlinks=False)
+        info = os.stat(self.source)       # through a symlink, as read_private reads
         # The inode too: a replaced file can keep the old one's size and mtime.
         if (info.st_dev, info.st_ino, info.st_mtime_ns, info.st_size) != self._stamp:
             text, stamp = read_private(self.source)

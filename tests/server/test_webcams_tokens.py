@@ -9,6 +9,7 @@ import hmac
 import json
 import multiprocessing
 import os
+import shutil
 import stat
 import subprocess
 import sys
@@ -20,6 +21,7 @@ from server.areas.webcams_secrets import (SecretsFileError, ensure_secrets_file,
                                           read_secrets_file, rotate_secrets_file)
 from server.areas.webcams_tokens import CLUSTERS, EMBED, PERIOD_S, TTL_S, Signer, TokenError
 from server.config import Config
+from tests.support.procs import Server
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -223,39 +225,115 @@ def test_signer_notices_a_replaced_file_of_the_same_size_and_time(tmp_path, cloc
     assert signer.secrets.current.startswith("kzzz")
 
 
-@pytest.mark.parametrize("mode", [0o640, 0o604, 0o620])
-def test_a_secrets_file_others_can_read_or_write_is_refused(tmp_path, mode):
+ROOT_ONLY = pytest.mark.skipif(os.geteuid() != 0, reason="needs root to chown (CI runs as "
+                                                             "root)")
+
+
+def _serve(*args: str, **env: str) -> subprocess.CompletedProcess:
+    """`python -m server ARGS` over a build that does not exist, expected to stop at startup."""
+    environ = {k: v for k, v in os.environ.items() if not k.startswith("WEATHERAPI_SIGNING")}
+    return subprocess.run([sys.executable, "-m", "server", "--port", "0", *args], cwd=ROOT,
+                          capture_output=True, text=True, timeout=60, env={**environ, **env})
+
+
+@pytest.mark.parametrize("mode", [0o620, 0o602, 0o660, 0o666], ids=oct)
+def test_a_secrets_file_others_can_write_is_refused(tmp_path, mode):
     path = tmp_path / "signing-secrets.json"
     ensure_secrets_file(path)
     path.chmod(mode)
-    with pytest.raises(SecretsFileError, match="chmod 600"):
+    with pytest.raises(SecretsFileError, match="writable by group or others.*chmod go-w"):
         read_secrets_file(path)
     with pytest.raises(SecretsFileError):
         rotate_secrets_file(path)
 
 
-def test_a_symlinked_secrets_file_is_refused(tmp_path):
+@pytest.mark.parametrize("mode", [0o640, 0o604, 0o644, 0o444], ids=oct)
+def test_a_secrets_file_others_can_read_is_trusted_only_from_root(tmp_path, mode):
+    path = tmp_path / "signing-secrets.json"
+    ensure_secrets_file(path)
+    path.chmod(mode)
+    if os.geteuid() == 0:       # root's own file, as Docker and Kubernetes mount secrets
+        assert read_secrets_file(path).current
+    else:
+        with pytest.raises(SecretsFileError, match="readable by group or others.*chmod 600"):
+            read_secrets_file(path)
+
+
+def _kubernetes_mount(root: Path, name: str, mode: int) -> Path:
+    """A secret volume as Kubernetes lays it out: name -> ..data/name, ..data -> ..<stamp>/."""
+    root.mkdir()
+    ensure_secrets_file(root / "..2026_01_01" / name)
+    (root / "..2026_01_01" / name).chmod(mode)
+    (root / "..data").symlink_to("..2026_01_01")
+    (root / name).symlink_to(Path("..data") / name)
+    return root / name
+
+
+@ROOT_ONLY
+def test_a_root_owned_read_only_secret_mount_is_accepted_and_followed(tmp_path, clock):
+    path = _kubernetes_mount(tmp_path / "secrets", "signing-secrets.json", 0o444)
+    first = read_secrets_file(path)
+    signer = Signer(ensure_secrets_file(path), clock, source=path)
+    token = signer.issue(EMBED, "cam-1", int(clock.now) + TTL_S)
+    # An update: Kubernetes writes a new directory and swaps the ..data link to it.
+    fresh = tmp_path / "secrets" / "..2026_02_01" / "signing-secrets.json"
+    fresh.parent.mkdir()
+    shutil.copy(path, fresh)
+    rotate_secrets_file(fresh)
+    fresh.chmod(0o444)
+    (tmp_path / "secrets" / "..data.new").symlink_to("..2026_02_01")
+    os.replace(tmp_path / "secrets" / "..data.new", tmp_path / "secrets" / "..data")
+    signer.refresh()
+    assert signer.secrets.current != first.current
+    assert signer.verify(token, EMBED, "cam-1") == "cam-1"
+    assert path.is_symlink()
+    with Server(tmp_path / "no-build", None, WEATHERAPI_SIGNING_SECRETS_FILE=str(path)) as srv:
+        srv.wait_ready()
+
+
+def test_a_symlink_is_followed_and_its_target_checked(tmp_path):
     real = tmp_path / "elsewhere.json"
-    ensure_secrets_file(real)
+    secrets = ensure_secrets_file(real)
     link = tmp_path / "signing-secrets.json"
     link.symlink_to(real)
-    with pytest.raises(OSError):
+    assert read_secrets_file(link) == ensure_secrets_file(link) == secrets
+    kid = rotate_secrets_file(link)
+    assert link.is_symlink() and read_secrets_file(real).current == kid
+    real.chmod(0o622)
+    with pytest.raises(SecretsFileError, match="writable by group or others"):
         read_secrets_file(link)
-    with pytest.raises(OSError):
-        ensure_secrets_file(link)
 
 
-def test_the_server_refuses_to_start_on_a_readable_secrets_file(tmp_path):
-    keys = tmp_path / "keys.json"
+@ROOT_ONLY
+def test_the_server_refuses_a_secrets_file_of_another_user(tmp_path):
     secrets_file = tmp_path / "signing-secrets.json"
     ensure_secrets_file(secrets_file)
-    secrets_file.chmod(0o644)
-    result = subprocess.run([sys.executable, "-m", "server", "--build", str(tmp_path / "b"),
-                             "--port", "0", "--keys-file", str(keys)], cwd=ROOT,
-                            capture_output=True, text=True, timeout=60)
+    os.chown(secrets_file, 65534, 65534)
+    result = _serve("--build", str(tmp_path / "b"), "--keys-file", str(tmp_path / "keys.json"))
     assert result.returncode == 2
-    assert "readable or writable by others" in result.stderr and "chmod 600" in result.stderr
+    assert (f"{secrets_file} is owned by uid 65534, neither by the user running the server "
+            "(uid 0) nor by root") in result.stderr
     assert "Traceback" not in result.stderr
+
+
+def test_the_server_refuses_to_start_on_a_secrets_file_others_can_write(tmp_path):
+    secrets_file = tmp_path / "signing-secrets.json"
+    ensure_secrets_file(secrets_file)
+    secrets_file.chmod(0o664)
+    result = _serve("--build", str(tmp_path / "b"), "--keys-file", str(tmp_path / "keys.json"))
+    assert result.returncode == 2
+    assert "writable by group or others" in result.stderr and "chmod go-w" in result.stderr
+    assert "Traceback" not in result.stderr
+
+
+def test_a_secrets_file_that_cannot_be_created_names_the_setting(tmp_path):
+    # sysfs refuses new files, to root too: a read-only keys directory such as a ConfigMap.
+    result = _serve("--build", str(tmp_path / "b"), "--keys-file", "/sys/keys.json")
+    assert result.returncode == 2
+    errors = [line for line in result.stderr.splitlines() if line.strip()]
+    assert len(errors) == 1 and errors[0].startswith("error: signing secrets: cannot create "
+                                                     "/sys/signing-secrets.json (")
+    assert "set WEATHERAPI_SIGNING_SECRETS_FILE" in errors[0] and "Errno" not in errors[0]
 
 
 def test_default_secrets_location_is_private_not_beside_the_build(tmp_path, monkeypatch):
