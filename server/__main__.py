@@ -2,7 +2,8 @@
 
     python -m server [--build DIR] [--host H] [--port P] [--keys-file F] [--workers N]
     python -m server keys add NAME --keys-file F [--rate-limit N]
-    python -m server secrets rotate [--file F] [--keep N]
+    python -m server secrets rotate [--file F] [--keep N] [--stage] [--create]
+    python -m server secrets promote [--file F]      (after rotate --stage)
     python -m server secrets image-keys [--file F]   (for a CDN that verifies image links)
 """
 
@@ -51,52 +52,81 @@ def keys_command(argv: list[str]) -> int:
 
 
 def secrets_command(argv: list[str]) -> int:
-    """`secrets rotate`: make a new signing secret current; `secrets image-keys`: print the
-    derived image-link keys (a CDN verifies links with them and cannot mint tokens)."""
-    import json
+    """`secrets rotate`: add a new signing secret (current, or staged with --stage);
+    `secrets promote`: make the staged one current; `secrets image-keys`: print the derived
+    image-link keys (a CDN verifies links with them and cannot mint tokens)."""
+    from server.areas.webcams_secrets import promote_secrets_file, rotate_secrets_file
 
-    from server.areas.webcams_tokens import _b64 as b64url
-    from server.areas.webcams_secrets import (parse_secrets, read_secrets_file,
-                                              rotate_secrets_file)
+    args = _secrets_parser().parse_args(argv)
+    config = Config.from_env(keys_file=args.keys_file, signing_secrets_file=args.file)
+    path = config.secrets_path
+    try:
+        if args.action == "image-keys":
+            return _print_image_keys(config)
+        if args.action == "promote":
+            kid = promote_secrets_file(path)
+            print(f"{path}: staged key {kid} is current; running servers sign with it within "
+                  "their reload interval.")
+            return 0
+        kid = rotate_secrets_file(path, max(0, args.keep), args.stage, args.create)
+    except FileNotFoundError:
+        hint = " or --create to make one" if args.action == "rotate" else ""
+        print(f"error: no signing secrets file at {path} (give the server's --file or "
+              f"--keys-file{hint})", file=sys.stderr)
+        return 2
+    except (OSError, ValueError, KeyError) as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 1
+    if args.stage:
+        print(f"{path}: new key {kid} is staged: it verifies links but does not sign yet. Give "
+              "your CDN the image keys (`python -m server secrets image-keys`), then run "
+              "`python -m server secrets promote`.")
+    else:
+        print(f"{path}: new signing key {kid} is current; running servers pick it up within "
+              "their reload interval.")
+    return 0
 
+
+def _secrets_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="python -m server secrets")
     sub = parser.add_subparsers(dest="action", required=True)
     rotate = sub.add_parser("rotate", help="sign with a new secret from now on; tokens signed "
                                            "with the kept older ones stay valid until expiry")
     rotate.add_argument("--keep", type=int, default=2,
                         help="older secrets to keep for verifying (default 2)")
+    rotate.add_argument("--stage", action="store_true",
+                        help="add the new secret for verifying only, until `secrets promote` "
+                             "(first give a CDN that checks image links its new key)")
+    rotate.add_argument("--create", action="store_true",
+                        help="create the secrets file if it is missing")
+    promote = sub.add_parser("promote", help="sign with the secret staged by `rotate --stage`")
     image_keys = sub.add_parser("image-keys", help="print {kid: base64url key} of the image "
                                                    "links, for a CDN that verifies them")
-    for command in (rotate, image_keys):
+    for command in (rotate, promote, image_keys):
         command.add_argument("--file", type=Path, default=None,
                              help="secrets file (default: as the server finds it: "
                                   "WEATHERAPI_SIGNING_SECRETS_FILE, else signing-secrets.json "
                                   "beside the keys file, else in ~/.config/weather-geodata-api/)")
         command.add_argument("--keys-file", type=Path, default=None,
                              help="the server's keys file (locates the default secrets file)")
-    args = parser.parse_args(argv)
-    config = Config.from_env(keys_file=args.keys_file, signing_secrets_file=args.file)
-    try:
-        if args.action == "image-keys":
-            # Read, never create: a new file would hold keys no running server signs with.
-            if config.signing_secrets:
-                print("image keys of WEATHERAPI_SIGNING_SECRETS", file=sys.stderr)
-                keys = parse_secrets(config.signing_secrets).image_keys
-            else:
-                print(f"image keys of {config.secrets_path}", file=sys.stderr)
-                keys = read_secrets_file(config.secrets_path).image_keys
-            print(json.dumps({kid: b64url(key) for kid, key in keys.items()}, indent=2))
-            return 0
-        kid = rotate_secrets_file(config.secrets_path, keep=max(0, args.keep))
-    except FileNotFoundError:
-        print(f"error: no signing secrets file at {config.secrets_path} (give the server's "
-              "--file or --keys-file)", file=sys.stderr)
-        return 2
-    except (OSError, ValueError, KeyError) as exc:
-        print(f"error: {exc}", file=sys.stderr)
-        return 1
-    print(f"{config.secrets_path}: new signing key {kid} is current; running servers pick it "
-          "up within their reload interval.")
+    return parser
+
+
+def _print_image_keys(config: Config) -> int:
+    """Print the image keys of the secrets in use; read, never create: a new file would hold
+    keys no running server signs with."""
+    import json
+
+    from server.areas.webcams_secrets import parse_secrets, read_secrets_file
+    from server.areas.webcams_tokens import _b64 as b64url
+
+    if config.signing_secrets:
+        print("image keys of WEATHERAPI_SIGNING_SECRETS", file=sys.stderr)
+        keys = parse_secrets(config.signing_secrets).image_keys
+    else:
+        print(f"image keys of {config.secrets_path}", file=sys.stderr)
+        keys = read_secrets_file(config.secrets_path).image_keys
+    print(json.dumps({kid: b64url(key) for kid, key in keys.items()}, indent=2))
     return 0
 
 

@@ -25,7 +25,7 @@ import time
 from dataclasses import dataclass, field
 from hashlib import sha256
 from pathlib import Path
-from typing import Mapping
+from typing import Callable, Mapping
 
 from server.private_file import write_private
 
@@ -140,20 +140,52 @@ def ensure_secrets_file(path: Path) -> Secrets:
     return read_secrets_file(path)
 
 
-def new_secrets_data(data: dict, keep: int = 2) -> dict:
-    """`data` with a new random secret made current; the `keep` newest other secrets stay
-    (tokens they signed remain valid until they expire)."""
+def new_secrets_data(data: dict, keep: int = 2, stage: bool = False) -> dict:
+    """`data` with a new random secret made current or, with `stage`, added to verify only
+    (the current one signs until promote_secrets_file()). The `keep` newest older secrets stay
+    (tokens they signed remain valid until they expire); a key staged earlier and never
+    promoted goes (it signed nothing)."""
     kid = "k" + time.strftime("%Y%m%dT%H%M%S", time.gmtime()) + secrets.token_hex(2)
-    older = list(data.get("secrets", {}).items())
-    if data.get("current"):
-        older.sort(key=lambda kv: kv[0] != data["current"])   # the current one first
-    return {"current": kid, "secrets": {kid: secrets.token_urlsafe(32), **dict(older[:keep])}}
+    current = data.get("current")
+    older = [kv for kv in data.get("secrets", {}).items() if kv[0] != data.get("staged")]
+    older.sort(key=lambda kv: kv[0] != current)   # the current one first
+    fresh = {kid: secrets.token_urlsafe(32)}
+    if not stage:
+        return {"current": kid, "secrets": {**fresh, **dict(older[:keep])}}
+    if not current:
+        raise SecretsFileError("there is no current key to go on signing with: rotate "
+                               "without --stage first")
+    return {"current": current, "staged": kid,
+            "secrets": {**fresh, **dict(older[:max(keep, 1)])}}
 
 
-def rotate_secrets_file(path: Path, keep: int = 2) -> str:
-    """Make a new secret current in `path` (created if missing); returns its key id."""
-    data = json.loads(read_private(path)[0]) if os.path.lexists(path) else {}
-    data = new_secrets_data(data, keep)
-    # Through a symlink, to the file it names: the link (a mount's layout) stays as it is.
+def _update(path: Path, change: Callable[[dict], dict], create: bool = False) -> dict:
+    """Apply `change` to the secrets file's data and write the result back (through a
+    symlink, to the file it names: a mount's links stay as they are)."""
+    if create and not os.path.lexists(path):
+        data = {}
+    else:
+        data = json.loads(read_private(path)[0])   # FileNotFoundError when missing
+    data = change(data)
     _write_secrets(Path(os.path.realpath(path)), data, replace=True)
-    return data["current"]
+    return data
+
+
+def rotate_secrets_file(path: Path, keep: int = 2, stage: bool = False,
+                        create: bool = False) -> str:
+    """Add a new secret to `path` (see new_secrets_data; created only with `create`);
+    returns its key id."""
+    data = _update(path, lambda old: new_secrets_data(old, keep, stage), create)
+    return data["staged"] if stage else data["current"]
+
+
+def promote_secrets_file(path: Path) -> str:
+    """Make the staged secret of `path` current; returns its key id."""
+    def promote(data: dict) -> dict:
+        kid = data.pop("staged", None)
+        if kid not in data.get("secrets", {}):
+            raise SecretsFileError(f"{path} has no staged key: run `python -m server secrets "
+                                   "rotate --stage` first")
+        older = {k: v for k, v in data["secrets"].items() if k != kid}
+        return {**data, "current": kid, "secrets": {kid: data["secrets"][kid], **older}}
+    return _update(path, promote)["current"]

@@ -198,6 +198,50 @@ def test_rotate_command_adds_a_current_key_and_keeps_the_previous(tmp_path):
     assert len(read_secrets_file(path).keys) == 3       # the current one and two before it
 
 
+def _secrets_cli(*args: str) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "server", "secrets", *args], cwd=ROOT,
+                          capture_output=True, text=True, timeout=60)
+
+
+def test_rotate_refuses_a_missing_file_unless_told_to_create_it(tmp_path):
+    path = tmp_path / "conf" / "signing-secrets.json"
+    missing = _secrets_cli("rotate", "--file", str(path))
+    assert missing.returncode == 2 and missing.stdout == ""
+    assert missing.stderr.strip().splitlines() == [
+        f"error: no signing secrets file at {path} (give the server's --file or --keys-file "
+        "or --create to make one)"]
+    assert not path.exists() and not path.parent.exists()
+    created = _secrets_cli("rotate", "--file", str(path), "--create")
+    assert created.returncode == 0, created.stderr
+    assert read_secrets_file(path).current in created.stdout
+
+
+def test_a_staged_key_verifies_but_signs_only_once_promoted(tmp_path, clock):
+    path = tmp_path / "signing-secrets.json"
+    first = ensure_secrets_file(path)
+    staged = _secrets_cli("rotate", "--stage", "--file", str(path))
+    assert staged.returncode == 0, staged.stderr
+    assert "secrets promote" in staged.stdout
+    server = Signer(first, clock, source=path)
+    server.refresh()
+    assert server.secrets.current == first.current           # signing goes on as before
+    new = next(kid for kid in server.secrets.keys if kid != first.current)
+    assert new in staged.stdout
+    # A link signed with the staged key (e.g. by a replica already promoted) verifies.
+    ahead = Signer(parse_secrets(f"{new}:{server.secrets.keys[new].decode()}"), clock)
+    expires = ahead.link_expiry()
+    server.verify_image("cam-1", str(expires), *ahead.image_signature("cam-1", expires))
+    old_token = server.issue(EMBED, "cam-1", expires)
+    assert old_token.split(".")[1] == first.current
+    promoted = _secrets_cli("promote", "--file", str(path))
+    assert promoted.returncode == 0, promoted.stderr
+    server.refresh()
+    assert server.secrets.current == new and new in promoted.stdout
+    assert server.issue(EMBED, "cam-1", expires).split(".")[1] == new
+    assert server.verify(old_token, EMBED, "cam-1") == "cam-1"     # the old key still verifies
+    again = _secrets_cli("promote", "--file", str(path))
+    assert again.returncode == 1 and "no staged key" in again.stderr
+
 def test_signer_follows_the_file(tmp_path, clock):
     path = tmp_path / "signing-secrets.json"
     signer = Signer(ensure_secrets_file(path), clock, source=path)
