@@ -10,6 +10,7 @@
 from __future__ import annotations
 
 import argparse
+import logging
 import sys
 from pathlib import Path
 
@@ -143,14 +144,25 @@ def serve_command(argv: list[str]) -> int:
     if config.workers < 1:
         parser.error("--workers must be at least 1")
     configure_logging()
-    if not config.signing_secrets:
-        from server.areas.webcams_secrets import ensure_secrets_file
-        try:    # create it once before any worker starts; refuse one others can read
-            ensure_secrets_file(config.secrets_path)
-        except (OSError, ValueError) as exc:
-            print(f"error: signing secrets: {exc}", file=sys.stderr)
-            return 2
+    if not config.signing_secrets and not _prepare_secrets_file(config):
+        return 2
     return serve(config)
+
+
+def _prepare_secrets_file(config: Config) -> bool:
+    """Create the secrets file once before any worker starts, warning about its location;
+    False (the error said) when it cannot be made or must not be trusted."""
+    from server.areas.webcams_secrets import ensure_secrets_file, location_warnings
+
+    path = config.secrets_path
+    for warning in location_warnings(path, config.legacy_secrets_path):
+        logging.getLogger("server").warning("%s", warning)
+    try:
+        ensure_secrets_file(path)
+    except (OSError, ValueError) as exc:
+        print(f"error: signing secrets: {exc}", file=sys.stderr)
+        return False
+    return True
 
 
 if __name__ == "__main__":

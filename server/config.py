@@ -60,6 +60,14 @@ class Config:
         return config_dir() / SECRETS_FILE
 
     @property
+    def legacy_secrets_path(self) -> Path | None:
+        """Where older versions kept the secrets file by default (beside the build directory),
+        unless a file is configured: a server upgraded from one may find its secrets there."""
+        if self.signing_secrets_file:
+            return None
+        return self.build_dir.resolve().parent / SECRETS_FILE
+
+    @property
     def burst(self) -> int:
         """Bucket capacity."""
         return self.rate_limit_burst or self.rate_limit_per_minute

@@ -140,6 +140,30 @@ def ensure_secrets_file(path: Path) -> Secrets:
     return read_secrets_file(path)
 
 
+def location_warnings(path: Path, legacy: Path | None = None) -> list[str]:
+    """What is doubtful about where the secrets file is, short of refusing to start: a
+    directory others can write (they could replace the file or plant a link in its place),
+    and a file left at the default of older versions (`legacy`) while `path` has none yet."""
+    warnings = []
+    if legacy and legacy != path and legacy.exists() and not os.path.lexists(path):
+        warnings.append(
+            f"{legacy} holds signing secrets (the default location of older versions) but "
+            f"{path} does not exist: a new secret is made there, and tokens and links signed "
+            f"before stop working; move the file (mv {legacy} {path}) or set "
+            f"WEATHERAPI_SIGNING_SECRETS_FILE={legacy}")
+    folder = Path(os.path.realpath(path)).parent
+    try:
+        mode = stat.S_IMODE(folder.stat().st_mode)
+    except OSError:                 # not made yet: it will be, mode 0700
+        return warnings
+    if mode & 0o022:
+        warnings.append(
+            f"the signing secrets file {path} is in {folder}, a directory group or others can "
+            f"write (mode {mode:o}), where another user could put a file or link of their own "
+            "in its place; keep it in a private directory (WEATHERAPI_SIGNING_SECRETS_FILE)")
+    return warnings
+
+
 def new_secrets_data(data: dict, keep: int = 2, stage: bool = False) -> dict:
     """`data` with a new random secret made current or, with `stage`, added to verify only
     (the current one signs until promote_secrets_file()). The `keep` newest older secrets stay

@@ -15,8 +15,9 @@ from pathlib import Path
 
 import pytest
 
-from server.areas.webcams_secrets import (SecretsFileError, ensure_secrets_file, parse_secrets,
-                                          read_secrets_file, rotate_secrets_file)
+from server.areas.webcams_secrets import (SecretsFileError, ensure_secrets_file,
+                                          location_warnings, parse_secrets, read_secrets_file,
+                                          rotate_secrets_file)
 from server.areas.webcams_tokens import EMBED, TTL_S, Signer
 from server.config import Config
 from tests.support.procs import ROOT, Server
@@ -183,6 +184,7 @@ def _kubernetes_mount(root: Path, name: str, mode: int) -> Path:
     (root / "..2026_01_01" / name).chmod(mode)
     (root / "..data").symlink_to("..2026_01_01")
     (root / name).symlink_to(Path("..data") / name)
+    root.chmod(0o1777)            # the volume root is; the files sit in a private directory
     return root / name
 
 
@@ -190,6 +192,7 @@ def _kubernetes_mount(root: Path, name: str, mode: int) -> Path:
 def test_a_root_owned_read_only_secret_mount_is_accepted_and_followed(tmp_path, clock):
     path = _kubernetes_mount(tmp_path / "secrets", "signing-secrets.json", 0o444)
     first = read_secrets_file(path)
+    assert location_warnings(path) == []
     signer = Signer(ensure_secrets_file(path), clock, source=path)
     token = signer.issue(EMBED, "cam-1", int(clock.now) + TTL_S)
     # An update: Kubernetes writes a new directory and swaps the ..data link to it.
@@ -264,3 +267,37 @@ def test_default_secrets_location_is_private_not_beside_the_build(tmp_path, monk
     ensure_secrets_file(path)
     assert stat.S_IMODE(path.parent.stat().st_mode) == 0o700
     assert stat.S_IMODE(path.stat().st_mode) == 0o600
+
+
+def _warnings(log: str) -> list[str]:
+    return [line for line in log.splitlines() if " WARNING " in line]
+
+
+def test_a_secrets_file_left_at_the_old_default_location_is_pointed_out(tmp_path):
+    legacy = tmp_path / "signing-secrets.json"          # beside the build directory
+    ensure_secrets_file(legacy)
+    keys = tmp_path / "conf" / "keys.json"
+    with Server(tmp_path / "build", keys) as srv:
+        pass
+    new = tmp_path / "conf" / "signing-secrets.json"
+    warnings = _warnings(srv.log)
+    assert len(warnings) == 1, srv.log
+    assert f"{legacy} holds signing secrets" in warnings[0]
+    assert f"mv {legacy} {new}" in warnings[0]
+    with Server(tmp_path / "build", keys) as again:     # the new file exists now: nothing to say
+        pass
+    assert _warnings(again.log) == []
+
+
+@pytest.mark.parametrize("mode", [0o777, 0o1777, 0o770], ids=oct)
+def test_a_secrets_file_in_a_directory_others_can_write_is_pointed_out(tmp_path, mode):
+    shared = tmp_path / "shared"
+    shared.mkdir()
+    shared.chmod(mode)
+    path = shared / "signing-secrets.json"
+    with Server(tmp_path / "build", None, WEATHERAPI_SIGNING_SECRETS_FILE=str(path)) as srv:
+        pass
+    assert path.is_file()
+    warnings = _warnings(srv.log)
+    assert len(warnings) == 1 and f"a directory group or others can write (mode {mode:o})" \
+        in warnings[0], srv.log
