@@ -190,8 +190,10 @@ async def _signer_ctx(app: web.Application) -> AsyncIterator[None]:
             await asyncio.sleep(config.reload_interval_s)
             try:
                 app[SIGNER].refresh()
-            except (OSError, ValueError, KeyError):   # keep the secrets we have until fixed
-                log.exception("reloading the signing secrets failed")
+            except (OSError, ValueError) as exc:
+                # Raised once per change of the file: one line, not a traceback every tick.
+                log.warning("reloading the signing secrets failed, the current ones stay in "
+                            "use: %s", exc)
 
     task = asyncio.create_task(follow())
     yield

@@ -107,16 +107,22 @@ def read_private(path: Path) -> tuple[str, tuple[int, int, int, int]]:
         return handle.read(), stamp
 
 
-def parse_file(text: str) -> Secrets:
-    data = json.loads(text)
-    pairs = [f"{data['current']}:{data['secrets'][data['current']]}"]
-    pairs += [f"{k}:{v}" for k, v in data["secrets"].items() if k != data["current"]]
+def parse_file(text: str, path: Path) -> Secrets:
+    """Secrets from the text of the secrets file `path`."""
+    try:
+        data = json.loads(text)
+        pairs = [f"{data['current']}:{data['secrets'][data['current']]}"]
+        pairs += [f"{k}:{v}" for k, v in data["secrets"].items() if k != data["current"]]
+    except (ValueError, KeyError, TypeError, AttributeError) as exc:
+        raise SecretsFileError(f"{path} is not a signing secrets file ({{\"current\": kid, "
+                               f"\"secrets\": {{kid: secret}}}}): {type(exc).__name__} "
+                               f"{exc}") from None
     return parse_secrets(",".join(pairs))
 
 
 def read_secrets_file(path: Path) -> Secrets:
     """{"current": kid, "secrets": {kid: secret}} from a private secrets file."""
-    return parse_file(read_private(path)[0])
+    return parse_file(read_private(path)[0], path)
 
 
 def _write_secrets(path: Path, data: dict, replace: bool) -> None:

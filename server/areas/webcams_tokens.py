@@ -73,19 +73,29 @@ class Signer:
     clock: Callable[[], float] = time.time
     source: Path | None = None           # the secrets file to follow, if any
     _stamp: tuple[int, int, int, int] | None = None
+    _failed: object = None               # the state of the file that last failed to load
     _image_sigs: dict[tuple[str, int, str], str] = field(default_factory=dict)
 
     def refresh(self) -> None:
-        """Re-read the secrets file if it changed (keeps the old secrets if it is broken)."""
+        """Re-read the secrets file if it changed. When it cannot be loaded the old secrets
+        stay and the error is raised once: again only after the file changes again."""
         if self.source is None:
             return
-        info = os.stat(self.source)       # through a symlink, as read_private reads
-        # The inode too: a replaced file can keep the old one's size and mtime.
-        if (info.st_dev, info.st_ino, info.st_mtime_ns, info.st_size) != self._stamp:
+        try:
+            info = os.stat(self.source)       # through a symlink, as read_private reads
+            # The inode too: a replaced file can keep the old one's size and mtime.
+            state: object = (info.st_dev, info.st_ino, info.st_mtime_ns, info.st_size)
+        except OSError as exc:
+            state = exc.errno
+        if state == self._stamp or state == self._failed:
+            return
+        try:
             text, stamp = read_private(self.source)
-            self.secrets = parse_file(text)
-            self._stamp = stamp
-            self._image_sigs = {}
+            secrets = parse_file(text, self.source)
+        except (OSError, ValueError):
+            self._failed = state
+            raise
+        self.secrets, self._stamp, self._failed, self._image_sigs = secrets, stamp, None, {}
 
     def now(self) -> int:
         """The clock, whole seconds."""

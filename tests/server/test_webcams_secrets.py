@@ -143,6 +143,38 @@ def test_signer_notices_a_replaced_file_of_the_same_size_and_time(tmp_path, cloc
     assert signer.secrets.current.startswith("kzzz")
 
 
+def _replace(path: Path, text: str) -> None:
+    """Put a file with `text` in place of `path` at once (a new inode, as editors do)."""
+    new = path.with_name("new.json")
+    new.write_text(text)
+    new.chmod(0o600)
+    os.replace(new, path)
+
+
+def test_a_broken_secrets_file_is_reported_once_per_change(tmp_path, clock):
+    path = tmp_path / "signing-secrets.json"
+    signer = Signer(ensure_secrets_file(path), clock, source=path)
+    signer.refresh()
+    good, text = signer.secrets, path.read_text()
+    for broken in ("{", '{"current": "k1"}'):
+        _replace(path, broken)
+        with pytest.raises(SecretsFileError, match="is not a signing secrets file"):
+            signer.refresh()
+        signer.refresh()        # still the same broken file: nothing new to report
+        signer.refresh()
+        assert signer.secrets == good
+    path.unlink()
+    with pytest.raises(FileNotFoundError):
+        signer.refresh()
+    signer.refresh()
+    _replace(path, text.replace(good.current, "k2"))
+    signer.refresh()
+    assert signer.secrets.current == "k2"
+    _replace(path, "{")                 # a change after a good load is reported again
+    with pytest.raises(SecretsFileError):
+        signer.refresh()
+
+
 ROOT_ONLY = pytest.mark.skipif(os.geteuid() != 0, reason="needs root to chown (CI runs as "
                                                              "root)")
 
