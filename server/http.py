@@ -62,9 +62,9 @@ class Endpoint:
 
     area: str | None = None       # artifact area answering it (ETag, X-Data-Version)
     auth: str = "optional"        # none | optional | key | token (a key, else `token`)
-    # auth="token": the subject of the request's valid token (else ApiError 403); the key that
-    # subject names then authorises the request, its own rate limit included.
-    token: Callable[[web.Request], str] | None = None
+    # auth="token": the key the request's valid token names (ApiError 403 for a token that is
+    # not valid), None when that key has been removed; the key then authorises the request.
+    token: Callable[[web.Request], ApiKey | None] | None = None
     etag: bool = True             # False for answers that change at every request
     max_age: int = 0              # Cache-Control max-age for 200 answers
     limited: bool = True          # counts against a rate limit
@@ -219,7 +219,7 @@ def _authenticate(request: web.Request, meta: Endpoint) -> ApiKey | None:
     if presented or meta.token is None:
         raise ApiError(403, "a valid API key is required: send it in the X-API-Key "
                             "header or the api_key parameter")
-    key = keys.by_subject(meta.token(request))
+    key = meta.token(request)
     if key is None:
         raise ApiError(403, "the token's API key has been revoked; request a new token")
     return key

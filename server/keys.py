@@ -14,6 +14,7 @@ from pathlib import Path
 from server.private_file import write_private
 
 NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$")
+MAX_SUBJECT_SECRETS = 16
 
 
 @dataclass(frozen=True)
@@ -30,13 +31,13 @@ def hash_key(key: str) -> bytes:
     return hashlib.sha256(key.encode("utf-8", "surrogatepass")).digest()
 
 
-def token_subject(key: ApiKey) -> str:
-    """The opaque id a clusters token names its key by.
-
-    Derived from the stored hash, not the name: a token is visible to browsers, and the name
-    is the operator's business. A key replaced under the same name gets a new subject, so
-    tokens minted with the old key stop working with it."""
-    return hashlib.blake2b(key.sha256, digest_size=12, person=b"token-subject").hexdigest()
+def token_subject(key: ApiKey, secret: bytes) -> str:
+    """The opaque id a clusters token names its key by: HMAC-SHA256(secret, stored hash),
+    96 bits. From the hash, not the name: a token is visible to browsers, and the name is the
+    operator's business; a key replaced under the same name gets a new subject, so tokens
+    minted with the old key stop working with it. Keyed (`secret` derives from a signing
+    secret), so a subject seen in a browser is no test to guess a weak key against offline."""
+    return hmac.new(secret, key.sha256, hashlib.sha256).digest()[:12].hex()
 
 
 class KeyStore:
@@ -46,7 +47,7 @@ class KeyStore:
         self.path = path
         self._stamp: tuple[int, int] | None = None
         self._keys: tuple[ApiKey, ...] = ()
-        self._by_subject: dict[str, ApiKey] = {}
+        self._subjects: dict[bytes, dict[str, ApiKey]] = {}    # by subject secret
         self.refresh()
 
     def refresh(self) -> None:
@@ -56,17 +57,25 @@ class KeyStore:
         try:
             stat = self.path.stat()
         except FileNotFoundError:
-            self._keys, self._by_subject, self._stamp = (), {}, None
+            self._keys, self._subjects, self._stamp = (), {}, None
             return
         stamp = (stat.st_mtime_ns, stat.st_size, stat.st_ino)
         if stamp != self._stamp:
             self._keys = tuple(load_keys(self.path))
-            self._by_subject = {token_subject(key): key for key in self._keys}
+            self._subjects = {}
             self._stamp = stamp
 
-    def by_subject(self, subject: str) -> ApiKey | None:
-        """The key a token's subject names, or None once that key has been removed."""
-        return self._by_subject.get(subject)
+    def by_subject(self, subject: str, secret: bytes) -> ApiKey | None:
+        """The key whose token_subject() under `secret` is `subject`, or None once that key
+        has been removed. The table per secret is made once (a handful of secrets are in use:
+        one per signing key id)."""
+        table = self._subjects.get(secret)
+        if table is None:
+            if len(self._subjects) >= MAX_SUBJECT_SECRETS:
+                self._subjects = {}
+            table = self._subjects[secret] = {token_subject(key, secret): key
+                                              for key in self._keys}
+        return table.get(subject)
 
     def authenticate(self, presented: str | None) -> ApiKey | None:
         """The key matching `presented`, comparing against every stored hash in constant time."""

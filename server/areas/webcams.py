@@ -18,8 +18,8 @@ from server.areas.webcams_tokens import (CLUSTERS, EMBED, PERIOD_S, SIGNER, TTL_
                                          TokenError)
 from server.config import Config
 from server.errors import ApiError
-from server.http import AUTHORISED, CONFIG, STORE, endpoint
-from server.keys import token_subject
+from server.http import AUTHORISED, CONFIG, KEYS, STORE, endpoint
+from server.keys import ApiKey, token_subject
 
 __all__ = ["load", "routes", "setup"]
 log = logging.getLogger("server.webcams")
@@ -78,21 +78,25 @@ async def create_token(request: web.Request) -> web.Response:
     key = request[AUTHORISED]
     _data(request)    # 503 while the area is unavailable, like its other operations
     signer: Signer = request.app[SIGNER]
-    token = signer.issue(CLUSTERS, token_subject(key), signer.now() + TTL_S)
+    subject = token_subject(key, signer.secrets.subject_keys[signer.secrets.current])
+    token = signer.issue(CLUSTERS, subject, signer.now() + TTL_S)
     return web.Response(body=orjson.dumps({"token": token, "expires_in": TTL_S}),
                         content_type="application/json", headers={"Cache-Control": "no-store"})
 
 
-def _clusters_token(request: web.Request) -> str:
-    """The key subject of the request's clusters token (the middleware finds the key)."""
+def _clusters_token(request: web.Request) -> ApiKey | None:
+    """The key the request's clusters token names (None once removed)."""
     token = request.query.get("token")
     if not token:
         raise ApiError(403, "an API key (X-API-Key or api_key) or a token from POST "
                             "/webcams/token is required")
+    signer: Signer = request.app[SIGNER]
     try:
-        return request.app[SIGNER].verify(token, CLUSTERS)
+        subject = signer.verify(token, CLUSTERS)
     except TokenError as exc:
         raise ApiError(403, str(exc)) from None
+    kid = token.split(".", 2)[1]      # verified: the subject is keyed by the signing key's id
+    return request.app[KEYS].by_subject(subject, signer.secrets.subject_keys[kid])
 
 
 # A token counts against the budget of the key it was minted for (decisions rule 7).

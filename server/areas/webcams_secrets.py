@@ -32,6 +32,7 @@ from server.private_file import write_private
 KID = re.compile(r"[A-Za-z0-9_-]{1,32}")
 MIN_SECRET_CHARS = 16
 TOKEN_LABEL, IMAGE_LABEL = b"weatherapi token v1", b"weatherapi image v1"
+SUBJECT_LABEL = b"weatherapi subject v1"
 
 
 def derive(master: bytes, label: bytes) -> bytes:
@@ -48,12 +49,12 @@ class Secrets:
     keys: Mapping[str, bytes]
     token_keys: Mapping[str, bytes] = field(init=False)
     image_keys: Mapping[str, bytes] = field(init=False)
+    subject_keys: Mapping[str, bytes] = field(init=False)   # keys.token_subject()
 
     def __post_init__(self) -> None:
-        object.__setattr__(self, "token_keys",
-                           {k: derive(v, TOKEN_LABEL) for k, v in self.keys.items()})
-        object.__setattr__(self, "image_keys",
-                           {k: derive(v, IMAGE_LABEL) for k, v in self.keys.items()})
+        for name, label in (("token_keys", TOKEN_LABEL), ("image_keys", IMAGE_LABEL),
+                            ("subject_keys", SUBJECT_LABEL)):
+            object.__setattr__(self, name, {k: derive(v, label) for k, v in self.keys.items()})
 
 
 def parse_secrets(text: str) -> Secrets:

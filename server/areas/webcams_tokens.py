@@ -26,7 +26,7 @@ from typing import Callable
 
 from aiohttp import web
 
-from server.areas.webcams_secrets import Secrets, read_private, parse_file
+from server.areas.webcams_secrets import Secrets, parse_file, read_private
 
 TTL_S = 3600
 # Links inside responses expire at the end of the current period plus TTL_S: valid at least

@@ -304,7 +304,8 @@ def test_token_flow(server):
 def test_clusters_refuse_bad_tokens(server, signer, catalog, keys_file):
     url = f"{server.url}/webcams/clusters?bbox=45,5,48,11&zoom=5"
     now = int(time.time())
-    subject = token_subject(next(k for k in load_keys(keys_file[0]) if k.name == "tests"))
+    subject = token_subject(next(k for k in load_keys(keys_file[0]) if k.name == "tests"),
+                            signer.secrets.subject_keys[signer.secrets.current])
     embed = signer.issue(EMBED, sorted(catalog)[0], now + 600)
     expired = signer.issue(CLUSTERS, subject, now - 1)
     valid = signer.issue(CLUSTERS, subject, now + 600)

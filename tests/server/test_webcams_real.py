@@ -232,3 +232,26 @@ def test_sparse_search_is_searchsorted(built):
         for side in ("left", "right"):
             assert snaps.search(a, b, value, side) == a + int(np.searchsorted(times, value,
                                                                               side=side))
+
+
+def test_clusters_tokens_outlive_a_rotation(server, built):
+    keys, key = built[1], built[2]
+    url = f"{server.url}/webcams/clusters?bbox=-90,-180,90,180&zoom=1"
+
+    def mint() -> str:
+        reply = get(f"{server.url}/webcams/token", {"X-API-Key": key}, method="POST")
+        assert reply.status == 200, reply.body
+        return reply.json()["token"]
+
+    before = mint()
+    rotated = subprocess.run([sys.executable, "-m", "server", "secrets", "rotate",
+                              "--keys-file", str(keys)], cwd=ROOT, capture_output=True,
+                             text=True, timeout=60)
+    assert rotated.returncode == 0, rotated.stderr
+    deadline = time.monotonic() + 30
+    while (after := mint()).split(".")[1] == before.split(".")[1]:  # until the server follows
+        assert time.monotonic() < deadline, "the rotated secrets were not picked up"
+        time.sleep(0.05)
+    # Each token's subject is keyed by the secret that signed it: both name the key.
+    assert get(f"{url}&token={before}").status == 200
+    assert get(f"{url}&token={after}").status == 200
