@@ -148,22 +148,12 @@ async def api_middleware(request: web.Request, handler: Handler) -> web.StreamRe
             return web.Response(status=204, headers=PREFLIGHT)
         meta: Endpoint = getattr(handler, "endpoint", None) or Endpoint(limited=False)
         app = request.app
+        by_token = False
         if meta.auth != "none":
-            key = request[AUTHORISED] = _authenticate(request, meta)
+            key, by_token = _authenticate(request, meta)
+            request[AUTHORISED] = key
         if meta.limited:
-            config = app[CONFIG]
-            identity = f"key:{key.name}" if key else f"ip:{client_address(request, config)}"
-            if key and key.rate_limit:
-                limit = burst = key.rate_limit
-            else:
-                limit, burst = config.rate_limit_per_minute, config.burst
-            limiter = app[LIMITER]
-            decision = (await limiter.check(identity, limit, burst) if limiter.shared
-                        else limiter.check(identity, limit, burst))
-            headers.update(decision.headers())
-            if not decision.allowed:
-                raise ApiError(429, f"rate limit of {limit} requests a minute exceeded; retry "
-                                    f"in {decision.retry_after_s} s", headers=headers)
+            await _limit(request, key, by_token, headers)
         store = app[STORE]
         version = store.area(meta.area).version if meta.area else None
         cacheable = meta.etag and version is not None and request.method in ("GET", "HEAD")
@@ -207,22 +197,46 @@ async def api_middleware(request: web.Request, handler: Handler) -> web.StreamRe
                             key.name if key else "-", (time.perf_counter() - started) * 1e3)
 
 
-def _authenticate(request: web.Request, meta: Endpoint) -> ApiKey | None:
-    """The key that authorises the request: the one presented, or (auth="token", no key
-    presented) the one a valid token names. A presented key that is not valid is refused
-    even when a token would do: the caller should learn that the key is wrong."""
+def _authenticate(request: web.Request, meta: Endpoint) -> tuple[ApiKey | None, bool]:
+    """The key that authorises the request, and whether a token named it: the key presented,
+    or (auth="token", no key presented) the one a valid token names. A presented key that is
+    not valid is refused even when a token would do: the caller should learn it is wrong."""
     keys = request.app[KEYS]
     presented = presented_key(request)
     key = keys.authenticate(presented)
     if key is not None or meta.auth == "optional":
-        return key
+        return key, False
     if presented or meta.token is None:
         raise ApiError(403, "a valid API key is required: send it in the X-API-Key "
                             "header or the api_key parameter")
     key = meta.token(request)
     if key is None:
         raise ApiError(403, "the token's API key has been revoked; request a new token")
-    return key
+    return key, True
+
+
+async def _limit(request: web.Request, key: ApiKey | None, by_token: bool,
+                 headers: dict[str, str]) -> None:
+    """Take one request from the client's bucket (RateLimit headers into `headers`), else
+    ApiError 429. A key's bucket holds its own limit; the calls its tokens authorise (from
+    visitors' browsers, which anyone can copy a token into) have a bucket of their own of the
+    same size, so they cannot use up the budget of the key's server-side calls."""
+    config = request.app[CONFIG]
+    if key is None:
+        identity = f"ip:{client_address(request, config)}"
+    else:   # key names have no ':', so no key's identity is another's token identity
+        identity = f"key:{key.name}:token" if by_token else f"key:{key.name}"
+    if key and key.rate_limit:
+        limit = burst = key.rate_limit
+    else:
+        limit, burst = config.rate_limit_per_minute, config.burst
+    limiter = request.app[LIMITER]
+    decision = (await limiter.check(identity, limit, burst) if limiter.shared
+                else limiter.check(identity, limit, burst))
+    headers.update(decision.headers())
+    if not decision.allowed:
+        raise ApiError(429, f"rate limit of {limit} requests a minute exceeded; retry in "
+                            f"{decision.retry_after_s} s", headers=headers)
 
 
 def _not_modified(response: web.StreamResponse) -> web.Response:

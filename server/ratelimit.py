@@ -36,7 +36,7 @@ def decision(allowed: bool, tokens: float, per_minute: int, burst: int) -> Decis
 
 
 class RateLimiter:
-    """In-memory token buckets keyed by client identity (a key's name or an address): one
+    """In-memory token buckets keyed by client identity (a key, its tokens, or an address): one
     budget per process (see SharedRateLimiter for one across processes and hosts)."""
 
     shared = False

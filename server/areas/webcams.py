@@ -99,7 +99,8 @@ def _clusters_token(request: web.Request) -> ApiKey | None:
     return request.app[KEYS].by_subject(subject, signer.secrets.subject_keys[kid])
 
 
-# A token counts against the budget of the key it was minted for (decisions rule 7).
+# A token's calls count per key (decisions rule 7): in a bucket of its key's size, apart from
+# the key's own calls (server.http._limit).
 @endpoint(auth="token", token=_clusters_token, **LINKED)
 async def clusters(request: web.Request) -> web.Response:
     """GET /webcams/clusters: grid clusters of the webcams in a bbox, by API key or token."""

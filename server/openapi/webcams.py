@@ -76,7 +76,8 @@ def paths() -> dict:
             "of the key, keyed with the server's signing secret), valid 3600 seconds, so that a key stays out of client code: the server "
             "obtains a token with its key and hands it to the client, and requests a new one "
             "when expires_in nears its end. No request body. Not meant for browsers (no "
-            "CORS). Calls made with a token are rate limited per client address.",
+            "CORS). Calls made with a token are rate limited by the key's own limit, in a budget "
+            "that all the key's tokens share and that is apart from the key's own calls.",
             [], responses(success("A new token.", "Token", cached=False), {
                 403: "", 503: down}, cached=False), KEY, cached=False)},
         "/webcams/clusters": {"get": _clusters(down)},
@@ -137,8 +138,10 @@ def _clusters(down: str) -> dict:
         "full webcam object. Clusters come in no particular order. The answer is not capped: "
         "a bbox far larger than the map a zoom is meant for (the whole world at zoom 18) "
         "returns nearly every webcam as a cluster of one (megabytes); ask with the viewport "
-        "actually shown. A token counts against its API key's rate limit; a token whose key "
-        "was removed, or a valid token beside an invalid api_key, is 403. Needs an API key or "
+        "actually shown. Calls with a token have a rate-limit budget of their API key's size, "
+        "shared by all its tokens and apart from the key's own calls (visitors cannot use up "
+        "the key's budget); a token whose key was removed, or a valid token beside an invalid "
+        "api_key, is 403. Needs an API key or "
         "a token from POST /webcams/token in `token` (either is enough). " + LINKS,
         [param("bbox", "query", BBOX_TEXT, BBOX, True, example="45.8,5.9,47.8,10.5"),
          param("zoom", "query", "Map zoom level, 1 to 18; outside is 400.",

@@ -41,6 +41,7 @@ def redis_url(tmp_path_factory):
 def test_workers_share_one_budget_per_key(default_build, tmp_path, redis_url):
     keys = tmp_path / "keys.json"
     key = add_key(keys, "shared", rate_limit=4)
+    site = add_key(keys, "site", rate_limit=2)
     with Server(default_build, keys, "--workers", "2",
                 WEATHERAPI_RATE_LIMIT_REDIS_URL=redis_url) as srv:
         srv.wait_ready()
@@ -48,6 +49,13 @@ def test_workers_share_one_budget_per_key(default_build, tmp_path, redis_url):
         # ten on one worker has a chance of 2 in 1024), each of which alone would allow four.
         replies = [get(srv.url + "/geocoding/countries/CH", {"X-API-Key": key})
                    for _ in range(10)]
+        # A key's tokens share one budget of the key's size, apart from the key's own.
+        token = get(srv.url + "/webcams/token", {"X-API-Key": site}, method="POST").json()
+        clusters = f"{srv.url}/webcams/clusters?bbox=45,5,48,11&zoom=5&token={token['token']}"
+        by_token = [get(clusters).status for _ in range(3)]
+        by_key = get(srv.url + "/geocoding/countries/CH", {"X-API-Key": site})
+    assert by_token == [200, 200, 429]
+    assert by_key.status == 200 and by_key.headers["RateLimit-Remaining"] == "0"
     statuses = [r.status for r in replies]
     assert statuses.count(200) == 4 and statuses[:4] == [200] * 4, statuses
     assert {r.status for r in replies[4:]} == {429}
