@@ -39,8 +39,6 @@ def _json(body: bytes) -> web.Response:
 
 
 def _row(data: WebcamsData, raw_id: str) -> int:
-    if raw_id == "token":   # GET /webcams/token reaches the detail route: the path is POST's
-        raise web.HTTPMethodNotAllowed("GET", ["POST"])
     public_id = webcams_params.public_id(raw_id)
     row = data.catalog.row_of.get(public_id)
     if row is None:
@@ -82,6 +80,14 @@ async def create_token(request: web.Request) -> web.Response:
     token = signer.issue(CLUSTERS, subject, signer.now() + TTL_S)
     return web.Response(body=orjson.dumps({"token": token, "expires_in": TTL_S}),
                         content_type="application/json", headers={"Cache-Control": "no-store"})
+
+
+# Its own route, before /webcams/{public_id} would take the path for a webcam's: the answer
+# says which method to use whatever the key or the data (no 403, 404 or 503 first).
+@endpoint(auth="none", limited=False)
+async def token_not_get(request: web.Request) -> web.Response:
+    """GET /webcams/token: 405, Allow: POST."""
+    raise web.HTTPMethodNotAllowed(request.method, ["POST"])
 
 
 def _clusters_token(request: web.Request) -> ApiKey | None:
@@ -212,6 +218,7 @@ def routes() -> list[web.RouteDef]:
     return [
         web.get("/webcams", list_webcams),
         web.post("/webcams/token", create_token),
+        web.get("/webcams/token", token_not_get),
         web.get("/webcams/clusters", clusters),
         web.get("/webcams/embed/{public_id}", embed),
         web.get("/webcams/{public_id}/snapshots", snapshots),

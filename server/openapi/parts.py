@@ -209,6 +209,7 @@ HEADERS = {
                              "`no-store` when not cacheable."),
     "X-Request-Id": _header("string", "Id under which a 500 was logged.",
                             pattern="^[0-9a-f]{16}$"),
+    "Allow": _header("string", "The methods the path accepts."),
 }
 
 SECURITY_SCHEMES = {

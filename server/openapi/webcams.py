@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 from server.openapi.parts import (
-    COUNTRY, COUNTRY_CODE, KEY, LAT, LOCATION_ID, LON, NUMBER, envelope, limit, nullable, obj,
-    operation, param, ref, responses, success, unavailable,)
+    COUNTRY, COUNTRY_CODE, KEY, LAT, LOCATION_ID, LON, NUMBER, envelope, headers, limit,
+    nullable, obj, operation, param, problem, ref, responses, success, unavailable,)
 
 PUBLIC_ID_PATTERN = "^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$"
 LINKS = ("Links are signed and expire: image links and the player link are valid at least 3600 "
@@ -79,7 +79,8 @@ def paths() -> dict:
             "CORS). Calls made with a token are rate limited by the key's own limit, in a budget "
             "that all the key's tokens share and that is apart from the key's own calls.",
             [], responses(success("A new token.", "Token", cached=False), {
-                403: "", 503: down}, cached=False), KEY, cached=False)},
+                403: "", 503: down}, cached=False), KEY, cached=False),
+            "get": _token_get()},
         "/webcams/clusters": {"get": _clusters(down)},
         "/webcams/embed/{public_id}": {"get": _embed(down)},
         "/webcams/{public_id}/snapshots": {"get": operation(
@@ -95,6 +96,18 @@ def paths() -> dict:
                 400: "Malformed public_id.", 403: "", 404: WEBCAM_404, 503: down}), KEY)},
         "/cdn/webcams/{public_id}/{image}": {"get": _image(down)},
     }
+
+
+def _token_get() -> dict:
+    op = operation(
+        "getWebcamTokenNotAllowed", "webcams", "Not allowed: tokens are made by POST",
+        "Always 405 with `Allow: POST`, before any key check and whether or not webcam data "
+        "is loaded: this path is not a webcam's public_id. Not rate limited.",
+        [], {"405": problem(405, "Use POST to create a token.", limited=False)}, [],
+        cached=False)
+    op["responses"]["405"]["headers"] = headers("Allow")
+    op["x-rate-limited"] = False
+    return op
 
 
 def _listing(down: str) -> dict:

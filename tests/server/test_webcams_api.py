@@ -448,9 +448,13 @@ def test_generated_images_take_the_forecasts_cloud_cover(server, catalog, defaul
 
 def test_http_details(server, catalog):
     public_id = sorted(catalog)[3]
-    reply = get(f"{server.url}/webcams/token", keyed(server))
-    assert reply.status == 405 and reply.headers["Allow"] == "POST"
-    assert reply.headers["Content-Type"].startswith("application/problem+json")
+    for headers in (keyed(server), {}, {"X-API-Key": "not-a-key"}):   # before any key check
+        reply = get(f"{server.url}/webcams/token", headers)
+        assert reply.status == 405 and reply.headers["Allow"] == "POST"
+        assert reply.headers["Content-Type"].startswith("application/problem+json")
+        assert "RateLimit-Limit" not in reply.headers
+    below = get(f"{server.url}/webcams/token/snapshots", keyed(server))
+    assert below.status == 404 and "Allow" not in below.headers     # not a webcam, no method
     snaps = get(f"{server.url}/webcams/{public_id}/snapshots", keyed(server))
     assert snaps.headers["Content-Type"] == "application/json"
     embed = get(api(server, f"/webcams/{public_id}")["player"]["embed"])

@@ -214,6 +214,7 @@ def test_webcams_absent_is_503_while_geocoding_works(tmp_path, built):
             assert reply.status == 503 and reply.headers["Retry-After"], path
             assert "webcams data is not in the published build" in reply.json()["detail"]
         assert get(f"{srv.url}/webcams/token", {"X-API-Key": key}, method="POST").status == 503
+        assert get(f"{srv.url}/webcams/token").status == 405           # whatever the data
         assert get(f"{srv.url}/webcams", {}).status == 403              # the key comes first
         assert get(f"{srv.url}/geocoding/lookup?q=zurich").status == 200
 
