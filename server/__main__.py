@@ -10,6 +10,7 @@
 from __future__ import annotations
 
 import argparse
+import ipaddress
 import logging
 import sys
 from pathlib import Path
@@ -144,9 +145,24 @@ def serve_command(argv: list[str]) -> int:
     if config.workers < 1:
         parser.error("--workers must be at least 1")
     configure_logging()
+    if config.links_follow_host and not _is_loopback(config.host):
+        logging.getLogger("server").warning(
+            "listening on %s without WEATHERAPI_BASE_URL: signed webcam links and the player's "
+            "Content-Security-Policy take their origin from each request's Host header; set "
+            "WEATHERAPI_BASE_URL to this server's public URL", config.host)
     if not config.signing_secrets and not _prepare_secrets_file(config):
         return 2
     return serve(config)
+
+
+def _is_loopback(host: str) -> bool:
+    """True for an address (or localhost) that only this machine can reach."""
+    if host.lower() == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host.strip("[]")).is_loopback
+    except ValueError:              # a host name: it may resolve to any address
+        return False
 
 
 def _prepare_secrets_file(config: Config) -> bool:

@@ -60,6 +60,12 @@ class Config:
         return config_dir() / SECRETS_FILE
 
     @property
+    def links_follow_host(self) -> bool:
+        """True when signed webcam links (and the player's CSP) take their origin from each
+        request's Host header: no base_url, and not both link bases configured."""
+        return not self.base_url and not (self.cdn_url and self.embed_base_url)
+
+    @property
     def legacy_secrets_path(self) -> Path | None:
         """Where older versions kept the secrets file by default (beside the build directory),
         unless a file is configured: a server upgraded from one may find its secrets there."""

@@ -240,9 +240,10 @@ async def _limit(request: web.Request, key: ApiKey | None, by_token: bool,
 
 
 def _not_modified(response: web.StreamResponse) -> web.Response:
-    """A 304 for a 200, keeping the Cache-Control the handler chose."""
-    chosen = response.headers.get("Cache-Control")
-    return web.Response(status=304, headers={"Cache-Control": chosen} if chosen else None)
+    """A 304 for a 200, keeping the Cache-Control and Vary the handler chose."""
+    kept = {name: response.headers[name] for name in ("Cache-Control", "Vary")
+            if name in response.headers}
+    return web.Response(status=304, headers=kept or None)
 
 
 def _decorate(request: web.Request, response: web.StreamResponse, meta: Endpoint,
@@ -259,9 +260,11 @@ def _decorate(request: web.Request, response: web.StreamResponse, meta: Endpoint
             max_age = min(max_age, max(1, math.ceil(meta.period_s - now % meta.period_s)))
         headers["Cache-Control"] = f"public, max-age={max_age}" if max_age \
             else response.headers.get("Cache-Control", "no-store")
-    # No shared cache may hand an answer authorised by a key header to another key, or none.
+    # No shared cache may hand an answer authorised by a key header to another key, or none
+    # (added to what the handler varies on, e.g. Host).
     if meta.auth == "key" or (meta.auth != "none" and "X-API-Key" in request.headers):
-        headers["Vary"] = "X-API-Key"
+        chosen = response.headers.get("Vary")
+        headers["Vary"] = f"{chosen}, X-API-Key" if chosen else "X-API-Key"
     response.headers.update(headers)
     body = getattr(response, "body", None)
     if isinstance(body, (bytes, bytearray)) and len(body) > GZIP_MIN_BYTES:

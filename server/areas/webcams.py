@@ -34,8 +34,8 @@ def _data(request: web.Request) -> WebcamsData:
     return request.app[STORE].require(AREA).data
 
 
-def _json(body: bytes) -> web.Response:
-    return web.Response(body=body, content_type="application/json")
+def _json(body: bytes, links: Links) -> web.Response:
+    return web.Response(body=body, content_type="application/json", headers=links.vary)
 
 
 def _row(data: WebcamsData, raw_id: str) -> int:
@@ -59,7 +59,7 @@ async def list_webcams(request: web.Request) -> web.Response:
     links = _links(request, data)
     items = links.webcams(rows.tolist())
     return _json(links.resolve(b'{"results":[%b],"count":%d,"total":%d}' % (
-        items, len(rows), total)))
+        items, len(rows), total)), links)
 
 
 @endpoint(auth="key", **LINKED)
@@ -67,7 +67,8 @@ async def webcam_detail(request: web.Request) -> web.Response:
     """GET /webcams/{public_id}: the webcam with last_updated and a signed player link."""
     data = _data(request)
     row = _row(data, request.match_info["public_id"])
-    return _json(_links(request, data).webcam_detail(row))
+    links = _links(request, data)
+    return _json(links.webcam_detail(row), links)
 
 
 @endpoint(area=AREA, auth="key")
@@ -121,7 +122,7 @@ async def clusters(request: web.Request) -> web.Response:
             None, data.clusters.answer, query, cells, links.render)
     else:
         body = data.clusters.answer(query, cells, links.webcam)
-    return _json(links.resolve(body))
+    return _json(links.resolve(body), links)
 
 
 @endpoint(auth="key", **LINKED)
@@ -134,7 +135,7 @@ async def snapshots(request: web.Request) -> web.Response:
     indices, times = data.snapshots.window(row, range_, links.now,
                                            data.catalog.timezones[row])
     items = links.snapshot_items(row, indices, times)
-    return _json(f'{{"snapshots":[{items}],"count":{len(times)}}}'.encode())
+    return _json(f'{{"snapshots":[{items}],"count":{len(times)}}}'.encode(), links)
 
 
 # Not cached and no ETag: the page holds the time it was made (for "3 h ago" and its expiry
@@ -174,7 +175,10 @@ def _embed_page(request: web.Request) -> web.Response:
                  "now": links.now, "expires": expires, "frames": frames}
     base = f"{request.path}?token={token}"
     ranges = {"24h": base, "30d": base + "&range=30d"}
-    return webcams_embed.page(name, page_data, ranges, range_, webcams_embed.origin(links.cdn))
+    response = webcams_embed.page(name, page_data, ranges, range_,
+                                  webcams_embed.origin(links.cdn))
+    response.headers.update(links.vary)
+    return response
 
 
 def setup(app: web.Application) -> None:

@@ -7,8 +7,8 @@ images the built-in image host serves (rendered on demand, or files copied into 
 signature covering the object key (README: verifying them on a CDN). Object keys need a
 configured {cdn_url}: the built-in host does not hold them.
 Without configuration both bases are this server: {base_url}, else the request's own origin
-(its Host header, accepted only as hostname[:port]; set WEATHERAPI_BASE_URL in production so
-that no client chooses the origin its links point at).
+(its Host header, accepted only as hostname[:port], and the answers carry Vary: Host; set
+WEATHERAPI_BASE_URL in production so that no client chooses the origin its links point at).
 
 Renderings are cached per period and signing key with the link bases left out (spliced in per
 request), so requests naming other hosts neither see nor flush each other's entries.
@@ -86,6 +86,8 @@ class Links:
 
     def __init__(self, request: web.Request, data: WebcamsData, signer: Signer):
         self.cdn, self.embed, self._cdn_json, self._embed_json = bases(request)
+        # Links from the Host header: a shared cache must not hand them to another host.
+        self.vary = {"Vary": "Host"} if request.app[CONFIG].links_follow_host else {}
         self.data, self.signer = data, signer
         self.now = signer.now()
         self.expires = signer.link_expiry(self.now)

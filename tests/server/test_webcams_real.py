@@ -182,7 +182,9 @@ def test_configured_link_bases(built):
     with Server(root / "build", keys, WEATHERAPI_CDN_URL="https://cdn.example.org/media/",
                 WEATHERAPI_EMBED_BASE_URL="https://player.example.org") as srv:
         srv.wait_ready()
-        detail = get(f"{srv.url}/webcams/zrh-1", {"X-API-Key": key}).json()
+        reply = get(f"{srv.url}/webcams/zrh-1", {"X-API-Key": key})
+        detail = reply.json()
+    assert "Host" not in reply.headers["Vary"]        # links no longer depend on Host
     assert detail["image"]["current"].startswith("https://cdn.example.org/media/")
     assert detail["player"]["embed"].startswith("https://player.example.org/webcams/embed/zrh-1?")
 

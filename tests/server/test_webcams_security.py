@@ -142,3 +142,40 @@ def test_a_re_spelled_image_link_is_refused_like_a_forged_one(own):
         reply = get(base + urlencode({**query, **change}))
         assert reply.status == 403, change
         assert "signature is invalid" in reply.json()["detail"], change
+
+
+def _vary(reply) -> set[str]:
+    return {v.strip() for v in reply.headers.get("Vary", "").split(",") if v.strip()}
+
+
+def test_answers_with_links_from_the_host_vary_on_it(own):
+    key = {"X-API-Key": own.keys["alpha"]}
+    listed = get(f"{own.url}/webcams?limit=1", key)
+    public_id = listed.json()["results"][0]["public_id"]
+    detail = get(f"{own.url}/webcams/{public_id}", key)
+    replies = {
+        "list": listed, "detail": detail,
+        "snapshots": get(f"{own.url}/webcams/{public_id}/snapshots", key),
+        "clusters by token": get(f"{own.url}{CLUSTERS_URL}&token={_token(own, 'alpha')}"),
+        "embed page": get(detail.json()["player"]["embed"]),
+        "not modified": get(f"{own.url}/webcams/{public_id}",
+                            {**key, "If-None-Match": detail.headers["ETag"]}),
+    }
+    for name, reply in replies.items():
+        assert reply.status == (304 if name == "not modified" else 200), name
+        assert "Host" in _vary(reply), name
+    assert {"Host", "X-API-Key"} <= _vary(replies["not modified"])
+    assert "X-API-Key" not in _vary(replies["clusters by token"])
+    assert "Host" not in _vary(get(f"{own.url}/geocoding/countries/CH"))
+
+
+@pytest.mark.parametrize("host, env, warned", [
+    ("0.0.0.0", {}, True), ("127.0.0.1", {}, False), ("localhost", {}, False),
+    ("0.0.0.0", {"WEATHERAPI_BASE_URL": "https://api.example.org"}, False)])
+def test_listening_beyond_loopback_without_a_base_url_is_warned_about(tmp_path, host, env,
+                                                                       warned):
+    with Server(tmp_path / "no-build", None, "--host", host, **env) as srv:
+        pass
+    warnings = [line for line in srv.log.splitlines()
+                if " WARNING " in line and "WEATHERAPI_BASE_URL" in line]
+    assert len(warnings) == int(warned), srv.log
