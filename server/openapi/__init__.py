@@ -36,11 +36,14 @@ are gzip-compressed when the client accepts it.
 parameter (the header wins). Forecast, air quality and webcam operations need one (403
 otherwise); geocoding needs none, and a valid key sent there is counted against that key's own
 limit (an unknown key there is treated as no key). Rate limits are token buckets per key, or per
-client address without a key; limited responses carry `RateLimit-Limit`, `RateLimit-Remaining`
+client address without a key; calls made with a key's clusters tokens have a bucket of the key's
+size apart from the key's own. Limited responses carry `RateLimit-Limit`, `RateLimit-Remaining`
 and `RateLimit-Reset`, and a 429 also `Retry-After`.
 
 **Caching and data versions.** Each area answers from a published data artifact, named in
-`X-Data-Version`. Responses carry an `ETag`; `If-None-Match` with it yields 304. An area whose
+`X-Data-Version`. Responses carry an `ETag`; `If-None-Match` with it yields 304. Answers to a
+key header carry `Vary: X-API-Key`; webcam answers whose signed links take their origin from the
+request's `Host` (no base URL configured) carry `Vary: Host`. An area whose
 data is missing, unreadable or (forecast, air quality) does not cover the present answers 503
 with `Retry-After` while the other areas keep working; `GET /ready` lists each area's state.
 
