@@ -189,6 +189,19 @@ def test_configured_link_bases(built):
     assert detail["player"]["embed"].startswith("https://player.example.org/webcams/embed/zrh-1?")
 
 
+def test_a_base_url_is_used_whatever_the_host_header(built):
+    root, keys, key = built
+    with Server(root / "build", keys, WEATHERAPI_BASE_URL="https://api.example.org/") as srv:
+        srv.wait_ready()
+        replies = [get(f"{srv.url}/webcams/zrh-1", {"X-API-Key": key, "Host": host})
+                   for host in ("evil.example", "bad host!")]
+    for reply in replies:
+        detail = reply.json()
+        assert reply.status == 200 and "Host" not in reply.headers["Vary"]
+        assert detail["image"]["current"].startswith("https://api.example.org/cdn/webcams/")
+        assert detail["player"]["embed"].startswith("https://api.example.org/webcams/embed/")
+
+
 def test_workers_share_the_signing_secrets(built):
     root, keys, key = built
     with Server(root / "build", keys, "--workers", "2") as srv:
