@@ -39,8 +39,10 @@ _LABEL = r"[A-Za-z0-9_](?:[A-Za-z0-9_-]{0,61}[A-Za-z0-9_])?"
 HOST = re.compile(
     rf"(?:{_LABEL}(?:\.{_LABEL})*\.?|\[[0-9A-Fa-f:.]{{2,45}}\])(?::(?P<port>[0-9]{{1,5}}))?")
 MAX_PORT = 65535
-# Where the link bases go in cached renderings (NUL never occurs in JSON text: it is escaped).
-CDN_MARK, EMBED_MARK = b"\x00c", b"\x00e"
+# Where the link bases go in cached renderings (control characters never occur in JSON text:
+# they are escaped). One byte each: bytes.replace() of a single byte is a memchr pass, some
+# thirty times faster than of two bytes on a page of list items.
+CDN_MARK, EMBED_MARK = b"\x00", b"\x01"
 
 
 def origin(request: web.Request, config: Config) -> str:
