@@ -12,7 +12,8 @@ import math
 import random
 import zlib
 from html import escape
-from zoneinfo import ZoneInfo
+
+from server.areas.webcams_snapshots import zone
 
 WIDTH, HEIGHT, HORIZON = 640, 360, 250
 # (sun elevation in degrees, sky colour at the top, sky colour at the horizon)
@@ -168,7 +169,7 @@ def _ground(seed: int, name: str, light: float, elevation: float) -> list[str]:
 
 
 def _labels(name: str, unix_s: int, timezone: str) -> list[str]:
-    local = dt.datetime.fromtimestamp(unix_s, ZoneInfo(timezone))
+    local = dt.datetime.fromtimestamp(unix_s, zone(timezone))
     stamp = local.strftime("%Y-%m-%d %H:%M ") + (local.tzname() or timezone)
     text = 'font-family="sans-serif" fill="#fff"'
     return [

@@ -154,7 +154,12 @@ def iso(times: np.ndarray) -> list[str]:
     return [f"{d}T{hm}:{s}" for d, hm, s in iso_parts(times)]
 
 
+# ZoneInfo keeps only its last few zones strongly: webcams span hundreds, and re-reading a zone
+# file cost some 80 µs a request.
+zone = lru_cache(maxsize=1024)(ZoneInfo)
+
+
 def local_day(unix_s: int, timezone: str) -> int:
     """Days since 1970-01-01 of the local calendar date at `unix_s` in `timezone`."""
-    local = dt.datetime.fromtimestamp(unix_s, ZoneInfo(timezone))
+    local = dt.datetime.fromtimestamp(unix_s, zone(timezone))
     return local.date().toordinal() - dt.date(1970, 1, 1).toordinal()
