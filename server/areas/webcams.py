@@ -134,8 +134,7 @@ async def snapshots(request: web.Request) -> web.Response:
     links = _links(request, data)
     indices, times = data.snapshots.window(row, range_, links.now,
                                            data.catalog.timezones[row])
-    items = links.snapshot_items(row, indices, times)
-    return _json(f'{{"snapshots":[{items}],"count":{len(times)}}}'.encode(), links)
+    return _json(links.snapshots_body(row, indices, times), links)
 
 
 # Not cached and no ETag: the page holds the time it was made (for "3 h ago" and its expiry

@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from server.areas import webcams_kernel
 from server.areas.webcams_catalog import Catalog
 from server.areas.webcams_clusters import Clusters
 from server.areas.webcams_snapshots import Snapshots
@@ -39,6 +40,8 @@ def bucket(store: dict[tuple, dict[int, bytes]], key: tuple) -> dict[int, bytes]
 def load(version_dir: Path, entry: dict) -> WebcamsData:
     """Loader for the store."""
     from server.areas.webcams_links import current_heads
+
+    webcams_kernel.warm_up()        # compiled (or loaded) before the area counts as ready
 
     catalog = Catalog(version_dir)
     data = WebcamsData(version_dir, catalog, Snapshots(version_dir),

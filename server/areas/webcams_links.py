@@ -23,9 +23,9 @@ import numpy as np
 import orjson
 from aiohttp import web
 
+from server.areas import webcams_kernel
 from server.areas.webcams_data import WebcamsData, bucket
 from server.areas.webcams_snapshots import iso as iso_stamps
-from server.areas.webcams_snapshots import iso_parts
 from server.areas.webcams_tokens import EMBED, TTL_S, Signer
 from server.config import Config
 from server.errors import bad_request
@@ -112,16 +112,20 @@ class Links:
         return [signed(self.signer, public_id, head, query, expires)
                 for head in path_heads(self.data, row, indices, times)]
 
-    def snapshot_items(self, row: int, indices: np.ndarray, times: np.ndarray) -> str:
-        """The Snapshot objects of a history, comma-separated (one pass for rendered images)."""
-        cdn = self._cdn_json.decode()
+    def snapshots_body(self, row: int, indices: np.ndarray, times: np.ndarray) -> bytes:
+        """The snapshot history's JSON body (snapshots by index and capture time): rendered
+        images in one compiled pass, since their links differ only in the capture time."""
+        count = b'],"count":%d}' % len(times)
         if self.data.snapshots.rendered:
             public_id = self.data.catalog.public_ids[row]
-            head, query = f"{cdn}/webcams/{public_id}/", self.query(public_id)
-            return ",".join([f'{{"captured_at":"{d}T{hm}:{s}Z","image_url":"{head}{d}T{hm}:{s}'
-                             f'Z.svg?{query}"}}' for d, hm, s in iso_parts(times)])
-        return ",".join([f'{{"captured_at":"{s}Z","image_url":"{cdn}{p}"}}' for s, p in zip(
+            return webcams_kernel.stamped_body(
+                times, b'{"snapshots":[', b'{"captured_at":"',
+                b'Z","image_url":"%b/webcams/%b/' % (self._cdn_json, public_id.encode()),
+                b'Z.svg?%b"}' % self.query(public_id).encode(), count)
+        cdn = self._cdn_json.decode()
+        items = ",".join([f'{{"captured_at":"{s}Z","image_url":"{cdn}{p}"}}' for s, p in zip(
             iso_stamps(times), self.image_paths(row, indices, times))])
+        return b'{"snapshots":[%b%b' % (items.encode(), count)
 
     def image_urls(self, row: int, indices: np.ndarray, times: np.ndarray,
                    expires: int | None = None) -> list[str]:

@@ -1,0 +1,30 @@
+"""The compiled webcam loops (webcams_kernel) write what the plain Python they replace wrote."""
+
+from __future__ import annotations
+
+import datetime as dt
+
+import numpy as np
+
+from server.areas import webcams_kernel as kernel
+
+
+def _iso(unix_s: int) -> str:
+    return dt.datetime.fromtimestamp(unix_s, dt.timezone.utc).strftime("%Y-%m-%dT%H:%M:%S")
+
+
+def test_stamped_body_writes_every_capture_time_as_datetime_does():
+    rng = np.random.default_rng(3)
+    edges = [0, 59, 86_399, 86_400, 951_782_400, 951_868_799, 951_868_800,   # 2000-02-29
+             4_107_542_399, 4_107_542_400, 2**31 - 1, 2**31, 2**32 - 1]        # 2100, 2038
+    times = np.sort(np.concatenate([rng.integers(0, 2**32, 20_000), edges]).astype(np.uint32))
+    body = kernel.stamped_body(times, b"[", b'{"a":"', b'","b":"x/', b'.svg"}', b"]")
+    assert body.decode() == "[" + ",".join(
+        f'{{"a":"{_iso(t)}","b":"x/{_iso(t)}.svg"}}' for t in times.tolist()) + "]"
+
+
+def test_stamped_body_of_no_and_one_time():
+    read_only = np.frombuffer(np.array([1_700_000_000], dtype=np.uint32).tobytes(), np.uint32)
+    assert kernel.stamped_body(read_only[:0], b"{[", b"<", b"|", b">", b"]}") == b"{[]}"
+    assert kernel.stamped_body(read_only, b"{[", b"<", b"|", b">", b"]}") == \
+        b"{[<2023-11-14T22:13:20|2023-11-14T22:13:20>]}"
