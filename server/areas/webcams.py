@@ -26,8 +26,9 @@ log = logging.getLogger("server.webcams")
 AREA = "webcams"
 # Lists and details hold links signed for a period: cacheable until the period ends.
 LINKED = dict(area=AREA, max_age=PERIOD_S, period_s=PERIOD_S)
-# Clusters with many webcams of one each are rendered off the event loop.
-HEAVY_CELLS = 2000
+# Answers with many clusters rendered one by one (mostly webcams of one each) are rendered off
+# the event loop.
+HEAVY_CLUSTERS = 1000
 
 
 def _data(request: web.Request) -> WebcamsData:
@@ -115,7 +116,7 @@ async def clusters(request: web.Request) -> web.Response:
     data = _data(request)
     links = _links(request, data)
     cells = data.clusters.classify(query)
-    if len(cells[0]) + len(cells[1]) > HEAVY_CELLS:
+    if cells.rendered > HEAVY_CLUSTERS:
         # In a worker thread: render without touching the shared per-period cache (the signer's
         # signature memo may gain entries: single dict stores, atomic under the GIL).
         body = await asyncio.get_running_loop().run_in_executor(

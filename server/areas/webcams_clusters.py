@@ -3,7 +3,9 @@
 A cell whose members' bounding box lies inside the request's bbox is answered from its
 precomputed count and centroid (pre-rendered JSON; consecutive such cells are one slice of
 it); a cell wholly outside is skipped; only cells straddling the bbox edge look at their
-members. So every cluster counts exactly the webcams inside the bbox.
+members. So every cluster counts exactly the webcams inside the bbox. The pass over a zoom's
+cells is one compiled loop (webcams_kernel.clusters): as numpy it was a few dozen small array
+operations, whose fixed costs were most of a request.
 """
 
 from __future__ import annotations
@@ -16,11 +18,9 @@ import numpy as np
 import orjson
 
 from contract import Webcams as W
+from server.areas import webcams_kernel
 from server.areas.webcams_catalog import BBox
 from server.mapped import arrow_table, bytes_map, column, npy, numbers
-
-ALL_TRUE = np.frombuffer(b"\x01\x01\x01\x01", dtype=np.uint32)[0]
-
 
 @dataclass(frozen=True)
 class ClusterQuery:
@@ -42,15 +42,9 @@ class Clusters:
         self.json_blob = bytes_map(root / W.CELL_JSON)
         self.json_offsets = npy(root / W.CELL_JSON_OFFSETS)
         self.lat, self.lon = lat, lon
-        # Each cell's bounds as (n, 4) rows, so that "wholly inside" and "wholly outside" are
-        # one comparison each against a box's (min_lat, -max_lat, min_lon, -max_lon).
-        self.bounds_low = np.column_stack([self.min_lat, -self.max_lat, self.min_lon,
-                                           -self.max_lon])
-        self.bounds_high = np.column_stack([self.max_lat, -self.min_lat, self.max_lon,
-                                            -self.min_lon])
-        # Per cell: a cluster of one, and that webcam's row (one gather per request, not two).
-        self.single = self.count == 1
-        self.first_row = self.rows[self.start].astype(np.int64)
+        self.bounds = (self.min_lat, self.max_lat, self.min_lon, self.max_lon)
+        # Compile (or load the compiled kernel) before the area counts as ready.
+        self.classify(ClusterQuery(BBox(0.0, 0.0, 1.0, 1.0), W.ZOOM_MIN))
 
     def candidates(self, query: ClusterQuery) -> tuple[int, int]:
         """The zoom's cells that can touch the bbox: cells are in Z-order, and every cell
@@ -71,84 +65,54 @@ class Clusters:
         return (a + int(np.searchsorted(keys, np.uint64(low), side="left")),
                 a + int(np.searchsorted(keys, np.uint64(high), side="right")))
 
-    def classify(self, query: ClusterQuery) -> tuple[np.ndarray, np.ndarray]:
-        """(cells wholly inside, cells straddling the edge) of the query's zoom."""
+    def classify(self, query: ClusterQuery) -> Cells:
+        """The query's cells: wholly inside the bbox (runs of them, and those of one webcam),
+        and the parts inside it of cells straddling its edge."""
         a, b = self.candidates(query)
         box = query.bbox
-        if box.min_lat <= -90 and box.max_lat >= 90 and box.min_lon <= -180 \
-                and box.max_lon >= 180:         # the whole world (a common first map view)
-            return np.arange(a, b), np.zeros(0, dtype=np.int64)
-        if box.min_lon <= box.max_lon:
-            limits = np.array([box.min_lat, -box.max_lat, box.min_lon, -box.max_lon])
-            # Four comparisons per cell, read as one uint32 each: all four true is 0x01010101
-            # (much cheaper than .all(axis=1) on a few hundred rows). Inside implies touching.
-            inside = (self.bounds_low[a:b] >= limits).view(np.uint32).ravel() == ALL_TRUE
-            touching = (self.bounds_high[a:b] >= limits).view(np.uint32).ravel() == ALL_TRUE
-            return np.flatnonzero(inside) + a, np.flatnonzero(touching ^ inside) + a
-        min_lat, max_lat = self.min_lat[a:b], self.max_lat[a:b]
-        min_lon, max_lon = self.min_lon[a:b], self.max_lon[a:b]
-        lat_in = (min_lat >= box.min_lat) & (max_lat <= box.max_lat)
-        lat_out = (max_lat < box.min_lat) | (min_lat > box.max_lat)
-        # Across the antimeridian: inside is lon >= min_lon or lon <= max_lon.
-        lon_in = (min_lon >= box.min_lon) | (max_lon <= box.max_lon)
-        lon_out = (min_lon > box.max_lon) & (max_lon < box.min_lon)
-        inside = lat_in & lon_in
-        edge = ~inside & ~(lat_out | lon_out)
-        return np.flatnonzero(inside) + a, np.flatnonzero(edge) + a
+        world = box.min_lat <= -90 and box.max_lat >= 90 and box.min_lon <= -180 \
+            and box.max_lon >= 180                  # the whole world (a common first map view)
+        return Cells(*webcams_kernel.clusters(
+            a, b, self.bounds, self.count, self.start, self.end, self.json_offsets, self.rows,
+            self.lat, self.lon, (box.min_lat, box.min_lon, box.max_lat, box.max_lon), world))
 
-    def answer(self, query: ClusterQuery, cells: tuple[np.ndarray, np.ndarray],
-               webcam: Callable[[int], bytes]) -> bytes:
+    def answer(self, query: ClusterQuery, cells: Cells, webcam: Callable[[int], bytes]) -> bytes:
         """The response body over classify()'s cells; `webcam(row)` renders the object of a
         cluster of one. Clusters: runs of whole cells, then whole cells of one webcam, then
         the parts of edge cells inside the bbox."""
-        inside, edge = cells
-        blob, offsets = self.json_blob, self.json_offsets
-        is_single = self.single[inside]
-        several = inside[~is_single]
-        parts: list[bytes] = []
-        if len(several):
-            # Consecutive cells' JSON is contiguous: one slice per run of them.
-            breaks = np.flatnonzero(np.diff(several) != 1)
-            firsts = np.concatenate((several[:1], several[breaks + 1]))
-            lasts = np.concatenate((several[breaks], several[-1:]))
-            parts = [blob[f:e] for f, e in zip(offsets[firsts].tolist(),
-                                                 offsets[lasts + 1].tolist())]
-        single = inside[is_single]
-        if len(single):
-            parts += [blob[f:e] + webcam(row) + b"}," for f, e, row in zip(
-                offsets[single].tolist(), offsets[single + 1].tolist(),
-                self.first_row[single].tolist())]
-        clusters = len(inside)
-        if len(edge):
-            edge_parts = self._edges(query, edge, webcam)
-            parts.extend(edge_parts)
-            clusters += len(edge_parts)
+        blob = self.json_blob
+        runs, singles = cells.runs.tolist(), cells.singles.tolist()
+        parts = [blob[runs[i]:runs[i + 1]] for i in range(0, len(runs), 2)]
+        for i in range(0, len(singles), 3):
+            parts += (blob[singles[i]:singles[i + 1]], webcam(singles[i + 2]), b"},")
+        edges, centroids = cells.edges.tolist(), cells.centroids.tolist()
+        for i in range(0, len(edges), 2):
+            parts.append(b'{"latitude":%b,"longitude":%b,"count":%d' % (
+                orjson.dumps(round(centroids[i], 5)), orjson.dumps(round(centroids[i + 1], 5)),
+                edges[i]))
+            parts += (b',"webcam":', webcam(edges[i + 1]), b"},") if edges[i] == 1 else (b"},",)
         body = memoryview(b"".join(parts))[:-1]   # drop the last separator, without a copy
-        return b'{"clusters":[%b],"count":%d}' % (body, clusters)
+        return b'{"clusters":[%b],"count":%d}' % (body, cells.count)
 
-    def _edges(self, query: ClusterQuery, edge: np.ndarray,
-               webcam: Callable[[int], bytes]) -> list[bytes]:
-        """Clusters of the members of edge cells that lie inside the bbox, all cells at once."""
-        starts, ends = self.start[edge].astype(np.int64), self.end[edge].astype(np.int64)
-        lengths = ends - starts
-        first = np.cumsum(lengths) - lengths
-        members = self.rows[np.arange(int(lengths.sum())) - np.repeat(first - starts, lengths)]
-        lat, lon = self.lat[members], self.lon[members]
-        keep = query.bbox.contains(lat, lon)
-        counts = np.add.reduceat(keep.astype(np.int64), first)
-        lat_mean = np.add.reduceat(np.where(keep, lat, 0.0), first) / np.maximum(counts, 1)
-        lon_mean = np.add.reduceat(np.where(keep, lon, 0.0), first) / np.maximum(counts, 1)
-        kept_rows = members[keep].tolist()
-        kept_first = (np.cumsum(counts) - counts).tolist()
-        out = []
-        for i, (n, la, lo) in enumerate(zip(counts.tolist(), lat_mean.tolist(),
-                                            lon_mean.tolist())):
-            if n == 0:
-                continue
-            head = b'{"latitude":%b,"longitude":%b,"count":%d' % (
-                orjson.dumps(round(la, 5)), orjson.dumps(round(lo, 5)), n)
-            if n == 1:
-                out.append(head + b',"webcam":' + webcam(kept_rows[kept_first[i]]) + b"},")
-            else:
-                out.append(head + b"},")
-        return out
+
+@dataclass(frozen=True)
+class Cells:
+    """webcams_kernel.clusters() of a query, flat: (first, end) byte ranges of runs of whole
+    cells, (first, end, row) of whole cells of one webcam, (count, first row) and (latitude,
+    longitude) of the clusters in edge cells."""
+
+    runs: np.ndarray
+    singles: np.ndarray
+    edges: np.ndarray
+    centroids: np.ndarray
+    whole: int                  # cells wholly inside
+
+    @property
+    def count(self) -> int:
+        """Clusters in the answer."""
+        return self.whole + len(self.edges) // 2
+
+    @property
+    def rendered(self) -> int:
+        """Clusters the answer renders one by one (whole cells of one webcam, edge cells)."""
+        return len(self.singles) // 3 + len(self.edges) // 2

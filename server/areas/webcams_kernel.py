@@ -116,3 +116,150 @@ def warm_up() -> None:
     times = np.array([0, 86_399], dtype=np.uint32)
     for array in (times, np.frombuffer(times.tobytes(), dtype=np.uint32)):    # and read-only
         stamped_body(array, b"[", b"", b"", b"", b"]")
+
+
+@njit(cache=True, nogil=True)
+def _inside(lat, lon, box):
+    """webcams_catalog.BBox.contains for one point; box = (min_lat, min_lon, max_lat, max_lon)."""
+    if not box[0] <= lat <= box[2]:
+        return False
+    if box[1] <= box[3]:
+        return box[1] <= lon <= box[3]
+    return lon >= box[1] or lon <= box[3]
+
+
+@njit(cache=True, nogil=True)
+def _cell_state(c, bounds, box, world):
+    """0 when cell c lies wholly outside the box, 1 when it straddles its edge, 2 when wholly
+    inside; bounds = (min_lat, max_lat, min_lon, max_lon) columns of the cells."""
+    if world:
+        return 2
+    min_lat, max_lat, min_lon, max_lon = bounds[0][c], bounds[1][c], bounds[2][c], bounds[3][c]
+    lat_in = min_lat >= box[0] and max_lat <= box[2]
+    if box[1] <= box[3]:
+        if lat_in and min_lon >= box[1] and max_lon <= box[3]:
+            return 2
+        touching = max_lat >= box[0] and min_lat <= box[2] and max_lon >= box[1] \
+            and min_lon <= box[3]
+        return 1 if touching else 0
+    # Across the antimeridian: inside is lon >= min_lon or lon <= max_lon.
+    if lat_in and (min_lon >= box[1] or max_lon <= box[3]):
+        return 2
+    lat_out = max_lat < box[0] or min_lat > box[2]
+    lon_out = min_lon > box[3] and max_lon < box[1]
+    return 0 if lat_out or lon_out else 1
+
+
+@njit(cache=True, nogil=True)
+def _block_sum(x, a, n):
+    """numpy's pairwise summation of x[a:a + n] for n <= 128 (umath loops_utils: eight
+    running sums, then the rest one by one)."""
+    if n < 8:
+        total = 0.0
+        for i in range(a, a + n):
+            total += x[_u(i)]
+        return total
+    r0, r1, r2, r3 = x[_u(a)], x[_u(a + 1)], x[_u(a + 2)], x[_u(a + 3)]
+    r4, r5, r6, r7 = x[_u(a + 4)], x[_u(a + 5)], x[_u(a + 6)], x[_u(a + 7)]
+    i = 8
+    while i < n - n % 8:
+        j = a + i
+        r0, r1, r2, r3 = r0 + x[_u(j)], r1 + x[_u(j + 1)], r2 + x[_u(j + 2)], r3 + x[_u(j + 3)]
+        r4, r5, r6, r7 = r4 + x[_u(j + 4)], r5 + x[_u(j + 5)], r6 + x[_u(j + 6)], \
+            r7 + x[_u(j + 7)]
+        i += 8
+    total = ((r0 + r1) + (r2 + r3)) + ((r4 + r5) + (r6 + r7))
+    for k in range(a + i, a + n):
+        total += x[_u(k)]
+    return total
+
+
+@njit(cache=True, nogil=True)
+def _pairwise_sum(x, a, n):
+    """numpy's pairwise summation of x[a:a + n], the same additions in the same order: above
+    128 elements, the sum of the halves (the first a multiple of 8). numpy recurses; this
+    walks the same tree with a stack (numba's cache cannot hold a recursive function)."""
+    if n <= 128:
+        return _block_sum(x, a, n)
+    starts, sizes = np.empty(64, dtype=np.int64), np.empty(64, dtype=np.int64)
+    lefts = np.empty(64)                    # a frame's left half's sum, once known
+    done = np.zeros(64, dtype=np.bool_)     # whether it is known
+    starts[0], sizes[0], top = a, n, 0
+    while True:
+        size = sizes[top]
+        if size > 128:                      # descend into the left half
+            half = size // 2 - size // 2 % 8
+            done[top] = False
+            top += 1
+            starts[top], sizes[top] = starts[top - 1], half
+            continue
+        total = _block_sum(x, starts[top], size)
+        top -= 1
+        while top >= 0 and done[top]:       # right halves complete their frames
+            total = lefts[top] + total
+            top -= 1
+        if top < 0:
+            return total
+        lefts[top], done[top] = total, True     # then the frame's right half
+        half = sizes[top] // 2 - sizes[top] // 2 % 8
+        starts[top + 1], sizes[top + 1] = starts[top] + half, sizes[top] - half
+        top += 1
+
+
+@njit(cache=True, nogil=True)
+def _reduceat_sum(x, n):
+    """The sum np.add.reduceat gives for x[:n]: the first element plus the pairwise sum of the
+    rest (so centroids round exactly as the numpy code they replace did)."""
+    return x[0] if n == 1 else x[0] + _pairwise_sum(x, 1, n - 1)
+
+
+@njit(cache=True, nogil=True)
+def clusters(a, b, bounds, count, start, end, offsets, rows, lat, lon, box, world):
+    """The clusters of cells [a, b) of one zoom inside a box, for Clusters.answer: (runs of
+    whole cells of several webcams as (first, end) byte ranges of the cells' JSON; whole cells
+    of one webcam as (first, end, row); for each cell straddling the box's edge with members
+    inside, (count, row of its first such member) and (latitude, longitude) of their mean;
+    the number of whole cells)."""
+    n = b - a
+    runs = np.empty(2 * n, dtype=np.int64)
+    singles = np.empty(3 * n, dtype=np.int64)
+    edges = np.empty(2 * n, dtype=np.int64)
+    centroids = np.empty(2 * n, dtype=np.float64)
+    nr = ns = ne = whole = 0
+    lat_buf, lon_buf = np.empty(64), np.empty(64)      # an edge cell's members (0 if outside)
+    last = -2                                           # the last cell of several appended
+    for c in range(a, b):
+        u = _u(c)
+        state = _cell_state(u, bounds, box, world)
+        whole += state == 2
+        if state == 2 and count[u] == 1:
+            singles[_u(ns)], singles[_u(ns + 1)] = offsets[u], offsets[u + 1]
+            singles[_u(ns + 2)] = rows[_u(start[u])]
+            ns += 3
+        elif state == 2:
+            if c == last + 1:                           # consecutive cells: one slice
+                runs[_u(nr - 1)] = offsets[u + 1]
+            else:
+                runs[_u(nr)], runs[_u(nr + 1)] = offsets[u], offsets[u + 1]
+                nr += 2
+            last = c
+        elif state == 1:
+            m = end[u] - start[u]
+            if len(lat_buf) < m:
+                lat_buf, lon_buf = np.empty(m), np.empty(m)
+            kept, first = 0, -1
+            for i in range(m):
+                row = rows[_u(start[u] + i)]
+                r = _u(row)
+                inside = _inside(lat[r], lon[r], box)
+                lat_buf[_u(i)] = lat[r] if inside else 0.0
+                lon_buf[_u(i)] = lon[r] if inside else 0.0
+                if inside:
+                    first = row if kept == 0 else first
+                    kept += 1
+            if kept:
+                edges[_u(ne)], edges[_u(ne + 1)] = kept, first
+                centroids[_u(ne)] = _reduceat_sum(lat_buf, m) / kept
+                centroids[_u(ne + 1)] = _reduceat_sum(lon_buf, m) / kept
+                ne += 2
+    return runs[:nr], singles[:ns], edges[:ne], centroids[:ne], whole
