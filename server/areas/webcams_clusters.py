@@ -38,7 +38,7 @@ class Clusters:
         cells = arrow_table(root / W.CELLS)
         for name in W.CELL_COLUMNS:
             setattr(self, name, numbers(cells, name))
-        self.zoom_offsets = npy(root / W.CELL_ZOOM_OFFSETS)
+        self.zoom_offsets: list[int] = npy(root / W.CELL_ZOOM_OFFSETS).tolist()
         self.json_blob = bytes_map(root / W.CELL_JSON)
         self.json_offsets = npy(root / W.CELL_JSON_OFFSETS)
         self.lat, self.lon = lat, lon
@@ -46,35 +46,17 @@ class Clusters:
         # Compile (or load the compiled kernel) before the area counts as ready.
         self.classify(ClusterQuery(BBox(0.0, 0.0, 1.0, 1.0), W.ZOOM_MIN))
 
-    def candidates(self, query: ClusterQuery) -> tuple[int, int]:
-        """The zoom's cells that can touch the bbox: cells are in Z-order, and every cell
-        inside the box's tile rectangle has a key between its corners' keys (one cell of
-        margin each way absorbs rounding at the edges)."""
-        a = int(self.zoom_offsets[query.zoom - W.ZOOM_MIN])
-        b = int(self.zoom_offsets[query.zoom - W.ZOOM_MIN + 1])
-        box = query.bbox
-        if box.min_lon > box.max_lon or (box.min_lon <= -180 and box.max_lon >= 180):
-            return a, b             # across the antimeridian (no single range), or every cell
-        level = query.zoom + W.CELL_LEVEL_OFFSET
-        last = (1 << level) - 1
-        x0, y0 = W.tile_xy(box.max_lat, box.min_lon, level)
-        x1, y1 = W.tile_xy(box.min_lat, box.max_lon, level)
-        low = W.morton(max(0, x0 - 1), max(0, y0 - 1))
-        high = W.morton(min(last, x1 + 1), min(last, y1 + 1))
-        keys = self.key[a:b]
-        return (a + int(np.searchsorted(keys, np.uint64(low), side="left")),
-                a + int(np.searchsorted(keys, np.uint64(high), side="right")))
-
     def classify(self, query: ClusterQuery) -> Cells:
         """The query's cells: wholly inside the bbox (runs of them, and those of one webcam),
         and the parts inside it of cells straddling its edge."""
-        a, b = self.candidates(query)
-        box = query.bbox
+        zoom, box = query.zoom - W.ZOOM_MIN, query.bbox
         world = box.min_lat <= -90 and box.max_lat >= 90 and box.min_lon <= -180 \
             and box.max_lon >= 180                  # the whole world (a common first map view)
         return Cells(*webcams_kernel.clusters(
-            a, b, self.bounds, self.count, self.start, self.end, self.json_offsets, self.rows,
-            self.lat, self.lon, (box.min_lat, box.min_lon, box.max_lat, box.max_lon), world))
+            self.key, self.zoom_offsets[zoom], self.zoom_offsets[zoom + 1],
+            query.zoom + W.CELL_LEVEL_OFFSET, self.bounds, self.count, self.start, self.end,
+            self.json_offsets, self.rows, self.lat, self.lon,
+            (box.min_lat, box.min_lon, box.max_lat, box.max_lon), world))
 
     def answer(self, query: ClusterQuery, cells: Cells, webcam: Callable[[int], bytes]) -> bytes:
         """The response body over classify()'s cells; `webcam(row)` renders the object of a

@@ -10,11 +10,16 @@ loader (warm_up()), so no request waits for the compiler.
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 from numba import njit, uint64 as _u
 
+from contract import Webcams as W
+
 DAY_S = 86_400
 STAMP = 19                      # YYYY-MM-DDTHH:MM:SS
+MAX_LAT = W.MAX_MERCATOR_LAT
 
 
 @njit(cache=True, nogil=True)
@@ -214,12 +219,51 @@ def _reduceat_sum(x, n):
 
 
 @njit(cache=True, nogil=True)
-def clusters(a, b, bounds, count, start, end, offsets, rows, lat, lon, box, world):
-    """The clusters of cells [a, b) of one zoom inside a box, for Clusters.answer: (runs of
+def _tile_xy(lat, lon, level):
+    """contract.Webcams.tile_xy, the same arithmetic."""
+    size = 1 << level
+    phi = math.radians(max(-MAX_LAT, min(MAX_LAT, lat)))
+    x = math.floor((lon + 180.0) / 360.0 * size)
+    y = math.floor((1.0 - math.log(math.tan(phi) + 1.0 / math.cos(phi)) / math.pi) / 2.0 * size)
+    return min(max(x, 0), size - 1), min(max(y, 0), size - 1)
+
+
+@njit(cache=True, nogil=True)
+def _morton(x, y):
+    """contract.Webcams.morton."""
+    key = np.uint64(0)
+    for bit in range(32):
+        key |= np.uint64((x >> bit) & 1) << np.uint64(2 * bit)
+        key |= np.uint64((y >> bit) & 1) << np.uint64(2 * bit + 1)
+    return key
+
+
+@njit(cache=True, nogil=True)
+def _candidates(keys, a, b, level, box):
+    """Clusters.candidates: the cells of [a, b) (one zoom, in Z-order) that can touch the box:
+    every cell inside its tile rectangle has a key between its corners' keys (one cell of
+    margin each way absorbs rounding at the edges)."""
+    if box[1] > box[3] or (box[1] <= -180 and box[3] >= 180):
+        return a, b             # across the antimeridian (no single range), or every cell
+    last = (1 << level) - 1
+    x0, y0 = _tile_xy(box[2], box[1], level)
+    x1, y1 = _tile_xy(box[0], box[3], level)
+    low = _morton(max(0, x0 - 1), max(0, y0 - 1))
+    high = _morton(min(last, x1 + 1), min(last, y1 + 1))
+    return (a + np.searchsorted(keys[a:b], low, side="left"),
+            a + np.searchsorted(keys[a:b], high, side="right"))
+
+
+@njit(cache=True, nogil=True)
+def clusters(keys, a, b, level, bounds, count, start, end, offsets, rows, lat, lon, box,
+             world):
+    """The clusters inside a box of the cells [a, b) of one zoom (grid level `level`), for
+    Clusters.answer: (runs of
     whole cells of several webcams as (first, end) byte ranges of the cells' JSON; whole cells
     of one webcam as (first, end, row); for each cell straddling the box's edge with members
     inside, (count, row of its first such member) and (latitude, longitude) of their mean;
     the number of whole cells)."""
+    a, b = _candidates(keys, a, b, level, box)
     n = b - a
     runs = np.empty(2 * n, dtype=np.int64)
     singles = np.empty(3 * n, dtype=np.int64)

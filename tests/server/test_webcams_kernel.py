@@ -6,6 +6,7 @@ import datetime as dt
 
 import numpy as np
 
+from contract import Webcams as W
 from server.areas import webcams_kernel as kernel
 
 
@@ -38,3 +39,13 @@ def test_edge_centroid_sums_add_as_numpy_reduceat_does():
         x = np.round(rng.uniform(-90, 90, n), 5)
         x[rng.random(n) < 0.3] = 0.0
         assert kernel._reduceat_sum(x, n) == np.add.reduceat(x, [0])[0], n
+
+
+def test_tiles_and_keys_are_the_contracts():
+    rng = np.random.default_rng(9)
+    lats = np.concatenate([rng.uniform(-90, 90, 20_000), [-90.0, 90.0, W.MAX_MERCATOR_LAT, 0.0]])
+    lons = np.concatenate([rng.uniform(-180, 180, 20_000), [-180.0, 180.0, 0.0, 179.999999]])
+    for lat, lon, level in zip(lats.tolist(), lons.tolist(), rng.integers(3, 21, len(lats))):
+        x, y = W.tile_xy(lat, lon, int(level))
+        assert kernel._tile_xy(lat, lon, int(level)) == (x, y)
+        assert int(kernel._morton(x, y)) == W.morton(x, y)
