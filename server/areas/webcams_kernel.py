@@ -111,9 +111,11 @@ def stamped_items(times, parts, cuts):
 def stamped_body(times: np.ndarray, start: bytes, head: bytes, mid: bytes, tail: bytes,
                  end: bytes) -> bytes:
     """start, the items `head STAMP mid STAMP tail` of each capture time comma-separated, end."""
-    cuts = np.cumsum((len(start), len(head), len(mid), len(tail)))
+    c0 = len(start)
+    c1 = c0 + len(head)
+    c2 = c1 + len(mid)
     parts = np.frombuffer(b"".join((start, head, mid, tail, end)), dtype=np.uint8)
-    return stamped_items(times, parts, cuts).tobytes()
+    return stamped_items(times, parts, (c0, c1, c2, c2 + len(tail))).tobytes()
 
 
 def warm_up() -> None:

@@ -96,10 +96,10 @@ class Snapshots:
         sparse index narrows it to one block, the only part read."""
         stride = W.SNAP_STRIDE
         k0, k1 = -(-a // stride), -(-b // stride)        # sparse entries at positions in [a, b)
-        j = int(np.searchsorted(self.sparse[k0:k1], value, side=side))
+        j = int(self.sparse[k0:k1].searchsorted(value, side=side))
         start = a if j == 0 else (k0 + j - 1) * stride + 1
         end = b if k0 + j >= k1 else (k0 + j) * stride
-        return start + int(np.searchsorted(self.times.read(start, end), value, side=side))
+        return start + int(self.times.read(start, end).searchsorted(value, side=side))
 
     def find(self, row: int, unix_s: int) -> int | None:
         """Index of the row's snapshot captured at exactly `unix_s`, or None."""
