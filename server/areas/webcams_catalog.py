@@ -1,7 +1,8 @@
 """The webcam catalog: rows, pre-rendered JSON and the list query (interface 4.8, rules 36-38).
 
-Filters are vectorised masks over the served rows (tens of thousands), the sort orders are
-permutations precomputed by the pipeline, so a page is a slice of a permutation.
+The sort orders are permutations precomputed by the pipeline; per order the catalog keeps
+the filter columns and each country's, location's and one-degree cell's positions in it, and
+webcams_select finds a query's matches and page among them in one compiled pass.
 """
 
 from __future__ import annotations
@@ -13,8 +14,17 @@ from pathlib import Path
 import numpy as np
 
 from contract import Webcams as W
-from server.areas.geocoding_index import EARTH_RADIUS_KM, haversine_km
+from server.areas import webcams_select
+from server.areas.geocoding_index import EARTH_RADIUS_KM
 from server.mapped import arrow_table, bytes_map, column, npy, numbers
+
+NO_ROWS = np.zeros(0, dtype=np.int64)
+NO_AREA = (0, -1, 1, 0, 1, 0)           # webcams_select's area of no bbox or circle
+EVERYWHERE = (-math.inf, math.inf, -math.inf, math.inf, math.inf, -math.inf)   # its shape
+NOWHERE_NEAR = (0.0,) * 9                # its circle, when none is given
+# Chords (on the unit sphere) this close to the radius's are checked by haversine: far more
+# than the rounding of either (~1e-15), far less than a metre (1.6e-7).
+CHORD_MARGIN = 1e-9
 
 
 @dataclass(frozen=True)
@@ -25,13 +35,6 @@ class BBox:
     min_lon: float
     max_lat: float
     max_lon: float
-
-    def contains(self, lat: np.ndarray, lon: np.ndarray) -> np.ndarray:
-        """Mask of the points inside (edges included)."""
-        inside = (lat >= self.min_lat) & (lat <= self.max_lat)
-        if self.min_lon <= self.max_lon:
-            return inside & (lon >= self.min_lon) & (lon <= self.max_lon)
-        return inside & ((lon >= self.min_lon) | (lon <= self.max_lon))
 
 
 @dataclass(frozen=True)
@@ -57,10 +60,7 @@ class ListQuery:
 
 
 class Catalog:
-    """The served webcams of one published version (rows in public_id order).
-
-    The filter columns are also kept permuted into each sort order, so a filter's mask is
-    computed directly in that order and a page is a slice of its true positions."""
+    """The served webcams of one published version (rows in public_id order)."""
 
     def __init__(self, root: Path):
         cams = arrow_table(root / W.CAMS_ARROW)
@@ -78,17 +78,14 @@ class Catalog:
         self.location_ids = npy(root / W.LOCATION_IDS)
         row_country, row_location = npy(root / W.ROW_COUNTRY), npy(root / W.ROW_LOCATION)
         self.row_country, self.row_location = row_country, row_location
-        self.orders = {}
-        for sort, path in (("views", W.ORDER_DESC), ("views_asc", W.ORDER_ASC)):
-            order = npy(root / path)
-            rank = np.empty(self.size, dtype=np.int64)
-            rank[order] = np.arange(self.size)
-            self.orders[sort] = _Ordered(order, rank, self.lat[order], self.lon[order],
-                                         row_country[order], row_location[order])
         # Rows by one-degree cell: a bbox or nearby query starts from the cells it covers.
         cell = _cells(self.lat, self.lon)
-        self.by_cell = np.argsort(cell, kind="stable")
-        self.cell_start = np.searchsorted(cell[self.by_cell], np.arange(180 * 360 + 1))
+        by_cell = np.argsort(cell, kind="stable")
+        self.cell_start = np.searchsorted(cell[by_cell], np.arange(180 * 360 + 1))
+        self.positions = np.arange(self.size, dtype=np.int64)     # every one, in order
+        self.orders = {sort: _Ordered.of(npy(root / path), self, by_cell)
+                       for sort, path in (("views", W.ORDER_DESC), ("views_asc", W.ORDER_ASC))}
+        self.select(ListQuery(bbox=BBox(0.0, 0.0, 1.0, 1.0)))   # compile before the area is ready
 
     def prefix(self, row: int) -> bytes:
         """The row's Webcam JSON without the request-dependent fields and the closing brace."""
@@ -109,67 +106,92 @@ class Catalog:
     def select(self, query: ListQuery) -> tuple[np.ndarray, int]:
         """(rows of the requested page, total matches) in the requested order."""
         ordered = self.orders[query.sort]
-        rows = self._candidates(query)
-        if rows is not None:     # few candidates: filter those, then order them by rank
-            lat, lon = self.lat[rows], self.lon[rows]
-            keep = self._mask(query, lat, lon, self.row_country[rows], self.row_location[rows])
-            if query.nearby is not None:
-                keep &= _within(query.nearby, lat, lon)
-            positions = np.sort(ordered.rank[rows[keep]])
-        else:                    # many: masks over every row, already in the sort order
-            keep = self._mask(query, ordered.lat, ordered.lon, ordered.country,
-                              ordered.location)
-            if keep is True:
-                return ordered.rows[query.offset:query.offset + query.limit], self.size
-            positions = np.flatnonzero(keep)
-            if query.nearby is not None:     # exact distances for the band's candidates only
-                positions = positions[_within(query.nearby, ordered.lat[positions],
-                                              ordered.lon[positions])]
-        page = positions[query.offset:query.offset + query.limit]
-        return ordered.rows[page], len(positions)
-
-    def _candidates(self, query: ListQuery) -> np.ndarray | None:
-        """Rows of the one-degree cells a bbox or circle covers, when they are few (a tenth
-        of the catalog at most); else None."""
+        box, near = query.bbox, query.nearby
+        if query.country is None and query.location is None and box is None and near is None:
+            return ordered.rows[query.offset:query.offset + query.limit], self.size
+        found = self._group(query, ordered)
         area = _area(query)
-        if area is None:
-            return None
-        (south, north), lons = area
-        starts = self.cell_start
-        bounds = [(int(starts[row * 360 + w]), int(starts[row * 360 + e + 1]))
-                  for row in range(south, north + 1) for w, e in lons]
-        if sum(b - a for a, b in bounds) > self.size // 10:
-            return None
-        runs = [self.by_cell[a:b] for a, b in bounds if b > a]
-        return np.concatenate(runs) if runs else np.zeros(0, dtype=np.int64)
+        # No webcam in the country or location, or a bbox and a circle that do not meet.
+        if found is None or (area is not None and area[0][0] > area[0][1]):
+            return NO_ROWS, 0
+        group, wanted = found
+        return webcams_select.select(
+            ordered.rows, ordered.geo, ordered.country, ordered.location,
+            self.positions if group is NO_ROWS else group, group is NO_ROWS, ordered.by_cell,
+            self.cell_start, NO_AREA if area is None else _flat(area), wanted,
+            EVERYWHERE if box is None else _box_shape(box),
+            EVERYWHERE if near is None else _band_shape(near),
+            NOWHERE_NEAR if near is None else _near(near), query.offset, query.limit)
 
-    def _mask(self, query: ListQuery, lat: np.ndarray, lon: np.ndarray, country: np.ndarray,
-              location: np.ndarray) -> np.ndarray | bool:
-        """Rows (given by their columns) passing every filter, the radius only as a band (a
-        superset: _within() is exact); True when there is no filter."""
-        mask: np.ndarray | bool = True
+    def _group(self, query: ListQuery, ordered: _Ordered
+               ) -> tuple[np.ndarray, tuple[int, int]] | None:
+        """(positions of the smaller of the country's and the location's webcams, empty for
+        neither; their indices, -1 for none), or None when either has no webcam."""
+        country = location = -1
+        group = NO_ROWS
         if query.country is not None:
-            mask = mask & (country == self.country_index.get(query.country, -1))
+            country = self.country_index.get(query.country, -1)
+            group = ordered.country_group(country) if country >= 0 else NO_ROWS
+            if len(group) == 0:
+                return None
         if query.location is not None:
             index = self.location_index(query.location)
-            mask = mask & (location == (-2 if index is None else index))
-        if query.bbox is not None:
-            mask = mask & query.bbox.contains(lat, lon)
-        if query.nearby is not None:
-            mask = mask & _band(query.nearby, lat, lon)
-        return mask
+            if index is None:
+                return None
+            location, located = index, ordered.location_group(index)
+            group = located if country < 0 or len(located) < len(group) else group
+        return group, (country, location)
 
 
 @dataclass(frozen=True)
 class _Ordered:
-    """Row numbers, each row's position, and filter columns in one sort order."""
+    """One sort order: its rows, the filter values by position (latitude, longitude and unit
+    vector as rows of `geo`; country and location indices), and positions grouped by
+    country, by location (positions ascending within each) and by one-degree cell."""
 
     rows: np.ndarray
-    rank: np.ndarray
-    lat: np.ndarray
-    lon: np.ndarray
+    geo: np.ndarray
     country: np.ndarray
     location: np.ndarray
+    by_country: np.ndarray
+    country_start: np.ndarray
+    by_location: np.ndarray
+    location_start: np.ndarray
+    by_cell: np.ndarray
+
+    @classmethod
+    def of(cls, order: np.ndarray, catalog: Catalog, by_cell: np.ndarray) -> _Ordered:
+        """The order's arrays, from the rows in that order and the rows by cell."""
+        rank = np.empty(len(order), dtype=np.int64)
+        rank[order] = np.arange(len(order))
+        lat, lon = catalog.lat[order], catalog.lon[order]
+        country, location = catalog.row_country[order], catalog.row_location[order]
+        by_country, country_start = _groups(country, len(catalog.country_index))
+        # Locations from -1 (none): grouped by index + 1.
+        by_location, location_start = _groups(location + 1, len(catalog.location_ids) + 1)
+        return cls(order, np.vstack([lat, lon, *_unit(lat, lon)]), country, location,
+                   by_country, country_start, by_location, location_start, rank[by_cell])
+
+    def country_group(self, index: int) -> np.ndarray:
+        """Positions of the country's webcams, ascending."""
+        return self.by_country[self.country_start[index]:self.country_start[index + 1]]
+
+    def location_group(self, index: int) -> np.ndarray:
+        """Positions of the location's webcams, ascending."""
+        return self.by_location[self.location_start[index + 1]:self.location_start[index + 2]]
+
+
+def _unit(lat: np.ndarray | float, lon: np.ndarray | float) -> tuple:
+    """(x, y, z) on the unit sphere of points in degrees."""
+    phi, lam = np.radians(lat), np.radians(lon)
+    return np.cos(phi) * np.cos(lam), np.cos(phi) * np.sin(lam), np.sin(phi)
+
+
+def _groups(keys: np.ndarray, count: int) -> tuple[np.ndarray, np.ndarray]:
+    """Positions sorted by key (ascending within a key), and where each key 0..count-1 starts
+    among them (count + 1 bounds)."""
+    by_key = np.argsort(keys, kind="stable")
+    return by_key, np.searchsorted(keys[by_key], np.arange(count + 1))
 
 
 def _cells(lat: np.ndarray | float, lon: np.ndarray | float) -> np.ndarray:
@@ -225,21 +247,40 @@ def _area(query: ListQuery) -> tuple[tuple[int, int], list[tuple[int, int]]] | N
             [(_index(w, 360, 180), _index(e, 360, 180)) for w, e in spans])
 
 
-def _band(near: Nearby, lat: np.ndarray, lon: np.ndarray) -> np.ndarray:
-    """Mask of points that may lie within the radius (a superset; _within() is exact)."""
+def _flat(area: tuple[tuple[int, int], list[tuple[int, int]]]) -> tuple[int, ...]:
+    """_area() as webcams_select takes it: (south, north, west, east, west2, east2), the
+    second column range empty (1, 0) unless the area crosses the antimeridian."""
+    (south, north), spans = area
+    (west, east), (west2, east2) = spans[0], spans[1] if len(spans) > 1 else (1, 0)
+    return south, north, west, east, west2, east2
+
+
+def _box_shape(box: BBox) -> tuple[float, ...]:
+    """A bbox as a webcams_select shape: (south, north, west, east, west2, east2)."""
+    if box.min_lon <= box.max_lon:
+        return box.min_lat, box.max_lat, box.min_lon, box.max_lon, math.inf, -math.inf
+    return box.min_lat, box.max_lat, box.min_lon, math.inf, -math.inf, box.max_lon
+
+
+def _band_shape(near: Nearby) -> tuple[float, ...]:
+    """A webcams_select shape holding every point within the radius (a superset: the exact
+    great-circle test follows), from _reach()."""
     south, north, dlon = _reach(near)
-    mask = (lat >= south) & (lat <= north)
-    if dlon is not None:
-        west, east = near.lon - dlon, near.lon + dlon
-        if west < -180.0:
-            mask &= (lon >= west + 360.0) | (lon <= east)
-        elif east > 180.0:
-            mask &= (lon >= west) | (lon <= east - 360.0)
-        else:
-            mask &= (lon >= west) & (lon <= east)
-    return mask
+    if dlon is None:
+        return south, north, -math.inf, math.inf, math.inf, -math.inf
+    west, east = near.lon - dlon, near.lon + dlon
+    if west < -180.0:
+        return south, north, west + 360.0, math.inf, -math.inf, east
+    if east > 180.0:
+        return south, north, west, math.inf, -math.inf, east - 360.0
+    return south, north, west, east, math.inf, -math.inf
 
 
-def _within(near: Nearby, lat: np.ndarray, lon: np.ndarray) -> np.ndarray:
-    """Exact great-circle test of the radius."""
-    return haversine_km(near.lat, near.lon, lat, lon) <= near.radius_km
+def _near(near: Nearby) -> tuple[float, ...]:
+    """A nearby filter as webcams_select takes it: (lat, lon, radius_km, 1.0, the centre's
+    unit vector, the squared chords below which a point is certainly within the radius and
+    above which it is certainly not)."""
+    chord = 2.0 * math.sin(near.radius_km / EARTH_RADIUS_KM / 2.0)
+    x, y, z = (float(v) for v in _unit(near.lat, near.lon))
+    return (near.lat, near.lon, near.radius_km, 1.0, x, y, z,
+            max(chord - CHORD_MARGIN, 0.0) ** 2, (chord + CHORD_MARGIN) ** 2)

@@ -20,7 +20,8 @@ import orjson
 from contract import Webcams as W
 from server.areas import webcams_kernel
 from server.areas.webcams_catalog import BBox
-from server.mapped import arrow_table, bytes_map, column, npy, numbers
+from server.mapped import arrow_table, bytes_map, npy, numbers
+
 
 @dataclass(frozen=True)
 class ClusterQuery:

@@ -127,7 +127,8 @@ def warm_up() -> None:
 
 @njit(cache=True, nogil=True)
 def _inside(lat, lon, box):
-    """webcams_catalog.BBox.contains for one point; box = (min_lat, min_lon, max_lat, max_lon)."""
+    """Inside box = (min_lat, min_lon, max_lat, max_lon), edges included; min_lon > max_lon
+    crosses the antimeridian."""
     if not box[0] <= lat <= box[2]:
         return False
     if box[1] <= box[3]:
