@@ -19,9 +19,9 @@ from server.areas.geocoding_index import EARTH_RADIUS_KM
 from server.mapped import arrow_table, bytes_map, column, npy, numbers
 
 NO_ROWS = np.zeros(0, dtype=np.int64)
-NO_AREA = (0, -1, 1, 0, 1, 0)           # webcams_select's area of no bbox or circle
-EVERYWHERE = (-math.inf, math.inf, -math.inf, math.inf, math.inf, -math.inf)   # its shape
-NOWHERE_NEAR = (0.0,) * 9                # its circle, when none is given
+# webcams_select's shape of no bbox or circle, and its circle when none is given.
+EVERYWHERE = (-math.inf, math.inf, -math.inf, math.inf, math.inf, -math.inf)
+NOWHERE_NEAR = (0.0,) * 9
 # Chords (on the unit sphere) this close to the radius's are checked by haversine: far more
 # than the rounding of either (~1e-15), far less than a metre (1.6e-7).
 CHORD_MARGIN = 1e-9
@@ -83,6 +83,10 @@ class Catalog:
         by_cell = np.argsort(cell, kind="stable")
         self.cell_start = np.searchsorted(cell[by_cell], np.arange(180 * 360 + 1))
         self.positions = np.arange(self.size, dtype=np.int64)     # every one, in order
+        # The filter values in cell order (as _Ordered.geo, country, location).
+        self.cells = (np.vstack([self.lat[by_cell], self.lon[by_cell],
+                                 *_unit(self.lat[by_cell], self.lon[by_cell])]),
+                      row_country[by_cell], row_location[by_cell])
         self.orders = {sort: _Ordered.of(npy(root / path), self, by_cell)
                        for sort, path in (("views", W.ORDER_DESC), ("views_asc", W.ORDER_ASC))}
         self.select(ListQuery(bbox=BBox(0.0, 0.0, 1.0, 1.0)))   # compile before the area is ready
@@ -110,15 +114,13 @@ class Catalog:
         if query.country is None and query.location is None and box is None and near is None:
             return ordered.rows[query.offset:query.offset + query.limit], self.size
         found = self._group(query, ordered)
-        area = _area(query)
-        # No webcam in the country or location, or a bbox and a circle that do not meet.
-        if found is None or (area is not None and area[0][0] > area[0][1]):
-            return NO_ROWS, 0
+        if found is None:
+            return NO_ROWS, 0           # no webcam in the country or location
         group, wanted = found
         return webcams_select.select(
             ordered.rows, ordered.geo, ordered.country, ordered.location,
-            self.positions if group is NO_ROWS else group, group is NO_ROWS, ordered.by_cell,
-            self.cell_start, NO_AREA if area is None else _flat(area), wanted,
+            self.positions if group is NO_ROWS else group, group is NO_ROWS, self.cells,
+            ordered.by_cell, self.cell_start, wanted,
             EVERYWHERE if box is None else _box_shape(box),
             EVERYWHERE if near is None else _band_shape(near),
             NOWHERE_NEAR if near is None else _near(near), query.offset, query.limit)
@@ -201,10 +203,6 @@ def _cells(lat: np.ndarray | float, lon: np.ndarray | float) -> np.ndarray:
     return (row * 360 + col).astype(np.int64)
 
 
-def _index(value: float, size: int, shift: int) -> int:
-    return min(max(math.floor(value) + shift, 0), size - 1)
-
-
 def _reach(near: Nearby) -> tuple[float, float, float | None]:
     """(south, north, half-width in longitude) of a band holding every point within the radius;
     the half-width is None when the band reaches a pole (every longitude).
@@ -218,41 +216,6 @@ def _reach(near: Nearby) -> tuple[float, float, float | None]:
     ratio = math.sin(angle / 2) / max(math.cos(edge), 1e-12)
     dlon = math.degrees(2 * math.asin(ratio)) + 1e-6 if ratio < 1.0 else None
     return near.lat - dlat, near.lat + dlat, dlon
-
-
-def _area(query: ListQuery) -> tuple[tuple[int, int], list[tuple[int, int]]] | None:
-    """Cell rows (south, north) and column ranges that hold every possible match of a bbox or
-    nearby filter (a superset: the exact tests follow), or None without either."""
-    box = query.bbox
-    if box is None and query.nearby is None:
-        return None
-    if box is not None:
-        south, north = box.min_lat, box.max_lat
-        spans = ([(box.min_lon, box.max_lon)] if box.min_lon <= box.max_lon
-                 else [(box.min_lon, 180.0), (-180.0, box.max_lon)])
-    else:
-        south, north, spans = -90.0, 90.0, [(-180.0, 180.0)]
-    if query.nearby is not None:
-        near = query.nearby
-        low, high, dlon = _reach(near)
-        south, north = max(south, low), min(north, high)
-        if box is None and dlon is not None:
-            west, east = near.lon - dlon, near.lon + dlon
-            spans = ([(west, east)] if -180.0 <= west and east <= 180.0 else
-                     [(max(west, -180.0), min(east, 180.0)),
-                      (west + 360.0, 180.0) if west < -180.0 else (-180.0, east - 360.0)])
-    if south > north:
-        return (0, -1), []
-    return ((_index(south, 180, 90), _index(north, 180, 90)),
-            [(_index(w, 360, 180), _index(e, 360, 180)) for w, e in spans])
-
-
-def _flat(area: tuple[tuple[int, int], list[tuple[int, int]]]) -> tuple[int, ...]:
-    """_area() as webcams_select takes it: (south, north, west, east, west2, east2), the
-    second column range empty (1, 0) unless the area crosses the antimeridian."""
-    (south, north), spans = area
-    (west, east), (west2, east2) = spans[0], spans[1] if len(spans) > 1 else (1, 0)
-    return south, north, west, east, west2, east2
 
 
 def _box_shape(box: BBox) -> tuple[float, ...]:
@@ -281,6 +244,7 @@ def _near(near: Nearby) -> tuple[float, ...]:
     unit vector, the squared chords below which a point is certainly within the radius and
     above which it is certainly not)."""
     chord = 2.0 * math.sin(near.radius_km / EARTH_RADIUS_KM / 2.0)
-    x, y, z = (float(v) for v in _unit(near.lat, near.lon))
-    return (near.lat, near.lon, near.radius_km, 1.0, x, y, z,
+    phi, lam = math.radians(near.lat), math.radians(near.lon)
+    return (near.lat, near.lon, near.radius_km, 1.0, math.cos(phi) * math.cos(lam),
+            math.cos(phi) * math.sin(lam), math.sin(phi),
             max(chord - CHORD_MARGIN, 0.0) ** 2, (chord + CHORD_MARGIN) ** 2)

@@ -21,6 +21,10 @@ CELL_COLS = 360
 # Cells are the source while they hold at most this share of the catalog: a sort of their
 # matches costs less than a pass over every position.
 CELLS_SHARE = 10
+# A circle's cells are the source up to a larger share: the pass over every position costs more
+# with a circle, the vectorised count only serves a bbox alone.
+CELLS_SHARE_NEAR = 3
+SORT_MAX = 256          # more matches in cells are put in order by marks, not a sort
 
 
 @njit(cache=True, nogil=True)
@@ -63,9 +67,30 @@ def _passes(geo, country, location, u, wanted, box, band, near):
 
 
 @njit(cache=True, nogil=True)
+def _cell(degrees, shift, size):
+    """The one-degree cell row (shift 90, size 180) or column (180, 360) of a bound, clamped."""
+    return min(max(int(math.floor(min(max(degrees, -1e3), 1e3))) + shift, 0), size - 1)
+
+
+@njit(cache=True, nogil=True)
+def _area(box, band):
+    """The cells holding every possible match of the bbox and the circle's band (a superset:
+    the exact tests follow): (south, north, west, east, west2, east2) cell rows and column
+    ranges, the second range empty (west2 > east2) unless the area crosses the antimeridian;
+    south > north when the two do not meet. The columns are the bbox's, else the band's."""
+    south, north = max(box[0], band[0]), min(box[1], band[1])
+    if south > north:
+        return 0, -1, 1, 0, 1, 0
+    shape = box if box[0] > -math.inf else band
+    west2, east2 = (_cell(shape[4], 180, 360), _cell(shape[5], 180, 360)) \
+        if shape[4] <= shape[5] else (1, 0)
+    return (_cell(south, 90, 180), _cell(north, 90, 180), _cell(shape[2], 180, 360),
+            _cell(shape[3], 180, 360), west2, east2)
+
+
+@njit(cache=True, nogil=True)
 def _cell_count(cell_start, area):
-    """Rows in the cells of area = (south, north, west, east, west2, east2) rows and column
-    ranges (the second range empty when west2 > east2)."""
+    """Rows in the cells of an _area()."""
     total = 0
     for r in range(area[0], area[1] + 1):
         for w, e in ((area[2], area[3]), (area[4], area[5])):
@@ -75,10 +100,25 @@ def _cell_count(cell_start, area):
 
 
 @njit(cache=True, nogil=True)
+def _coarse(geo, box, band):
+    """Positions inside the bbox and the circle's band, in order."""
+    out = np.empty(geo.shape[1], dtype=np.int64)
+    m = 0
+    for k in range(geo.shape[1]):
+        lat, lon = geo[0, _u(k)], geo[1, _u(k)]
+        if _in(lat, lon, box) & _in(lat, lon, band):
+            out[_u(m)] = k
+            m += 1
+    return out[:m]
+
+
+@njit(cache=True, nogil=True)
 def _scan(order, geo, country, location, positions, every, wanted, box, band, near, offset,
           limit):
     """select() over candidate positions in ascending order (`every`: all of them, in order):
     the page is the matches from `offset`, the rest are only counted."""
+    if every and near[3] != 0.0:        # a circle: its band's positions first
+        positions, every = _coarse(geo, box, band), False
     # No conditional index in the loops: it costs more than the tests.
     n = len(positions)
     page = np.empty(max(min(limit, len(order) - offset), 0), dtype=np.int64)
@@ -102,10 +142,12 @@ def _scan(order, geo, country, location, positions, every, wanted, box, band, ne
 
 
 @njit(cache=True, nogil=True)
-def _from_cells(order, geo, country, location, by_cell, cell_start, area, count, wanted,
-                box, band, near, offset, limit):
+def _from_cells(order, cells, by_cell, cell_start, area, count, wanted, box, band, near,
+                offset, limit):
     """select() over the rows of an area's cells (`count` of them): the matches' positions
-    sorted, then the page."""
+    sorted, then the page. `cells` holds the filter values in cell order (geo, country,
+    location), so the pass reads memory in sequence; `by_cell` their positions."""
+    geo, country, location = cells
     found = np.empty(count, dtype=np.int64)
     total = 0
     for r in range(area[0], area[1] + 1):
@@ -114,28 +156,50 @@ def _from_cells(order, geo, country, location, by_cell, cell_start, area, count,
                 continue
             first = cell_start[_u(r * CELL_COLS + w)]
             for i in range(first, cell_start[_u(r * CELL_COLS + e + 1)]):
-                p = by_cell[_u(i)]
-                u = _u(p)
-                if _passes(geo, country, location, u, wanted, box, band, near):
-                    found[_u(total)] = p
+                if _passes(geo, country, location, _u(i), wanted, box, band, near):
+                    found[_u(total)] = by_cell[_u(i)]
                     total += 1
-    found = np.sort(found[:total])
     page = np.empty(max(min(limit, total - offset), 0), dtype=np.int64)
-    for k in range(len(page)):
-        page[_u(k)] = order[_u(found[_u(offset + k)])]
+    if len(page) == 0:
+        return page, total
+    if total <= SORT_MAX:
+        found = np.sort(found[:total])
+        for k in range(len(page)):
+            page[_u(k)] = order[_u(found[_u(offset + k)])]
+        return page, total
+    # Many matches: mark them, then walk the positions up to the page's last (a sort of
+    # thousands costs more than the walk).
+    marked = np.zeros(len(order), dtype=np.bool_)
+    for k in range(total):
+        marked[_u(found[_u(k)])] = True
+    seen = taken = 0
+    p = 0
+    while taken < len(page):
+        if marked[_u(p)]:
+            if seen >= offset:
+                page[_u(taken)] = order[_u(p)]
+                taken += 1
+            seen += 1
+        p += 1
     return page, total
 
 
 @njit(cache=True, nogil=True)
-def select(order, geo, country, location, positions, every, by_cell, cell_start, area, wanted,
-           box, band, near, offset, limit):
+def select(order, geo, country, location, positions, every, cells, by_cell, cell_start,
+           wanted, box, band, near, offset, limit):
     """(rows of the page, total matches) of a query in one sort order (`order`: its rows; the
-    filter columns by position): from the cells of `area` when they hold fewer rows than
-    `positions` (the filtered country's or location's, or `every` one) and a share of the
-    catalog, else over `positions`."""
-    cells = _cell_count(cell_start, area) if area[0] <= area[1] else len(order) + 1
-    if cells <= len(order) // CELLS_SHARE and cells < len(positions):
-        return _from_cells(order, geo, country, location, by_cell, cell_start, area,
-                           cells, wanted, box, band, near, offset, limit)
+    filter columns by position): from the cells of the bbox or the circle when they hold fewer
+    rows than `positions` (the filtered country's or location's, or `every` one) and a share
+    of the catalog, else over `positions`."""
+    count = len(order) + 1
+    if box[0] > -math.inf or band[0] > -math.inf:
+        area = _area(box, band)
+        if area[0] > area[1]:
+            return np.empty(0, dtype=np.int64), 0       # a bbox and a circle that do not meet
+        count = _cell_count(cell_start, area)
+        share = CELLS_SHARE if near[3] == 0.0 else CELLS_SHARE_NEAR
+        if count <= len(order) // share and count < len(positions):
+            return _from_cells(order, cells, by_cell, cell_start, area, count, wanted, box,
+                               band, near, offset, limit)
     return _scan(order, geo, country, location, positions, every, wanted, box, band, near,
                  offset, limit)
