@@ -28,6 +28,13 @@ _NUMPY_TYPES = {"double": "f8", "float": "f4", "int64": "i8", "int32": "i4", "in
                 "int8": "i1", "uint64": "u8", "uint32": "u4", "uint16": "u2", "uint8": "u1"}
 
 
+def arrow_indices(positions: np.ndarray) -> pa.Array:
+    """Positions as an int64 Arrow array over the same memory, for Array.take: given NumPy
+    indices (or pa.array's conversion) take would import pandas (~50 MiB) on first use."""
+    positions = np.ascontiguousarray(positions, dtype=np.int64)
+    return pa.Array.from_buffers(pa.int64(), len(positions), [None, pa.py_buffer(positions)])
+
+
 def numbers(table: pa.Table, name: str) -> np.ndarray:
     """A null-free numeric column as a read-only NumPy view of its buffer. pyarrow's own
     to_numpy would import pandas (0.35 s and ~50 MiB per worker) for nothing."""
