@@ -60,10 +60,29 @@ def bytes_map(path: Path) -> mmap.mmap | bytes:
         return mmap.mmap(handle.fileno(), 0, access=mmap.ACCESS_READ)
 
 
-class NpyFile:
-    """A large 1-D .npy file read with pread, block by block, instead of mapped: the blocks stay
-    in the page cache (shared by every process) without counting in this process's resident
-    memory, which a mapping of a file read all over would, page by page."""
+class ByteFile:
+    """A large file read with pread, slice by slice, instead of mapped: the slices stay in the
+    page cache (shared by every process) without counting in this process's resident memory,
+    which a mapping of a file read all over would, page by page. Worse, where the page cache
+    holds the file in large folios (Linux 6.18 on ext4 for a file just written), each touch maps
+    up to 2 MiB, MADV_RANDOM or not."""
+
+    def __init__(self, path: Path, start: int = 0):
+        self.start = start
+        self.fd = os.open(path, os.O_RDONLY)
+
+    def __del__(self):
+        fd = getattr(self, "fd", None)
+        if fd is not None:
+            os.close(fd)
+
+    def read_bytes(self, lo: int, hi: int) -> bytes:
+        """Bytes lo..hi-1 (counted from `start`)."""
+        return os.pread(self.fd, hi - lo, self.start + lo) if hi > lo else b""
+
+
+class NpyFile(ByteFile):
+    """A large 1-D .npy file read with pread, block by block (see ByteFile)."""
 
     def __init__(self, path: Path):
         with open(path, "rb") as handle:
@@ -73,22 +92,16 @@ class NpyFile:
             shape, fortran, dtype = read_header(handle)
             if len(shape) != 1 or fortran:
                 raise ValueError(f"{path}: not a 1-D array")
-            self.start = handle.tell()
+            start = handle.tell()
         self.dtype, self.size = np.dtype(dtype), int(shape[0])
-        self.fd = os.open(path, os.O_RDONLY)
-
-    def __del__(self):
-        fd = getattr(self, "fd", None)
-        if fd is not None:
-            os.close(fd)
+        super().__init__(path, start)
 
     def read(self, lo: int, hi: int) -> np.ndarray:
         """Elements lo..hi-1."""
         if hi <= lo:
             return np.zeros(0, self.dtype)
         width = self.dtype.itemsize
-        return np.frombuffer(os.pread(self.fd, (hi - lo) * width, self.start + lo * width),
-                             self.dtype)
+        return np.frombuffer(self.read_bytes(lo * width, hi * width), self.dtype)
 
     def take(self, positions: np.ndarray) -> np.ndarray:
         """Elements at sorted positions (one read spanning them when they are close)."""

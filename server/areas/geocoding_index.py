@@ -21,7 +21,7 @@ from contract import Geocoding as G
 from server.areas.geocoding_nearest import (EARTH_RADIUS_KM, NearestIndex, chord_km,
                                             unit_vector)
 from server.mapped import arrow_table as _arrow
-from server.mapped import bytes_map as _bytes_map
+from server.mapped import ByteFile
 from server.mapped import column as _column
 from server.mapped import npy as _npy
 from server.mapped import numbers
@@ -55,7 +55,7 @@ class GeocodingIndex:
         self.tri_offsets = _npy(root / G.TRIGRAM_OFFSETS)
         self.postings = _npy(root / G.TRIGRAM_POSTINGS)
         self.region_rows = _npy(root / G.REGION_ROWS)
-        self.json_blob = _bytes_map(root / G.PLACE_JSON)
+        self.json_blob = ByteFile(root / G.PLACE_JSON)
         self.json_offsets = _npy(root / G.PLACE_JSON_OFFSETS)
         self.json_split = _npy(root / G.PLACE_JSON_SPLIT)
         self.regions = self._load_regions(_arrow(root / G.REGIONS_ARROW))
@@ -134,8 +134,8 @@ class GeocodingIndex:
         """The pipeline-rendered Location JSON in the default language."""
         start = int(self.json_offsets[row])
         if detail:
-            return self.json_blob[start:int(self.json_offsets[row + 1])]
-        return self.json_blob[start:start + int(self.json_split[row])] + b"}"
+            return self.json_blob.read_bytes(start, int(self.json_offsets[row + 1]))
+        return self.json_blob.read_bytes(start, start + int(self.json_split[row])) + b"}"
 
     def location(self, row: int, langs: tuple[str, ...], detail: bool) -> dict:
         """One Location object in `langs`; `detail` adds admin2_name and elevation (last, as in
