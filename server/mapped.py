@@ -81,19 +81,26 @@ class ByteFile:
         return os.pread(self.fd, hi - lo, self.start + lo) if hi > lo else b""
 
 
+def npy_layout(path: Path) -> tuple[tuple[int, ...], np.dtype, int]:
+    """Shape, dtype and data offset of a C-order .npy file."""
+    with open(path, "rb") as handle:
+        major, _ = np.lib.format.read_magic(handle)
+        read_header = (np.lib.format.read_array_header_1_0 if major == 1
+                       else np.lib.format.read_array_header_2_0)
+        shape, fortran, dtype = read_header(handle)
+        if fortran:
+            raise ValueError(f"{path}: not in C order")
+        return tuple(shape), np.dtype(dtype), handle.tell()
+
+
 class NpyFile(ByteFile):
     """A large 1-D .npy file read with pread, block by block (see ByteFile)."""
 
     def __init__(self, path: Path):
-        with open(path, "rb") as handle:
-            major, _ = np.lib.format.read_magic(handle)
-            read_header = (np.lib.format.read_array_header_1_0 if major == 1
-                           else np.lib.format.read_array_header_2_0)
-            shape, fortran, dtype = read_header(handle)
-            if len(shape) != 1 or fortran:
-                raise ValueError(f"{path}: not a 1-D array")
-            start = handle.tell()
-        self.dtype, self.size = np.dtype(dtype), int(shape[0])
+        shape, self.dtype, start = npy_layout(path)
+        if len(shape) != 1:
+            raise ValueError(f"{path}: not a 1-D array")
+        self.size = int(shape[0])
         super().__init__(path, start)
 
     def read(self, lo: int, hi: int) -> np.ndarray:

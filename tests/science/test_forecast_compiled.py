@@ -10,6 +10,7 @@ import orjson
 import pytest
 from numba import njit
 
+from pipeline import grid as writer
 from server.areas import forecast_json as J
 from server.areas import forecast_kernels as k
 from server.areas import forecast_render as R
@@ -66,28 +67,20 @@ def test_interp_is_numpys():
     np.testing.assert_array_equal(got, expected)
 
 
-class _Grid(PointGrid):
-    """A small PointGrid on given values (no files)."""
-
-    def __init__(self, values: np.ndarray):
-        self.values = values
-        self.lat0, self.dlat, self.nlat = 0.0, 1.0, values.shape[0]
-        self.lon0, self.dlon, self.nlon = 0.0, 1.0, values.shape[1]
-        self.wraps = False
-
-
-def test_bilinear_reads_as_the_shared_grid():
+def test_bilinear_reads_as_the_shared_grid(tmp_path):
     rng = np.random.default_rng(3)
     values = (rng.standard_normal((5, 6, 9, 3)) * 10).astype(np.float32)
     values[rng.random(values.shape) < 0.3] = np.nan
-    grid = _Grid(values)
+    spec = writer.spec("g.npy", np.arange(5.0), np.arange(6.0), 0, 3600, 9, ["a", "b", "c"])
+    writer.write(tmp_path, spec, lambda a, b: values.transpose(3, 2, 0, 1)[:, :, a:b])
+    grid = PointGrid(tmp_path, spec)
     for _ in range(300):
         lat, lon = rng.uniform(-0.5, 4.5), rng.uniform(-0.5, 5.5)
         rows, cols, weights = grid.corners(lat, lon)
-        cell = np.array([rows[0], rows[2], cols[0], cols[1], *weights])
+        block = grid.block(rows[0], rows[2], cols[0], cols[1])   # as ForecastData.point
         start = rng.uniform(-3, 6) if rng.random() < 0.5 else float(rng.integers(-3, 6))
         out = np.empty((5, 3))
-        k.window(values, cell, start, out)
+        k.window(block, np.array([0, 1, 0, 1, *weights]), start, out)
         # the shared grid, padded with NaN and interpolated in time
         i0, frac = math.floor(start), start - math.floor(start)
         padded = np.full((6, 3), np.nan)
