@@ -22,7 +22,7 @@ from contract import Geocoding as G
 from server.areas.geocoding_nearest import (EARTH_RADIUS_KM, NearestIndex, chord_km,
                                             unit_vector)
 from server.mapped import arrow_table as _arrow
-from server.mapped import ByteFile
+from server.mapped import ByteFile, NpyFile
 from server.mapped import column as _column
 from server.mapped import npy as _npy
 from server.mapped import numbers
@@ -54,7 +54,7 @@ class GeocodingIndex:
         self.ukey_start = _npy(root / G.UKEY_START)
         self.trigrams = _npy(root / G.TRIGRAMS)
         self.tri_offsets = _npy(root / G.TRIGRAM_OFFSETS)
-        self.postings = _npy(root / G.TRIGRAM_POSTINGS)
+        self.postings = NpyFile(root / G.TRIGRAM_POSTINGS)  # read: typo searches touch it all over
         self.region_rows = _npy(root / G.REGION_ROWS)
         self.json_blob = ByteFile(root / G.PLACE_JSON)
         self.json_offsets = _npy(root / G.PLACE_JSON_OFFSETS)

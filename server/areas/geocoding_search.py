@@ -205,8 +205,8 @@ def trigram_candidates(index: GeocodingIndex, key: str, budget: int) -> list[tup
     at = at[valid]
     if not len(at):
         return []
-    postings = np.concatenate([index.postings[index.tri_offsets[i]:index.tri_offsets[i + 1]]
-                               for i in at])
+    offsets = index.tri_offsets
+    postings = np.concatenate([index.postings.read(offsets[i], offsets[i + 1]) for i in at])
     ukeys, counts = np.unique(postings, return_counts=True)
     # Each edit changes at most three trigrams of the padded key.
     enough = counts >= max(1, len(grams) - 3 * budget)
