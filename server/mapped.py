@@ -1,7 +1,9 @@
-"""Open artifact files as memory maps shared by every worker process (read-only, no copies)."""
+"""Open artifact files read-only, without copies: memory maps shared by every worker process,
+and pread readers for large files read here and there (ByteFile)."""
 
 from __future__ import annotations
 
+import math
 import mmap
 import os
 from pathlib import Path
@@ -11,9 +13,8 @@ import pyarrow as pa
 
 
 def arrow_table(path: Path) -> pa.Table:
-    """An uncompressed Arrow IPC file, memory-mapped."""
-    with pa.memory_map(str(path)) as source:
-        return pa.ipc.open_file(source).read_all()
+    """An uncompressed Arrow IPC file, memory-mapped for random access (see _mapped)."""
+    return pa.ipc.open_file(pa.BufferReader(pa.py_buffer(_mapped(path)))).read_all()
 
 
 def column(table: pa.Table, name: str) -> pa.Array:
@@ -47,9 +48,27 @@ def numbers(table: pa.Table, name: str) -> np.ndarray:
 
 
 def npy(path: Path) -> np.ndarray:
-    """A .npy file, memory-mapped. A plain ndarray view of the map: np.memmap's subclass hooks
-    cost time on every call."""
-    return np.asarray(np.load(path, mmap_mode="r"))
+    """A .npy file, memory-mapped for random access (see _mapped). A plain ndarray view of the
+    map: np.memmap's subclass hooks cost time on every call."""
+    shape, dtype, offset = npy_layout(path)
+    count = math.prod(shape)
+    if count == 0:  # nothing to map
+        empty = np.zeros(shape, dtype)
+        empty.flags.writeable = False
+        return empty
+    return np.frombuffer(_mapped(path), dtype, count, offset).reshape(shape)
+
+
+def _mapped(path: Path) -> mmap.mmap | bytes:
+    """A file's bytes, mapped read-only with MADV_RANDOM: a page fault on a file not yet in the
+    page cache then reads that page alone, not the device's read-ahead window around it (8 MiB
+    on our machines' disks), which would fill the page cache and this process with the rest."""
+    with open(path, "rb") as handle:
+        if handle.seek(0, 2) == 0:
+            return b""
+        mapped = mmap.mmap(handle.fileno(), 0, access=mmap.ACCESS_READ)
+    mapped.madvise(mmap.MADV_RANDOM)
+    return mapped
 
 
 def bytes_map(path: Path) -> mmap.mmap | bytes:
