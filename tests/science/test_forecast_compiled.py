@@ -173,3 +173,34 @@ def test_hours_stay_local_hours_across_a_30_minute_dst_change(now):
     for day in body["daily"]["data"]:
         local = datetime.fromtimestamp(day["time"], zone(tz))
         assert (local.hour, local.minute) == (0, 0)
+
+
+def test_hours_past_the_end_of_the_data_are_left_out_after_a_30_minute_change():
+    # After Lord Howe's April change (+11 -> +10:30) local hours start at :30 UTC; data that
+    # ends on a whole UTC hour leaves the last such hour without values: it is not shown,
+    # rather than shown with nulls.
+    import calendar
+    from datetime import datetime
+
+    from server.areas import forecast_blocks as B
+    from server.areas import forecast_compile as C
+    from server.areas.forecast_place import Place, zone
+    from server.science.units import SYSTEMS
+
+    now_s = calendar.timegm(datetime.fromisoformat("2027-04-03T03:00:00").timetuple())
+    data = C.SyntheticData()
+    data.first_s = now_s - 86400 * 2
+    data.last_s = now_s + 72 * 3600
+    data.sun_t0, data.suns = R.sun_table(data.first_s, data.last_s)
+    values = np.zeros((2, 2, C.HOURS, len(k.INPUTS)), dtype=np.float32)
+    values[..., k.INPUTS.index("temperature_c")] = 10.0
+    data.grid = C._Grid(values)
+    tz = "Australia/Lord_Howe"
+    request = B.Request(lat=-31.55, lon=159.08, units="si", lang="en", hours=168,
+                        blocks=frozenset({"currently", "hourly"}))
+    place = Place(timezone=tz, zone=zone(tz), country=None, elevation_m=None)
+    hours = orjson.loads(B.respond(data, place, request, SYSTEMS["si"],
+                                   float(now_s)))["hourly"]["data"]
+    assert hours[-1]["time"] <= data.last_s
+    assert data.last_s - hours[-1]["time"] < 3600
+    assert all(h["temperature"] == 10.0 for h in hours)
