@@ -63,6 +63,27 @@ def proc_pss_kib(pid: int) -> int | None:
     return None
 
 
+def proc_mappings_mib(pid: int, most: int = 8) -> list[tuple[str, float]]:
+    """The process's largest resident mappings (smaps Rss, MiB), by file (a library by its
+    package, an artifact by its last two path parts) or "[anon]" and "[heap]"."""
+    sizes: dict[str, int] = {}
+    name = "[anon]"
+    try:
+        for line in Path(f"/proc/{pid}/smaps").read_text().splitlines():
+            parts = line.split()
+            if "-" in parts[0] and not parts[0].endswith(":"):  # a mapping's header line
+                path = " ".join(parts[5:])
+                package = path.split("site-packages/")[-1].split("/")[0]
+                name = (path or "[anon]") if path.startswith("[") or not path else (
+                    package if "site-packages/" in path else "/".join(path.split("/")[-2:]))
+            elif parts[0] == "Rss:":
+                sizes[name] = sizes.get(name, 0) + int(parts[1])
+    except (OSError, ValueError, IndexError):
+        return []
+    ranked = sorted(sizes.items(), key=lambda item: -item[1])[:most]
+    return [(label, round(kib / 1024, 1)) for label, kib in ranked]
+
+
 def descendants(pid: int) -> list[int]:
     """pid and every process below it (from /proc/*/stat parent links)."""
     children: dict[int, list[int]] = {}

@@ -22,7 +22,7 @@ from pathlib import Path
 
 from bench.harness import (
     HOST, RATE_LIMIT, ROOT, CpuMeter, Workload, descendants, log, now_s, percentile,
-    proc_pss_kib, proc_status_kib, stop_process,
+    proc_mappings_mib, proc_pss_kib, proc_status_kib, stop_process,
 )
 
 # ---- the server -----------------------------------------------------------------------------
@@ -138,6 +138,9 @@ class Server:
                 # Private heap; the rest of VmRSS is shared libraries and mapped artifact pages.
                 "total_anon_mib": round(sum(p["anon_mib"] for p in per), 1),
                 "max_rss_mib": max((p["rss_mib"] for p in per), default=None),
+                # where the largest process's resident memory is (libraries, artifacts, heap)
+                "largest_mappings": proc_mappings_mib(max(per, key=lambda p: p["rss_mib"])["pid"])
+                if per else [],
                 "processes": per}
 
     def log_tail(self, lines: int = 20) -> str:

@@ -70,6 +70,9 @@ def print_server(server: dict, meta: dict) -> None:
     print(f"memory after load:  VmRSS {mem.get('total_rss_mib')} MiB "
           f"(largest process {mem.get('max_rss_mib')} MiB), PSS {mem.get('total_pss_mib')} MiB, "
           f"private (RssAnon) {mem.get('total_anon_mib')} MiB over {len(mem.get('processes', []))} process(es)")
+    if mem.get("largest_mappings"):
+        print("largest resident mappings after load (MiB): " + ", ".join(
+            f"{name} {mib:g}" for name, mib in mem["largest_mappings"]))
     rows = []
     for r in server["endpoints"]:
         ratio = r["ratio_to_health"]

@@ -1,11 +1,14 @@
-"""Point reads from a memory-mapped point-major grid (contract.Grid): bilinear, NaN-aware."""
+"""Point reads from a point-major grid file (contract.Grid): bilinear, NaN-aware."""
 
 from __future__ import annotations
 
 import math
+import os
 from pathlib import Path
 
 import numpy as np
+
+from server.mapped import ByteFile, npy_layout
 
 
 # Float rounding of lat0 + n * dlat must not put a domain's own edge (72°N for CAMS Europe)
@@ -14,14 +17,22 @@ EDGE_DEG = 1e-9
 
 
 class PointGrid:
-    """One grid of an area: values (nlat, nlon, ntime, nvar) mapped read-only, shared by workers."""
+    """One grid of an area: values (nlat, nlon, ntime, nvar) in a .npy file. A point's four
+    cells are read, not mapped: each cell's series is contiguous, and a mapping would keep
+    every cell ever asked for resident in each worker (see ByteFile)."""
 
     def __init__(self, version_dir: Path, spec: dict):
         self.spec = spec
-        self.values = np.asarray(np.load(version_dir / spec["file"], mmap_mode="r"))
+        path = version_dir / spec["file"]
+        shape, self.dtype, offset = npy_layout(path)
         expected = (spec["nlat"], spec["nlon"], spec["ntime"], len(spec["variables"]))
-        if self.values.shape != expected:
-            raise ValueError(f"{spec['file']}: shape {self.values.shape}, manifest says {expected}")
+        if shape != expected:
+            raise ValueError(f"{spec['file']}: shape {shape}, manifest says {expected}")
+        self.step_bytes = len(spec["variables"]) * self.dtype.itemsize
+        self.cell_bytes = spec["ntime"] * self.step_bytes
+        if os.path.getsize(path) < offset + math.prod(shape) * self.dtype.itemsize:
+            raise ValueError(f"{spec['file']}: shorter than its shape {shape}")
+        self.file = ByteFile(path, offset)
         self.variables = tuple(spec["variables"])
         self.column = {name: i for i, name in enumerate(self.variables)}
         self.lat0, self.dlat, self.nlat = spec["lat0"], spec["dlat"], spec["nlat"]
@@ -59,6 +70,27 @@ class PointGrid:
         weights = np.array([(1 - fy) * (1 - fx), (1 - fy) * fx, fy * (1 - fx), fy * fx])
         return [i0, i0, i1, i1], [j0, j1, j0, j1], weights
 
+    def block(self, i0: int, i1: int, j0: int, j1: int, start: int = 0,
+              stop: int | None = None) -> np.ndarray:
+        """Cells (i0, j0), (i0, j1), (i1, j0), (i1, j1) over time steps [start, stop), read:
+        a read-only array (2, 2, steps, nvar), the type the compiled kernels take."""
+        stop = self.ntime if stop is None else min(stop, self.ntime)
+        start = min(max(start, 0), stop)
+        size = (stop - start) * self.step_bytes
+        at = [(i * self.nlon + j) * self.cell_bytes + start * self.step_bytes
+              for i, j in ((i0, j0), (i0, j1), (i1, j0), (i1, j1))]
+        read = self.file.read_bytes
+        if j1 == j0 + 1 and size == self.cell_bytes:  # a row's two cells are adjacent
+            data = read(at[0], at[0] + 2 * size) + read(at[2], at[2] + 2 * size)
+        else:
+            data = b"".join([read(a, a + size) for a in at])
+        return np.frombuffer(data, self.dtype).reshape(2, 2, stop - start, -1)
+
+    def load(self) -> np.ndarray:
+        """The whole grid, read into memory: a read-only array (nlat, nlon, ntime, nvar)."""
+        data = self.file.read_bytes(0, self.nlat * self.nlon * self.cell_bytes)
+        return np.frombuffer(data, self.dtype).reshape(self.nlat, self.nlon, self.ntime, -1)
+
     def series(self, lat: float, lon: float, start: int = 0, stop: int | None = None,
                column: int | None = None) -> np.ndarray:
         """Bilinear values at the point for time steps [start, stop): shape (steps, nvar), or
@@ -67,8 +99,10 @@ class PointGrid:
         A corner whose value is NaN drops out and the others' weights are renormalised, so a
         coast or domain edge still answers; NaN only where all four corners are unknown."""
         rows, cols, weights = self.corners(lat, lon)
-        block = (self.values[rows, cols, start:stop] if column is None
-                 else self.values[rows, cols, start:stop, column])   # (4, steps[, nvar])
+        cells = self.block(rows[0], rows[2], cols[0], cols[1], start, stop)
+        block = cells.reshape(4, *cells.shape[2:])      # (4, steps, nvar)
+        if column is not None:
+            block = block[..., column]                  # (4, steps)
         flat = block.reshape(4, -1)
         out = weights @ flat                  # float64; NaN wherever a corner is unknown
         if np.isnan(out).any():

@@ -96,8 +96,8 @@ class Domain:
         # time0 is the time of step `first` (Unix s); the results are bytes-like.
         records = self.records[europe]
         out = records.buffer(self.grid.ntime - first)
-        end, first_end = kernel.answer(self.grid.values, self.geometry, lat, lon, first,
-                                       *self.arguments[europe], time0, HOUR_S, out)
+        end, first_end = kernel.answer(*self.cell(lat, lon), first, *self.arguments[europe],
+                                       time0, HOUR_S, out)
         if end >= 0:
             return records.split(out, end, first_end)
         # A number beyond the kernel's digits: the same values through orjson.
@@ -106,10 +106,14 @@ class Domain:
     def _block(self, lat: float, lon: float, first: int) -> np.ndarray:
         """The point's values and indices (steps, nvar + 2), as kernel.answer computes them."""
         block = np.empty((self.grid.ntime - first, len(self.grid.variables) + len(INDICES)))
-        kernel.bilinear(self.grid.values, self.geometry, lat, lon, first, self.grid.ntime,
-                        self.columns, block)
+        kernel.bilinear(*self.cell(lat, lon), first, self.grid.ntime, self.columns, block)
         kernel.evaluate(block, *self.tables.arrays(self.index_columns))
         return block
+
+    def cell(self, lat: float, lon: float) -> tuple[np.ndarray, tuple[float, ...]]:
+        """The point's four cells (read) and their bilinear weights, as the kernel takes them."""
+        i0, i1, j0, j1, *weights = kernel.corners(self.geometry, lat, lon)
+        return self.grid.block(i0, i1, j0, j1), tuple(weights)
 
     def warm_up(self) -> None:
         """Compile (or load from the cache) the kernels for this grid's array types."""
@@ -121,7 +125,7 @@ class Domain:
 
 
 class AirQualityData:
-    """Both grids of a loaded version, memory-mapped."""
+    """Both grids of a loaded version."""
 
     def __init__(self, version_dir: Path, entry: dict):
         grids, tables = entry["grids"], entry[AQ.AQI_TABLES]

@@ -3,8 +3,8 @@
 An answer is about a hundred hours of some twenty values: bilinear at the point, two indices
 from the published tables, and some 1,500 numbers written as JSON. As numpy expressions that
 was a few hundred small array operations and a Python object per number, whose fixed costs
-were most of a request; as compiled loops over the memory-mapped grid it is a few tens of
-microseconds. The tables and the record layout stay in air_quality_index and
+were most of a request; as compiled loops over the point's four cells (read from the grid) it
+is a few tens of microseconds. The tables and the record layout stay in air_quality_index and
 air_quality_json, which pass them here as arrays. Compiled once per machine (cache=True writes
 next to this file, or to NUMBA_CACHE_DIR) and warmed by the loader, so no request waits for the
 compiler.
@@ -66,13 +66,14 @@ def corners(geometry, lat, lon):
 
 
 @njit(cache=True, nogil=True)
-def bilinear(values, geometry, lat, lon, first, stop, columns, out):
-    """out[t - first, c] = the grid's column c at the point, for steps [first, stop)."""
+def bilinear(cell, weights, first, stop, columns, out):
+    """out[t - first, c] = column c at the point, for steps [first, stop), from its four cells
+    (PointGrid.block of the rows and columns corners() gives) and their weights."""
     # For c in `columns` (other columns untouched): PointGrid.series element by element, a NaN
     # corner dropping out and the others' weights renormalised, NaN where all four are unknown.
-    i0, i1, j0, j1, w0, w1, w2, w3 = corners(geometry, lat, lon)
-    c0, c1 = values[i0, j0], values[i0, j1]            # (ntime, nvar) each
-    c2, c3 = values[i1, j0], values[i1, j1]
+    w0, w1, w2, w3 = weights
+    c0, c1 = cell[0, 0], cell[0, 1]                    # (ntime, nvar) each
+    c2, c3 = cell[1, 0], cell[1, 1]
     for t in range(first, stop):
         row = out[_u(t - first)]
         for c in columns:
@@ -240,12 +241,12 @@ def _digits(out, n, k, decimals):
 
 
 @njit(cache=True, nogil=True)
-def answer(values, geometry, lat, lon, first, columns, inputs, limits, xp, fp, slopes, targets,
-           sources, decimals, keys, key_end, time0, dt_s, out):
+def answer(cell, weights, first, columns, inputs, limits, xp, fp, slopes, targets, sources,
+           decimals, keys, key_end, time0, dt_s, out):
     """bilinear, evaluate and render in one call; returns render()'s (end, first end)."""
     # The point's records from step `first` to the end of the grid as a JSON array in out;
     # the indices go to the block's columns after the grid's (targets are those).
-    block = np.empty((values.shape[2] - first, values.shape[3] + len(targets)))
-    bilinear(values, geometry, lat, lon, first, values.shape[2], columns, block)
+    block = np.empty((cell.shape[2] - first, cell.shape[3] + len(targets)))
+    bilinear(cell, weights, first, cell.shape[2], columns, block)
     evaluate(block, inputs, limits, xp, fp, slopes, targets)
     return render(block, sources, decimals, keys, key_end, time0, dt_s, out)

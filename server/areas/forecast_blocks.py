@@ -127,16 +127,16 @@ def respond(data: ForecastData, place: Place, request: Request, units: UnitSyste
     for name in r.blocks:
         blocks |= BLOCK_BITS.get(name, 0)
     known = place.elevation_m is not None
+    hourly, static, cells = data.point(r.lat, r.lon)
     params = np.array([r.lat, r.lon, now_s, data.first_s, data.last_s, r.hours,
                        place.elevation_m if known else 0.0, known, blocks,
                        units.precipitation, units.fahrenheit, day.weekday, data.sun_t0]
-                      + data.cells(r.lat, r.lon))
+                      + cells)
     titles = text.title_table(r.lang)
     while True:
         out = _scratch(16384 + (r.hours + 2) * (ENTRY_BYTES + titles.longest))
-        n = R.respond(data.grid.values, data.static.values, params, day.marks, day.mi,
-                      day.shift, day.moon, data.suns, fs.conversion(units).matrix, data.inputs,
-                      titles.arrays, out)
+        n = R.respond(hourly, static, params, day.marks, day.mi, day.shift, day.moon,
+                      data.suns, fs.conversion(units).matrix, data.inputs, titles.arrays, out)
         if n >= 0:
             break
         titles.add(set(out[1][1:1 + out[1][0, 0], 0].tolist()))

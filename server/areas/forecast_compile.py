@@ -24,7 +24,7 @@ log = logging.getLogger("server.forecast")
 
 class _Grid:
     def __init__(self, values: np.ndarray):
-        values.flags.writeable = False      # as memory-mapped grids are
+        values.flags.writeable = False      # as PointGrid.block's are
         self.values = values
 
 
@@ -46,9 +46,8 @@ class SyntheticData:
         self.sun_t0, self.suns = forecast_render.sun_table(self.first_s, self.last_s)
         self.alerts = _NoAlerts()
 
-    @staticmethod
-    def cells(lat: float, lon: float) -> list[float]:
-        return [0, 1, 0, 1, 0.25, 0.25, 0.25, 0.25] * 2
+    def point(self, lat: float, lon: float) -> tuple[np.ndarray, np.ndarray, list[float]]:
+        return self.grid.values, self.static.values, [0, 1, 0, 1, 0.25, 0.25, 0.25, 0.25] * 2
 
     @staticmethod
     def flags_json(units: str) -> bytes:

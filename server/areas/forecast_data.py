@@ -100,12 +100,13 @@ def _alert_json(row: dict) -> dict:
 
 
 class ForecastData:
-    """One published forecast version, memory-mapped; what the forecast loader returns."""
+    """One published forecast version; what the forecast loader returns."""
 
     def __init__(self, version_dir: Path, entry: dict):
         self.version = entry["version"]
         self.grid = PointGrid(version_dir, entry["grids"][F.HOURLY_GRID])
         self.static = PointGrid(version_dir, entry["grids"][F.STATIC_GRID])
+        self.orography = self.static.load()  # one value per cell: small, and read everywhere
         if self.grid.dt_s != HOUR_S:
             raise ValueError(f"the hourly grid has steps of {self.grid.dt_s} s")
         self.column = self.grid.column
@@ -122,15 +123,17 @@ class ForecastData:
         self.sun_t0, self.suns = forecast_render.sun_table(self.first_s, self.last_s)
         self._flags: dict[str, bytes] = {}
 
-    def cells(self, lat: float, lon: float) -> list[float]:
-        """The point's cell in the hourly grid, then in the static grid: rows i0, i1,
-        columns j0, j1 and the four bilinear weights (server.grid.PointGrid.corners)."""
+    def point(self, lat: float, lon: float) -> tuple[np.ndarray, np.ndarray, list[float]]:
+        """The hourly grid's four cells around the point (read: PointGrid.block), the whole
+        static grid, and the point's cell in each: rows i0, i1, columns j0, j1 and the four
+        bilinear weights (server.grid.PointGrid.corners), hourly then static."""
         rows, cols, weights = self.grid.corners(lat, lon)
-        cell = [rows[0], rows[2], cols[0], cols[1], *weights.tolist()]
-        if self.same_cells:
-            return cell + cell
-        rows, cols, weights = self.static.corners(lat, lon)
-        return cell + [rows[0], rows[2], cols[0], cols[1], *weights.tolist()]
+        hourly = self.grid.block(rows[0], rows[2], cols[0], cols[1])
+        cells = [0, 1, 0, 1, *weights.tolist()]  # the block's own rows and columns
+        if not self.same_cells:
+            rows, cols, weights = self.static.corners(lat, lon)
+        return hourly, self.orography, cells + [rows[0], rows[2], cols[0], cols[1],
+                                                 *weights.tolist()]
 
     def flags_json(self, units: str) -> bytes:
         """The flags object of answers in a unit system (decisions rule 35)."""

@@ -140,6 +140,8 @@ def respond(values, static, p, marks, mi, shift, moon, suns, conv, inputs, title
     end = max(marks[DAYS, k.H06], t0 + (h0 + hours) * k.HOUR_S)
     count = int((end - t0) // k.HOUR_S) + 1
     valid = min(count, int((p[P_LAST_S] - t0) // k.HOUR_S) + 1)
+    if valid > 0 and t0 + (valid - 1) * k.HOUR_S + shift[valid - 1] > p[P_LAST_S]:
+        valid -= 1   # after a half-hour change the last hour can start past the data's end
     stop = min(h0 + hours, valid)
     blocks = int(p[P_BLOCKS])
     shown = stop if blocks & HOURLY else h0

@@ -6,6 +6,7 @@ KD-tree over the mapped unit vectors and a small dict of region names.
 
 from __future__ import annotations
 
+import bisect
 import math
 from functools import lru_cache
 from pathlib import Path
@@ -21,7 +22,7 @@ from contract import Geocoding as G
 from server.areas.geocoding_nearest import (EARTH_RADIUS_KM, NearestIndex, chord_km,
                                             unit_vector)
 from server.mapped import arrow_table as _arrow
-from server.mapped import bytes_map as _bytes_map
+from server.mapped import ByteFile, NpyFile
 from server.mapped import column as _column
 from server.mapped import npy as _npy
 from server.mapped import numbers
@@ -53,36 +54,22 @@ class GeocodingIndex:
         self.ukey_start = _npy(root / G.UKEY_START)
         self.trigrams = _npy(root / G.TRIGRAMS)
         self.tri_offsets = _npy(root / G.TRIGRAM_OFFSETS)
-        self.postings = _npy(root / G.TRIGRAM_POSTINGS)
+        self.postings = NpyFile(root / G.TRIGRAM_POSTINGS)  # read: typo searches touch it all over
         self.region_rows = _npy(root / G.REGION_ROWS)
-        self.json_blob = _bytes_map(root / G.PLACE_JSON)
+        self.json_blob = ByteFile(root / G.PLACE_JSON)
         self.json_offsets = _npy(root / G.PLACE_JSON_OFFSETS)
         self.json_split = _npy(root / G.PLACE_JSON_SPLIT)
-        self.regions = self._load_regions(_arrow(root / G.REGIONS_ARROW))
+        self.regions = Regions(_arrow(root / G.REGIONS_ARROW))
         self._load_local_names(_arrow(root / G.LOCAL_NAMES_ARROW))
         self._load_countries(_arrow(root / G.COUNTRIES_ARROW),
                              _arrow(root / G.COUNTRY_NAMES_ARROW))
 
     # ---- loading -------------------------------------------------------------------------
 
-    @staticmethod
-    def _load_regions(table: pa.Table) -> dict[str, list[tuple]]:
-        regions: dict[str, list[tuple]] = {}
-        for key, kind, region, is_code, start, end in zip(*(table.column(c).to_pylist() for c in (
-                "key", "kind", "region", "is_code", "start", "end"))):
-            regions.setdefault(key, []).append((kind, region, is_code, start, end))
-        return regions
-
     def _load_local_names(self, table: pa.Table) -> None:
-        langs = _column(table, "language")
         self.local_rows = numbers(table, "row")
         self.local_names = _column(table, "name")
-        self.local_bounds: dict[str, tuple[int, int]] = {}
-        if table.num_rows:
-            runs = pc.run_end_encode(langs)
-            ends = runs.run_ends.to_pylist()
-            for start, end, lang in zip([0] + ends[:-1], ends, runs.values.to_pylist()):
-                self.local_bounds[lang] = (start, end)
+        self.local_bounds = _runs(_column(table, "language"))
 
     def _load_countries(self, countries: pa.Table, names: pa.Table) -> None:
         rows = countries.to_pylist()
@@ -94,10 +81,22 @@ class GeocodingIndex:
         self.countries_body = orjson.dumps({"results": items, "count": len(items)})
         self.country_bodies = {r["code"]: orjson.dumps(
             {f: r[f] for f in fields + ("timezone", "capital")}) for r in rows}
+        # Each language's names become a dict when first asked for: all 300-odd at load took
+        # some 15 MiB a worker, and few are ever asked for.
+        self._names_table, self._names_bounds = names, _runs(_column(names, "language"))
         self._country_names: dict[str, dict[str, str]] = {}
-        for lang, code, name in zip(*(names.column(c).to_pylist() for c in (
-                "language", "code", "name"))):
-            self._country_names.setdefault(lang, {})[code] = name
+
+    def _names_in(self, lang: str) -> dict[str, str]:
+        """CLDR country names in one language, by code (empty when it has none)."""
+        found = self._country_names.get(lang)
+        if found is None:
+            bounds = self._names_bounds.get(lang)
+            if bounds is None:
+                return {}
+            rows = self._names_table.slice(bounds[0], bounds[1] - bounds[0])
+            found = self._country_names[lang] = dict(zip(rows.column("code").to_pylist(),
+                                                         rows.column("name").to_pylist()))
+        return found
 
     # ---- lookups -------------------------------------------------------------------------
 
@@ -114,7 +113,7 @@ class GeocodingIndex:
         if code is None:
             return None
         for lang in langs:
-            name = self._country_names.get(lang, {}).get(code)
+            name = self._names_in(lang).get(code)
             if name:
                 return name
         return self.country_english.get(code)
@@ -134,8 +133,8 @@ class GeocodingIndex:
         """The pipeline-rendered Location JSON in the default language."""
         start = int(self.json_offsets[row])
         if detail:
-            return self.json_blob[start:int(self.json_offsets[row + 1])]
-        return self.json_blob[start:start + int(self.json_split[row])] + b"}"
+            return self.json_blob.read_bytes(start, int(self.json_offsets[row + 1]))
+        return self.json_blob.read_bytes(start, start + int(self.json_split[row])) + b"}"
 
     def location(self, row: int, langs: tuple[str, ...], detail: bool) -> dict:
         """One Location object in `langs`; `detail` adds admin2_name and elevation (last, as in
@@ -182,6 +181,36 @@ class GeocodingIndex:
         found = [(chord_km(c), int(self.rank[r]), int(r)) for c, r in zip(chords, rows)]
         found.sort()
         return [(row, distance) for distance, _, row in found]
+
+
+class Regions:
+    """Countries and admin1 regions by name key: (kind, region, is_code, start, end) entries
+    from the table sorted by key, found by bisection (a dict of every key's tuples cost some
+    16 MiB a worker)."""
+
+    def __init__(self, table: pa.Table):
+        self.keys = table.column("key").to_pylist()
+        self.table = table
+
+    def get(self, key: str, default: list[tuple] | tuple = ()) -> list[tuple] | tuple:
+        """The key's entries in table order, or `default`."""
+        lo = bisect.bisect_left(self.keys, key)
+        hi = bisect.bisect_right(self.keys, key, lo)
+        if lo == hi:
+            return default
+        rows = self.table.slice(lo, hi - lo)
+        return list(zip(*(rows.column(c).to_pylist() for c in (
+            "kind", "region", "is_code", "start", "end"))))
+
+
+def _runs(values: pa.Array) -> dict[str, tuple[int, int]]:
+    """(start, end) of each run of equal values of a sorted column."""
+    if not len(values):
+        return {}
+    runs = pc.run_end_encode(values)
+    ends = runs.run_ends.to_pylist()
+    return {value: (start, end)
+            for start, end, value in zip([0] + ends[:-1], ends, runs.values.to_pylist())}
 
 
 def haversine_km(lat: float, lon: float, lats: np.ndarray, lons: np.ndarray) -> np.ndarray:

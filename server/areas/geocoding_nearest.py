@@ -1,8 +1,9 @@
 """Exact nearest place for one point, from the pipeline's quadtree of candidate lists.
 
 See pipeline/areas/geocoding_nearest.py for why each leaf's list is complete. A lookup descends
-a few levels and measures a few dozen distances, in one compiled call of about a microsecond
-(a KD-tree query costs some 30 us, the same walk in Python some 12 us).
+a few levels and measures a few dozen distances, in two compiled calls of about a microsecond
+around one pread of the leaf's list (a KD-tree query costs some 30 us, the same walk in Python
+some 12 us). The lists (60 MB for every GeoNames place) are read, not mapped: see ByteFile.
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ import numpy as np
 from numba import njit
 
 from contract import Geocoding as G
+from server.mapped import NpyFile
 from server.mapped import npy as _npy
 
 EARTH_RADIUS_KM = 6371.0088
@@ -31,12 +33,12 @@ def unit_vector(lat: float, lon: float) -> tuple[float, float, float]:
 
 
 class NearestIndex:
-    """The quadtree (memory-mapped) and the places' unit vectors."""
+    """The quadtree (memory-mapped), its leaves' lists (read) and the places' unit vectors."""
 
     def __init__(self, root: Path, xyz: np.ndarray):
         self.xyz = xyz
         self.a, self.b = _npy(root / G.NEAREST_A), _npy(root / G.NEAREST_B)
-        self.rows = _npy(root / G.NEAREST_ROWS)
+        self.rows = NpyFile(root / G.NEAREST_ROWS)
         self.top_rows = round(180 / G.NEAREST_TOP_DEG)
         self.top_cols = round(360 / G.NEAREST_TOP_DEG)
         if len(xyz):  # compile (or load the compiled kernel) before the area counts as ready
@@ -44,16 +46,15 @@ class NearestIndex:
 
     def nearest(self, lat: float, lon: float) -> tuple[int, float]:
         """(row, distance in km) of the nearest place; of equally near ones, the best ranked."""
-        found, chord = _nearest(self.a, self.b, self.rows, self.xyz, self.top_rows,
-                                self.top_cols, G.NEAREST_TOP_DEG, lat, lon)
+        start, end = _leaf(self.a, self.b, self.top_rows, self.top_cols, G.NEAREST_TOP_DEG,
+                           lat, lon)
+        found, chord = _closest(self.rows.read(start, end), self.xyz, lat, lon)
         return found, chord_km(chord)
 
 
 @njit(cache=True, nogil=True)
-def _nearest(a, b, rows, xyz, top_rows, top_cols, top_deg, lat, lon):
-    """(row, chord) of the nearest place: descend to the point's leaf, compare its list."""
-    la, lo = math.radians(lat), math.radians(lon)
-    px, py, pz = math.cos(la) * math.cos(lo), math.cos(la) * math.sin(lo), math.sin(la)
+def _leaf(a, b, top_rows, top_cols, top_deg, lat, lon):
+    """(start, end) in the rows file of the list of the leaf holding the point."""
     y, x = (lat + 90.0) / top_deg, (lon + 180.0) / top_deg
     row, col = min(int(y), top_rows - 1), int(x)
     node = row * top_cols + col % top_cols
@@ -65,10 +66,17 @@ def _nearest(a, b, rows, xyz, top_rows, top_cols, top_deg, lat, lon):
         y, x = y - north, x - east
         node = a[node] + 2 * north + east
         end = b[node]
+    return a[node], end
+
+
+@njit(cache=True, nogil=True)
+def _closest(rows, xyz, lat, lon):
+    """(row, chord) of the place of `rows` nearest the point."""
+    la, lo = math.radians(lat), math.radians(lon)
+    px, py, pz = math.cos(la) * math.cos(lo), math.cos(la) * math.sin(lo), math.sin(la)
     # The largest cosine is the nearest place; the first of equals has the best rank.
     found, best = -1, -2.0
-    for i in range(a[node], end):
-        r = rows[i]
+    for r in rows:
         cosine = xyz[r, 0] * px + xyz[r, 1] * py + xyz[r, 2] * pz
         if cosine > best:
             found, best = r, cosine

@@ -15,6 +15,7 @@ from rapidfuzz.distance import OSA
 
 from contract import Geocoding as G
 from server.areas.geocoding_index import GeocodingIndex, query_key
+from server.mapped import arrow_indices
 
 TIER_EXACT, TIER_REGION, TIER_PREFIX, TIER_PREFIX_ALT, TIER_FUZZY = 0, 1, 2, 3, 4
 PREFIX_POOL = 400          # best-ranked prefix matches considered per query
@@ -204,8 +205,8 @@ def trigram_candidates(index: GeocodingIndex, key: str, budget: int) -> list[tup
     at = at[valid]
     if not len(at):
         return []
-    postings = np.concatenate([index.postings[index.tri_offsets[i]:index.tri_offsets[i + 1]]
-                               for i in at])
+    offsets = index.tri_offsets
+    postings = np.concatenate([index.postings.read(offsets[i], offsets[i + 1]) for i in at])
     ukeys, counts = np.unique(postings, return_counts=True)
     # Each edit changes at most three trigrams of the padded key.
     enough = counts >= max(1, len(grams) - 3 * budget)
@@ -213,7 +214,7 @@ def trigram_candidates(index: GeocodingIndex, key: str, budget: int) -> list[tup
     if len(ukeys) > TRIGRAM_POOL:
         ukeys = ukeys[np.argsort(-counts, kind="stable")[:TRIGRAM_POOL]]
     starts = np.asarray(index.ukey_start[ukeys])
-    choices = index.keys_full.take(starts).to_pylist()
+    choices = index.keys_full.take(arrow_indices(starts)).to_pylist()
     matched = process.extract(key, choices, scorer=OSA.distance, score_cutoff=budget,
                               limit=None)
     return [(int(ukeys[i]), int(d)) for _, d, i in matched]

@@ -10,6 +10,7 @@ import orjson
 import pytest
 from numba import njit
 
+from pipeline import grid as writer
 from server.areas import forecast_json as J
 from server.areas import forecast_kernels as k
 from server.areas import forecast_render as R
@@ -66,28 +67,20 @@ def test_interp_is_numpys():
     np.testing.assert_array_equal(got, expected)
 
 
-class _Grid(PointGrid):
-    """A small PointGrid on given values (no files)."""
-
-    def __init__(self, values: np.ndarray):
-        self.values = values
-        self.lat0, self.dlat, self.nlat = 0.0, 1.0, values.shape[0]
-        self.lon0, self.dlon, self.nlon = 0.0, 1.0, values.shape[1]
-        self.wraps = False
-
-
-def test_bilinear_reads_as_the_shared_grid():
+def test_bilinear_reads_as_the_shared_grid(tmp_path):
     rng = np.random.default_rng(3)
     values = (rng.standard_normal((5, 6, 9, 3)) * 10).astype(np.float32)
     values[rng.random(values.shape) < 0.3] = np.nan
-    grid = _Grid(values)
+    spec = writer.spec("g.npy", np.arange(5.0), np.arange(6.0), 0, 3600, 9, ["a", "b", "c"])
+    writer.write(tmp_path, spec, lambda a, b: values.transpose(3, 2, 0, 1)[:, :, a:b])
+    grid = PointGrid(tmp_path, spec)
     for _ in range(300):
         lat, lon = rng.uniform(-0.5, 4.5), rng.uniform(-0.5, 5.5)
         rows, cols, weights = grid.corners(lat, lon)
-        cell = np.array([rows[0], rows[2], cols[0], cols[1], *weights])
+        block = grid.block(rows[0], rows[2], cols[0], cols[1])   # as ForecastData.point
         start = rng.uniform(-3, 6) if rng.random() < 0.5 else float(rng.integers(-3, 6))
         out = np.empty((5, 3))
-        k.window(values, cell, start, out)
+        k.window(block, np.array([0, 1, 0, 1, *weights]), start, out)
         # the shared grid, padded with NaN and interpolated in time
         i0, frac = math.floor(start), start - math.floor(start)
         padded = np.full((6, 3), np.nan)
@@ -180,3 +173,34 @@ def test_hours_stay_local_hours_across_a_30_minute_dst_change(now):
     for day in body["daily"]["data"]:
         local = datetime.fromtimestamp(day["time"], zone(tz))
         assert (local.hour, local.minute) == (0, 0)
+
+
+def test_hours_past_the_end_of_the_data_are_left_out_after_a_30_minute_change():
+    # After Lord Howe's April change (+11 -> +10:30) local hours start at :30 UTC; data that
+    # ends on a whole UTC hour leaves the last such hour without values: it is not shown,
+    # rather than shown with nulls.
+    import calendar
+    from datetime import datetime
+
+    from server.areas import forecast_blocks as B
+    from server.areas import forecast_compile as C
+    from server.areas.forecast_place import Place, zone
+    from server.science.units import SYSTEMS
+
+    now_s = calendar.timegm(datetime.fromisoformat("2027-04-03T03:00:00").timetuple())
+    data = C.SyntheticData()
+    data.first_s = now_s - 86400 * 2
+    data.last_s = now_s + 72 * 3600
+    data.sun_t0, data.suns = R.sun_table(data.first_s, data.last_s)
+    values = np.zeros((2, 2, C.HOURS, len(k.INPUTS)), dtype=np.float32)
+    values[..., k.INPUTS.index("temperature_c")] = 10.0
+    data.grid = C._Grid(values)
+    tz = "Australia/Lord_Howe"
+    request = B.Request(lat=-31.55, lon=159.08, units="si", lang="en", hours=168,
+                        blocks=frozenset({"currently", "hourly"}))
+    place = Place(timezone=tz, zone=zone(tz), country=None, elevation_m=None)
+    hours = orjson.loads(B.respond(data, place, request, SYSTEMS["si"],
+                                   float(now_s)))["hourly"]["data"]
+    assert hours[-1]["time"] <= data.last_s
+    assert data.last_s - hours[-1]["time"] < 3600
+    assert all(h["temperature"] == 10.0 for h in hours)

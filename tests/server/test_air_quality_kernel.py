@@ -33,6 +33,12 @@ def _geometry(grid: PointGrid) -> np.ndarray:
     return np.array([getattr(grid, name) for name in kernel.GEOMETRY], dtype=np.float64)
 
 
+def _cell(grid: PointGrid, lat: float, lon: float) -> tuple[np.ndarray, tuple[float, ...]]:
+    """The point's four cells and weights, as air_quality.Domain.cell gives them."""
+    i0, i1, j0, j1, *weights = kernel.corners(_geometry(grid), lat, lon)
+    return grid.block(i0, i1, j0, j1), tuple(weights)
+
+
 def _points(seed: int) -> list[tuple[float, float]]:
     """Random points, edges, poles, both sides of the antimeridian and of lon0."""
     rng = np.random.default_rng(seed)
@@ -58,11 +64,11 @@ def test_bilinear_is_the_grid_series(tmp_path, wraps):
     for lat, lon in _points(1):
         for first, stop in ((0, 30), (17, 30), (29, 30)):
             out = np.full((stop - first, 3), -1.0)
-            kernel.bilinear(grid.values, _geometry(grid), lat, lon, first, stop, columns, out)
+            kernel.bilinear(*_cell(grid, lat, lon), first, stop, columns, out)
             np.testing.assert_allclose(out, grid.series(lat, lon, first, stop), rtol=1e-12,
                                        atol=0, equal_nan=True)
     out = np.full((30, 3), -1.0)
-    kernel.bilinear(grid.values, _geometry(grid), 41.0, 4.0, 0, 30, np.array([2]), out)
+    kernel.bilinear(*_cell(grid, 41.0, 4.0), 0, 30, np.array([2]), out)
     assert (out[:, :2] == -1.0).all()                     # columns not asked for: untouched
 
 

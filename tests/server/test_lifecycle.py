@@ -228,17 +228,25 @@ def _raw_request(host: str, port: int, raw: bytes) -> bytes:
     return b"".join(chunks)
 
 
-def test_loading_every_area_does_not_import_pandas(default_build):
-    """pyarrow's conveniences pull in pandas (~50 MiB and 0.35 s per worker) for nothing."""
+def test_loading_and_answering_import_no_pipeline_library(default_build):
+    """pyarrow's conveniences pull in pandas (~50 MiB and 0.35 s per worker) for nothing, and
+    polars, DuckDB and xarray belong to the pipeline: neither loading every area nor answering
+    (searches with typos, lookups in another language, reverse for several places) imports them."""
     script = (
         "import json, sys\n"
         "from pathlib import Path\n"
         "from server.app import LOADERS\n"
+        "from server.areas.geocoding_search import search\n"
         "version = Path(sys.argv[1]).resolve()\n"
         "areas = json.loads((version / 'manifest.json').read_text())['areas']\n"
-        "for area, entry in areas.items():\n"
-        "    LOADERS[area](version, entry)\n"
-        "print(sorted(areas), 'pandas' in sys.modules)\n")
+        "loaded = {area: LOADERS[area](version, entry) for area, entry in areas.items()}\n"
+        "index = loaded['geocoding']\n"
+        "for text in ('Amsterdma', 'Zurihc', 'zurich, ch', 'lond'):\n"
+        "    assert search(index, text, field_all=False, country=None, limit=10), text\n"
+        "assert len(index.nearest(47.37, 8.54, 5)) == 5\n"
+        "assert index.location(0, ('de',), detail=True)['id']\n"
+        "found = [m for m in ('pandas', 'polars', 'duckdb', 'xarray') if m in sys.modules]\n"
+        "print(sorted(areas), found)\n")
     out = subprocess.run([sys.executable, "-c", script, str(default_build / "current")], cwd=ROOT,
                          capture_output=True, text=True, check=True).stdout
-    assert out.strip() == "['air_quality', 'forecast', 'geocoding', 'webcams'] False"
+    assert out.strip() == "['air_quality', 'forecast', 'geocoding', 'webcams'] []"
