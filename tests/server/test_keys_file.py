@@ -7,13 +7,14 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
 
 from server.keys import KeyStore
 from server.private_file import FileRefusedError
-from tests.support.procs import ROOT, add_key
+from tests.support.procs import ROOT, Server, add_key, get
 
 ROOT_ONLY = pytest.mark.skipif(os.geteuid() != 0, reason="needs root to chown (CI runs as "
                                                              "root)")
@@ -130,3 +131,55 @@ def test_the_server_refuses_to_start_on_a_broken_keys_file(tmp_path):
     lines = result.stderr.splitlines()
     assert len(lines) == 1 and lines[0].startswith(f"error: keys file: {keys} is not a valid "
                                                    "keys file (TOML"), lines
+
+
+def test_a_keys_file_that_fails_to_reload_is_logged_once_per_change(tmp_path):
+    keys = tmp_path / "keys.json"
+    alice = add_key(keys, "alice")
+    interval = 0.05
+
+    def status(key: str) -> int:    # no build: 503 once the key is accepted, else 403
+        return get(srv.url + "/forecast/1,2", {"X-API-Key": key}).status
+
+    def staged(name: str, mode: int = 0o600) -> tuple[Path, str]:
+        """A copy of the last good keys file with a key `name` added, and that key."""
+        copy = tmp_path / "staged.json"
+        copy.write_text(good)
+        key = add_key(copy, name)
+        copy.chmod(mode)
+        return copy, key
+
+    with Server(tmp_path / "empty", keys, WEATHERAPI_RELOAD_INTERVAL_S=str(interval)) as srv:
+        srv.wait_ready()
+        assert status(alice) == 503
+        good = keys.read_text()
+        _replace(keys, '{"keys": [')
+        srv.wait_log("reloading the keys file failed")
+        # An observation window of many reload intervals with the broken file in place (an
+        # absence can only be shown over time): the old key works and nothing more is logged.
+        window_end = time.monotonic() + 20 * interval
+        while time.monotonic() < window_end:
+            assert status(alice) == 503
+        assert len(srv.log_lines("reloading the keys file failed")) == 1
+        fixed, bob = staged("bob")
+        os.replace(fixed, keys)
+        srv.wait_log("is loaded again")
+        assert status(bob) == 503 and status(alice) == 503
+        good = keys.read_text()
+        unsafe, carol = staged("carol", 0o666)
+        os.replace(unsafe, keys)
+        srv.wait_log("reloading the keys file failed", count=2)
+        assert status(carol) == 403 and status(bob) == 503
+        keys.chmod(0o600)
+        srv.wait_log("is loaded again", count=2)
+        assert status(carol) == 503
+    errors = [line for line in srv.log.splitlines() if " ERROR " in line]
+    assert len(errors) == 2, srv.log
+    assert errors[0].endswith(f"stay in use: {keys} is not a valid keys file (JSON with a list "
+                              "of keys, each with name and sha256): JSONDecodeError Expecting "
+                              "value: line 1 column 11 (char 10)")
+    assert errors[1].endswith(f"stay in use: {keys} is writable by group or others (mode 666); "
+                              f"run chmod go-w {keys}")
+    assert "Traceback" not in srv.log
+    loaded = srv.log_lines("is loaded again")[0].rstrip()
+    assert " INFO " in loaded and loaded.endswith(f"{keys} is loaded again (2 keys)")
