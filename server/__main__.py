@@ -150,9 +150,25 @@ def serve_command(argv: list[str]) -> int:
             "listening on %s without WEATHERAPI_BASE_URL: signed webcam links and the player's "
             "Content-Security-Policy take their origin from each request's Host header; set "
             "WEATHERAPI_BASE_URL to this server's public URL", config.host)
+    if not _keys_file_usable(config):
+        return 2
     if not config.signing_secrets and not _prepare_secrets_file(config):
         return 2
     return serve(config)
+
+
+def _keys_file_usable(config: Config) -> bool:
+    """Load the keys file once before any worker starts; False (the error said) when it cannot
+    be parsed or must not be trusted (writable by others, or of another user than this one or
+    root): a server that started anyway would run without the keys its operator meant."""
+    from server.keys import KeyStore
+
+    try:
+        KeyStore(config.keys_file)
+    except (OSError, ValueError) as exc:
+        print(f"error: keys file: {exc}", file=sys.stderr)
+        return False
+    return True
 
 
 def _is_loopback(host: str) -> bool:

@@ -49,19 +49,28 @@ def create_app(config: Config) -> web.Application:
 
 
 async def _watch_build(app: web.Application) -> AsyncIterator[None]:
-    """Load the published build in the background, then follow newly published versions."""
+    """Load the published build in the background, then follow newly published versions and
+    changes of the keys file."""
     config, store, keys = app[CONFIG], app[STORE], app[KEYS]
 
     async def watch() -> None:
+        keys_failed = False
         while True:
             try:
                 await store.refresh()
             except Exception:  # keep watching: the next publish may fix it
                 log.exception("reloading the build failed")
             try:
-                keys.refresh()
-            except (OSError, ValueError, KeyError):  # keep the keys we have until it is fixed
-                log.exception("reloading the keys file failed")
+                if keys.refresh() and keys_failed:
+                    log.info("the keys file %s is loaded again (%d keys)", keys.path,
+                             keys.count)
+                    keys_failed = False
+            except (OSError, ValueError) as exc:
+                # Raised once per change of the file: one line, not a traceback every tick.
+                # The keys loaded before stay in use until the file is fixed.
+                log.error("reloading the keys file failed, the keys loaded before stay in "
+                          "use: %s", exc)
+                keys_failed = True
             await asyncio.sleep(config.reload_interval_s)
 
     if config.preload:

@@ -150,7 +150,7 @@ async def api_middleware(request: web.Request, handler: Handler) -> web.StreamRe
         app = request.app
         by_token = False
         if meta.auth != "none":
-            key, by_token = _authenticate(request, meta)
+            key, by_token = await _authorise(request, meta, headers)
             request[AUTHORISED] = key
         if meta.limited:
             await _limit(request, key, by_token, headers)
@@ -215,6 +215,24 @@ def _authenticate(request: web.Request, meta: Endpoint) -> tuple[ApiKey | None, 
     return key, True
 
 
+async def _authorise(request: web.Request, meta: Endpoint,
+                     headers: dict[str, str]) -> tuple[ApiKey | None, bool]:
+    """_authenticate, with every refusal (403) drawn from a bucket of refusals per client
+    address: without one, guessing keys or flooding the log with 403s would cost nothing.
+    Past its budget the answer is 429 instead. A valid key or token never touches it."""
+    try:
+        return _authenticate(request, meta)
+    except ApiError as exc:
+        if exc.status != 403:
+            raise
+        config = request.app[CONFIG]
+        identity = f"ip:{client_address(request, config)}:denied"
+        limit = config.rate_limit_per_minute
+        await _take(request, identity, limit, config.burst, headers,
+                    f"too many requests without a valid API key or token ({limit} a minute)")
+        raise
+
+
 async def _limit(request: web.Request, key: ApiKey | None, by_token: bool,
                  headers: dict[str, str]) -> None:
     """Take one request from the client's bucket (RateLimit headers into `headers`), else
@@ -230,13 +248,21 @@ async def _limit(request: web.Request, key: ApiKey | None, by_token: bool,
         limit = burst = key.rate_limit
     else:
         limit, burst = config.rate_limit_per_minute, config.burst
+    await _take(request, identity, limit, burst, headers,
+                f"rate limit of {limit} requests a minute exceeded")
+
+
+async def _take(request: web.Request, identity: str, limit: int, burst: int,
+                headers: dict[str, str], exceeded: str) -> None:
+    """Take one request from `identity`'s bucket (RateLimit headers into `headers`), else
+    ApiError 429 saying `exceeded`. The shared limiter (Redis) is awaited, the local one not."""
     limiter = request.app[LIMITER]
     decision = (await limiter.check(identity, limit, burst) if limiter.shared
                 else limiter.check(identity, limit, burst))
     headers.update(decision.headers())
     if not decision.allowed:
-        raise ApiError(429, f"rate limit of {limit} requests a minute exceeded; retry in "
-                            f"{decision.retry_after_s} s", headers=headers)
+        raise ApiError(429, f"{exceeded}; retry in {decision.retry_after_s} s",
+                       headers=headers)
 
 
 def _not_modified(response: web.StreamResponse) -> web.Response:

@@ -5,13 +5,14 @@ from __future__ import annotations
 import hashlib
 import hmac
 import json
+import os
 import re
 import secrets
 import tomllib
 from dataclasses import dataclass
 from pathlib import Path
 
-from server.private_file import write_private
+from server.private_file import FileRefusedError, Stamp, read_trusted, stamp, write_private
 
 NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$")
 MAX_SUBJECT_SECRETS = 16
@@ -41,29 +42,46 @@ def token_subject(key: ApiKey, secret: bytes) -> str:
 
 
 class KeyStore:
-    """Keys from a JSON or TOML file, re-read when the file changes, so keys can be added live."""
+    """Keys from a JSON or TOML file, re-read when the file changes, so keys can be added live.
+    Whoever can write the file can add keys: one that others may write, or that neither this
+    user nor root owns, is refused (FileRefusedError) like an unparsable one."""
 
     def __init__(self, path: Path | None):
         self.path = path
-        self._stamp: tuple[int, int] | None = None
+        self._stamp: Stamp | None = None
+        self._failed: object = None      # the state of the file that last failed to load
         self._keys: tuple[ApiKey, ...] = ()
         self._subjects: dict[bytes, dict[str, ApiKey]] = {}    # by subject secret
         self.refresh()
 
-    def refresh(self) -> None:
-        """Re-read the file if its modification time or size changed."""
+    def refresh(self) -> bool:
+        """Re-read the file if it changed; True when it was (re)loaded. When it cannot be
+        loaded the keys loaded before stay and the error is raised once: again only after
+        the file changes again. A missing file holds no keys."""
         if self.path is None:
-            return
+            return False
         try:
-            stat = self.path.stat()
+            state: object = stamp(os.stat(self.path))   # through a symlink, as it is read
         except FileNotFoundError:
-            self._keys, self._subjects, self._stamp = (), {}, None
-            return
-        stamp = (stat.st_mtime_ns, stat.st_size, stat.st_ino)
-        if stamp != self._stamp:
-            self._keys = tuple(load_keys(self.path))
-            self._subjects = {}
-            self._stamp = stamp
+            self._keys, self._subjects, self._stamp, self._failed = (), {}, None, None
+            return False
+        except OSError as exc:
+            state = exc.errno
+        if state == self._stamp or state == self._failed:
+            return False
+        try:
+            text, loaded = read_trusted(self.path, secret=False)   # only hashes: others may read
+            keys = tuple(parse_keys(text, self.path))
+        except (OSError, ValueError):
+            self._failed = state
+            raise
+        self._keys, self._subjects, self._stamp, self._failed = keys, {}, loaded, None
+        return True
+
+    @property
+    def count(self) -> int:
+        """How many keys are loaded."""
+        return len(self._keys)
 
     def by_subject(self, subject: str, secret: bytes) -> ApiKey | None:
         """The key whose token_subject() under `secret` is `subject`, or None once that key
@@ -93,12 +111,16 @@ def _is_toml(path: Path) -> bool:
     return path.suffix.lower() == ".toml"
 
 
-def _read(path: Path) -> dict:
+def _parse(text: str, path: Path) -> dict:
     """The keys file's data: TOML when the name ends in .toml, else JSON."""
-    text = path.read_text(encoding="utf-8")
     if not text.strip():
         return {}
     return tomllib.loads(text) if _is_toml(path) else json.loads(text)
+
+
+def _read(path: Path) -> dict:
+    """The keys file's data, read as it is (`keys add` replaces it with a private file)."""
+    return _parse(path.read_text(encoding="utf-8"), path)
 
 
 def _toml(data: dict) -> str:
@@ -112,15 +134,28 @@ def _toml(data: dict) -> str:
     return "\n\n".join(blocks) + "\n"
 
 
-def load_keys(path: Path) -> list[ApiKey]:
-    """Parse a keys file: {"keys": [{"name", "sha256", "rate_limit"?}]} in JSON, or the same
-    as TOML ([[keys]] tables) when the file name ends in .toml."""
-    keys = []
-    for entry in _read(path).get("keys", []):
-        limit = entry.get("rate_limit")
-        keys.append(ApiKey(entry["name"], bytes.fromhex(entry["sha256"]),
-                           int(limit) if limit is not None else None))
+def parse_keys(text: str, path: Path) -> list[ApiKey]:
+    """Parse the text of the keys file `path`: {"keys": [{"name", "sha256", "rate_limit"?}]}
+    in JSON, or the same as TOML ([[keys]] tables) when the file name ends in .toml."""
+    try:
+        keys = []
+        for entry in _parse(text, path).get("keys", []):
+            limit = entry.get("rate_limit")
+            keys.append(ApiKey(entry["name"], bytes.fromhex(entry["sha256"]),
+                               int(limit) if limit is not None else None))
+    except (ValueError, KeyError, TypeError, AttributeError) as exc:
+        # One line naming the file and the fault: it goes to the log or the terminal as is.
+        kind = "TOML" if _is_toml(path) else "JSON"
+        problem = str(exc).splitlines()[0] if str(exc) else ""
+        raise FileRefusedError(f"{path} is not a valid keys file ({kind} with a list of keys, "
+                               f"each with name and sha256): {type(exc).__name__} "
+                               f"{problem}".rstrip()) from None
     return keys
+
+
+def load_keys(path: Path) -> list[ApiKey]:
+    """The keys of the keys file `path` (see parse_keys)."""
+    return parse_keys(path.read_text(encoding="utf-8"), path)
 
 
 def add_key(path: Path, name: str, rate_limit: int | None = None) -> str:

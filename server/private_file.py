@@ -1,10 +1,56 @@
-"""Writing files only this user may read (signing secrets, API key hashes)."""
+"""Files only this user may change (signing secrets, API key hashes): writing them privately,
+and refusing to read one that others could have written."""
 
 from __future__ import annotations
 
 import os
+import stat
 import tempfile
 from pathlib import Path
+
+Stamp = tuple[int, int, int, int, int, int]
+
+
+class FileRefusedError(ValueError):
+    """A file the server will not use (the message names it, says why and how to fix it)."""
+
+
+def stamp(info: os.stat_result) -> Stamp:
+    """What tells a changed file: device and inode (a replaced file can keep the old one's
+    size and mtime), mtime, size, and mode and owner (a chmod can make a refused file safe)."""
+    return (info.st_dev, info.st_ino, info.st_mtime_ns, info.st_size, info.st_mode,
+            info.st_uid)
+
+
+def check_trusted(path: Path, info: os.stat_result, secret: bool) -> None:
+    """Refuse (FileRefusedError) a file that is not a regular file; that neither this user nor
+    root owns; that group or others may write (they could put their own content in it); or,
+    when it is `secret`, that they may read unless root owns it (a root-owned mount readable by
+    the service is how Kubernetes and Docker hand out secrets, and root can read it anyway)."""
+    mode, owner, user = stat.S_IMODE(info.st_mode), info.st_uid, os.geteuid()
+    if not stat.S_ISREG(info.st_mode):
+        raise FileRefusedError(f"{path} is not a regular file")
+    if owner not in (user, 0):
+        raise FileRefusedError(f"{path} is owned by uid {owner}, neither by the user running "
+                               f"the server (uid {user}) nor by root")
+    if mode & 0o022:
+        raise FileRefusedError(f"{path} is writable by group or others (mode {mode:o}); run "
+                               f"chmod go-w {path}")
+    if secret and mode & 0o044 and owner != 0:
+        raise FileRefusedError(f"{path} is readable by group or others (mode {mode:o}); run "
+                               f"chmod 600 {path}")
+
+
+def read_trusted(path: Path, secret: bool = True) -> tuple[str, Stamp]:
+    """The text of `path` and its stamp(), if check_trusted passes. A symlink is followed
+    (Kubernetes mounts secrets as links into a directory it swaps); the checks apply to the
+    file read, by fstat on the open descriptor, so nothing can be swapped in between.
+    O_NONBLOCK: opening a FIFO must not hang before it is refused."""
+    fd = os.open(path, os.O_RDONLY | os.O_CLOEXEC | os.O_NONBLOCK)
+    with os.fdopen(fd, "r", encoding="utf-8") as handle:
+        info = os.fstat(handle.fileno())
+        check_trusted(path, info, secret)
+        return handle.read(), stamp(info)
 
 
 def write_private(path: Path, text: str, replace: bool = True) -> None:

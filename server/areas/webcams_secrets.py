@@ -4,8 +4,8 @@ WEATHERAPI_SIGNING_SECRETS or from a secrets file that every worker process shar
 The file is created once (mode 0600) when missing, so tokens verify on every worker and across
 restarts, and is re-read when it changes (rotation without a restart). Whoever can read or
 replace it can mint tokens, so the server refuses to start on a file it should not trust (like
-ssh with a private key): see check_private(). Kubernetes and Docker secrets (a symlink to a
-root-owned file of mode 0644 or 0444) pass.
+ssh with a private key): see private_file.check_trusted(). Kubernetes and Docker secrets (a
+symlink to a root-owned file of mode 0644 or 0444) pass.
 
 Each secret is a master: tokens and image links are signed with keys derived from it per
 purpose (HMAC-SHA256(master, label)), so the image key can be handed to a CDN to verify links
@@ -27,7 +27,7 @@ from hashlib import sha256
 from pathlib import Path
 from typing import Callable, Mapping
 
-from server.private_file import write_private
+from server.private_file import FileRefusedError, Stamp, read_trusted, write_private
 
 KID = re.compile(r"[A-Za-z0-9_-]{1,32}")
 MIN_SECRET_CHARS = 16
@@ -72,40 +72,14 @@ def parse_secrets(text: str) -> Secrets:
     return Secrets(next(iter(keys)), keys)
 
 
-class SecretsFileError(ValueError):
-    """A secrets file that must not be trusted (the message says how to fix it)."""
+class SecretsFileError(FileRefusedError):
+    """A secrets file that cannot be used (the message says how to fix it)."""
 
 
-def check_private(path: Path, info: os.stat_result) -> None:
-    """Refuse (SecretsFileError) a secrets file that is not a regular file; that neither this
-    user nor root owns; that group or others may write; or that they may read unless root owns
-    it (a root-owned mount readable by the service is how Kubernetes and Docker hand out
-    secrets, and whoever is root can read the file anyway)."""
-    mode, owner, user = stat.S_IMODE(info.st_mode), info.st_uid, os.geteuid()
-    if not stat.S_ISREG(info.st_mode):
-        raise SecretsFileError(f"{path} is not a regular file")
-    if owner not in (user, 0):
-        raise SecretsFileError(f"{path} is owned by uid {owner}, neither by the user running "
-                               f"the server (uid {user}) nor by root")
-    if mode & 0o022:
-        raise SecretsFileError(f"{path} is writable by group or others (mode {mode:o}); run "
-                               f"chmod go-w {path}")
-    if mode & 0o044 and owner != 0:
-        raise SecretsFileError(f"{path} is readable by group or others (mode {mode:o}); run "
-                               f"chmod 600 {path}")
-
-
-def read_private(path: Path) -> tuple[str, tuple[int, int, int, int]]:
-    """The text of a secrets file and its (device, inode, mtime, size) stamp, if check_private
-    passes. A symlink is followed (Kubernetes mounts secrets as links into a directory it
-    swaps); the checks apply to the file read, by fstat on the open descriptor, so nothing can
-    be swapped in between. O_NONBLOCK: opening a FIFO must not hang before it is refused."""
-    fd = os.open(path, os.O_RDONLY | os.O_CLOEXEC | os.O_NONBLOCK)
-    with os.fdopen(fd, "r", encoding="utf-8") as handle:
-        info = os.fstat(handle.fileno())
-        check_private(path, info)
-        stamp = (info.st_dev, info.st_ino, info.st_mtime_ns, info.st_size)
-        return handle.read(), stamp
+def read_private(path: Path) -> tuple[str, Stamp]:
+    """The text of a secrets file and its stamp, if no one else may read or write it
+    (private_file.check_trusted with `secret`)."""
+    return read_trusted(path, secret=True)
 
 
 def parse_file(text: str, path: Path) -> Secrets:

@@ -27,6 +27,7 @@ from typing import Callable
 from aiohttp import web
 
 from server.areas.webcams_secrets import Secrets, parse_file, read_private
+from server.private_file import Stamp, stamp
 
 TTL_S = 3600
 # Links inside responses expire at the end of the current period plus TTL_S: valid at least
@@ -72,7 +73,7 @@ class Signer:
     secrets: Secrets
     clock: Callable[[], float] = time.time
     source: Path | None = None           # the secrets file to follow, if any
-    _stamp: tuple[int, int, int, int] | None = None
+    _stamp: Stamp | None = None
     _failed: object = None               # the state of the file that last failed to load
     _image_sigs: dict[tuple[str, int, str], str] = field(default_factory=dict)
 
@@ -82,20 +83,18 @@ class Signer:
         if self.source is None:
             return
         try:
-            info = os.stat(self.source)       # through a symlink, as read_private reads
-            # The inode too: a replaced file can keep the old one's size and mtime.
-            state: object = (info.st_dev, info.st_ino, info.st_mtime_ns, info.st_size)
+            state: object = stamp(os.stat(self.source))   # through a symlink, as it is read
         except OSError as exc:
             state = exc.errno
         if state == self._stamp or state == self._failed:
             return
         try:
-            text, stamp = read_private(self.source)
+            text, loaded = read_private(self.source)
             secrets = parse_file(text, self.source)
         except (OSError, ValueError):
             self._failed = state
             raise
-        self.secrets, self._stamp, self._failed, self._image_sigs = secrets, stamp, None, {}
+        self.secrets, self._stamp, self._failed, self._image_sigs = secrets, loaded, None, {}
 
     def now(self) -> int:
         """The clock, whole seconds."""

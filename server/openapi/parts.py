@@ -73,7 +73,7 @@ def headers(*names: str) -> dict:
 def problem(status: int, description: str, limited: bool = True) -> dict:
     """An application/problem+json response with the headers the middleware sets on it."""
     names: tuple[str, ...] = ()
-    if limited and status != 403:  # keys are checked before the rate limit
+    if limited:     # a 403 for a key or token carries its own bucket's (refusals per address)
         names = RATE + (("Retry-After",) if status in (429, 503) else ())
     if status == 503 and not limited:
         names = ("Retry-After",)
@@ -87,8 +87,11 @@ def problem(status: int, description: str, limited: bool = True) -> dict:
 
 
 STANDARD = {
-    403: "No valid API key: none was sent, or it is unknown (X-API-Key header or api_key).",
-    429: "Rate limit exceeded; retry after Retry-After seconds.",
+    403: "No valid API key: none was sent, or it is unknown (X-API-Key header or api_key). "
+         "Refusals count against a budget per client address (the default limit); past it "
+         "they are 429.",
+    429: "Rate limit exceeded (the key's, the client address's, or that of the address's "
+         "requests refused with 403); retry after Retry-After seconds.",
     500: "Unexpected error; the body's request_id (also in X-Request-Id) identifies the log "
          "entry.",
 }

@@ -163,7 +163,8 @@ def _clusters(down: str) -> dict:
             400: "bbox or zoom missing or invalid.",
             403: "Neither a valid API key nor a valid token: the key is invalid, or the token "
                  "is expired, tampered, malformed, issued for another purpose or for a key "
-                 "since removed.", 503: down}),
+                 "since removed. Refusals count against a budget per client address (the "
+                 "default limit); past it they are 429.", 503: down}),
         KEY + [{"ClustersToken": []}])
 
 

@@ -75,3 +75,18 @@ def test_unreachable_store_lets_requests_through(default_build, tmp_path):
         replies = [get(srv.url + "/geocoding/countries/CH") for _ in range(3)]
     assert [r.status for r in replies] == [200, 200, 200]
     assert "rate limit store unreachable" in srv.log
+
+
+def test_workers_share_one_budget_of_refusals_per_address(default_build, tmp_path, redis_url):
+    keys = tmp_path / "keys.json"
+    key = add_key(keys, "valid")
+    with Server(default_build, keys, "--workers", "2", WEATHERAPI_RATE_LIMIT_PER_MINUTE="3",
+                WEATHERAPI_RATE_LIMIT_REDIS_URL=redis_url) as srv:
+        srv.wait_ready()
+        # New connections spread over both workers; each alone would refuse three with 403.
+        refused = [get(srv.url + "/webcams?limit=1", {"X-API-Key": f"guess-{n}"})
+                   for n in range(8)]
+        keyed = get(srv.url + "/webcams?limit=1", {"X-API-Key": key})
+    assert [r.status for r in refused] == [403] * 3 + [429] * 5
+    assert all(int(r.headers["Retry-After"]) >= 1 for r in refused[3:])
+    assert keyed.status == 200

@@ -20,6 +20,7 @@ from server.areas.webcams_secrets import (SecretsFileError, ensure_secrets_file,
                                           rotate_secrets_file)
 from server.areas.webcams_tokens import EMBED, TTL_S, Signer
 from server.config import Config
+from server.private_file import FileRefusedError
 from tests.support.procs import ROOT, Server
 
 
@@ -175,6 +176,19 @@ def test_a_broken_secrets_file_is_reported_once_per_change(tmp_path, clock):
         signer.refresh()
 
 
+
+def test_a_refused_secrets_file_made_private_by_chmod_alone_is_loaded(tmp_path, clock):
+    path = tmp_path / "signing-secrets.json"
+    signer = Signer(ensure_secrets_file(path), clock, source=path)
+    kid = rotate_secrets_file(path)
+    path.chmod(0o666)
+    with pytest.raises(FileRefusedError, match="writable by group or others"):
+        signer.refresh()
+    signer.refresh()                    # the same file: nothing new to report
+    path.chmod(0o600)                   # a new mode, the same content and mtime
+    signer.refresh()
+    assert signer.secrets.current == kid
+
 ROOT_ONLY = pytest.mark.skipif(os.geteuid() != 0, reason="needs root to chown (CI runs as "
                                                              "root)")
 
@@ -191,9 +205,9 @@ def test_a_secrets_file_others_can_write_is_refused(tmp_path, mode):
     path = tmp_path / "signing-secrets.json"
     ensure_secrets_file(path)
     path.chmod(mode)
-    with pytest.raises(SecretsFileError, match="writable by group or others.*chmod go-w"):
+    with pytest.raises(FileRefusedError, match="writable by group or others.*chmod go-w"):
         read_secrets_file(path)
-    with pytest.raises(SecretsFileError):
+    with pytest.raises(FileRefusedError):
         rotate_secrets_file(path)
 
 
@@ -205,7 +219,7 @@ def test_a_secrets_file_others_can_read_is_trusted_only_from_root(tmp_path, mode
     if os.geteuid() == 0:       # root's own file, as Docker and Kubernetes mount secrets
         assert read_secrets_file(path).current
     else:
-        with pytest.raises(SecretsFileError, match="readable by group or others.*chmod 600"):
+        with pytest.raises(FileRefusedError, match="readable by group or others.*chmod 600"):
             read_secrets_file(path)
 
 
@@ -252,7 +266,7 @@ def test_a_symlink_is_followed_and_its_target_checked(tmp_path):
     kid = rotate_secrets_file(link)
     assert link.is_symlink() and read_secrets_file(real).current == kid
     real.chmod(0o622)
-    with pytest.raises(SecretsFileError, match="writable by group or others"):
+    with pytest.raises(FileRefusedError, match="writable by group or others"):
         read_secrets_file(link)
 
 

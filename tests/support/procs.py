@@ -8,6 +8,7 @@ import re
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 import urllib.error
 import urllib.request
@@ -72,6 +73,8 @@ class Server:
         self.proc: subprocess.Popen | None = None
         self.url = ""
         self.log = ""  # everything the server wrote to stderr, once it has stopped
+        self._lines: list[str] = []     # stderr so far, read by a thread while it runs
+        self._reader: threading.Thread | None = None
 
     def __enter__(self) -> "Server":
         cmd = [sys.executable, "-m", "server", "--build", str(self.build_dir), "--port", "0",
@@ -86,7 +89,26 @@ class Server:
             self.__exit__()
             raise AssertionError(f"server did not start: {line!r} {self.proc.stderr.read()[-2000:]}")
         self.url = match.group(0)
+        self._reader = threading.Thread(target=self._read_stderr, daemon=True)
+        self._reader.start()
         return self
+
+    def _read_stderr(self) -> None:
+        for line in self.proc.stderr:
+            self._lines.append(line)
+
+    def log_lines(self, text: str) -> list[str]:
+        """The lines the server has written to stderr so far that contain `text`."""
+        return [line for line in list(self._lines) if text in line]
+
+    def wait_log(self, text: str, count: int = 1, timeout: float = 30.0) -> list[str]:
+        """Poll stderr until `count` lines contain `text`; those lines."""
+        deadline = time.monotonic() + timeout
+        while len(found := self.log_lines(text)) < count:
+            assert self.proc.poll() is None, f"server exited: {''.join(self._lines)[-2000:]}"
+            assert time.monotonic() < deadline, f"no {count} lines with {text!r} in {timeout}s"
+            time.sleep(0.02)
+        return found
 
     def wait_ready(self, timeout: float = 60.0, status: int = 200) -> dict:
         """Poll /ready until it answers `status` (readiness by polling, never by sleeping blind)."""
@@ -94,7 +116,8 @@ class Server:
         last = None
         while time.monotonic() < deadline:
             if self.proc.poll() is not None:
-                raise AssertionError(f"server exited: {self.proc.stderr.read()[-2000:]}")
+                self._reader.join(timeout=5)
+                raise AssertionError(f"server exited: {''.join(self._lines)[-2000:]}")
             try:
                 last = get(self.url + "/ready")
                 if last.status == status and last.json()["state"] != "loading":
@@ -113,7 +136,9 @@ class Server:
                 self.proc.kill()
                 self.proc.wait()
         if self.proc:
-            self.log = self.proc.stderr.read() if self.proc.stderr else ""
+            if self._reader:
+                self._reader.join(timeout=15)   # the pipe ends when the process has exited
+                self.log = "".join(self._lines)
             for stream in (self.proc.stdout, self.proc.stderr):
                 stream and stream.close()
 
