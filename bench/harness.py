@@ -326,7 +326,7 @@ class Workload:
     name: str             # unique within the area; also the JSON key
     label: str            # the table's row label
     paths: list[str]
-    ratio_target: float | None = None   # req/s >= ratio_target x /health's, same server run
+    ratio_target: float | None = None   # req/s >= ratio_target x /health's around it
     p50_target_ms: float | None = None
     connections: int | None = None      # None: the run's --connections
     method: str = "GET"                 # or "POST" (sent with an empty body)

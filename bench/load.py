@@ -25,6 +25,11 @@ from bench.harness import (
     proc_mappings_mib, proc_pss_kib, proc_status_kib, stop_process,
 )
 
+# /health is measured again after each workload (HEALTH_S at most, after HEALTH_WARMUP_S): each
+# ratio is to the mean of the /health runs just before and just after it.
+HEALTH_S = 3.0
+HEALTH_WARMUP_S = 1.0
+
 # ---- the server -----------------------------------------------------------------------------
 
 class Server:
@@ -420,13 +425,12 @@ def measure_server(build_dir: Path, workers: int, works: list[Workload], load, a
             log(f"{label}: {work.area} {work.name}: warmup {args.warmup:.1f} s, measure "
                 f"{duration:.1f} s, {conns} connection(s)")
             measured = measure_workload(server, load, work, conns, args.warmup, duration)
-            health = health or measured
-            if work.connections is None:  # comparable with /health's run only at its width
-                if health.server_cpu_us_per_req and measured.server_cpu_us_per_req:
-                    measured.cpu_ratio_to_health = round(
-                        health.server_cpu_us_per_req / measured.server_cpu_us_per_req, 3)
-                if health.rps:
-                    measured.ratio_to_health = round(measured.rps / health.rps, 3)
+            if health is None:
+                health = measured
+            elif work.connections is None:  # comparable with /health only at its width
+                after = measure_health(server, load, works[0], conns, duration)
+                _relate(measured, health, after)
+                health = after
             result["endpoints"].append({
                 "area": work.area, "name": work.name, "label": work.label,
                 "method": work.method, "connections": conns,
@@ -440,6 +444,27 @@ def measure_server(build_dir: Path, workers: int, works: list[Workload], load, a
     finally:
         server.stop()
     return result
+
+
+def measure_health(server: Server, load, health: Workload, connections: int,
+                   duration_s: float) -> LoadResult:
+    """/health again, briefly: the reference of the workload just measured and the next."""
+    return measure_workload(server, load, health, connections, HEALTH_WARMUP_S,
+                            min(duration_s, HEALTH_S))
+
+
+def _relate(measured: LoadResult, before: LoadResult, after: LoadResult) -> None:
+    """The workload's ratios to /health measured just before and just after it: this machine's
+    speed drifts by tens of percent within minutes (other guests of its host), so a ratio to
+    one /health run at the start would measure the drift."""
+    rps = (before.rps + after.rps) / 2
+    if rps:
+        measured.ratio_to_health = round(measured.rps / rps, 3)
+    cpu = [r.server_cpu_us_per_req for r in (before, after) if r.server_cpu_us_per_req]
+    if cpu and measured.server_cpu_us_per_req:
+        measured.cpu_ratio_to_health = round(sum(cpu) / len(cpu)
+                                             / measured.server_cpu_us_per_req, 3)
+    measured.extra["health_rps"] = [round(before.rps), round(after.rps)]
 
 
 def measure_workload(server: Server, load, work: Workload, connections: int, warmup_s: float,

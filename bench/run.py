@@ -18,7 +18,8 @@ One run measures:
    process start until GET /ready answers 200, and VmRSS / PSS (smaps_rollup) after the load;
 4. requests/s and p50/p99 latency of /health (always first) and then every area's workloads,
    with `wrk` (a Lua script rotates through the URLs and counts unexpected statuses; apt-installed
-   when missing) or a Python load generator, each as a ratio to /health in the same server run;
+   when missing) or a Python load generator, each as a ratio to /health in the same server run
+   (to the mean of /health measured just before and just after it: the machine's speed drifts);
 5. with --heavy, each area's heavy() one-off measurements.
 
 Figures go to tables on stdout (one per server run, then each area's section, then one targets
