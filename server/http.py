@@ -150,7 +150,7 @@ async def api_middleware(request: web.Request, handler: Handler) -> web.StreamRe
         app = request.app
         by_token = False
         if meta.auth != "none":
-            key, by_token = await _authorise(request, meta, headers)
+            key, by_token = _authenticate(request, meta)
             request[AUTHORISED] = key
         if meta.limited:
             await _limit(request, key, by_token, headers)
@@ -176,6 +176,8 @@ async def api_middleware(request: web.Request, handler: Handler) -> web.StreamRe
         _decorate(request, response, meta, headers, version, etag, now)
         return response
     except ApiError as exc:
+        if exc.status == 403:
+            exc = await _refused(request, exc, headers)
         return _problem(exc.status, exc.detail, errors=exc.errors, extra=exc.extra,
                         headers={**headers, **exc.headers})
     except web.HTTPException as exc:
@@ -215,22 +217,21 @@ def _authenticate(request: web.Request, meta: Endpoint) -> tuple[ApiKey | None, 
     return key, True
 
 
-async def _authorise(request: web.Request, meta: Endpoint,
-                     headers: dict[str, str]) -> tuple[ApiKey | None, bool]:
-    """_authenticate, with every refusal (403) drawn from a bucket of refusals per client
-    address: without one, guessing keys or flooding the log with 403s would cost nothing.
-    Past its budget the answer is 429 instead. A valid key or token never touches it."""
+async def _refused(request: web.Request, exc: ApiError,
+                   headers: dict[str, str]) -> ApiError:
+    """Every refusal (403: no valid key, token or image signature) draws from a bucket of
+    refusals per client address: without one, guessing keys or signatures, or flooding the log
+    with 403s, would cost nothing. `exc` while it lasts (its RateLimit headers into `headers`),
+    then a 429. Valid keys, tokens and links never touch it."""
+    config = request.app[CONFIG]
+    limit = config.rate_limit_per_minute
     try:
-        return _authenticate(request, meta)
-    except ApiError as exc:
-        if exc.status != 403:
-            raise
-        config = request.app[CONFIG]
-        identity = f"ip:{client_address(request, config)}:denied"
-        limit = config.rate_limit_per_minute
-        await _take(request, identity, limit, config.burst, headers,
-                    f"too many requests without a valid API key or token ({limit} a minute)")
-        raise
+        await _take(request, f"ip:{client_address(request, config)}:denied", limit,
+                    config.burst, headers, f"too many refused requests (no valid API key, "
+                                           f"token or signature; {limit} a minute)")
+    except ApiError as limited:
+        return limited
+    return exc
 
 
 async def _limit(request: web.Request, key: ApiKey | None, by_token: bool,

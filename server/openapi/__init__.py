@@ -37,9 +37,9 @@ parameter (the header wins). Forecast, air quality and webcam operations need on
 otherwise); geocoding needs none, and a valid key sent there is counted against that key's own
 limit (an unknown key there is treated as no key). Rate limits are token buckets per key, or per
 client address without a key; calls made with a key's clusters tokens have a bucket of the key's
-size apart from the key's own. Requests refused with 403 for want of a valid key or token draw
-from a bucket of their own per client address, of the default size: once it is empty they are
-answered 429 (a valid key is never counted there). Limited responses, and those 403s, carry
+size apart from the key's own. Requests refused with 403 for want of a valid key, token or image
+signature draw from a bucket of their own per client address, of the default size: once it is
+empty they are answered 429 (a valid key is never counted there). Limited responses, and those 403s, carry
 `RateLimit-Limit`, `RateLimit-Remaining` and `RateLimit-Reset`, and a 429 also `Retry-After`.
 
 **Caching and data versions.** Each area answers from a published data artifact, named in

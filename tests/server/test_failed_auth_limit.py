@@ -1,5 +1,6 @@
-"""Requests refused for want of a valid key or token draw from a budget per client address:
-403 while it lasts, then 429; keyed and keyless traffic keep budgets of their own."""
+"""Requests refused for want of a valid key, token or image signature draw from a budget per
+client address: 403 while it lasts, then 429; keyed and keyless traffic keep budgets of their
+own."""
 
 from __future__ import annotations
 
@@ -9,6 +10,7 @@ from tests.support.procs import Server, add_key, get
 
 KEYED = "/webcams?limit=1"
 CLUSTERS = "/webcams/clusters?bbox=45.8,5.9,47.8,10.5&zoom=8"
+FORGED_IMAGE = "/cdn/webcams/x/2026-01-31T12:00:00Z.svg?expires=9999999999&kid=k&sig=AAAA"
 
 
 @pytest.fixture(scope="module")
@@ -23,7 +25,8 @@ def strict(default_build, tmp_path_factory):
 
 
 def test_refused_keys_are_limited_per_address_and_valid_keys_are_not(strict):
-    refused = [get(strict.url + KEYED, {"X-API-Key": f"guess-{n}"}) for n in range(3)]
+    refused = [get(strict.url + FORGED_IMAGE)] + [
+        get(strict.url + KEYED, {"X-API-Key": f"guess-{n}"}) for n in range(2)]
     assert [r.status for r in refused] == [403, 403, 403]
     assert [r.headers["RateLimit-Remaining"] for r in refused] == ["2", "1", "0"]
     assert {r.headers["RateLimit-Limit"] for r in refused} == {"3"}
@@ -33,8 +36,9 @@ def test_refused_keys_are_limited_per_address_and_valid_keys_are_not(strict):
         assert limited.status == 429 and int(limited.headers["Retry-After"]) >= 1
         assert limited.headers["RateLimit-Remaining"] == "0"
         assert limited.headers["Content-Type"].startswith("application/problem+json")
-        assert "without a valid API key or token" in limited.json()["detail"]
+        assert "no valid API key, token or signature" in limited.json()["detail"]
     assert get(f"{strict.url}{CLUSTERS}&token=forged.k.1.e.m").status == 429   # a bad token
+    assert get(strict.url + FORGED_IMAGE).status == 429                       # a bad link
     # The same address with a valid key, or with none where none is needed: own budgets.
     keyed = get(strict.url + KEYED, {"X-API-Key": strict.key})
     assert keyed.status == 200 and keyed.headers["RateLimit-Remaining"] == "2"
