@@ -163,9 +163,13 @@ def _keys_file_usable(config: Config) -> bool:
     root): a server that started anyway would run without the keys its operator meant."""
     from server.keys import KeyStore
 
+    if config.keys_file is not None and not config.keys_file.exists():
+        print(f"warning: keys file {config.keys_file} does not exist: every request that needs "
+              f"a key gets 403 until it is created (python -m server keys add NAME "
+              f"--keys-file {config.keys_file})", file=sys.stderr)
     try:
         KeyStore(config.keys_file)
-    except (OSError, ValueError) as exc:
+    except Exception as exc:  # noqa: BLE001 (one line, whatever is wrong with the file)
         print(f"error: keys file: {exc}", file=sys.stderr)
         return False
     return True

@@ -54,23 +54,13 @@ async def _watch_build(app: web.Application) -> AsyncIterator[None]:
     config, store, keys = app[CONFIG], app[STORE], app[KEYS]
 
     async def watch() -> None:
-        keys_failed = False
+        keys_failing = False
         while True:
             try:
                 await store.refresh()
             except Exception:  # keep watching: the next publish may fix it
                 log.exception("reloading the build failed")
-            try:
-                if keys.refresh() and keys_failed:
-                    log.info("the keys file %s is loaded again (%d keys)", keys.path,
-                             keys.count)
-                    keys_failed = False
-            except (OSError, ValueError) as exc:
-                # Raised once per change of the file: one line, not a traceback every tick.
-                # The keys loaded before stay in use until the file is fixed.
-                log.error("reloading the keys file failed, the keys loaded before stay in "
-                          "use: %s", exc)
-                keys_failed = True
+            keys_failing = _follow_keys(keys, keys_failing)
             await asyncio.sleep(config.reload_interval_s)
 
     if config.preload:
@@ -80,6 +70,22 @@ async def _watch_build(app: web.Application) -> AsyncIterator[None]:
     task.cancel()
     with contextlib.suppress(asyncio.CancelledError):
         await task
+
+
+def _follow_keys(keys: KeyStore, failing: bool) -> bool:
+    """Re-read the keys file if it changed; True while it fails. A failure is one line, once
+    (KeyStore raises each once), never a traceback every tick; nothing stops the watch."""
+    try:
+        loaded = keys.refresh()
+    except FileNotFoundError:
+        log.error("the keys file %s was removed: no key is valid until it is back", keys.path)
+        return True
+    except Exception as exc:  # noqa: BLE001 (the watch must go on)
+        log.error("reloading the keys file failed, the keys loaded before stay in use: %s", exc)
+        return True
+    if loaded and failing:
+        log.info("the keys file %s is loaded again (%d keys)", keys.path, keys.count)
+    return failing and not loaded
 
 
 async def _shared_limiter(app: web.Application) -> AsyncIterator[None]:

@@ -72,6 +72,11 @@ class Endpoint:
     # ETag names the period and max-age does not reach past its end.
     period_s: int = 0
     also: tuple[str, ...] = ()    # other areas whose data shapes the answer (in the ETag)
+    # The answer to an ApiError when it is not problem+json (None: it is), e.g. an HTML page.
+    error_page: Callable[[web.Request, ApiError], web.Response | None] | None = None
+
+
+UNLIMITED = Endpoint(limited=False)    # what a handler without metadata is
 
 
 def endpoint(**meta) -> Callable[[Handler], Handler]:
@@ -143,10 +148,10 @@ async def api_middleware(request: web.Request, handler: Handler) -> web.StreamRe
     started = time.perf_counter() if access_log.isEnabledFor(logging.INFO) else 0.0
     headers: dict[str, str] = {}
     key: ApiKey | None = None
+    meta: Endpoint = getattr(handler, "endpoint", None) or UNLIMITED
     try:
         if request.method == "OPTIONS":
             return web.Response(status=204, headers=PREFLIGHT)
-        meta: Endpoint = getattr(handler, "endpoint", None) or Endpoint(limited=False)
         app = request.app
         by_token = False
         if meta.auth != "none":
@@ -176,10 +181,7 @@ async def api_middleware(request: web.Request, handler: Handler) -> web.StreamRe
         _decorate(request, response, meta, headers, version, etag, now)
         return response
     except ApiError as exc:
-        if exc.status == 403:
-            exc = await _refused(request, exc, headers)
-        return _problem(exc.status, exc.detail, errors=exc.errors, extra=exc.extra,
-                        headers={**headers, **exc.headers})
+        return await _error_answer(request, meta, exc, headers)
     except web.HTTPException as exc:
         detail = {404: "no such endpoint", 405: f"method {request.method} is not allowed here",
                   413: "request body too large"}.get(exc.status, exc.reason)
@@ -197,6 +199,20 @@ async def api_middleware(request: web.Request, handler: Handler) -> web.StreamRe
         if started:
             access_log.info("%s %s key=%s %.1fms", request.method, request.path,
                             key.name if key else "-", (time.perf_counter() - started) * 1e3)
+
+
+async def _error_answer(request: web.Request, meta: Endpoint, exc: ApiError,
+                        headers: dict[str, str]) -> web.Response:
+    """The answer to an ApiError: problem+json, or the endpoint's own error page; a 403 draws
+    from the refusal budget first (and becomes a 429 past it)."""
+    if exc.status == 403:
+        exc = await _refused(request, exc, headers)
+    page = meta.error_page(request, exc) if meta.error_page else None
+    if page is None:
+        return _problem(exc.status, exc.detail, errors=exc.errors, extra=exc.extra,
+                        headers={**headers, **exc.headers})
+    page.headers.update({**STATIC_HEADERS, **headers, **exc.headers})
+    return page
 
 
 def _authenticate(request: web.Request, meta: Endpoint) -> tuple[ApiKey | None, bool]:

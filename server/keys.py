@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import errno
 import hashlib
 import hmac
 import json
@@ -12,7 +13,7 @@ import tomllib
 from dataclasses import dataclass
 from pathlib import Path
 
-from server.private_file import FileRefusedError, Stamp, read_trusted, stamp, write_private
+from server.private_file import FileRefusedError, Followed, read_trusted, write_private
 
 NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$")
 MAX_SUBJECT_SECRETS = 16
@@ -48,34 +49,35 @@ class KeyStore:
 
     def __init__(self, path: Path | None):
         self.path = path
-        self._stamp: Stamp | None = None
-        self._failed: object = None      # the state of the file that last failed to load
+        self._file = Followed(path) if path is not None else None
         self._keys: tuple[ApiKey, ...] = ()
         self._subjects: dict[bytes, dict[str, ApiKey]] = {}    # by subject secret
+        if self._file is not None and not path.exists():
+            self._file.failed = errno.ENOENT    # no keys yet: nothing to say until it appears
         self.refresh()
 
     def refresh(self) -> bool:
-        """Re-read the file if it changed; True when it was (re)loaded. When it cannot be
-        loaded the keys loaded before stay and the error is raised once: again only after
-        the file changes again. A missing file holds no keys."""
-        if self.path is None:
+        """Re-read the file if it changed; True when it was (re)loaded. A file that cannot be
+        loaded leaves the keys loaded before in use, and the error is raised once (see
+        Followed). A file that is removed takes every key with it (FileNotFoundError, once)."""
+        if self._file is None:
             return False
-        try:
-            state: object = stamp(os.stat(self.path))   # through a symlink, as it is read
-        except FileNotFoundError:
-            self._keys, self._subjects, self._stamp, self._failed = (), {}, None, None
+        state = self._file.due()
+        if state is None:
             return False
-        except OSError as exc:
-            state = exc.errno
-        if state == self._stamp or state == self._failed:
-            return False
+        if state == errno.ENOENT:
+            self._keys, self._subjects = (), {}
+            self._file.stamp, self._file.failed = None, state
+            raise FileNotFoundError(errno.ENOENT, "no such file", str(self.path))
         try:
             text, loaded = read_trusted(self.path, secret=False)   # only hashes: others may read
             keys = tuple(parse_keys(text, self.path))
-        except (OSError, ValueError):
-            self._failed = state
-            raise
-        self._keys, self._subjects, self._stamp, self._failed = keys, {}, loaded, None
+        except (OSError, ValueError) as exc:
+            if self._file.failure(exc, state):
+                raise
+            return False
+        self._keys, self._subjects = keys, {}
+        self._file.loaded(loaded)
         return True
 
     @property
@@ -118,11 +120,6 @@ def _parse(text: str, path: Path) -> dict:
     return tomllib.loads(text) if _is_toml(path) else json.loads(text)
 
 
-def _read(path: Path) -> dict:
-    """The keys file's data, read as it is (`keys add` replaces it with a private file)."""
-    return _parse(path.read_text(encoding="utf-8"), path)
-
-
 def _toml(data: dict) -> str:
     """The keys file as TOML: one [[keys]] table per key (names are [A-Za-z0-9._-], hashes hex)."""
     blocks = []
@@ -138,24 +135,31 @@ def parse_keys(text: str, path: Path) -> list[ApiKey]:
     """Parse the text of the keys file `path`: {"keys": [{"name", "sha256", "rate_limit"?}]}
     in JSON, or the same as TOML ([[keys]] tables) when the file name ends in .toml."""
     try:
-        keys = []
-        for entry in _parse(text, path).get("keys", []):
-            limit = entry.get("rate_limit")
-            keys.append(ApiKey(entry["name"], bytes.fromhex(entry["sha256"]),
-                               int(limit) if limit is not None else None))
-    except (ValueError, KeyError, TypeError, AttributeError) as exc:
+        return [_entry(entry) for entry in _parse(text, path).get("keys", [])]
+    except Exception as exc:  # noqa: BLE001 (Infinity, deep nesting: every fault is the file's)
         # One line naming the file and the fault: it goes to the log or the terminal as is.
         kind = "TOML" if _is_toml(path) else "JSON"
         problem = str(exc).splitlines()[0] if str(exc) else ""
         raise FileRefusedError(f"{path} is not a valid keys file ({kind} with a list of keys, "
                                f"each with name and sha256): {type(exc).__name__} "
                                f"{problem}".rstrip()) from None
-    return keys
+
+
+def _entry(entry: dict) -> ApiKey:
+    """One key of the keys file, checked as `keys add` writes it."""
+    name, digest, limit = entry["name"], bytes.fromhex(entry["sha256"]), entry.get("rate_limit")
+    if not isinstance(name, str) or not NAME.fullmatch(name):
+        raise ValueError(f"key name {name!r} is not 1-64 letters, digits, '.', '_' or '-'")
+    if len(digest) != hashlib.sha256().digest_size:
+        raise ValueError(f"the sha256 of key {name!r} is not 32 bytes")
+    if limit is not None and (type(limit) is not int or limit <= 0):
+        raise ValueError(f"the rate_limit of key {name!r} is not a positive whole number")
+    return ApiKey(name, digest, limit)
 
 
 def load_keys(path: Path) -> list[ApiKey]:
-    """The keys of the keys file `path` (see parse_keys)."""
-    return parse_keys(path.read_text(encoding="utf-8"), path)
+    """The keys of the keys file `path` (see parse_keys), if it is to be trusted."""
+    return parse_keys(read_trusted(path, secret=False)[0], path)
 
 
 def add_key(path: Path, name: str, rate_limit: int | None = None) -> str:
@@ -164,7 +168,8 @@ def add_key(path: Path, name: str, rate_limit: int | None = None) -> str:
         raise ValueError("key names are 1-64 letters, digits, '.', '_' or '-'")
     if rate_limit is not None and rate_limit <= 0:
         raise ValueError("--rate-limit must be a positive number of requests a minute")
-    data = _read(path) if path.exists() else {}
+    # Refused like the server refuses it: a file others could write may hold their keys.
+    data = _parse(read_trusted(path, secret=False)[0], path) if path.exists() else {}
     entries = data.setdefault("keys", [])
     if any(e["name"] == name for e in entries):
         raise ValueError(f"a key named {name!r} already exists in {path}")

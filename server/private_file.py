@@ -22,6 +22,41 @@ def stamp(info: os.stat_result) -> Stamp:
             info.st_uid)
 
 
+class Followed:
+    """When a file that is re-read as it changes is due to be loaded again, and which of its
+    failures to say. A fault of the file itself (refused, unparsable: a ValueError) is said
+    once, and the file left alone until it changes. A passing fault of the system (EMFILE, EIO,
+    a mount gone away: any other OSError) is tried again every time and said once per errno."""
+
+    def __init__(self, path: Path):
+        self.path = path
+        self.stamp: Stamp | None = None
+        self.failed: object = None        # the state of the file when it last failed
+        self.passing: int | None = None   # the errno of the passing fault last said
+
+    def due(self) -> object:
+        """The file's state (its stamp, or the errno of os.stat) when it is due to be loaded,
+        else None: unchanged since it was loaded, or since it failed."""
+        try:
+            state: object = stamp(os.stat(self.path))   # through a symlink, as it is read
+        except OSError as exc:
+            state = exc.errno
+        return None if state == self.stamp or state == self.failed else state
+
+    def loaded(self, loaded: Stamp) -> None:
+        """The file was loaded, as of `loaded`."""
+        self.stamp, self.failed, self.passing = loaded, None, None
+
+    def failure(self, exc: Exception, state: object) -> bool:
+        """Note a failed load of the file in `state`; True when the failure is to be said."""
+        if not isinstance(exc, OSError):
+            self.failed = state
+            return True
+        said = exc.errno != self.passing
+        self.passing = exc.errno
+        return said
+
+
 def check_trusted(path: Path, info: os.stat_result, secret: bool) -> None:
     """Refuse (FileRefusedError) a file that is not a regular file; that neither this user nor
     root owns; that group or others may write (they could put their own content in it); or,

@@ -140,15 +140,11 @@ async def snapshots(request: web.Request) -> web.Response:
 
 # Not cached and no ETag: the page holds the time it was made (for "3 h ago" and its expiry
 # message), so no two answers are the same.
-@endpoint(area=AREA, auth="none", etag=False)
+# Errors as a page in the player's style when a browser asks (the middleware's error_page).
+@endpoint(area=AREA, auth="none", etag=False, error_page=webcams_embed.error_answer)
 async def embed(request: web.Request) -> web.Response:
     """GET /webcams/embed/{public_id}?token=…: the player page."""
-    try:
-        return _embed_page(request)
-    except ApiError as exc:
-        if webcams_embed.wants_html(request):
-            return webcams_embed.error_page(exc)
-        raise
+    return _embed_page(request)
 
 
 def _embed_page(request: web.Request) -> web.Response:
@@ -205,7 +201,7 @@ async def _signer_ctx(app: web.Application) -> AsyncIterator[None]:
             await asyncio.sleep(config.reload_interval_s)
             try:
                 app[SIGNER].refresh()
-            except (OSError, ValueError) as exc:
+            except Exception as exc:  # noqa: BLE001 (the follower must go on)
                 # Raised once per change of the file: one line, not a traceback every tick.
                 log.warning("reloading the signing secrets failed, the current ones stay in "
                             "use: %s", exc)

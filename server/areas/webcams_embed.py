@@ -92,6 +92,11 @@ def wants_html(request: web.Request) -> bool:
     return "text/html" in accept and "json" not in accept.split("text/html")[0]
 
 
+def error_answer(request: web.Request, exc: ApiError) -> web.Response | None:
+    """error_page() for a client that prefers HTML (an iframe), else None (problem+json)."""
+    return error_page(exc) if wants_html(request) else None
+
+
 def error_page(exc: ApiError) -> web.Response:
     """An error as a page in the player's style (status and message as in problem+json)."""
     style, _, _ = assets()

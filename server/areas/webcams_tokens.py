@@ -17,7 +17,6 @@ from __future__ import annotations
 import base64
 import binascii
 import hmac
-import os
 import re
 import time
 from dataclasses import dataclass, field
@@ -27,7 +26,7 @@ from typing import Callable
 from aiohttp import web
 
 from server.areas.webcams_secrets import Secrets, parse_file, read_private
-from server.private_file import Stamp, stamp
+from server.private_file import Followed
 
 TTL_S = 3600
 # Links inside responses expire at the end of the current period plus TTL_S: valid at least
@@ -73,28 +72,30 @@ class Signer:
     secrets: Secrets
     clock: Callable[[], float] = time.time
     source: Path | None = None           # the secrets file to follow, if any
-    _stamp: Stamp | None = None
-    _failed: object = None               # the state of the file that last failed to load
     _image_sigs: dict[tuple[str, int, str], str] = field(default_factory=dict)
+    _file: Followed | None = None
+
+    def __post_init__(self):
+        if self.source is not None:
+            self._file = Followed(self.source)
 
     def refresh(self) -> None:
         """Re-read the secrets file if it changed. When it cannot be loaded the old secrets
-        stay and the error is raised once: again only after the file changes again."""
-        if self.source is None:
+        stay and the error is raised once (see Followed)."""
+        if self._file is None:
             return
-        try:
-            state: object = stamp(os.stat(self.source))   # through a symlink, as it is read
-        except OSError as exc:
-            state = exc.errno
-        if state == self._stamp or state == self._failed:
+        state = self._file.due()
+        if state is None:
             return
         try:
             text, loaded = read_private(self.source)
             secrets = parse_file(text, self.source)
-        except (OSError, ValueError):
-            self._failed = state
-            raise
-        self.secrets, self._stamp, self._failed, self._image_sigs = secrets, loaded, None, {}
+        except (OSError, ValueError) as exc:
+            if self._file.failure(exc, state):
+                raise
+            return
+        self.secrets, self._image_sigs = secrets, {}
+        self._file.loaded(loaded)
 
     def now(self) -> int:
         """The clock, whole seconds."""

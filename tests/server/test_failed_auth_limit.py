@@ -11,6 +11,8 @@ from tests.support.procs import Server, add_key, get
 KEYED = "/webcams?limit=1"
 CLUSTERS = "/webcams/clusters?bbox=45.8,5.9,47.8,10.5&zoom=8"
 FORGED_IMAGE = "/cdn/webcams/x/2026-01-31T12:00:00Z.svg?expires=9999999999&kid=k&sig=AAAA"
+EMBED = "/webcams/embed/x"                      # no token
+HTML = {"Accept": "text/html"}                  # a browser's iframe: the player's error page
 
 
 @pytest.fixture(scope="module")
@@ -25,8 +27,9 @@ def strict(default_build, tmp_path_factory):
 
 
 def test_refused_keys_are_limited_per_address_and_valid_keys_are_not(strict):
-    refused = [get(strict.url + FORGED_IMAGE)] + [
-        get(strict.url + KEYED, {"X-API-Key": f"guess-{n}"}) for n in range(2)]
+    refused = [get(strict.url + FORGED_IMAGE), get(strict.url + EMBED, HTML),
+               get(strict.url + KEYED, {"X-API-Key": "guess"})]
+    assert refused[1].headers["Content-Type"].startswith("text/html")
     assert [r.status for r in refused] == [403, 403, 403]
     assert [r.headers["RateLimit-Remaining"] for r in refused] == ["2", "1", "0"]
     assert {r.headers["RateLimit-Limit"] for r in refused} == {"3"}
@@ -39,6 +42,9 @@ def test_refused_keys_are_limited_per_address_and_valid_keys_are_not(strict):
         assert "no valid API key, token or signature" in limited.json()["detail"]
     assert get(f"{strict.url}{CLUSTERS}&token=forged.k.1.e.m").status == 429   # a bad token
     assert get(strict.url + FORGED_IMAGE).status == 429                       # a bad link
+    page = get(strict.url + EMBED, HTML)
+    assert page.status == 429 and page.headers["Content-Type"].startswith("text/html")
+    assert "Retry-After" in page.headers
     # The same address with a valid key, or with none where none is needed: own budgets.
     keyed = get(strict.url + KEYED, {"X-API-Key": strict.key})
     assert keyed.status == 200 and keyed.headers["RateLimit-Remaining"] == "2"

@@ -4,7 +4,9 @@ unsafe or broken."""
 
 from __future__ import annotations
 
+import errno
 import os
+import re
 import subprocess
 import sys
 import time
@@ -12,8 +14,11 @@ from pathlib import Path
 
 import pytest
 
+from server.__main__ import _keys_file_usable
+from server.config import Config
 from server.keys import KeyStore
-from server.private_file import FileRefusedError
+from server.keys import add_key as add_key_in_process
+from server.private_file import FileRefusedError, Followed
 from tests.support.procs import ROOT, Server, add_key, get
 
 ROOT_ONLY = pytest.mark.skipif(os.geteuid() != 0, reason="needs root to chown (CI runs as "
@@ -39,8 +44,8 @@ def test_a_keys_file_others_can_write_is_refused(tmp_path, mode):
     path = tmp_path / "keys.json"
     add_key(path, "alice")
     path.chmod(mode)
-    with pytest.raises(FileRefusedError, match=f"^{path} is writable by group or others "
-                                               f"\\(mode {mode:o}\\); run chmod go-w {path}$"):
+    with pytest.raises(FileRefusedError, match=re.escape(
+            f"{path} is writable by group or others (mode {mode:o}); run chmod go-w {path}")):
         KeyStore(path)
 
 
@@ -97,7 +102,17 @@ def test_an_unsafe_keys_file_is_not_loaded_on_reload_and_reported_once(tmp_path)
     ("{", "JSONDecodeError Expecting property name"),
     ('{"keys": [{"name": "x"}]}', "KeyError 'sha256'"),
     ('{"keys": [{"name": "x", "sha256": "zz"}]}', "ValueError non-hexadecimal"),
-    ('{"keys": "none"}', "AttributeError"),
+    ('{"keys": "none"}', "TypeError"),
+    ('{"keys": [{"name": "x", "sha256": "%s", "rate_limit": Infinity}]}' % ("0" * 64),
+     "rate_limit of key 'x' is not a positive whole number"),
+    ('{"keys": [{"name": "x", "sha256": "%s", "rate_limit": -5}]}' % ("0" * 64),
+     "rate_limit of key 'x' is not a positive whole number"),
+    ('{"keys": [{"name": "x", "sha256": "%s", "rate_limit": true}]}' % ("0" * 64),
+     "rate_limit of key 'x' is not a positive whole number"),
+    ('{"keys": [{"name": "a:b", "sha256": "%s"}]}' % ("0" * 64), "key name 'a:b' is not"),
+    ('{"keys": [{"name": 7, "sha256": "%s"}]}' % ("0" * 64), "key name 7 is not"),
+    ('{"keys": [{"name": "x", "sha256": "00"}]}', "sha256 of key 'x' is not 32 bytes"),
+    ("[" * 100_000, "RecursionError"),
 ])
 def test_a_broken_keys_file_is_reported_in_one_line_and_the_keys_stay(tmp_path, text, problem):
     path = tmp_path / "keys.json"
@@ -183,3 +198,48 @@ def test_a_keys_file_that_fails_to_reload_is_logged_once_per_change(tmp_path):
     assert "Traceback" not in srv.log
     loaded = srv.log_lines("is loaded again")[0].rstrip()
     assert " INFO " in loaded and loaded.endswith(f"{keys} is loaded again (2 keys)")
+
+
+def test_a_keys_file_that_appears_later_is_loaded_and_one_removed_revokes_every_key(tmp_path):
+    path = tmp_path / "keys.json"
+    store = KeyStore(path)                    # not there yet: no keys, nothing to say
+    assert store.count == 0 and store.refresh() is False
+    alice = add_key(path, "alice")
+    assert store.refresh() is True and store.authenticate(alice).name == "alice"
+    path.unlink()
+    with pytest.raises(FileNotFoundError):
+        store.refresh()
+    assert store.refresh() is False and store.authenticate(alice) is None   # said once
+
+
+def test_the_server_warns_at_start_about_a_keys_file_that_does_not_exist(tmp_path, capsys):
+    keys = tmp_path / "keys.json"
+    assert _keys_file_usable(Config.from_env(keys_file=keys)) is True
+    assert capsys.readouterr().err.startswith(
+        f"warning: keys file {keys} does not exist: every request that needs a key gets 403 "
+        "until it is created")
+
+
+def test_a_passing_fault_is_tried_again_and_a_fault_of_the_file_is_not(tmp_path):
+    path = tmp_path / "secrets"
+    path.write_text("x")
+    followed = Followed(path)
+    state = followed.due()
+    emfile = OSError(errno.EMFILE, "Too many open files")
+    assert followed.failure(emfile, state) is True            # said once per errno
+    assert followed.due() == state                            # and tried again next time
+    assert followed.failure(OSError(errno.EMFILE, "again"), state) is False
+    assert followed.failure(OSError(errno.EIO, "I/O error"), state) is True
+    assert followed.failure(FileRefusedError("unsafe"), state) is True
+    assert followed.due() is None                             # left alone until it changes
+    path.write_text("changed")
+    assert followed.due() not in (None, state)
+
+
+def test_keys_add_refuses_a_keys_file_others_can_write(tmp_path):
+    path = tmp_path / "keys.json"
+    add_key(path, "alice")
+    path.chmod(0o666)
+    with pytest.raises(FileRefusedError, match="writable by group or others"):
+        add_key_in_process(path, "bob")
+    assert "bob" not in path.read_text()
