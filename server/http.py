@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import hashlib
 import importlib.metadata
+import ipaddress
 import logging
 import math
 import secrets
@@ -95,6 +96,20 @@ def client_address(request: web.Request, config: Config) -> str:
             # The proxy appends the address it saw; entries to the left are the client's word.
             return forwarded.rsplit(",", 1)[-1].strip()
     return request.remote or "unknown"
+
+
+def address_budget(address: str) -> str:
+    """Whose budget a client address draws from: an IPv4 address its own, an IPv6 address its
+    /64 (one subscriber's allotment: per address, one client would hold 2**64 budgets)."""
+    if ":" not in address:
+        return address
+    try:
+        ip = ipaddress.IPv6Address(address)
+    except ValueError:          # a zone index (fe80::1%eth0), or not an address at all
+        return address
+    if ip.ipv4_mapped is not None:
+        return str(ip.ipv4_mapped)
+    return str(ipaddress.IPv6Network((ip, 64), strict=False))
 
 
 def presented_key(request: web.Request) -> str | None:
@@ -242,7 +257,7 @@ async def _refused(request: web.Request, exc: ApiError,
     config = request.app[CONFIG]
     limit = config.rate_limit_per_minute
     try:
-        await _take(request, f"ip:{client_address(request, config)}:denied", limit,
+        await _take(request, f"ip:{address_budget(client_address(request, config))}:denied", limit,
                     config.burst, headers, f"too many refused requests (no valid API key, "
                                            f"token or signature; {limit} a minute)")
     except ApiError as limited:
@@ -258,7 +273,7 @@ async def _limit(request: web.Request, key: ApiKey | None, by_token: bool,
     same size, so they cannot use up the budget of the key's server-side calls."""
     config = request.app[CONFIG]
     if key is None:
-        identity = f"ip:{client_address(request, config)}"
+        identity = f"ip:{address_budget(client_address(request, config))}"
     else:   # key names have no ':', so no key's identity is another's token identity
         identity = f"key:{key.name}:token" if by_token else f"key:{key.name}"
     if key and key.rate_limit:

@@ -13,6 +13,7 @@ from server import params
 from server.areas.geocoding_index import haversine_km
 from server.areas.geocoding_search import edits1, typo_budget
 from server.errors import ApiError
+from server.http import address_budget
 from server.keys import KeyStore, add_key
 from server.ratelimit import RateLimiter
 
@@ -106,3 +107,15 @@ def test_keys_file_in_toml(tmp_path):
     store = KeyStore(path)
     assert store.authenticate("hand-made").rate_limit == 7
     assert store.authenticate(key).name == "alice" and store.authenticate(key).rate_limit is None
+
+
+@pytest.mark.parametrize("address, budget", [
+    ("192.0.2.7", "192.0.2.7"),
+    ("2001:db8:1:2:3:4:5:6", "2001:db8:1:2::/64"),       # one subscriber's /64: one budget
+    ("2001:db8:1:2::9", "2001:db8:1:2::/64"),
+    ("2001:db8:1:3::9", "2001:db8:1:3::/64"),
+    ("::ffff:192.0.2.7", "192.0.2.7"),                    # IPv4 through an IPv6 socket
+    ("unknown", "unknown"),
+])
+def test_ipv6_clients_draw_from_the_budget_of_their_64(address, budget):
+    assert address_budget(address) == budget
