@@ -30,7 +30,7 @@ NROWS = 14
 KIND, LEVEL, POSSIBLE, THUNDER, WINDLEVEL, VISCODE, HUMID, SKY = range(8)
 # Span statistics columns.
 STAT_COLUMNS = ("total", "peak", "probability", "rain", "snow", "sleet", "thunder", "foggy",
-                "cloud", "wind", "wet_hours")
+                "cloud", "wind", "wet_hours", "known_hours")
 # Day aggregate columns.
 DAY_COLUMNS = ("high", "low", "humidity", "pressure", "wind", "cloud", "u", "v", "gust",
                "daytime_cloud")
@@ -275,7 +275,7 @@ def span_stats(starts, stop, rows, parts, out):
         mean_cloud = cloud_sum / cloud_n if cloud_n else 0.0
         row = (total, peak, top, rain, snow, sleet, float(thunder),
                1.0 if 2 * foggy >= b - a else 0.0, float(_count(mean_cloud, _CLOUD)),
-               float(wind), float(wet))
+               float(wind), float(wet), float(cloud_n))
         for c in range(len(row)):
             out[s, c] = row[c]
 

@@ -368,7 +368,7 @@ def _daily(o, n, p, marks, mi, moon, s, conv):
         rise, set_ = sun.rise_set(noon, lat, lon)
         lit = sun.altitude(noon, lat, lon) > sun.HORIZON_DEG
         n = _comma(o, n, d == 0)
-        F.period_facts(periods, 4 * d, 4, 0, facts)
+        F.day_facts(periods, 4 * d, facts)
         n = _day(o, n, marks[d, k.MIDNIGHT], facts, icons[d], lit, days[d], week[d], conv)
         n = _day_tail(o, n, rise, set_, moon[d])
     return _put(o, n, BLOCK_KEYS, BLOCK_AT, END)
