@@ -259,10 +259,10 @@ def precipitation_icon(kind, peak):
 
 
 @njit(cache=True, nogil=True)
-def day_icon(row, daytime_cloud):
+def day_icon(row, daytime_cloud, cloud):
     """A day's icon from its statistics: 1 mm or more decides (thunder, snow or sleet, rain
     for six hours or more, else showers); else fog half the day; else the mean cloud from
-    06 to 18."""
+    06 to 18, or of the whole day when those hours are unknown (NaN: before the run)."""
     if row[S_TOTAL] >= DAY_MM:
         if row[S_THUNDER] == 2:
             return I_THUNDER
@@ -271,6 +271,8 @@ def day_icon(row, daytime_cloud):
         return I_RAIN if row[S_WET] >= 6 else I_SHOWERS
     if row[S_FOGGY]:
         return I_FOG
+    if daytime_cloud != daytime_cloud:
+        daytime_cloud = cloud
     return min(k._count(daytime_cloud, T.CLOUD_LEVELS), 3)
 
 

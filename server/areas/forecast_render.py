@@ -357,7 +357,7 @@ def _daily(o, n, p, marks, mi, moon, s, conv):
         highs[d] = np.rint((days[d, k.D_HIGH] * conv[0, k.TEMPERATURE]
                             + conv[1, k.TEMPERATURE])
                            * 100.0) / 100.0
-        icons[d] = F.day_icon(week[d], days[d, k.D_DAYTIME_CLOUD])
+        icons[d] = F.day_icon(week[d], days[d, k.D_DAYTIME_CLOUD], days[d, k.D_CLOUD])
         counts[icons[d]] += 1
     facts = np.empty(F.FACTS, dtype=np.int64)
     F.week_facts(week, highs, int(p[P_WEEKDAY]), int(p[P_FAHRENHEIT]), facts)
