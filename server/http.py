@@ -117,12 +117,12 @@ def presented_key(request: web.Request) -> str | None:
     header = request.headers.get("X-API-Key")
     if header:
         return header
-    query = request.raw_path.partition("?")[2]
+    query = request.rel_url.raw_query_string     # as sent, without any fragment
     # Parsing the whole query (yarl) costs time on every request; most carry no api_key
     # ("api%5Fkey" too), and the rest mostly need no decoding.
     if "api" not in query.lower():
         return None
-    if "%" in query or "+" in query or "#" in query:
+    if "%" in query or "+" in query:
         return next((value for value in request.query.getall(API_KEY, ()) if value), None)
     for part in query.split("&"):
         name, _, value = part.partition("=")
@@ -266,7 +266,8 @@ async def _refused(request: web.Request, exc: ApiError,
     config = request.app[CONFIG]
     limit = config.rate_limit_per_minute
     try:
-        await _take(request.app[LIMITER], f"ip:{address_budget(client_address(request, config))}:denied", limit,
+        await _take(request.app[LIMITER],
+                    f"ip:{address_budget(client_address(request, config))}:denied", limit,
                     config.burst, headers, f"too many refused requests (no valid API key, "
                                            f"token or signature; {limit} a minute)")
     except ApiError as limited:

@@ -94,7 +94,7 @@ def and_chain(items: list):
 def time_phrase(condition, periods: tuple[int, ...], names: tuple[str, ...]):
     """A condition over some of the periods: for the day, during, until, starting, ..."""
     n, k = len(names), len(periods)
-    if k == n:
+    if k == n > 1:
         return ("for-day", condition)
     if k == 1:
         return ("during", condition, names[periods[0]])

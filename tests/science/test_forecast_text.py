@@ -198,4 +198,14 @@ def test_a_day_is_summarised_over_the_periods_it_has_data_for():
     assert day_summary([0, 2, 2, 2], [0, 2, 5, 6]) == "Partly cloudy throughout the day."
     assert day_summary([0, 2, 2, 2], [8, 5, 5, 6]) == "Partly cloudy starting in the afternoon."
     assert day_summary([0, 0, 2, 0], [0, 5, 5, 0]) == "Partly cloudy in the evening."
+    assert day_summary([2, 2, 0, 0], [5, 5, 0, 0]) == "Partly cloudy throughout the day."
+    assert day_summary([0, 0, 0, 2], [0, 0, 0, 2]) == "Partly cloudy overnight."
     assert day_summary([0, 0, 0, 0], [0, 0, 0, 0]) == "Clear throughout the day."
+
+
+def test_a_day_without_daytime_data_takes_its_icon_from_the_hours_it_has():
+    row = np.zeros(len(k.STAT_COLUMNS))
+    partly = text.ICON_CODES.index("03")
+    assert F.day_icon(row, np.nan, 0.5) == partly       # daytime unknown: the day's cloud
+    assert F.day_icon(row, 0.5, 0.0) == partly
+    assert F.day_icon(row, 0.0, 0.5) == text.ICON_CODES.index("01")
