@@ -117,10 +117,18 @@ def presented_key(request: web.Request) -> str | None:
     header = request.headers.get("X-API-Key")
     if header:
         return header
-    # Parsing the query costs time on every request; most carry no api_key ("api%5Fkey" too).
-    if "api" not in request.raw_path.lower():
+    query = request.rel_url.raw_query_string     # as sent, without any fragment
+    # Parsing the whole query (yarl) costs time on every request; most carry no api_key
+    # ("api%5Fkey" too), and the rest mostly need no decoding.
+    if "api" not in query.lower():
         return None
-    return next((value for value in request.query.getall(API_KEY, ()) if value), None)
+    if "%" in query or "+" in query:
+        return next((value for value in request.query.getall(API_KEY, ()) if value), None)
+    for part in query.split("&"):
+        name, _, value = part.partition("=")
+        if name == API_KEY and value:
+            return value
+    return None
 
 
 def _tags(if_none_match: str | None) -> set[str]:
@@ -170,10 +178,11 @@ async def api_middleware(request: web.Request, handler: Handler) -> web.StreamRe
         app = request.app
         by_token = False
         if meta.auth != "none":
-            key, by_token = _authenticate(request, meta)
+            key, by_token = _authenticate(request, app[KEYS], meta)
             request[AUTHORISED] = key
         if meta.limited:
-            await _limit(request, key, by_token, headers)
+            limiter = app[LIMITER]
+            await _limit(request, app[CONFIG], limiter, key, by_token, headers)
         store = app[STORE]
         version = store.area(meta.area).version if meta.area else None
         cacheable = meta.etag and version is not None and request.method in ("GET", "HEAD")
@@ -230,11 +239,11 @@ async def _error_answer(request: web.Request, meta: Endpoint, exc: ApiError,
     return page
 
 
-def _authenticate(request: web.Request, meta: Endpoint) -> tuple[ApiKey | None, bool]:
+def _authenticate(request: web.Request, keys: KeyStore,
+                  meta: Endpoint) -> tuple[ApiKey | None, bool]:
     """The key that authorises the request, and whether a token named it: the key presented,
     or (auth="token", no key presented) the one a valid token names. A presented key that is
     not valid is refused even when a token would do: the caller should learn it is wrong."""
-    keys = request.app[KEYS]
     presented = presented_key(request)
     key = keys.authenticate(presented)
     if key is not None or meta.auth == "optional":
@@ -257,7 +266,8 @@ async def _refused(request: web.Request, exc: ApiError,
     config = request.app[CONFIG]
     limit = config.rate_limit_per_minute
     try:
-        await _take(request, f"ip:{address_budget(client_address(request, config))}:denied", limit,
+        await _take(request.app[LIMITER],
+                    f"ip:{address_budget(client_address(request, config))}:denied", limit,
                     config.burst, headers, f"too many refused requests (no valid API key, "
                                            f"token or signature; {limit} a minute)")
     except ApiError as limited:
@@ -265,13 +275,12 @@ async def _refused(request: web.Request, exc: ApiError,
     return exc
 
 
-async def _limit(request: web.Request, key: ApiKey | None, by_token: bool,
-                 headers: dict[str, str]) -> None:
+async def _limit(request: web.Request, config: Config, limiter: RateLimiter | SharedRateLimiter,
+                 key: ApiKey | None, by_token: bool, headers: dict[str, str]) -> None:
     """Take one request from the client's bucket (RateLimit headers into `headers`), else
     ApiError 429. A key's bucket holds its own limit; the calls its tokens authorise (from
     visitors' browsers, which anyone can copy a token into) have a bucket of their own of the
     same size, so they cannot use up the budget of the key's server-side calls."""
-    config = request.app[CONFIG]
     if key is None:
         identity = f"ip:{address_budget(client_address(request, config))}"
     else:   # key names have no ':', so no key's identity is another's token identity
@@ -280,15 +289,14 @@ async def _limit(request: web.Request, key: ApiKey | None, by_token: bool,
         limit = burst = key.rate_limit
     else:
         limit, burst = config.rate_limit_per_minute, config.burst
-    await _take(request, identity, limit, burst, headers,
+    await _take(limiter, identity, limit, burst, headers,
                 f"rate limit of {limit} requests a minute exceeded")
 
 
-async def _take(request: web.Request, identity: str, limit: int, burst: int,
+async def _take(limiter: RateLimiter | SharedRateLimiter, identity: str, limit: int, burst: int,
                 headers: dict[str, str], exceeded: str) -> None:
     """Take one request from `identity`'s bucket (RateLimit headers into `headers`), else
     ApiError 429 saying `exceeded`. The shared limiter (Redis) is awaited, the local one not."""
-    limiter = request.app[LIMITER]
     decision = (await limiter.check(identity, limit, burst) if limiter.shared
                 else limiter.check(identity, limit, burst))
     headers.update(decision.headers())

@@ -24,9 +24,10 @@ PERIODS, WEEK, MINUTELY, CODE_FOR_HOUR, CODE_SENTENCE = range(1, 6)
 MAX_PERIODS = 5
 (P_N, P_WET, P_KIND, P_LEVEL, P_POSSIBLE, P_THUNDER, P_FOG, P_NAMES) = range(1, 9)
 CLOUDS, WINDS = 9, 9 + MAX_PERIODS
+P_FIRST = WINDS + MAX_PERIODS    # names 0: the first period's index into PERIODS
 # Statistics columns (forecast_kernels.STAT_COLUMNS).
 S_TOTAL, S_PEAK, S_PROBABILITY, S_RAIN, S_SNOW, S_SLEET, S_THUNDER, S_FOGGY, S_CLOUD, \
-    S_WIND, S_WET = range(len(k.STAT_COLUMNS))
+    S_WIND, S_WET, S_KNOWN = range(len(k.STAT_COLUMNS))
 # Week facts: wet mask, kind, level, possible, weekday of today, °F, trend, its day, its
 # rounded high. Trends: none (fewer than two known highs), peaking, rising, falling, valleying.
 W_WET, W_KIND, W_LEVEL, W_POSSIBLE, W_WEEKDAY, W_FAHRENHEIT, W_TREND, W_DAY, W_HIGH = \
@@ -91,6 +92,21 @@ def period_facts(stats, first, n, names, out):
     if wet:
         out[P_KIND], out[P_LEVEL], out[P_POSSIBLE] = condition(rain, snow, sleet, peak, top)
         out[P_THUNDER] = 1 if thunder == 2 else 0
+
+
+@njit(cache=True, nogil=True)
+def day_facts(stats, first, out):
+    """period_facts() of a calendar day's four periods stats[first:first + 4], over those
+    that have data: hours before the forecast begins are unknown, not clear and dry."""
+    a, b = 0, 4
+    while a < b and stats[first + a, S_KNOWN] == 0:
+        a += 1
+    while b > a and stats[first + b - 1, S_KNOWN] == 0:
+        b -= 1
+    if a == b:
+        a, b = 0, 4
+    period_facts(stats, first + a, b - a, 0, out)
+    out[P_FIRST] = a
 
 
 @njit(cache=True, nogil=True)
@@ -243,10 +259,10 @@ def precipitation_icon(kind, peak):
 
 
 @njit(cache=True, nogil=True)
-def day_icon(row, daytime_cloud):
+def day_icon(row, daytime_cloud, cloud):
     """A day's icon from its statistics: 1 mm or more decides (thunder, snow or sleet, rain
     for six hours or more, else showers); else fog half the day; else the mean cloud from
-    06 to 18."""
+    06 to 18, or of the whole day when those hours are unknown (NaN: before the run)."""
     if row[S_TOTAL] >= DAY_MM:
         if row[S_THUNDER] == 2:
             return I_THUNDER
@@ -255,6 +271,8 @@ def day_icon(row, daytime_cloud):
         return I_RAIN if row[S_WET] >= 6 else I_SHOWERS
     if row[S_FOGGY]:
         return I_FOG
+    if daytime_cloud != daytime_cloud:
+        daytime_cloud = cloud
     return min(k._count(daytime_cloud, T.CLOUD_LEVELS), 3)
 
 

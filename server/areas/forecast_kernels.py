@@ -30,7 +30,7 @@ NROWS = 14
 KIND, LEVEL, POSSIBLE, THUNDER, WINDLEVEL, VISCODE, HUMID, SKY = range(8)
 # Span statistics columns.
 STAT_COLUMNS = ("total", "peak", "probability", "rain", "snow", "sleet", "thunder", "foggy",
-                "cloud", "wind", "wet_hours")
+                "cloud", "wind", "wet_hours", "known_hours")
 # Day aggregate columns.
 DAY_COLUMNS = ("high", "low", "humidity", "pressure", "wind", "cloud", "u", "v", "gust",
                "daytime_cloud")
@@ -246,9 +246,11 @@ def span_stats(starts, stop, rows, parts, out):
     for s in range(n):
         a, b = starts[s], starts[s + 1] if s + 1 < n else stop
         total = peak = top = rain = snow = sleet = cloud_sum = 0.0
-        thunder = foggy = cloud_n = wind = wet = 0
+        thunder = foggy = cloud_n = wind = wet = known = 0
         for i in range(a, b):
             rate = rows[RATE, i]
+            if rate == rate or rows[CLOUD, i] == rows[CLOUD, i]:
+                known += 1
             if rate == rate:
                 total += rate
                 peak = max(peak, rate)
@@ -275,7 +277,7 @@ def span_stats(starts, stop, rows, parts, out):
         mean_cloud = cloud_sum / cloud_n if cloud_n else 0.0
         row = (total, peak, top, rain, snow, sleet, float(thunder),
                1.0 if 2 * foggy >= b - a else 0.0, float(_count(mean_cloud, _CLOUD)),
-               float(wind), float(wet))
+               float(wind), float(wet), float(known))
         for c in range(len(row)):
             out[s, c] = row[c]
 

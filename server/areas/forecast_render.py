@@ -357,7 +357,7 @@ def _daily(o, n, p, marks, mi, moon, s, conv):
         highs[d] = np.rint((days[d, k.D_HIGH] * conv[0, k.TEMPERATURE]
                             + conv[1, k.TEMPERATURE])
                            * 100.0) / 100.0
-        icons[d] = F.day_icon(week[d], days[d, k.D_DAYTIME_CLOUD])
+        icons[d] = F.day_icon(week[d], days[d, k.D_DAYTIME_CLOUD], days[d, k.D_CLOUD])
         counts[icons[d]] += 1
     facts = np.empty(F.FACTS, dtype=np.int64)
     F.week_facts(week, highs, int(p[P_WEEKDAY]), int(p[P_FAHRENHEIT]), facts)
@@ -368,7 +368,7 @@ def _daily(o, n, p, marks, mi, moon, s, conv):
         rise, set_ = sun.rise_set(noon, lat, lon)
         lit = sun.altitude(noon, lat, lon) > sun.HORIZON_DEG
         n = _comma(o, n, d == 0)
-        F.period_facts(periods, 4 * d, 4, 0, facts)
+        F.day_facts(periods, 4 * d, facts)
         n = _day(o, n, marks[d, k.MIDNIGHT], facts, icons[d], lit, days[d], week[d], conv)
         n = _day_tail(o, n, rise, set_, moon[d])
     return _put(o, n, BLOCK_KEYS, BLOCK_AT, END)

@@ -44,12 +44,15 @@ class Stats:
     cloud: list[int]           # level of the mean cover
     wind: list[int]            # highest level
     wet_hours: list[int]       # hours with precipitation
+    known_hours: list[int] | None = None   # hours with data (None: every hour of each span)
 
     def matrix(self) -> np.ndarray:
         """One row per span, columns as forecast_kernels.STAT_COLUMNS."""
-        return np.array([[t, p, q, *kinds, h, f, c, w, n] for t, p, q, kinds, h, f, c, w, n in
-                         zip(self.total, self.peak, self.probability, self.by_kind,
-                             self.thunder, self.foggy, self.cloud, self.wind, self.wet_hours)],
+        known = self.known_hours or [1] * len(self.total)
+        return np.array([[t, p, q, *kinds, h, f, c, w, n, k] for t, p, q, kinds, h, f, c, w, n, k
+                         in zip(self.total, self.peak, self.probability, self.by_kind,
+                                self.thunder, self.foggy, self.cloud, self.wind, self.wet_hours,
+                                known)],
                         dtype=np.float64).reshape(-1, len(kernels.STAT_COLUMNS))
 
 
@@ -91,7 +94,7 @@ def and_chain(items: list):
 def time_phrase(condition, periods: tuple[int, ...], names: tuple[str, ...]):
     """A condition over some of the periods: for the day, during, until, starting, ..."""
     n, k = len(names), len(periods)
-    if k == n:
+    if k == n > 1:
         return ("for-day", condition)
     if k == 1:
         return ("during", condition, names[periods[0]])
@@ -119,7 +122,7 @@ def periods_phrase_of(facts: tuple[int, ...]):
     if names:
         names = tuple(NEXT_DAY_NAMES[F.name_index(j)] for j in _bits(names, 12))
     else:
-        names = PERIODS
+        names = PERIODS[facts[F.P_FIRST]:facts[F.P_FIRST] + n]
     wet = _bits(wet, n)
     condition = _precipitation(kind, level, possible) if wet else None
     return _periods_phrase(wet, condition, bool(thunder), _bits(fog, n),

@@ -105,7 +105,7 @@ class GeocodingIndex:
         needle = place_id.encode()
         if len(needle) > G.ID_BYTES:
             return None
-        row = int(np.searchsorted(self.ids, needle))
+        row = int(self.ids.searchsorted(needle))  # the method: np.searchsorted wraps it
         return row if row < self.size and self.ids[row] == needle else None
 
     def country_name(self, code: str | None, langs: tuple[str, ...]) -> str | None:

@@ -214,14 +214,16 @@ async def _signer_ctx(app: web.Application) -> AsyncIterator[None]:
 
 
 def routes() -> list[web.RouteDef]:
-    """The area's routes (fixed paths before /webcams/{public_id})."""
+    """The area's routes."""
+    # aiohttp tries a path's fixed routes first, then the dynamic ones under its longest fixed
+    # prefix in this order: the detail, asked for most, before the snapshots (no path fits both).
     return [
         web.get("/webcams", list_webcams),
         web.post("/webcams/token", create_token),
         web.get("/webcams/token", token_not_get),
         web.get("/webcams/clusters", clusters),
         web.get("/webcams/embed/{public_id}", embed),
-        web.get("/webcams/{public_id}/snapshots", snapshots),
         web.get("/webcams/{public_id}", webcam_detail),
+        web.get("/webcams/{public_id}/snapshots", snapshots),
         *webcams_images.routes(),
     ]

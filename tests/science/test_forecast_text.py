@@ -6,6 +6,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+from server.areas import forecast_facts as F
 from server.areas import forecast_kernels as k
 from server.areas import forecast_series as fs
 from server.areas import forecast_summary as summary
@@ -180,3 +181,31 @@ def test_languages_and_fallbacks():
 def test_dominant_icon_prefers_the_more_severe_on_ties():
     assert text.dominant([3, 3, 5]) == "04"
     assert text.dominant([3, 5]) == "10"
+
+
+def day_summary(cloud: list[int], known: list[int]) -> str:
+    """A calendar day's summary from its four periods' statistics (forecast_facts.day_facts)."""
+    st = summary.Stats(total=[0.0] * 4, peak=[0.0] * 4, probability=[0.0] * 4,
+                       by_kind=[[0.0] * 3] * 4, thunder=[0] * 4, foggy=[False] * 4,
+                       cloud=cloud, wind=[0] * 4, wet_hours=[0] * 4, known_hours=known)
+    facts = np.empty(F.FACTS, dtype=np.int64)
+    F.day_facts(st.matrix(), 0, facts)
+    return text.render(summary.periods_phrase_of(tuple(facts.tolist())), "en")
+
+
+def test_a_day_is_summarised_over_the_periods_it_has_data_for():
+    # Today, from a run that begins in the afternoon: the morning is unknown, not clear.
+    assert day_summary([0, 2, 2, 2], [0, 2, 5, 6]) == "Partly cloudy throughout the day."
+    assert day_summary([0, 2, 2, 2], [8, 5, 5, 6]) == "Partly cloudy starting in the afternoon."
+    assert day_summary([0, 0, 2, 0], [0, 5, 5, 0]) == "Partly cloudy in the evening."
+    assert day_summary([2, 2, 0, 0], [5, 5, 0, 0]) == "Partly cloudy throughout the day."
+    assert day_summary([0, 0, 0, 2], [0, 0, 0, 2]) == "Partly cloudy overnight."
+    assert day_summary([0, 0, 0, 0], [0, 0, 0, 0]) == "Clear throughout the day."
+
+
+def test_a_day_without_daytime_data_takes_its_icon_from_the_hours_it_has():
+    row = np.zeros(len(k.STAT_COLUMNS))
+    partly = text.ICON_CODES.index("03")
+    assert F.day_icon(row, np.nan, 0.5) == partly       # daytime unknown: the day's cloud
+    assert F.day_icon(row, 0.5, 0.0) == partly
+    assert F.day_icon(row, 0.0, 0.5) == text.ICON_CODES.index("01")

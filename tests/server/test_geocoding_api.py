@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import gzip
+import http.client
 import math
 import random
 import urllib.parse
@@ -285,6 +286,17 @@ def test_keys_on_keyed_areas(server):
     assert get(f"{server.url}/forecast/47.3,8.5", {"X-API-Key": server.key}).status == 200
     assert get(f"{server.url}/forecast/47.3,8.5?api_key={server.key}").status == 200
     assert get(f"{server.url}/geocoding/countries/CH").status == 200
+
+
+def test_api_key_after_a_fragment_is_not_read(server):
+    # What follows '#' is a fragment, not a query: no key was sent (decoded as yarl does).
+    parsed = urllib.parse.urlsplit(server.url)
+    conn = http.client.HTTPConnection(parsed.hostname, parsed.port, timeout=30)
+    try:
+        conn.request("GET", f"{server.url}/forecast/47.3,8.5#x?api_key={server.key}")
+        assert conn.getresponse().status == 403
+    finally:
+        conn.close()
 
 
 def test_errors_leak_nothing(server):

@@ -8,12 +8,13 @@ import tomllib
 
 import numpy as np
 import pytest
+from aiohttp.test_utils import make_mocked_request
 
 from server import params
 from server.areas.geocoding_index import haversine_km
 from server.areas.geocoding_search import edits1, typo_budget
 from server.errors import ApiError
-from server.http import address_budget
+from server.http import address_budget, presented_key
 from server.keys import KeyStore, add_key
 from server.ratelimit import RateLimiter
 
@@ -119,3 +120,19 @@ def test_keys_file_in_toml(tmp_path):
 ])
 def test_ipv6_clients_draw_from_the_budget_of_their_64(address, budget):
     assert address_budget(address) == budget
+
+
+@pytest.mark.parametrize("query", [
+    "", "lat=1&lon=2", "api_key=k1", "x=1&api_key=k1&api_key=k2", "api_key=&api_key=k2",
+    "api_key&api_key=k2", "api_key=", "API_KEY=k1", "api%5Fkey=k1", "api_key=a%2Bb", "api_key=a+b",
+    "api_key=k1#frag", "api_key=k=1", "apikey=k1", "x=api&y=1", "&&api_key=k1&",
+])
+def test_presented_key_reads_the_query_as_yarl_does(query):
+    request = make_mocked_request("GET", f"/geocoding/lookup?{query}")
+    expected = next((v for v in request.query.getall("api_key", ()) if v), None)
+    assert presented_key(make_mocked_request("GET", f"/geocoding/lookup?{query}")) == expected
+
+
+def test_presented_key_header_wins():
+    request = make_mocked_request("GET", "/health?api_key=k1", headers={"X-API-Key": "k2"})
+    assert presented_key(request) == "k2"
