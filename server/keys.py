@@ -6,7 +6,6 @@ import errno
 import hashlib
 import hmac
 import json
-import os
 import re
 import secrets
 import tomllib
@@ -53,7 +52,7 @@ class KeyStore:
         self._keys: tuple[ApiKey, ...] = ()
         self._subjects: dict[bytes, dict[str, ApiKey]] = {}    # by subject secret
         if self._file is not None and not path.exists():
-            self._file.failed = errno.ENOENT    # no keys yet: nothing to say until it appears
+            self._file.missing()    # no keys yet: nothing to say until it appears
         self.refresh()
 
     def refresh(self) -> bool:
@@ -67,7 +66,7 @@ class KeyStore:
             return False
         if state == errno.ENOENT:
             self._keys, self._subjects = (), {}
-            self._file.stamp, self._file.failed = None, state
+            self._file.missing()
             raise FileNotFoundError(errno.ENOENT, "no such file", str(self.path))
         try:
             text, loaded = read_trusted(self.path, secret=False)   # only hashes: others may read

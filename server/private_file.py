@@ -3,6 +3,7 @@ and refusing to read one that others could have written."""
 
 from __future__ import annotations
 
+import errno
 import os
 import stat
 import tempfile
@@ -42,6 +43,10 @@ class Followed:
         except OSError as exc:
             state = exc.errno
         return None if state == self.stamp or state == self.failed else state
+
+    def missing(self) -> None:
+        """The file is not there: nothing is due until it appears."""
+        self.stamp, self.failed = None, errno.ENOENT
 
     def loaded(self, loaded: Stamp) -> None:
         """The file was loaded, as of `loaded`."""

@@ -248,8 +248,8 @@ def span_stats(starts, stop, rows, parts, out):
         total = peak = top = rain = snow = sleet = cloud_sum = 0.0
         thunder = foggy = cloud_n = wind = wet = known = 0
         for i in range(a, b):
-            rate = rows[RATE, i]
-            if rate == rate or rows[CLOUD, i] == rows[CLOUD, i]:
+            rate, cloud = rows[RATE, i], rows[CLOUD, i]
+            if rate == rate or cloud == cloud:
                 known += 1
             if rate == rate:
                 total += rate
@@ -270,7 +270,6 @@ def span_stats(starts, stop, rows, parts, out):
                 foggy += 1
             if parts[KIND, i] > 0:
                 wet += 1
-            cloud = rows[CLOUD, i]
             if cloud == cloud:
                 cloud_sum += cloud
                 cloud_n += 1

@@ -16,6 +16,7 @@ import numpy as np
 from contract import Webcams as W
 from server.areas import webcams_select
 from server.areas.geocoding_index import EARTH_RADIUS_KM
+from server.areas.geocoding_nearest import unit_vector
 from server.mapped import arrow_table, bytes_map, column, npy, numbers
 
 NO_ROWS = np.zeros(0, dtype=np.int64)
@@ -244,7 +245,5 @@ def _near(near: Nearby) -> tuple[float, ...]:
     unit vector, the squared chords below which a point is certainly within the radius and
     above which it is certainly not)."""
     chord = 2.0 * math.sin(near.radius_km / EARTH_RADIUS_KM / 2.0)
-    phi, lam = math.radians(near.lat), math.radians(near.lon)
-    return (near.lat, near.lon, near.radius_km, 1.0, math.cos(phi) * math.cos(lam),
-            math.cos(phi) * math.sin(lam), math.sin(phi),
+    return (near.lat, near.lon, near.radius_km, 1.0, *unit_vector(near.lat, near.lon),
             max(chord - CHORD_MARGIN, 0.0) ** 2, (chord + CHORD_MARGIN) ** 2)

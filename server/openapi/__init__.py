@@ -39,8 +39,9 @@ limit (an unknown key there is treated as no key). Rate limits are token buckets
 client address without a key; calls made with a key's clusters tokens have a bucket of the key's
 size apart from the key's own. Requests refused with 403 for want of a valid key, token or image
 signature draw from a bucket of their own per client address, of the default size: once it is
-empty they are answered 429 (a valid key is never counted there). Limited responses, and those 403s, carry
-`RateLimit-Limit`, `RateLimit-Remaining` and `RateLimit-Reset`, and a 429 also `Retry-After`.
+empty they are answered 429 (a valid key is never counted there). Limited responses, and those
+403s, carry `RateLimit-Limit`, `RateLimit-Remaining` and `RateLimit-Reset`, and a 429 also
+`Retry-After`.
 
 **Caching and data versions.** Each area answers from a published data artifact, named in
 `X-Data-Version`. Responses carry an `ETag`; `If-None-Match` with it yields 304. Answers to a
