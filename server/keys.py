@@ -46,14 +46,17 @@ class KeyStore:
     Whoever can write the file can add keys: one that others may write, or that neither this
     user nor root owns, is refused (FileRefusedError) like an unparsable one."""
 
-    def __init__(self, path: Path | None):
+    def __init__(self, path: Path | None, load: bool = True):
+        """Keys from `path` (none when None). `load`: read the file now, raising what is wrong
+        with it; else the first refresh() reads it."""
         self.path = path
         self._file = Followed(path) if path is not None else None
         self._keys: tuple[ApiKey, ...] = ()
         self._subjects: dict[bytes, dict[str, ApiKey]] = {}    # by subject secret
         if self._file is not None and not path.exists():
             self._file.missing()    # no keys yet: nothing to say until it appears
-        self.refresh()
+        if load:
+            self.refresh()
 
     def refresh(self) -> bool:
         """Re-read the file if it changed; True when it was (re)loaded. A file that cannot be

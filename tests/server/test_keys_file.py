@@ -4,7 +4,9 @@ unsafe or broken."""
 
 from __future__ import annotations
 
+import asyncio
 import errno
+import logging
 import os
 import re
 import subprocess
@@ -243,3 +245,50 @@ def test_keys_add_refuses_a_keys_file_others_can_write(tmp_path):
     with pytest.raises(FileRefusedError, match="writable by group or others"):
         add_key_in_process(path, "bob")
     assert "bob" not in path.read_text()
+
+
+def test_a_worker_starts_on_a_keys_file_broken_after_the_start_up_check(tmp_path, caplog):
+    """`python -m server` checks the file, then starts its workers: one that finds the file
+    broken in between serves (every key refused) and says why in one line, without a
+    traceback, until the file is fixed."""
+    keys = tmp_path / "keys.json"
+    alice = add_key(keys, "alice")
+    good = keys.read_text()
+    _replace(keys, '{"keys": [')
+    config = Config(build_dir=tmp_path / "empty", keys_file=keys, reload_interval_s=0.05,
+                    signing_secrets_file=tmp_path / "signing-secrets.json")
+
+    async def statuses() -> tuple[int, int]:
+        from aiohttp import ClientSession, web
+
+        from server.app import create_app
+
+        runner = web.AppRunner(create_app(config))
+        await runner.setup()
+        site = web.TCPSite(runner, "127.0.0.1", 0)
+        await site.start()
+        url = f"http://127.0.0.1:{runner.addresses[0][1]}/forecast/1,2"
+        try:
+            async with ClientSession() as session:
+                async with session.get(url, headers={"X-API-Key": alice}) as response:
+                    refused = response.status
+                _replace(keys, good)
+                while True:     # the reload interval's watch picks the fixed file up
+                    async with session.get(url, headers={"X-API-Key": alice}) as response:
+                        if response.status != 403:
+                            return refused, response.status
+                    await asyncio.sleep(0.05)
+        finally:
+            await runner.cleanup()
+
+    with caplog.at_level(logging.INFO, logger="server"):
+        refused, accepted = asyncio.run(asyncio.wait_for(statuses(), 30))
+    assert (refused, accepted) == (403, 503)     # no build: 503 once the key is accepted
+    errors = [r for r in caplog.records if r.levelno >= logging.ERROR]
+    assert len(errors) == 1 and errors[0].exc_info is None
+    assert errors[0].getMessage().endswith(f"{keys} is not a valid keys file (JSON with a list "
+                                           "of keys, each with name and sha256): "
+                                           "JSONDecodeError Expecting value: line 1 column 11 "
+                                           "(char 10)")
+    assert any(r.getMessage().endswith(f"{keys} is loaded again (1 key)")
+               for r in caplog.records)
