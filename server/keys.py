@@ -12,7 +12,8 @@ import tomllib
 from dataclasses import dataclass
 from pathlib import Path
 
-from server.private_file import FileRefusedError, Followed, read_trusted, write_private
+from server.private_file import (FileRefusedError, Followed, check_directories, read_trusted,
+                                 write_private)
 
 NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$")
 MAX_SUBJECT_SECRETS = 16
@@ -170,7 +171,9 @@ def add_key(path: Path, name: str, rate_limit: int | None = None) -> str:
         raise ValueError("key names are 1-64 letters, digits, '.', '_' or '-'")
     if rate_limit is not None and rate_limit <= 0:
         raise ValueError("--rate-limit must be a positive number of requests a minute")
-    # Refused like the server refuses it: a file others could write may hold their keys.
+    # Refused like the server refuses it: a file others could write may hold their keys, and
+    # one where everyone may write could be taken away.
+    check_directories(path)
     data = _parse(read_trusted(path, secret=False)[0], path) if path.exists() else {}
     entries = data.setdefault("keys", [])
     if any(e["name"] == name for e in entries):

@@ -82,6 +82,50 @@ def test_a_symlinked_keys_file_is_followed_and_its_target_checked(tmp_path):
         KeyStore(link)
 
 
+@pytest.mark.parametrize("mode, used", [(0o777, False), (0o1777, True), (0o775, True)],
+                         ids=["everyone-writes", "sticky-like-tmp", "group-writes"])
+def test_a_keys_file_in_a_directory_everyone_may_change_is_refused(tmp_path, mode, used):
+    # Anyone could remove or rename the file there; /tmp's sticky bit stops that, and a
+    # group-writable directory (umask 002, a group per user) is how many clones look.
+    shared = tmp_path / "shared"
+    shared.mkdir()
+    path = shared / "keys.json"
+    key = add_key(path, "alice")
+    shared.chmod(mode)
+    if used:
+        assert KeyStore(path).authenticate(key).name == "alice"
+        return
+    with pytest.raises(FileRefusedError, match=re.escape(
+            f"{path} is in {shared}, which everyone may write (mode 777); run chmod o-w "
+            f"{shared}")):
+        KeyStore(path)
+
+
+def test_a_symlinked_keys_file_is_refused_when_its_target_is_in_a_directory_everyone_may_change(
+        tmp_path):
+    target = tmp_path / "shared"
+    target.mkdir()
+    key = add_key(target / "keys.json", "alice")
+    link = tmp_path / "keys.json"
+    link.symlink_to(target / "keys.json")
+    assert KeyStore(link).authenticate(key).name == "alice"
+    target.chmod(0o777)
+    with pytest.raises(FileRefusedError, match=f"which everyone may write"):
+        KeyStore(link)
+
+
+@ROOT_ONLY
+def test_a_keys_file_below_a_directory_of_another_user_is_refused(tmp_path):
+    theirs = tmp_path / "theirs"
+    (theirs / "app").mkdir(parents=True)
+    add_key(theirs / "app" / "keys.json", "alice")
+    os.chown(theirs, 65534, 65534)
+    with pytest.raises(FileRefusedError, match=re.escape(
+            f"is in {theirs}, which is owned by uid 65534, neither by the user running the "
+            "server")):
+        KeyStore(theirs / "app" / "keys.json")
+
+
 def test_an_unsafe_keys_file_is_not_loaded_on_reload_and_reported_once(tmp_path):
     path = tmp_path / "keys.json"
     alice = add_key(path, "alice")
@@ -138,6 +182,19 @@ def test_the_server_refuses_to_start_on_a_keys_file_others_can_write(tmp_path):
     assert result.stderr.splitlines() == [f"error: keys file: {keys} is writable by group or "
                                           f"others (mode 664); run chmod go-w {keys}"]
     assert "serving" not in result.stdout
+
+
+def test_the_server_refuses_to_start_on_a_keys_file_in_a_directory_everyone_may_write(tmp_path):
+    shared = tmp_path / "shared"
+    shared.mkdir()
+    keys = shared / "keys.json"
+    add_key(keys, "alice")
+    shared.chmod(0o777)
+    result = _serve("--build", str(tmp_path / "b"), "--keys-file", str(keys))
+    assert result.returncode == 2
+    assert result.stderr.splitlines() == [f"error: keys file: {keys} is in {shared}, which "
+                                          "everyone may write (mode 777); run chmod o-w "
+                                          f"{shared}"]
 
 
 def test_the_server_refuses_to_start_on_a_broken_keys_file(tmp_path):
@@ -245,6 +302,19 @@ def test_keys_add_refuses_a_keys_file_others_can_write(tmp_path):
     with pytest.raises(FileRefusedError, match="writable by group or others"):
         add_key_in_process(path, "bob")
     assert "bob" not in path.read_text()
+
+
+def test_keys_add_refuses_a_directory_everyone_may_write(tmp_path):
+    shared = tmp_path / "shared"
+    shared.mkdir()
+    shared.chmod(0o777)
+    result = subprocess.run([sys.executable, "-m", "server", "keys", "add", "alice",
+                             "--keys-file", str(shared / "keys.json")], cwd=ROOT,
+                            capture_output=True, text=True, timeout=60)
+    assert result.returncode == 1 and result.stdout == ""
+    assert result.stderr == (f"error: {shared / 'keys.json'} is in {shared}, which everyone "
+                             f"may write (mode 777); run chmod o-w {shared}\n")
+    assert not (shared / "keys.json").exists()
 
 
 def test_a_worker_starts_on_a_keys_file_broken_after_the_start_up_check(tmp_path, caplog):
