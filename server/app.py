@@ -30,7 +30,9 @@ def create_app(config: Config) -> web.Application:
     app = web.Application(middlewares=[api_middleware], client_max_size=64 * 1024)
     app[CONFIG] = config
     app[STORE] = Store(config.build_dir, LOADERS, config.load_retry_s)
-    app[KEYS] = KeyStore(config.keys_file)
+    # Loaded at startup (_watch_build), where a fault is a log line: the file may have changed
+    # since `python -m server` checked it, and a worker must not die of that with a traceback.
+    app[KEYS] = KeyStore(config.keys_file, load=False)
     app[LIMITER] = RateLimiter()
     app.cleanup_ctx.append(_watch_build)
     if config.rate_limit_redis_url:
@@ -52,9 +54,10 @@ async def _watch_build(app: web.Application) -> AsyncIterator[None]:
     """Load the published build in the background, then follow newly published versions and
     changes of the keys file."""
     config, store, keys = app[CONFIG], app[STORE], app[KEYS]
+    keys_failing = _follow_keys(keys, False)
 
     async def watch() -> None:
-        keys_failing = False
+        nonlocal keys_failing
         while True:
             try:
                 await store.refresh()
@@ -84,7 +87,8 @@ def _follow_keys(keys: KeyStore, failing: bool) -> bool:
         log.error("reloading the keys file failed, the keys loaded before stay in use: %s", exc)
         return True
     if loaded and failing:
-        log.info("the keys file %s is loaded again (%d keys)", keys.path, keys.count)
+        log.info("the keys file %s is loaded again (%d key%s)", keys.path, keys.count,
+                 "" if keys.count == 1 else "s")
     return failing and not loaded
 
 

@@ -30,8 +30,8 @@ CONFIG = web.AppKey("config", Config)
 STORE = web.AppKey("store", Store)
 KEYS = web.AppKey("keys", KeyStore)
 LIMITER = web.AppKey("limiter", RateLimiter | SharedRateLimiter)
-NOW = "now_s"   # request key: the time a period_s endpoint answers for (Unix seconds)
-AUTHORISED = "authorised_key"   # request key: the ApiKey the middleware authorised it with
+NOW = web.RequestKey("now_s", float)    # the time a period_s endpoint answers for (Unix s)
+AUTHORISED = web.RequestKey("authorised_key", ApiKey | None)   # the key that authorised it
 API_KEY = "api_key"
 try:
     API_VERSION = importlib.metadata.version("weather-geodata-api")

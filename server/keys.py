@@ -12,7 +12,8 @@ import tomllib
 from dataclasses import dataclass
 from pathlib import Path
 
-from server.private_file import FileRefusedError, Followed, read_trusted, write_private
+from server.private_file import (FileRefusedError, Followed, check_directories, read_trusted,
+                                 write_private)
 
 NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$")
 MAX_SUBJECT_SECRETS = 16
@@ -46,14 +47,17 @@ class KeyStore:
     Whoever can write the file can add keys: one that others may write, or that neither this
     user nor root owns, is refused (FileRefusedError) like an unparsable one."""
 
-    def __init__(self, path: Path | None):
+    def __init__(self, path: Path | None, load: bool = True):
+        """Keys from `path` (none when None). `load`: read the file now, raising what is wrong
+        with it; else the first refresh() reads it."""
         self.path = path
         self._file = Followed(path) if path is not None else None
         self._keys: tuple[ApiKey, ...] = ()
         self._subjects: dict[bytes, dict[str, ApiKey]] = {}    # by subject secret
         if self._file is not None and not path.exists():
             self._file.missing()    # no keys yet: nothing to say until it appears
-        self.refresh()
+        if load:
+            self.refresh()
 
     def refresh(self) -> bool:
         """Re-read the file if it changed; True when it was (re)loaded. A file that cannot be
@@ -167,7 +171,9 @@ def add_key(path: Path, name: str, rate_limit: int | None = None) -> str:
         raise ValueError("key names are 1-64 letters, digits, '.', '_' or '-'")
     if rate_limit is not None and rate_limit <= 0:
         raise ValueError("--rate-limit must be a positive number of requests a minute")
-    # Refused like the server refuses it: a file others could write may hold their keys.
+    # Refused like the server refuses it: a file others could write may hold their keys, and
+    # one where everyone may write could be taken away.
+    check_directories(path)
     data = _parse(read_trusted(path, secret=False)[0], path) if path.exists() else {}
     entries = data.setdefault("keys", [])
     if any(e["name"] == name for e in entries):

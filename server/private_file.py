@@ -81,15 +81,44 @@ def check_trusted(path: Path, info: os.stat_result, secret: bool) -> None:
                                f"chmod 600 {path}")
 
 
+def check_directories(path: Path) -> None:
+    """Refuse (FileRefusedError) a file in a directory that another user could change, or
+    below one: a directory that neither this user nor root owns, or one that everyone may
+    write without the sticky bit (as /tmp has), where anyone could remove or rename the file
+    or a symlink to it. Both the directory a path names and the one its target is in count.
+    Group-writable directories pass: with umask 002 and a group per user, a clone is one,
+    and a file planted by another user fails check_trusted's owner test anyway."""
+    user = os.geteuid()
+    seen: set[Path] = set()
+    for start in (Path(os.path.realpath(path.parent)), Path(os.path.realpath(path)).parent):
+        for directory in (start, *start.parents):
+            if directory in seen:
+                continue
+            seen.add(directory)
+            try:
+                info = os.stat(directory)
+            except FileNotFoundError:   # not made yet: write_private makes it, mode 0700
+                continue
+            mode = stat.S_IMODE(info.st_mode)
+            if info.st_uid not in (user, 0):
+                raise FileRefusedError(f"{path} is in {directory}, which is owned by uid "
+                                       f"{info.st_uid}, neither by the user running the server "
+                                       f"(uid {user}) nor by root")
+            if mode & 0o002 and not mode & stat.S_ISVTX:
+                raise FileRefusedError(f"{path} is in {directory}, which everyone may write "
+                                       f"(mode {mode:o}); run chmod o-w {directory}")
+
+
 def read_trusted(path: Path, secret: bool = True) -> tuple[str, Stamp]:
-    """The text of `path` and its stamp(), if check_trusted passes. A symlink is followed
-    (Kubernetes mounts secrets as links into a directory it swaps); the checks apply to the
-    file read, by fstat on the open descriptor, so nothing can be swapped in between.
-    O_NONBLOCK: opening a FIFO must not hang before it is refused."""
+    """The text of `path` and its stamp(), if check_trusted and check_directories pass. A
+    symlink is followed (Kubernetes mounts secrets as links into a directory it swaps); the
+    file checks apply to the file read, by fstat on the open descriptor, so nothing can be
+    swapped in between. O_NONBLOCK: opening a FIFO must not hang before it is refused."""
     fd = os.open(path, os.O_RDONLY | os.O_CLOEXEC | os.O_NONBLOCK)
     with os.fdopen(fd, "r", encoding="utf-8") as handle:
         info = os.fstat(handle.fileno())
         check_trusted(path, info, secret)
+        check_directories(path)
         return handle.read(), stamp(info)
 
 

@@ -27,7 +27,8 @@ from hashlib import sha256
 from pathlib import Path
 from typing import Callable, Mapping
 
-from server.private_file import FileRefusedError, Stamp, read_trusted, write_private
+from server.private_file import (FileRefusedError, Stamp, check_directories, read_trusted,
+                                 write_private)
 
 KID = re.compile(r"[A-Za-z0-9_-]{1,32}")
 MIN_SECRET_CHARS = 16
@@ -106,7 +107,9 @@ def _write_secrets(path: Path, data: dict, replace: bool) -> None:
 
 def ensure_secrets_file(path: Path) -> Secrets:
     """Read the secrets file, creating it with one random secret if missing. Creation is
-    atomic (a complete file is linked into place), so concurrent workers agree on one."""
+    atomic (a complete file is linked into place), so concurrent workers agree on one. No
+    secret is written where another user could take the file away (check_directories)."""
+    check_directories(path)
     if not os.path.lexists(path):
         try:
             _write_secrets(path, new_secrets_data({}), replace=False)
@@ -123,7 +126,8 @@ def ensure_secrets_file(path: Path) -> Secrets:
 
 def location_warnings(path: Path, legacy: Path | None = None) -> list[str]:
     """What is doubtful about where the secrets file is, short of refusing to start: a
-    directory others can write (they could replace the file or plant a link in its place),
+    directory group or others can write (with the sticky bit, or the group only: one that
+    everyone may write is refused, see check_directories), where a link could be planted,
     and a file left at the default of older versions (`legacy`) while `path` has none yet."""
     warnings = []
     if legacy and legacy != path and legacy.exists() and not os.path.lexists(path):
@@ -137,7 +141,7 @@ def location_warnings(path: Path, legacy: Path | None = None) -> list[str]:
         mode = stat.S_IMODE(folder.stat().st_mode)
     except OSError:                 # not made yet: it will be, mode 0700
         return warnings
-    if mode & 0o022:
+    if mode & 0o022 and not (mode & 0o002 and not mode & stat.S_ISVTX):  # that one is refused
         warnings.append(
             f"the signing secrets file {path} is in {folder}, a directory group or others can "
             f"write (mode {mode:o}), where another user could put a file or link of their own "

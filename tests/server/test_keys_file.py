@@ -4,7 +4,9 @@ unsafe or broken."""
 
 from __future__ import annotations
 
+import asyncio
 import errno
+import logging
 import os
 import re
 import subprocess
@@ -80,6 +82,50 @@ def test_a_symlinked_keys_file_is_followed_and_its_target_checked(tmp_path):
         KeyStore(link)
 
 
+@pytest.mark.parametrize("mode, used", [(0o777, False), (0o1777, True), (0o775, True)],
+                         ids=["everyone-writes", "sticky-like-tmp", "group-writes"])
+def test_a_keys_file_in_a_directory_everyone_may_change_is_refused(tmp_path, mode, used):
+    # Anyone could remove or rename the file there; /tmp's sticky bit stops that, and a
+    # group-writable directory (umask 002, a group per user) is how many clones look.
+    shared = tmp_path / "shared"
+    shared.mkdir()
+    path = shared / "keys.json"
+    key = add_key(path, "alice")
+    shared.chmod(mode)
+    if used:
+        assert KeyStore(path).authenticate(key).name == "alice"
+        return
+    with pytest.raises(FileRefusedError, match=re.escape(
+            f"{path} is in {shared}, which everyone may write (mode 777); run chmod o-w "
+            f"{shared}")):
+        KeyStore(path)
+
+
+def test_a_symlinked_keys_file_is_refused_when_its_target_is_in_a_directory_everyone_may_change(
+        tmp_path):
+    target = tmp_path / "shared"
+    target.mkdir()
+    key = add_key(target / "keys.json", "alice")
+    link = tmp_path / "keys.json"
+    link.symlink_to(target / "keys.json")
+    assert KeyStore(link).authenticate(key).name == "alice"
+    target.chmod(0o777)
+    with pytest.raises(FileRefusedError, match=f"which everyone may write"):
+        KeyStore(link)
+
+
+@ROOT_ONLY
+def test_a_keys_file_below_a_directory_of_another_user_is_refused(tmp_path):
+    theirs = tmp_path / "theirs"
+    (theirs / "app").mkdir(parents=True)
+    add_key(theirs / "app" / "keys.json", "alice")
+    os.chown(theirs, 65534, 65534)
+    with pytest.raises(FileRefusedError, match=re.escape(
+            f"is in {theirs}, which is owned by uid 65534, neither by the user running the "
+            "server")):
+        KeyStore(theirs / "app" / "keys.json")
+
+
 def test_an_unsafe_keys_file_is_not_loaded_on_reload_and_reported_once(tmp_path):
     path = tmp_path / "keys.json"
     alice = add_key(path, "alice")
@@ -136,6 +182,19 @@ def test_the_server_refuses_to_start_on_a_keys_file_others_can_write(tmp_path):
     assert result.stderr.splitlines() == [f"error: keys file: {keys} is writable by group or "
                                           f"others (mode 664); run chmod go-w {keys}"]
     assert "serving" not in result.stdout
+
+
+def test_the_server_refuses_to_start_on_a_keys_file_in_a_directory_everyone_may_write(tmp_path):
+    shared = tmp_path / "shared"
+    shared.mkdir()
+    keys = shared / "keys.json"
+    add_key(keys, "alice")
+    shared.chmod(0o777)
+    result = _serve("--build", str(tmp_path / "b"), "--keys-file", str(keys))
+    assert result.returncode == 2
+    assert result.stderr.splitlines() == [f"error: keys file: {keys} is in {shared}, which "
+                                          "everyone may write (mode 777); run chmod o-w "
+                                          f"{shared}"]
 
 
 def test_the_server_refuses_to_start_on_a_broken_keys_file(tmp_path):
@@ -243,3 +302,63 @@ def test_keys_add_refuses_a_keys_file_others_can_write(tmp_path):
     with pytest.raises(FileRefusedError, match="writable by group or others"):
         add_key_in_process(path, "bob")
     assert "bob" not in path.read_text()
+
+
+def test_keys_add_refuses_a_directory_everyone_may_write(tmp_path):
+    shared = tmp_path / "shared"
+    shared.mkdir()
+    shared.chmod(0o777)
+    result = subprocess.run([sys.executable, "-m", "server", "keys", "add", "alice",
+                             "--keys-file", str(shared / "keys.json")], cwd=ROOT,
+                            capture_output=True, text=True, timeout=60)
+    assert result.returncode == 1 and result.stdout == ""
+    assert result.stderr == (f"error: {shared / 'keys.json'} is in {shared}, which everyone "
+                             f"may write (mode 777); run chmod o-w {shared}\n")
+    assert not (shared / "keys.json").exists()
+
+
+def test_a_worker_starts_on_a_keys_file_broken_after_the_start_up_check(tmp_path, caplog):
+    """`python -m server` checks the file, then starts its workers: one that finds the file
+    broken in between serves (every key refused) and says why in one line, without a
+    traceback, until the file is fixed."""
+    keys = tmp_path / "keys.json"
+    alice = add_key(keys, "alice")
+    good = keys.read_text()
+    _replace(keys, '{"keys": [')
+    config = Config(build_dir=tmp_path / "empty", keys_file=keys, reload_interval_s=0.05,
+                    signing_secrets_file=tmp_path / "signing-secrets.json")
+
+    async def statuses() -> tuple[int, int]:
+        from aiohttp import ClientSession, web
+
+        from server.app import create_app
+
+        runner = web.AppRunner(create_app(config))
+        await runner.setup()
+        site = web.TCPSite(runner, "127.0.0.1", 0)
+        await site.start()
+        url = f"http://127.0.0.1:{runner.addresses[0][1]}/forecast/1,2"
+        try:
+            async with ClientSession() as session:
+                async with session.get(url, headers={"X-API-Key": alice}) as response:
+                    refused = response.status
+                _replace(keys, good)
+                while True:     # the reload interval's watch picks the fixed file up
+                    async with session.get(url, headers={"X-API-Key": alice}) as response:
+                        if response.status != 403:
+                            return refused, response.status
+                    await asyncio.sleep(0.05)
+        finally:
+            await runner.cleanup()
+
+    with caplog.at_level(logging.INFO, logger="server"):
+        refused, accepted = asyncio.run(asyncio.wait_for(statuses(), 30))
+    assert (refused, accepted) == (403, 503)     # no build: 503 once the key is accepted
+    errors = [r for r in caplog.records if r.levelno >= logging.ERROR]
+    assert len(errors) == 1 and errors[0].exc_info is None
+    assert errors[0].getMessage().endswith(f"{keys} is not a valid keys file (JSON with a list "
+                                           "of keys, each with name and sha256): "
+                                           "JSONDecodeError Expecting value: line 1 column 11 "
+                                           "(char 10)")
+    assert any(r.getMessage().endswith(f"{keys} is loaded again (1 key)")
+               for r in caplog.records)

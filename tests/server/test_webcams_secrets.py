@@ -336,7 +336,20 @@ def test_a_secrets_file_left_at_the_old_default_location_is_pointed_out(tmp_path
     assert _warnings(again.log) == []
 
 
-@pytest.mark.parametrize("mode", [0o777, 0o1777, 0o770], ids=oct)
+def test_the_server_refuses_a_secrets_file_in_a_directory_everyone_may_write(tmp_path):
+    shared = tmp_path / "shared"
+    shared.mkdir()
+    shared.chmod(0o777)
+    path = shared / "signing-secrets.json"
+    with pytest.raises(AssertionError, match="server did not start") as failed:
+        with Server(tmp_path / "build", None, WEATHERAPI_SIGNING_SECRETS_FILE=str(path)):
+            pass
+    assert f"error: signing secrets: {path} is in {shared}, which everyone may write (mode " \
+           f"777); run chmod o-w {shared}" in str(failed.value)
+    assert not path.exists()            # no secret written where others could take it
+
+
+@pytest.mark.parametrize("mode", [0o1777, 0o770], ids=oct)
 def test_a_secrets_file_in_a_directory_others_can_write_is_pointed_out(tmp_path, mode):
     shared = tmp_path / "shared"
     shared.mkdir()

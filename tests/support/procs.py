@@ -86,8 +86,10 @@ class Server:
         line = self.proc.stdout.readline()
         match = re.search(r"http://\S+", line)
         if not match:
-            self.__exit__()
-            raise AssertionError(f"server did not start: {line!r} {self.proc.stderr.read()[-2000:]}")
+            self._reader = threading.Thread(target=self._read_stderr, daemon=True)
+            self._reader.start()
+            self.__exit__()         # stops it if it still runs, and keeps its stderr in `log`
+            raise AssertionError(f"server did not start: {line!r} {self.log[-2000:]}")
         self.url = match.group(0)
         self._reader = threading.Thread(target=self._read_stderr, daemon=True)
         self._reader.start()
