@@ -13,13 +13,16 @@ resolution). Deterministic for a given run time and grid.
 
 from __future__ import annotations
 
+import csv
 import math
 from dataclasses import dataclass
 from functools import lru_cache
+from importlib.resources import files
 from pathlib import Path
 
 import netCDF4
 import numpy as np
+from scipy.spatial import cKDTree
 
 from pipeline.science.precipitation import RAIN_ALL_C, SNOW_ALL_C
 
@@ -52,6 +55,11 @@ VARIABLES = {
     "cape": ("surface", 0.0, "J kg**-1", "Convective available potential energy", "instant"),
     "orog": ("surface", 0.0, "m", "Orography", "instant"),
 }
+# Orography: the mean elevation of the airfields this near a grid point (about a 1° cell's
+# half-diagonal), else the bumps of MOUNTAINS.
+AIRPORT_KM, AIRPORT_NEIGHBOURS = 80.0, 16
+FEET_TO_M = 0.3048
+_ICE_SHEET_M = 2600.0
 # Mountains: (lat, lon, height m, lat sigma deg, lon sigma deg)
 MOUNTAINS = (
     (32.0, 85.0, 4800, 5.0, 11.0), (46.3, 9.0, 1800, 1.0, 2.5), (40.0, -108.0, 2200, 9.0, 5.0),
@@ -364,13 +372,52 @@ def _system(k: int) -> dict:
 
 
 def orography(lat: np.ndarray, lon: np.ndarray) -> np.ndarray:
-    """Surface height (m): the main mountain ranges and ice sheets as smooth bumps."""
+    """Surface height (m): the mean elevation of the airports within AIRPORT_KM (airportsdata:
+    some 28,000 airfields, wherever people live), else the main mountain ranges and ice sheets
+    as smooth bumps (Greenland's and Antarctica's interiors have no airfields)."""
+    height = _ranges(lat, lon)
+    near = _airport_mean_m(lat, lon)
+    height = np.where(np.isnan(near), height, near)
+    return np.maximum(height, _ICE_SHEET_M * np.clip((-lat - 66.0) / 12.0, 0, 1))
+
+
+def _airport_mean_m(lat: np.ndarray, lon: np.ndarray) -> np.ndarray:
+    """Mean elevation (m) of the AIRPORT_NEIGHBOURS nearest airports within AIRPORT_KM of each
+    point, NaN where there is none."""
+    tree, elevation_m = _airports()
+    chord = 2.0 * math.sin(AIRPORT_KM * 1000.0 / EARTH_RADIUS_M / 2.0)
+    distance, index = tree.query(_unit(lat.ravel(), lon.ravel()), k=AIRPORT_NEIGHBOURS,
+                                 distance_upper_bound=chord)
+    found = np.isfinite(distance)
+    heights = np.where(found, np.append(elevation_m, 0.0)[index], 0.0)
+    with np.errstate(invalid="ignore"):          # no airport near: NaN, on purpose
+        mean = heights.sum(axis=1) / found.sum(axis=1)
+    return mean.reshape(lat.shape)
+
+
+@lru_cache(maxsize=1)
+def _airports() -> tuple[cKDTree, np.ndarray]:
+    """A KD-tree over airportsdata's airports (unit vectors) and their elevations (m)."""
+    with (files("airportsdata") / "airports.csv").open(encoding="utf-8") as handle:
+        rows = [(float(r["lat"]), float(r["lon"]), float(r["elevation"]) * FEET_TO_M)
+                for r in csv.DictReader(handle) if r["elevation"] not in ("", None)]
+    table = np.array(rows)
+    return cKDTree(_unit(table[:, 0], table[:, 1])), table[:, 2]
+
+
+def _unit(lat: np.ndarray, lon: np.ndarray) -> np.ndarray:
+    phi, lam = np.radians(lat), np.radians(lon)
+    return np.column_stack((np.cos(phi) * np.cos(lam), np.cos(phi) * np.sin(lam), np.sin(phi)))
+
+
+def _ranges(lat: np.ndarray, lon: np.ndarray) -> np.ndarray:
+    """The main mountain ranges and ice sheets as smooth bumps (m)."""
     lon180 = ((lon + 180.0) % 360.0) - 180.0
     height = np.zeros_like(lat, dtype=np.float64)
     for la, lo, h, s_lat, s_lon in MOUNTAINS:
         dlon = ((lon180 - lo + 180.0) % 360.0) - 180.0
         height += h * np.exp(-((lat - la) / s_lat) ** 2 / 2 - (dlon / s_lon) ** 2 / 2)
-    height += 2600.0 * np.clip((-lat - 66.0) / 12.0, 0, 1)   # Antarctic ice sheet
+    height += _ICE_SHEET_M * np.clip((-lat - 66.0) / 12.0, 0, 1)   # Antarctic ice sheet
     return height
 
 

@@ -341,3 +341,17 @@ def test_generated_alerts_name_their_place_in_capitals(tmp_path):
     assert props["areaDesc"] == "Around 50.0°S 120.0°W"
     assert props["description"].endswith("gusts to 40 m/s around 50.0°S 120.0°W.")
     assert props["headline"] == "High Wind Warning (generated) around 50.0°S 120.0°W"
+
+
+@pytest.mark.parametrize("place, lat, lon, low_m, high_m", [
+    ("Quito", -0.18, -78.47, 2000, 3500), ("La Paz", -16.5, -68.15, 3000, 4500),
+    ("Kolkata", 22.57, 88.36, 0, 100), ("Amsterdam", 52.37, 4.9, -10, 100),
+    ("Mexico City", 19.43, -99.13, 1500, 2600), ("Denver", 39.74, -104.99, 1400, 2200),
+    ("Greenland's ice", 72.0, -40.0, 2000, 3500), ("East Antarctica", -78.5, 106.8, 2000, 4500),
+    ("the Pacific", 0.0, -150.0, 0, 1)])
+def test_the_generated_surface_height_is_near_the_real_one(place, lat, lon, low_m, high_m):
+    # The generated run's temperatures follow it: Quito at sea level was a tropical beach.
+    from pipeline.sources.generated_model import orography
+
+    height = orography(np.array([lat]), np.array([lon % 360.0]))[0]
+    assert low_m <= height <= high_m, (place, height)
