@@ -443,8 +443,33 @@ def test_edges_of_the_globe_answer(forecast_server, point):
         assert (day["sunriseTime"] is None) == (day["sunsetTime"] is None)
 
 
+@pytest.mark.parametrize("lat, timezone", [(90, "Etc/GMT"), (-90, "Antarctica/McMurdo")])
+def test_a_pole_has_one_answer_whatever_the_longitude(forecast_server, lat, timezone):
+    # The poles' rows vary with longitude in the input: a pole is read at longitude 0
+    # (-20 °C), and located there (its timezone); only the echoed longitude differs.
+    longitudes = (0, 90, -135, 180)
+    for _ in range(3):           # the answers name the minute: the same minute for all
+        bodies = [forecast(forecast_server, (lat, lon), units="si", extend="hourly")
+                  for lon in longitudes]
+        if len({b["currently"]["time"] for b in bodies}) == 1:
+            break
+    for lon, body in zip(longitudes, bodies):
+        assert body.pop("longitude") == lon
+        assert body["timezone"] == timezone
+        assert body["currently"]["temperature"] == -20.0
+    assert all(body == bodies[0] for body in bodies[1:])
+
+
 def test_a_calm_has_no_wind_direction(forecast_server):
     body = forecast(forecast_server, CALM, units="si")
     entries = [body["currently"], *body["hourly"]["data"], *body["daily"]["data"]]
     assert {e["windSpeed"] for e in entries} == {0.0}
     assert {e["windDirection"] for e in entries} == {None}
+
+
+@pytest.mark.parametrize("coordinates", ["-0,-0", "-0.0,-0.000001", "0,0"])
+def test_a_negative_zero_coordinate_is_echoed_as_zero(forecast_server, coordinates):
+    reply = get(f"{forecast_server.url}/forecast/{coordinates}?exclude=minutely,hourly",
+                {"X-API-Key": forecast_server.key})
+    assert reply.status == 200
+    assert reply.body.startswith(b'{"latitude":0.0,"longitude":0.0,"timezone":')
