@@ -14,6 +14,15 @@ from server.mapped import ByteFile, npy_layout
 # Float rounding of lat0 + n * dlat must not put a domain's own edge (72°N for CAMS Europe)
 # outside it.
 EDGE_DEG = 1e-9
+# Every longitude of a pole names one point: a pole is read (and located) at this longitude,
+# so that its answer does not depend on the longitude asked for (a model's pole row, and the
+# timezone polygons, need not agree along it).
+POLE_LON = 0.0
+
+
+def point_lon(lat: float, lon: float) -> float:
+    """The longitude a point's values and timezone are taken at: POLE_LON at a pole."""
+    return POLE_LON if abs(lat) >= 90.0 else lon
 
 
 class PointGrid:

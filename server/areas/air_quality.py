@@ -26,7 +26,7 @@ from server.areas import air_quality_kernel as kernel
 from server.areas.air_quality_index import IndexTables
 from server.areas.air_quality_json import Records
 from server.errors import ApiError
-from server.grid import PointGrid
+from server.grid import PointGrid, point_lon
 from server.http import NOW, STORE, endpoint
 
 AREA = AQ.AREA
@@ -180,7 +180,7 @@ def _iso(unix_s: int) -> str:
 
 def answer(data: AirQualityData, query: AirQualityQuery, now_s: float) -> bytes:
     """The JSON envelope: current hour and every hour to the end of the forecast."""
-    lat, lon = query.lat, query.lon
+    lat, lon = query.lat, point_lon(query.lat, query.lon)   # a pole is one point
     europe = data.in_europe(lat, lon)
     domain = data.europe if europe else data.world       # both cover their domain (loader)
     grid = domain.grid
@@ -192,7 +192,7 @@ def answer(data: AirQualityData, query: AirQualityQuery, now_s: float) -> bytes:
                             "hour", headers={"Retry-After": str(STALE_RETRY_AFTER_S)})
     current, hourly = domain.records_at(lat, lon, first, europe, hour)
     return b"".join((b'{"latitude":', orjson.dumps(round(lat, 5) + 0.0),   # + 0.0: no -0.0
-                     b',"longitude":', orjson.dumps(round(lon, 5) + 0.0),
+                     b',"longitude":', orjson.dumps(round(query.lon, 5) + 0.0),
                      b',"timezone":', orjson.dumps(get_tz(lon, lat) or "UTC"),
                      b',"current":', current, b',"hourly":{"data":', hourly, b"}}"))
 

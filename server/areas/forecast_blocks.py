@@ -28,6 +28,7 @@ from server.areas import forecast_series as fs
 from server.areas import forecast_summary as summary
 from server.areas import forecast_text as text
 from server.areas.forecast_place import Place, zone
+from server.grid import point_lon
 from server.science import moon
 from server.science.units import SYSTEMS, UnitSystem
 
@@ -127,8 +128,9 @@ def respond(data: ForecastData, place: Place, request: Request, units: UnitSyste
     for name in r.blocks:
         blocks |= BLOCK_BITS.get(name, 0)
     known = place.elevation_m is not None
-    hourly, static, cells = data.point(r.lat, r.lon)
-    params = np.array([r.lat, r.lon, now_s, data.first_s, data.last_s, r.hours,
+    lon = point_lon(r.lat, r.lon)         # a pole is one point, whatever the longitude asked
+    hourly, static, cells = data.point(r.lat, lon)
+    params = np.array([r.lat, lon, now_s, data.first_s, data.last_s, r.hours,
                        place.elevation_m if known else 0.0, known, blocks,
                        units.precipitation, units.fahrenheit, day.weekday, data.sun_t0]
                       + cells)
@@ -142,13 +144,15 @@ def respond(data: ForecastData, place: Place, request: Request, units: UnitSyste
         titles.add(set(out[1][1:1 + out[1][0, 0], 0].tolist()))
     elevation = out[2][0]
     head = orjson.dumps({
-        "latitude": round(r.lat, 5), "longitude": round(r.lon, 5), "timezone": place.timezone,
+        # + 0.0: -0 is echoed as 0.0 (as air quality does)
+        "latitude": round(r.lat, 5) + 0.0, "longitude": round(r.lon, 5) + 0.0,
+        "timezone": place.timezone,
         "offset": local.utcoffset().total_seconds() / 3600.0,
         "elevation": None if elevation != elevation else round(elevation * units.elevation)})
     parts = [head[:-1]]
     _fill(parts, out, n, r.lang)
     if "alerts" in r.blocks:
-        parts += [b',"alerts":', data.alerts.json_at(r.lat, r.lon, now_s)]
+        parts += [b',"alerts":', data.alerts.json_at(r.lat, lon, now_s)]
     parts += [b',"flags":', data.flags_json(units.name), b"}"]
     return b"".join(parts)
 

@@ -39,7 +39,8 @@ M_CASE, M_KIND, M_LEVEL, M_POSSIBLE, M_A, M_B = range(1, 7)
     range(6)
 # Condition-code facts (CODE_FOR_HOUR, CODE_SENTENCE): the code.
 C_CODE = 1
-PERIOD_MM, DAY_MM = 0.2, 1.0     # a period (a day of the week) counts as wet from this total
+PERIOD_MM = 0.2                  # a period counts as wet (is summarised as such) from this total
+DAY_MM = 1.0                     # a day's precipitation decides its icon from this total
 MIXED = 0                        # kind: a second kind has MIXED_SHARE of the amount or more
 MIXED_SHARE = 0.25
 
@@ -144,8 +145,24 @@ def name_index(j):
 
 
 @njit(cache=True, nogil=True)
-def week_facts(stats, highs, weekday, fahrenheit, out):
-    """Facts of the week (one stats row per day; highs as served, NaN when unknown)."""
+def day_kind(stats, first):
+    """A day's precipitation type (forecast_text.KINDS) from its four periods
+    stats[first:first + 4]: the main kind of the periods its summary calls wet (PERIOD_MM),
+    none when it calls none wet (a trace is reported, untyped, as hours below WET_MMH are)."""
+    wet = False
+    rain = snow = sleet = 0.0
+    for q in range(4):
+        row = stats[first + q]
+        if row[S_TOTAL] >= PERIOD_MM:
+            wet = True
+            rain, snow, sleet = rain + row[S_RAIN], snow + row[S_SNOW], sleet + row[S_SLEET]
+    return first_max(rain, snow, sleet) if wet else 0
+
+
+@njit(cache=True, nogil=True)
+def week_facts(stats, highs, wet_days, weekday, fahrenheit, out):
+    """Facts of the week (one stats row per day; highs as served, NaN when unknown); the wet
+    days are those whose own summary mentions precipitation (wet_days[d] > 0, day_kind)."""
     out[:] = 0
     out[0], out[W_FAHRENHEIT] = WEEK, fahrenheit
     days = stats.shape[0]
@@ -153,7 +170,7 @@ def week_facts(stats, highs, weekday, fahrenheit, out):
     rain = snow = sleet = peak = top = 0.0
     for d in range(days):
         row = stats[d]
-        if row[S_TOTAL] >= DAY_MM:
+        if wet_days[d] > 0:
             wet |= 1 << d
             rain, snow, sleet = rain + row[S_RAIN], snow + row[S_SNOW], sleet + row[S_SLEET]
             peak, top = max(peak, row[S_PEAK]), max(top, row[S_PROBABILITY])
@@ -261,14 +278,19 @@ def precipitation_icon(kind, peak):
 @njit(cache=True, nogil=True)
 def day_icon(row, daytime_cloud, cloud):
     """A day's icon from its statistics: 1 mm or more decides (thunder, snow or sleet, rain
-    for six hours or more, else showers); else fog half the day; else the mean cloud from
-    06 to 18, or of the whole day when those hours are unknown (NaN: before the run)."""
+    for six hours or more of more than drizzle, else showers); else fog half the day; else
+    the mean cloud from 06 to 18, or of the whole day when those hours are unknown (NaN:
+    before the run)."""
     if row[S_TOTAL] >= DAY_MM:
         if row[S_THUNDER] == 2:
             return I_THUNDER
         if first_max(row[S_RAIN], row[S_SNOW], row[S_SLEET]) >= 2:
             return I_SNOW
-        return I_RAIN if row[S_WET] >= 6 else I_SHOWERS
+        # Rain (10) for six wet hours or more, unless it is drizzle (the level the summary
+        # calls very light: every hour below RAIN_LEVELS[0]), which is showers (09), as an
+        # hour of drizzle is.
+        steady = row[S_WET] >= 6 and row[S_PEAK] >= _RAIN[0]
+        return I_RAIN if steady else I_SHOWERS
     if row[S_FOGGY]:
         return I_FOG
     if daytime_cloud != daytime_cloud:

@@ -19,6 +19,8 @@ from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 from tzfpy import get_tz
 
+from server.grid import point_lon
+
 ELEVATION_KM = 5.0
 COUNTRY_KM = 100.0
 NEIGHBOURS = 8
@@ -57,8 +59,9 @@ def zone(name: str) -> ZoneInfo:
 
 
 def timezone_of(lat: float, lon: float) -> str:
-    """The IANA timezone at a coordinate (UTC when none is found)."""
-    return get_tz(lon, lat) or "UTC"
+    """The IANA timezone at a coordinate (UTC when none is found); a pole's is that of
+    POLE_LON, whatever the longitude asked."""
+    return get_tz(point_lon(lat, lon), lat) or "UTC"
 
 
 def locate(lat: float, lon: float, gazetteer) -> Place:

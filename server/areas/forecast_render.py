@@ -229,10 +229,20 @@ def _point(o, n, time, day, s, i, conv, titles):
             value = conv[2, r]
         n = J.put_number(o, n, value, conv[0, r], conv[1, r], DIGITS[r])
     n = _put(o, n, POINT_KEYS, POINT_AT, 15)
-    n = J.put_whole(o, n, rows[k.DIRECTION, i])
+    n = J.put_whole(o, n, _bearing(rows[k.DIRECTION, i], rows[k.WIND, i], conv))
     n = _put(o, n, POINT_KEYS, POINT_AT, 16)
     n = _put(o, n, KINDS, KINDS_AT, parts[k.KIND, i])
     return _close(o, n)
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _bearing(direction, speed, conv):
+    """The wind's direction, NaN (null) when its speed as written is 0: a calm comes from no
+    direction (Dark Sky's windBearing is undefined then)."""
+    digits = DIGITS[k.WIND]
+    if np.rint((speed * conv[0, k.WIND] + conv[1, k.WIND]) * J.SCALE[digits]) == 0.0:
+        return np.nan
+    return direction
 
 
 @njit(cache=True, nogil=True)
@@ -311,7 +321,8 @@ def _minutely(o, n, p, t0, shift, count, day_now, s):
 
 @njit(cache=True, nogil=True)
 def _hourly(o, n, p, t0, shift, start, stop, day_end, mi, suns, day_now, s, conv, titles):
-    """The hours [start, stop); the summary covers the periods of the next 24 hours."""
+    """The hours [start, stop); the summary and the icon cover the periods of the next 24
+    hours ([start, day_end))."""
     rows, parts, codes, icons = s
     starts = np.empty(12, dtype=np.int64)
     facts = np.zeros(F.FACTS, dtype=np.int64)
@@ -322,10 +333,15 @@ def _hourly(o, n, p, t0, shift, start, stop, day_end, mi, suns, day_now, s, conv
         F.period_facts(stats, 0, periods, names, facts)
     else:
         facts[0], facts[F.C_CODE] = F.CODE_SENTENCE, codes[-1]
-    counts = np.zeros(len(T.ICON_CODES), dtype=np.int64)
-    for i in range(start, stop):
-        counts[icons[i]] += 1
-    n = _block_head(o, n, HOURLY_KEY, facts, F.dominant(counts), day_now)
+    # The icon describes what the summary does (its periods' hours), however many hours the
+    # block lists: the phrases name periods of today and tomorrow only.
+    icon = icons[-1]
+    if day_end > start:
+        counts = np.zeros(len(T.ICON_CODES), dtype=np.int64)
+        for i in range(start, day_end):
+            counts[icons[i]] += 1
+        icon = F.dominant(counts)
+    n = _block_head(o, n, HOURLY_KEY, facts, icon, day_now)
     for i in range(start, stop):
         time = t0 + k.HOUR_S * i + shift[i]
         n = _comma(o, n, i == start)
@@ -351,16 +367,17 @@ def _daily(o, n, p, marks, mi, moon, s, conv):
     periods = np.empty((4 * DAYS, len(k.STAT_COLUMNS)))
     k.span_stats(starts, mi[DAYS, k.MIDNIGHT], rows, parts, periods)
     highs = np.empty(DAYS)
-    icons = np.empty(DAYS, dtype=np.int64)
+    icons, kinds = np.empty(DAYS, dtype=np.int64), np.empty(DAYS, dtype=np.int64)
     counts = np.zeros(len(T.ICON_CODES), dtype=np.int64)
     for d in range(DAYS):
         highs[d] = np.rint((days[d, k.D_HIGH] * conv[0, k.TEMPERATURE]
                             + conv[1, k.TEMPERATURE])
                            * 100.0) / 100.0
         icons[d] = F.day_icon(week[d], days[d, k.D_DAYTIME_CLOUD], days[d, k.D_CLOUD])
+        kinds[d] = F.day_kind(periods, 4 * d)
         counts[icons[d]] += 1
     facts = np.empty(F.FACTS, dtype=np.int64)
-    F.week_facts(week, highs, int(p[P_WEEKDAY]), int(p[P_FAHRENHEIT]), facts)
+    F.week_facts(week, highs, kinds, int(p[P_WEEKDAY]), int(p[P_FAHRENHEIT]), facts)
     n = _block_head(o, n, DAILY_KEY, facts, F.dominant(counts), True)
     lat, lon = p[P_LAT], p[P_LON]
     for d in range(DAYS):
@@ -369,13 +386,14 @@ def _daily(o, n, p, marks, mi, moon, s, conv):
         lit = sun.altitude(noon, lat, lon) > sun.HORIZON_DEG
         n = _comma(o, n, d == 0)
         F.day_facts(periods, 4 * d, facts)
-        n = _day(o, n, marks[d, k.MIDNIGHT], facts, icons[d], lit, days[d], week[d], conv)
+        n = _day(o, n, marks[d, k.MIDNIGHT], facts, icons[d], kinds[d], lit, days[d], week[d],
+                 conv)
         n = _day_tail(o, n, rise, set_, moon[d])
     return _put(o, n, BLOCK_KEYS, BLOCK_AT, END)
 
 
 @njit(cache=True, nogil=True)
-def _day(o, n, time, facts, icon, lit, day, week, conv):
+def _day(o, n, time, facts, icon, kind, lit, day, week, conv):
     """A daily entry up to its precipitationType."""
     n = _put(o, n, DAY_KEYS, DAY_AT, 0)
     n = J.put_int(o, n, int(time))
@@ -396,13 +414,12 @@ def _day(o, n, time, facts, icon, lit, day, week, conv):
                         (13, week[F.S_PROBABILITY], k.PROBABILITY)):
         if f == 11:
             n = _put(o, n, DAY_KEYS, DAY_AT, 10)
-            n = J.put_whole(o, n, k._direction(day[k.D_U], day[k.D_V]))
+            n = J.put_whole(o, n, _bearing(k._direction(day[k.D_U], day[k.D_V]),
+                                           day[k.D_WIND], conv))
         n = _put(o, n, DAY_KEYS, DAY_AT, f)
         digits = DAY_TOTAL_DIGITS if f == 12 else DIGITS[r]
         n = J.put_number(o, n, value, conv[0, r], conv[1, r], digits)
     n = _put(o, n, DAY_KEYS, DAY_AT, 14)
-    kind = F.first_max(week[F.S_RAIN], week[F.S_SNOW], week[F.S_SLEET]) \
-        if week[F.S_TOTAL] >= T.WET_MMH else 0
     return _put(o, n, KINDS, KINDS_AT, kind)
 
 

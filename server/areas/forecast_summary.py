@@ -209,8 +209,11 @@ def week_phrase(st: Stats, highs: list[float], names: list[str], fahrenheit: boo
     weekday = (WEEKDAYS.index(names[2]) - 2) % 7
     assert tuple(names) == week_names(weekday), names
     facts = np.empty(F.FACTS, dtype=np.int64)
-    F.week_facts(st.matrix(), np.asarray(highs, dtype=np.float64), weekday, int(fahrenheit),
-                 facts)
+    matrix = st.matrix()
+    # each day taken as one period: wet from PERIOD_MM, as forecast_facts.day_kind
+    wet_days = (matrix[:, F.S_TOTAL] >= F.PERIOD_MM).astype(np.int64)
+    F.week_facts(matrix, np.asarray(highs, dtype=np.float64), wet_days, weekday,
+                 int(fahrenheit), facts)
     return week_phrase_of(tuple(facts.tolist()))
 
 

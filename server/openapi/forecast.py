@@ -36,8 +36,8 @@ both are null on days of polar night or midnight sun. Visibility is capped at 16
 **Summaries and icons.** Summaries are built as Pirate Weather's structured phrases and
 rendered with `pirateweather-translations` in `lang`; entry summaries are title case
 ("Partly Cloudy"), block and day summaries sentences. Icons are OpenWeatherMap condition codes
-with `d` or `n` (daily: always `d`); block icons are the most frequent icon of the block (ties
-to the more severe).
+with `d` or `n` (daily: always `d`); block icons are the most frequent icon of the hours (or
+days) their summary covers (ties to the more severe).
 
 **Units** (`flags.units`; humidity, cloud cover and probabilities are fractions 0-1, pressure
 hPa, directions degrees the wind comes from):
@@ -73,7 +73,8 @@ _POINT = {
     "windGust": nullable("number", "Gust speed (null when the model has none)." + _UNITS,
                          minimum=0),
     "windDirection": nullable("integer", "Direction the wind comes from, degrees clockwise "
-                                         "from north.", minimum=0, maximum=360),
+                                         "from north; null when windSpeed is 0 (a calm).",
+                              minimum=0, maximum=360),
     "cloudCover": {**_FRACTION, "description": "Total cloud cover, 0 to 1."},
     "visibility": nullable("number", "Visibility, capped at 16 km (10 mi in us and uk units); null when the "
                                      "model has none." + _UNITS, minimum=0),
@@ -90,9 +91,11 @@ _DAY = {
                 "00-12, afternoon 12-17, evening 17-22, night 22-24): the hours of its icon, "
                 "type and total. Precipitation is called mixed when a second kind (rain, snow, "
                 "sleet) makes a quarter of the amount or more."},
-    "icon": {**_ICON, "description": "Precipitation of 1 mm or more decides, else fog for "
-                                     "half the day, else the mean cloud from 06 to 18; always "
-                                     "`d`."},
+    "icon": {**_ICON, "description": "Precipitation of 1 mm or more decides (11 thunder, 13 "
+                                     "snow or sleet, 10 rain for six hours or more, 09 "
+                                     "showers or drizzle: below 0.4 mm/h, as the summary "
+                                     "says), else fog for half the day, else the mean cloud "
+                                     "from 06 to 18; always `d`."},
     "is_day": {"type": "boolean", "description": "False on a day of polar night."},
     "temperatureHigh": nullable("number", "Maximum from 06:00 to 18:00 local. "
                                 + _TEMPERATURE),
@@ -102,13 +105,16 @@ _DAY = {
     "pressure": nullable("number", "Mean over the day, hPa."),
     "windSpeed": nullable("number", "Mean speed over the day." + _UNITS, minimum=0),
     "windGust": nullable("number", "Highest gust of the day." + _UNITS, minimum=0),
-    "windDirection": nullable("integer", "Direction of the day's mean wind vector, degrees.",
-                              minimum=0, maximum=360),
+    "windDirection": nullable("integer", "Direction of the day's mean wind vector, degrees; "
+                                         "null when windSpeed is 0.", minimum=0, maximum=360),
     "cloudCover": {**_FRACTION, "description": "Mean over the day."},
     "precipitation": nullable("number", "Total over the day (in for `us`, mm otherwise), "
                                         "2 decimals.", minimum=0),
     "precipitationProbability": {**_FRACTION, "description": "Highest hourly probability."},
-    "precipitationType": {**_PRECIP_TYPE, "description": "The day's main type by amount."},
+    "precipitationType": {**_PRECIP_TYPE, "description": "The main type by amount of the "
+                          "periods the day's summary calls wet (0.2 mm or more); none when "
+                          "it calls none wet (a trace is reported untyped, as hours below "
+                          "0.02 mm/h are)."},
     "sunriseTime": nullable("integer", "NOAA algorithm at -0.833°; null on days of polar "
                                        "night or midnight sun."),
     "sunsetTime": nullable("integer", "As sunriseTime; may fall after local midnight."),
@@ -254,10 +260,12 @@ SCHEMAS = {
                                              "current minute; the summary says when "
                                              "precipitation starts or stops."),
     "HourlyBlock": _block("HourlyPoint", "48 hours from the current local hour (168 with "
-                                         "`extend=hourly`); the summary covers the next 24 "
-                                         "hours."),
+                                         "`extend=hourly`); the summary and the icon cover "
+                                         "the next 24 hours (the periods of today and "
+                                         "tomorrow the summary can name)."),
     "DailyBlock": _block("DailyPoint", "7 calendar days from today; the summary covers the "
-                                       "week."),
+                                       "week, naming the days whose own summary mentions "
+                                       "precipitation."),
     "Alert": _ALERT,
     "ForecastFlags": _FLAGS,
     "Forecast": _FORECAST,

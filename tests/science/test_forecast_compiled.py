@@ -95,6 +95,14 @@ def test_bilinear_reads_as_the_shared_grid(tmp_path):
 def _daily(rain_hours: dict[int, float], snow_hours: set[int]) -> list[dict]:
     """The daily block at 0°, 0° (UTC) over a 2 x 2 grid from the epoch: 10 °C, cloudy, rain
     (mm/h) in the given hours (snow in snow_hours)."""
+    return _body(rain_hours, snow_hours)["daily"]["data"]
+
+
+def _body(rain_hours: dict[int, float], snow_hours: set[int],
+          blocks: frozenset[str] = frozenset({"daily"}), wind_ms: float = 0.0) -> dict:
+    """The response at 0°, 0° (UTC) at 12:00 on the epoch's day over a 2 x 2 grid: 10 °C,
+    cloudy, an east wind of wind_ms, rain (mm/h) in the given hours from the epoch (snow in
+    snow_hours)."""
     from server.areas import forecast_blocks as B
     from server.areas import forecast_compile as C
     from server.areas.forecast_place import Place, zone
@@ -104,18 +112,16 @@ def _daily(rain_hours: dict[int, float], snow_hours: set[int]) -> list[dict]:
     values = np.zeros((2, 2, C.HOURS, len(k.INPUTS)), dtype=np.float32)
     base = {"temperature_c": 10.0, "dewpoint_c": 5.0, "pressure_hpa": 1013.0,
             "cloud_cover_frac": 0.9, "visibility_m": 20000.0, "gust_ms": 1.0}
-    for name, value in base.items():
+    for name, value in {**base, "wind_u_ms": -wind_ms}.items():
         values[..., k.INPUTS.index(name)] = value
     for hour, rate in rain_hours.items():
         values[:, :, hour, k.INPUTS.index("precip_mmh")] = rate
         values[:, :, hour, k.INPUTS.index("precip_probability_frac")] = 1.0
         values[:, :, hour, k.INPUTS.index("snow_frac")] = 1.0 if hour in snow_hours else 0.0
     data.grid = C._Grid(values)
-    request = B.Request(lat=0.0, lon=0.0, units="si", lang="en", hours=48,
-                        blocks=frozenset({"daily"}))
+    request = B.Request(lat=0.0, lon=0.0, units="si", lang="en", hours=48, blocks=blocks)
     place = Place(timezone="UTC", zone=zone("UTC"), country=None, elevation_m=None)
-    return orjson.loads(B.respond(data, place, request, SYSTEMS["si"], 12 * 3600.0))[
-        "daily"]["data"]
+    return orjson.loads(B.respond(data, place, request, SYSTEMS["si"], 12 * 3600.0))
 
 
 def test_a_days_summary_covers_its_calendar_day_like_its_icon_and_total():
@@ -133,6 +139,60 @@ def test_mixed_precipitation_is_said_when_a_second_kind_is_sizeable():
                   {37, 38, 52})
     assert days[1]["summary"].startswith("Mixed precipitation"), days[1]["summary"]
     assert "mixed" not in days[2]["summary"].lower()       # 0.5 of 9.5 mm snow: rain
+
+
+def test_a_day_of_drizzle_has_the_showers_icon_its_summary_and_hours_have():
+    # 2.4 mm over eight hours of 0.3 mm/h (drizzle: below 0.4 mm/h): 09, as each hour; eight
+    # hours of 0.5 mm/h (light rain) are rain, 10
+    drizzle = {h: 0.3 for h in range(32, 40)}
+    rain = {h: 0.5 for h in range(56, 64)}
+    body = _body({**drizzle, **rain}, set(), frozenset({"daily", "hourly"}))
+    days = body["daily"]["data"]
+    assert days[1]["precipitation"] == 2.4 and days[1]["precipitationType"] == "rain"
+    assert days[1]["icon"] == "09d" and "drizzle" in days[1]["summary"].lower()
+    assert {h["icon"][:2] for h in body["hourly"]["data"] if h["time"] // 3600 in drizzle} \
+        == {"09"}
+    assert days[2]["icon"] == "10d" and "light rain" in days[2]["summary"].lower()
+
+
+def test_a_trace_below_what_the_summaries_call_wet_has_no_type():
+    # Day 1: 0.03 mm/h of snow for six morning hours (0.18 mm, each hour typed snow): the
+    # summaries call the day dry, so its type is none. Day 2: ten such hours (0.3 mm) make
+    # its morning wet: snow, in the day's summary and in the week's.
+    trace = {h: 0.03 for h in range(26, 32)}
+    some = {h: 0.03 for h in range(50, 60)}
+    body = _body({**trace, **some}, set(trace) | set(some))
+    days = body["daily"]["data"]
+    assert days[1]["precipitation"] == 0.18 and days[1]["precipitationType"] == "none"
+    assert "snow" not in days[1]["summary"].lower()
+    assert days[2]["precipitation"] == 0.3 and days[2]["precipitationType"] == "snow"
+    assert days[2]["summary"] == "Possible flurries in the morning."     # very light snow
+    # 1970-01-01 was a Thursday: day 2 is Saturday
+    assert body["daily"]["summary"].startswith("Possible flurries on Saturday"), \
+        body["daily"]["summary"]
+    dry = _body(trace, set(trace))
+    assert dry["daily"]["summary"].startswith("No precipitation throughout the week")
+
+
+def test_the_hourly_icon_covers_the_hours_its_summary_does():
+    # From 12:00: 24 dry cloudy hours, then 24 of rain. The summary covers the next 24 hours
+    # (periods of today and tomorrow), and so does the icon: overcast, not rain.
+    body = _body({h: 3.0 for h in range(36, 60)}, set(), frozenset({"hourly"}))
+    hourly = body["hourly"]
+    assert len(hourly["data"]) == 48 and hourly["data"][24]["precipitationType"] == "rain"
+    assert "rain" not in hourly["summary"].lower() and hourly["icon"][:2] == "04"
+    # 18 of the 24 hours rainy: rain in both, although most of the 48 hours are dry
+    body = _body({h: 3.0 for h in range(12, 30)}, set(), frozenset({"hourly"}))
+    assert "rain" in body["hourly"]["summary"].lower() and body["hourly"]["icon"][:2] == "10"
+
+
+@pytest.mark.parametrize("wind, direction", [(0.0, None), (0.004, None), (0.006, 90)])
+def test_a_calm_has_no_wind_direction(wind, direction):
+    # windSpeed is written to 2 decimals: 0.004 m/s is written 0.0, a calm, with no direction
+    body = _body({}, set(), frozenset({"currently", "hourly", "daily"}), wind_ms=wind)
+    entries = [body["currently"], *body["hourly"]["data"], *body["daily"]["data"]]
+    assert {e["windSpeed"] for e in entries} == {round(wind, 2)}
+    assert {e["windDirection"] for e in entries} == {direction}
 
 
 @pytest.mark.parametrize("now", ["2026-10-03T03:00:00", "2027-04-03T03:00:00"])

@@ -191,6 +191,21 @@ def test_caching_headers_follow_the_hour(aq):
     assert other.status == 200
 
 
+@pytest.mark.parametrize("lat", [90, -90])
+def test_a_pole_has_one_answer_whatever_the_longitude(aq, lat):
+    # The known global PM2.5 varies with longitude, on the poles' rows too: a pole is read at
+    # longitude 0, and its timezone taken there; only the echoed longitude differs.
+    longitudes = (0, 90, -135, 180)
+    for _ in range(3):           # the answers name the hour: the same hour for all
+        bodies = [fetch(aq, f"{lat},{lon}") for lon in longitudes]
+        if len({b["current"]["time"] for b in bodies}) == 1:
+            break
+    for lon, body in zip(longitudes, bodies):
+        assert body.pop("longitude") == lon
+        assert body["current"]["pm25"] == round(float(known.global_pm25(0.0)), 1)
+    assert all(body == bodies[0] for body in bodies[1:])
+
+
 @pytest.mark.parametrize("coordinates", ["-0,-0", "-0.0,-0.000001", "0,0"])
 def test_a_negative_zero_coordinate_is_echoed_as_zero(aq, coordinates):
     reply = get(f"{aq.url}/air-quality/{coordinates}", {"X-API-Key": aq.key})

@@ -28,6 +28,26 @@ HUMIDITY = 0.5254                # RH(20 °C, 10 °C), Magnus (Alduchov and Eskr
 APPARENT = 20 + 0.33 * HUMIDITY * 6.105 * math.exp(17.27 * 20 / 257.7) - 0.70 * 5 - 4.00
 
 
+CALM = (-60.0, 60.0)             # no wind in the cells around it
+
+
+def _poles_and_calm(name: str, pole):
+    """A known field whose poles' rows vary with longitude (as a model's pole row need not
+    be constant) and whose wind is zero around CALM."""
+    def value(t, la, lo):
+        calm = (np.abs(la - CALM[0]) <= 5) & (np.abs(lo - CALM[1]) <= 5)
+        inner = np.where(calm, 0.0, fi.KNOWN[name]) if name in ("u10", "v10") else \
+            np.full(la.shape, fi.KNOWN[name])
+        return np.where(np.abs(la) == 90, pole(np.radians(lo)), inner)
+    return value
+
+
+# At the poles: -20 °C + 10 °C * sin(lon); u = 2 + 3 cos(lon), v = 4 sin(lon).
+POLES_AND_CALM = {"t2m": _poles_and_calm("t2m", lambda x: 253.15 + 10 * np.sin(x)),
+                  "u10": _poles_and_calm("u10", lambda x: 2 + 3 * np.cos(x)),
+                  "v10": _poles_and_calm("v10", lambda x: 4 * np.sin(x))}
+
+
 @pytest.fixture(scope="module")
 def forecast_server(tmp_path_factory, keys_file):
     root = tmp_path_factory.mktemp("forecast")
@@ -41,7 +61,7 @@ def forecast_server(tmp_path_factory, keys_file):
               "surface": ("prate", "vis", "gust", "orog", "crain", "csnow", "cfrzr", "cicep")}
     for suffix, names in groups.items():
         fi.write_step_file(datasets / "forecast" / f"gfs.{suffix}.nc", run, steps, lat, lon,
-                           {n: fi.KNOWN[n] for n in names})
+                           {n: POLES_AND_CALM.get(n, fi.KNOWN[n]) for n in names})
     now = time.time()
     iso = lambda t: dt.datetime.fromtimestamp(t, dt.timezone.utc).isoformat()  # noqa: E731
     around_zurich = [[8.0, 47.0], [9.0, 47.0], [9.0, 48.0], [8.0, 48.0], [8.0, 47.0]]
@@ -421,3 +441,35 @@ def test_edges_of_the_globe_answer(forecast_server, point):
     assert len(body["daily"]["data"]) == 7
     for day in body["daily"]["data"]:
         assert (day["sunriseTime"] is None) == (day["sunsetTime"] is None)
+
+
+@pytest.mark.parametrize("lat, timezone", [(90, "Etc/GMT"), (-90, "Antarctica/McMurdo")])
+def test_a_pole_has_one_answer_whatever_the_longitude(forecast_server, lat, timezone):
+    # The poles' rows vary with longitude in the input: a pole is read at longitude 0
+    # (-20 °C), and located there (its timezone); only the echoed longitude differs.
+    longitudes = (0, 90, -135, 180)
+    for _ in range(3):           # the answers name the minute: the same minute for all
+        bodies = [forecast(forecast_server, (lat, lon), units="si", extend="hourly")
+                  for lon in longitudes]
+        if len({b["currently"]["time"] for b in bodies}) == 1:
+            break
+    for lon, body in zip(longitudes, bodies):
+        assert body.pop("longitude") == lon
+        assert body["timezone"] == timezone
+        assert body["currently"]["temperature"] == -20.0
+    assert all(body == bodies[0] for body in bodies[1:])
+
+
+def test_a_calm_has_no_wind_direction(forecast_server):
+    body = forecast(forecast_server, CALM, units="si")
+    entries = [body["currently"], *body["hourly"]["data"], *body["daily"]["data"]]
+    assert {e["windSpeed"] for e in entries} == {0.0}
+    assert {e["windDirection"] for e in entries} == {None}
+
+
+@pytest.mark.parametrize("coordinates", ["-0,-0", "-0.0,-0.000001", "0,0"])
+def test_a_negative_zero_coordinate_is_echoed_as_zero(forecast_server, coordinates):
+    reply = get(f"{forecast_server.url}/forecast/{coordinates}?exclude=minutely,hourly",
+                {"X-API-Key": forecast_server.key})
+    assert reply.status == 200
+    assert reply.body.startswith(b'{"latitude":0.0,"longitude":0.0,"timezone":')
