@@ -78,6 +78,8 @@ def test_catalog_is_normalised_and_linked(real):
     assert cams["zrh-2"]["location_public_id"] == "2657896"            # given, kept
     assert cams["zrh-1"]["timezone"] == "Europe/Zurich"                 # from the coordinate
     assert cams["kiri"]["timezone"] == "Pacific/Kiritimati"             # given, kept
+    # Rounded to the 5 decimals the API shows: every filter and cluster uses those values.
+    assert (cams["mhorn"]["latitude"], cams["mhorn"]["longitude"]) == (45.97654, 7.65877)
     places = [p for p in pq.read_table(version / contract.Geocoding.LOCATIONS).to_pylist()
               if p["feature_code"].startswith("PPL") and p["feature_code"] != "PPLX"]
     for cam in cams.values():
@@ -353,3 +355,4 @@ def test_generated_catalog_is_plausible(default_build):
     airports = linked.filter(pl.col("feature_code") == "AIRP")
     assert airports["name"].str.contains("Airport|Runway").all()
     assert (linked["feature_code"] != "PPLX").all()
+

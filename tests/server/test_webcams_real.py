@@ -114,6 +114,20 @@ def test_filters_on_a_small_catalog(server):
     assert wdh["name"] == 'Windhoek <Main> & "Co"'
 
 
+def test_a_box_of_the_shown_position_finds_the_webcam(server):
+    # The input has 7 decimals; a bbox of just the shown point, and clusters of it, find it.
+    detail = api(server, "/webcams/mhorn")
+    lat, lon = detail["latitude"], detail["longitude"]
+    assert (lat, lon) == (45.97654, 7.65877)
+    box = f"{lat},{lon},{lat},{lon}"
+    assert [c["public_id"] for c in api(server, f"/webcams?bbox={box}")["results"]] == ["mhorn"]
+    clusters = api(server, f"/webcams/clusters?bbox={box}&zoom=18")["clusters"]
+    assert [c["count"] for c in clusters] == [1]
+    assert clusters[0]["webcam"]["public_id"] == "mhorn"
+    near = api(server, f"/webcams?nearby={lat},{lon},0.001")["results"]
+    assert [c["public_id"] for c in near] == ["mhorn"]
+
+
 def test_live_webcam_history(server):
     expected = [t for t, _ in inputs.expected_snapshots(NOW)["live"]]
     before = int(time.time())

@@ -22,7 +22,9 @@ WEBCAMS = [
     ("zrh-1", "Zürich Lake", "47.3600", "8.5500", "ch", "1500", "", "", ""),
     ("zrh-2", "Zurich, Hauptbahnhof", "47.3780", "8.5400", "CH", "1500", "2657896",
      "Europe/Zurich", "active"),
-    ("mhorn", "Matterhorn Glacier", "45.9800", "7.6600", "CH", "90000", "", "", "ACTIVE"),
+    # More decimals than the API shows (5): stored as shown.
+    ("mhorn", "Matterhorn Glacier", "45.9765432", "7.6587654", "CH", "90000", "", "",
+     "ACTIVE"),
     ("old-cam", "Old camera", "47.40", "8.60", "CH", "10", "", "", "inactive"),
     ("wdh", "Windhoek <Main> & \"Co\"", "-22.56", "17.08", "NA", "300", "", "Africa/Windhoek",
      ""),
