@@ -9,7 +9,7 @@ import math
 import shutil
 import time
 from pathlib import Path
-from zoneinfo import ZoneInfo
+from zoneinfo import ZoneInfo, available_timezones
 
 import duckdb
 import numpy as np
@@ -18,6 +18,7 @@ import pyarrow as pa
 import pyarrow.feather as feather
 import pyarrow.parquet as pq
 import pytest
+from tzfpy import get_tz
 
 import contract
 from contract import Webcams as W
@@ -356,3 +357,16 @@ def test_generated_catalog_is_plausible(default_build):
     assert airports["name"].str.contains("Airport|Runway").all()
     assert (linked["feature_code"] != "PPLX").all()
 
+
+def test_generated_webcams_stand_in_their_places_timezone(default_build):
+    """A camera named after a border town stands on the town's side (its country is the
+    town's): the timezone of its coordinate, as built, is that of the town's coordinate."""
+    version = contract.current_version_dir(default_build)
+    cams = pl.read_parquet(version / W.WEBCAMS, columns=["location_public_id", "timezone"])
+    places = pl.read_parquet(version / contract.Geocoding.LOCATIONS, columns=["id", "lat", "lon"])
+    linked = cams.join(places, left_on="location_public_id", right_on="id")
+    assert linked.height == cams.height
+    zones = available_timezones()
+    at_place = [z if z in zones else "UTC" for z in (
+        get_tz(x, y) for x, y in zip(linked["lon"].to_list(), linked["lat"].to_list()))]
+    assert linked["timezone"].to_list() == at_place
