@@ -16,11 +16,11 @@ from contract import Webcams as W
 from pipeline.areas import webcams_clusters, webcams_index, webcams_places, webcams_snapshots
 from pipeline.io import InputError, describe_inputs, write_parquet
 from pipeline.sources import webcam_catalog, webcams_generated
-from pipeline.sources.webcams_normalised import ACTIVE, KEY, WebcamCatalog
+from pipeline.sources.webcams_normalised import ACTIVE, KEY, WebcamCatalog, shown_coordinates
 
 log = logging.getLogger("pipeline.webcams")
 # Bump when the derived files change for the same inputs (part of the data version).
-BUILDER_REVISION = 1
+BUILDER_REVISION = 2
 SCALE_ENV = "WEATHERAPI_WEBCAMS_SCALE"
 LICENCE = ("Webcam catalog and images: the operator's own (or generated); place links: "
            "GeoNames (https://www.geonames.org/), CC BY 4.0.")
@@ -38,7 +38,7 @@ def build(datasets: Path, version: Path) -> dict:
         log.info("no %s: generating the offline default catalog (scale %g)",
                  datasets / webcam_catalog.FOLDER, scale)
         catalog = webcams_generated.generate(places, int(time.time()), scale)
-    webcams, coverage = webcams_places.link(catalog.webcams, places)
+    webcams, coverage = webcams_places.link(shown_coordinates(catalog.webcams), places)
     del places
     webcams = webcams.select(W.WEBCAM_COLUMNS).sort("public_id")
     rows = {"webcams": write_parquet(webcams.to_arrow(), version / W.WEBCAMS)}

@@ -2,7 +2,8 @@
 
 About 20,600 webcams (times `scale`), dense in the Alps and in cities, sparse elsewhere: each
 is drawn from the gazetteer with a weight growing with the place's population, boosted in
-mountain resort regions, set a few kilometres off the place, named after it and linked to it.
+mountain resort regions, set a few kilometres off the place (within its timezone, so on its
+side of a border), named after it and linked to it.
 Views are long-tailed (log-normal), higher for cities and much higher for mountain resorts. About 4% are inactive. Every active webcam has a snapshot every 10 minutes for the
 30 days before the build (its own second within the 10 minutes), a few with an outage of some
 hours: about 85 million snapshots. Their images are rendered on demand by the server's image
@@ -15,6 +16,7 @@ import math
 
 import numpy as np
 import polars as pl
+from tzfpy import get_tz
 
 from contract import Webcams as W
 from pipeline.sources.webcams_normalised import (ACTIVE, INACTIVE, SOURCE_SCHEMA, SnapshotSeries,
@@ -29,6 +31,7 @@ INACTIVE_SHARE = 0.04
 OUTAGE_SHARE = 0.03
 KM_PER_DEGREE = 111.195
 BLOCK_ROWS = 512
+REDRAWS = 8             # offsets tried for a camera outside its place's timezone, then the place
 # (south, west, north, east, weight factor): the Alps (three boxes that leave out the Po plain,
 # Munich and Vienna), then other mountain resort areas.
 RESORTS = (
@@ -120,18 +123,41 @@ def _views(rng: np.random.Generator, chosen: pl.DataFrame, kinds: list[tuple[str
 
 
 def _scatter(rng: np.random.Generator, chosen: pl.DataFrame) -> tuple[np.ndarray, np.ndarray]:
-    """Positions a few kilometres off each place (further for large cities)."""
+    """Positions a few kilometres off each place (further for large cities), in the place's
+    timezone: a camera named after a border town (Sankt Margrethen, Chiasso, Basel) stands on
+    its side of the border, so its country (the place's) is where it stands."""
     n = chosen.height
     pop = chosen["population"].fill_null(0).to_numpy().astype(np.float64)
     radius_km = 0.6 + 2.5 * (pop / 100_000) ** 0.35
-    distance = radius_km * np.sqrt(rng.random(n))
-    bearing = rng.random(n) * 2 * math.pi
     lat0, lon0 = chosen["lat"].to_numpy(), chosen["lon"].to_numpy()
-    lat = np.clip(lat0 + distance / KM_PER_DEGREE * np.cos(bearing), -89.9, 89.9)
-    dlon = distance / (KM_PER_DEGREE * np.maximum(np.cos(np.radians(lat0)), 0.05)) \
-        * np.sin(bearing)
-    lon = (lon0 + dlon + 180.0) % 360.0 - 180.0
+    lat, lon = _off(lat0, lon0, radius_km * np.sqrt(rng.random(n)), rng.random(n) * 2 * math.pi)
+    # Redrawn from a generator of their own, so every other draw (names, views, ids) stays.
+    again = np.random.default_rng(SEED + 1)
+    home = _zones(lat0, lon0)
+    wrong = np.flatnonzero(_zones(lat, lon) != home)
+    for _ in range(REDRAWS):
+        if not len(wrong):
+            break
+        lat[wrong], lon[wrong] = _off(lat0[wrong], lon0[wrong], radius_km[wrong] * np.sqrt(
+            again.random(len(wrong))), again.random(len(wrong)) * 2 * math.pi)
+        wrong = wrong[_zones(lat[wrong], lon[wrong]) != home[wrong]]
+    lat[wrong], lon[wrong] = lat0[wrong], lon0[wrong]       # at the place itself
     return np.round(lat, 6), np.round(lon, 6)
+
+
+def _off(lat0: np.ndarray, lon0: np.ndarray, distance_km: np.ndarray, bearing: np.ndarray
+         ) -> tuple[np.ndarray, np.ndarray]:
+    """The points `distance_km` from (lat0, lon0) towards `bearing` (radians from north), on a
+    local flat approximation (a few kilometres)."""
+    lat = np.clip(lat0 + distance_km / KM_PER_DEGREE * np.cos(bearing), -89.9, 89.9)
+    dlon = distance_km / (KM_PER_DEGREE * np.maximum(np.cos(np.radians(lat0)), 0.05)) \
+        * np.sin(bearing)
+    return lat, (lon0 + dlon + 180.0) % 360.0 - 180.0
+
+
+def _zones(lat: np.ndarray, lon: np.ndarray) -> np.ndarray:
+    """The timezone polygon (tzfpy, as the build links timezones) each point lies in."""
+    return np.array([get_tz(x, y) for x, y in zip(lon.tolist(), lat.tolist())], dtype=object)
 
 
 def _kinds(chosen: pl.DataFrame) -> list[tuple[str, ...]]:

@@ -17,6 +17,9 @@ SOURCE_SCHEMA = {
     "timezone": pl.String, "status": pl.String,
 }
 ACTIVE, INACTIVE = "active", "inactive"
+# Coordinates as the API shows them (decisions rule 11): stored so, every filter, cluster and
+# nearest place uses the values a client sees (a bbox of a shown position finds the webcam).
+COORDINATE_DECIMALS = 5
 # Image kinds: a file copied into the artifact, or an object key on the configured CDN.
 FILE, KEY = "file", "key"
 # ref: the input's image reference (path under images/ or object key); source: the local file.
@@ -72,3 +75,12 @@ def series_from_sorted(times: np.ndarray, rows: np.ndarray, n_rows: int,
 
     span = (int(times.min()), int(times.max())) if len(times) else (0, 0)
     return SnapshotSeries(counts, block, span, images, dropped)
+
+
+def shown_coordinates(webcams: pl.DataFrame) -> pl.DataFrame:
+    """The webcams with latitude and longitude rounded to COORDINATE_DECIMALS, as Python's
+    round() (the one the served JSON used) does."""
+    return webcams.with_columns(
+        pl.Series(name, [round(v, COORDINATE_DECIMALS) for v in webcams[name].to_list()],
+                  dtype=pl.Float64)
+        for name in ("latitude", "longitude"))

@@ -18,6 +18,7 @@ DAY_S = 86_400
 RANGES = ("24h", "30d")
 DAYS_30 = 30
 RENDERED_EXT = ".svg"
+_EPOCH_ORDINAL = dt.date(1970, 1, 1).toordinal()
 
 
 @dataclass(frozen=True)
@@ -74,7 +75,8 @@ class Snapshots:
         """(indices, capture times) of the row's snapshots in `range_` ending at `now`, oldest
         first: 24h every snapshot captured in [now - 24 h, now]; 30d for each of the 30 local
         calendar days up to today (the webcam's timezone), the snapshot closest to 12:00 local
-        time (one captured after now is left out: a feed's clock may run ahead)."""
+        time (one captured after now is left out: a feed's clock may run ahead), today's only
+        once it is final (_final)."""
         if range_ == "24h":
             a, b = int(self.offsets[row]), int(self.offsets[row + 1])
             lo = self.search(a, b, now - DAY_S, "left")
@@ -82,14 +84,32 @@ class Snapshots:
             hi = b if b == a or int(self.last[row]) <= now else \
                 max(lo, self.search(lo, b, now, "right"))
             return np.arange(lo, hi, dtype=np.int64), self.times.read(lo, hi)
-        today = local_day(now, timezone)
+        today, noon = local_day_noon(now, timezone)
         da, db = int(self.daily_offsets[row]), int(self.daily_offsets[row + 1])
         days = self.daily_day[da:db]
         lo = da + int(np.searchsorted(days, today - (DAYS_30 - 1), side="left"))
         hi = da + int(np.searchsorted(days, today, side="right"))
         times = self.daily_time[lo:hi]
         keep = times <= now
-        return self.daily_index[lo:hi][keep], times[keep]
+        indices, times = self.daily_index[lo:hi][keep], times[keep]
+        if len(times) and keep[-1] and int(self.daily_day[hi - 1]) == today \
+                and not self._final(row, int(indices[-1]), int(times[-1]), noon, now):
+            return indices[:-1], times[:-1]
+        return indices, times
+
+    def _final(self, row: int, index: int, pick: int, noon: int, now: int) -> bool:
+        """Today's pick (captured at `pick` <= now) can no longer change: a snapshot captured
+        at or after today's local noon, by now, exists (snapshots arrive in time order, so any
+        later one is further from noon). Before local noon today is left out, as it is while
+        the data stops short of noon (an artifact built in the morning): its pick would be a
+        morning or night frame. In data captured before the server's clock the answer changes
+        only at local noon, a multiple of five minutes in every zone, so at a link period's
+        end (PERIOD_S): a 30d answer cached with the period's ETag and max-age stays right."""
+        if pick >= noon:
+            return True
+        following = index + 1
+        return following < int(self.offsets[row + 1]) \
+            and noon <= int(self.times.read(following, following + 1)[0]) <= now
 
     def search(self, a: int, b: int, value: int, side: str) -> int:
         """np.searchsorted over SNAP_TIMES[a:b] (sorted), as an index into SNAP_TIMES: the
@@ -159,7 +179,9 @@ def iso(times: np.ndarray) -> list[str]:
 zone = lru_cache(maxsize=1024)(ZoneInfo)
 
 
-def local_day(unix_s: int, timezone: str) -> int:
-    """Days since 1970-01-01 of the local calendar date at `unix_s` in `timezone`."""
+def local_day_noon(unix_s: int, timezone: str) -> tuple[int, int]:
+    """(days since 1970-01-01 of the local calendar date at `unix_s` in `timezone`, the unix
+    time of 12:00 local on that date)."""
     local = dt.datetime.fromtimestamp(unix_s, zone(timezone))
-    return local.date().toordinal() - dt.date(1970, 1, 1).toordinal()
+    noon = local.replace(hour=12, minute=0, second=0, microsecond=0, fold=0)
+    return local.date().toordinal() - _EPOCH_ORDINAL, int(noon.timestamp())

@@ -9,7 +9,7 @@ import math
 import shutil
 import time
 from pathlib import Path
-from zoneinfo import ZoneInfo
+from zoneinfo import ZoneInfo, available_timezones
 
 import duckdb
 import numpy as np
@@ -18,6 +18,7 @@ import pyarrow as pa
 import pyarrow.feather as feather
 import pyarrow.parquet as pq
 import pytest
+from tzfpy import get_tz
 
 import contract
 from contract import Webcams as W
@@ -78,6 +79,8 @@ def test_catalog_is_normalised_and_linked(real):
     assert cams["zrh-2"]["location_public_id"] == "2657896"            # given, kept
     assert cams["zrh-1"]["timezone"] == "Europe/Zurich"                 # from the coordinate
     assert cams["kiri"]["timezone"] == "Pacific/Kiritimati"             # given, kept
+    # Rounded to the 5 decimals the API shows: every filter and cluster uses those values.
+    assert (cams["mhorn"]["latitude"], cams["mhorn"]["longitude"]) == (45.97654, 7.65877)
     places = [p for p in pq.read_table(version / contract.Geocoding.LOCATIONS).to_pylist()
               if p["feature_code"].startswith("PPL") and p["feature_code"] != "PPLX"]
     for cam in cams.values():
@@ -353,3 +356,17 @@ def test_generated_catalog_is_plausible(default_build):
     airports = linked.filter(pl.col("feature_code") == "AIRP")
     assert airports["name"].str.contains("Airport|Runway").all()
     assert (linked["feature_code"] != "PPLX").all()
+
+
+def test_generated_webcams_stand_in_their_places_timezone(default_build):
+    """A camera named after a border town stands on the town's side (its country is the
+    town's): the timezone of its coordinate, as built, is that of the town's coordinate."""
+    version = contract.current_version_dir(default_build)
+    cams = pl.read_parquet(version / W.WEBCAMS, columns=["location_public_id", "timezone"])
+    places = pl.read_parquet(version / contract.Geocoding.LOCATIONS, columns=["id", "lat", "lon"])
+    linked = cams.join(places, left_on="location_public_id", right_on="id")
+    assert linked.height == cams.height
+    zones = available_timezones()
+    at_place = [z if z in zones else "UTC" for z in (
+        get_tz(x, y) for x, y in zip(linked["lon"].to_list(), linked["lat"].to_list()))]
+    assert linked["timezone"].to_list() == at_place

@@ -8,7 +8,6 @@ import math
 import random
 import time
 from urllib.parse import parse_qs, quote, urlsplit
-from zoneinfo import ZoneInfo
 
 import duckdb
 import pytest
@@ -20,6 +19,7 @@ from server.areas.webcams_tokens import CLUSTERS, EMBED, Signer
 from server.config import Config
 from server.keys import load_keys, token_subject
 from tests.support.procs import get
+from tests.support.webcam_inputs import brute_30d
 
 UTC = dt.timezone.utc
 LIST_FIELDS = ["public_id", "name", "latitude", "longitude", "location_public_id",
@@ -199,19 +199,6 @@ def test_detail(server, catalog, default_build):
     assert token.startswith("embed.") and int(token.split(".")[2]) - time.time() >= 3600 - 5
 
 
-def _brute_30d(times: list[int], zone: str, now: int) -> list[int]:
-    today = dt.datetime.fromtimestamp(now, ZoneInfo(zone)).date()
-    best: dict = {}
-    for t in times:
-        local = dt.datetime.fromtimestamp(t, ZoneInfo(zone))
-        if t > now or (today - local.date()).days >= 30:
-            continue
-        distance = abs(local.hour * 3600 + local.minute * 60 + local.second - 43_200)
-        if local.date() not in best or (distance, t) < best[local.date()]:
-            best[local.date()] = (distance, t)
-    return [t for _, (_, t) in sorted(best.items())]
-
-
 def test_snapshots_match_brute_force(server, catalog, default_build):
     rng = random.Random(11)
     for public_id in rng.sample(sorted(catalog), 6):
@@ -225,7 +212,7 @@ def test_snapshots_match_brute_force(server, catalog, default_build):
                       for now in range(before, after + 1)]
         assert got in candidates and day["count"] == len(got)
         zone = catalog[public_id]["timezone"]
-        months = [[_iso(t) for t in _brute_30d(times, zone, now)]
+        months = [[_iso(t) for t in brute_30d(times, zone, now)]
                   for now in range(before, after + 1)]
         assert [s["captured_at"] for s in month["snapshots"]] in months
         assert len(month["snapshots"]) <= 30

@@ -114,6 +114,20 @@ def test_filters_on_a_small_catalog(server):
     assert wdh["name"] == 'Windhoek <Main> & "Co"'
 
 
+def test_a_box_of_the_shown_position_finds_the_webcam(server):
+    # The input has 7 decimals; a bbox of just the shown point, and clusters of it, find it.
+    detail = api(server, "/webcams/mhorn")
+    lat, lon = detail["latitude"], detail["longitude"]
+    assert (lat, lon) == (45.97654, 7.65877)
+    box = f"{lat},{lon},{lat},{lon}"
+    assert [c["public_id"] for c in api(server, f"/webcams?bbox={box}")["results"]] == ["mhorn"]
+    clusters = api(server, f"/webcams/clusters?bbox={box}&zoom=18")["clusters"]
+    assert [c["count"] for c in clusters] == [1]
+    assert clusters[0]["webcam"]["public_id"] == "mhorn"
+    near = api(server, f"/webcams?nearby={lat},{lon},0.001")["results"]
+    assert [c["public_id"] for c in near] == ["mhorn"]
+
+
 def test_live_webcam_history(server):
     expected = [t for t, _ in inputs.expected_snapshots(NOW)["live"]]
     before = int(time.time())
@@ -124,8 +138,21 @@ def test_live_webcam_history(server):
     assert any(got == [t for t in expected if now - 86_400 <= t <= now]
                for now in range(before, after + 1))
     assert all(get(s["image_url"]).status == 200 for s in body["snapshots"][-3:])
+    # Its 30d history by the server's clock (Europe/Amsterdam; snapshots up to 12 h ahead of
+    # it): today's noon only once passed, whatever the hour of the run.
+    times = [t for t, _ in inputs.expected_snapshots(NOW)["live"]]
+    before = int(time.time())
+    month = api(server, "/webcams/live/snapshots?range=30d")
+    after = int(time.time())
+    got = [s["captured_at"] for s in month["snapshots"]]
+    assert any(got == [_stamp(t) for t in inputs.brute_30d(times, "Europe/Amsterdam", now)]
+               for now in range(before, after + 1))
     # The other webcams' snapshots are from 2024: nothing in the last 30 days.
     assert api(server, "/webcams/zrh-1/snapshots?range=30d") == {"snapshots": [], "count": 0}
+
+
+def _stamp(unix_s: int) -> str:
+    return dt.datetime.fromtimestamp(unix_s, UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
 def test_embed_page_escapes_names(server):
@@ -167,9 +194,39 @@ def _window(built, public_id: str, range_: str, now: str) -> list[str]:
                                     "2024-04-07T01:30", "2024-04-08T01:30"]),
     # Thirty days later only the last day is still inside the window.
     ("zrh-1", "2024-04-30T12:00:00", ["2024-04-01T10:00"]),
+    # Today is shown only once its pick is final. Kiritimati on 3 June (noon 22:00Z on the
+    # 2nd): at 11:30 local the 11:00 snapshot is left out (a later one could be closer)...
+    ("kiri", "2024-06-02T21:30:00", ["2024-06-01T00:00", "2024-06-01T21:00"]),
+    # ... at 13:00 local too: nothing captured since noon yet...
+    ("kiri", "2024-06-02T23:00:00", ["2024-06-01T00:00", "2024-06-01T21:00"]),
+    # ... at 14:00 local the 14:00 snapshot exists: 11:00 is final and shown.
+    ("kiri", "2024-06-03T00:00:00", ["2024-06-01T00:00", "2024-06-01T21:00",
+                                     "2024-06-02T21:00"]),
+    # The data stops at 11:00 local on 4 June (an artifact built in the morning): not that
+    # day's noon even at 23:00 local.
+    ("kiri", "2024-06-04T09:00:00", ["2024-06-01T00:00", "2024-06-01T21:00",
+                                     "2024-06-02T21:00"]),
+    # Pago Pago on 1 June (noon 23:00Z): 11:30 and 12:30 local leave the 11:00 snapshot out,
+    # at 13:00 local the tie with 13:00 is settled for 11:00.
+    ("pago", "2024-06-01T22:30:00", ["2024-06-01T00:00"]),
+    ("pago", "2024-06-01T23:30:00", ["2024-06-01T00:00"]),
+    ("pago", "2024-06-02T00:00:00", ["2024-06-01T00:00", "2024-06-01T22:00"]),
 ])
 def test_30d_picks_the_snapshot_closest_to_local_noon(built, public_id, now, expected):
     assert _window(built, public_id, "30d", now) == expected
+
+
+@pytest.mark.parametrize("public_id", ["kiri", "pago", "lhi", "zrh-1", "zrh-2", "wdh", "live"])
+def test_30d_matches_brute_force_at_every_hour(built, public_id):
+    times = [t for t, _ in inputs.expected_snapshots(NOW)[public_id]]
+    version = contract.current_version_dir(built[0] / "build")
+    data = load(version, contract.read_manifest(version)["areas"]["webcams"])
+    row = data.catalog.row_of[public_id]
+    zone = data.catalog.timezones[row]
+    # Every 20 minutes over the series and a day either side: before and after each local noon.
+    for now in range(times[0] - 86_400, times[-1] + 86_400, 1200):
+        _, got = data.snapshots.window(row, "30d", now, zone)
+        assert got.tolist() == inputs.brute_30d(times, zone, now), (public_id, now)
 
 
 def test_24h_window_bounds(built):

@@ -11,6 +11,7 @@ import struct
 import time
 import zlib
 from pathlib import Path
+from zoneinfo import ZoneInfo
 
 FIXTURE_GEONAMES = Path(__file__).resolve().parents[1] / "fixtures" / "geonames"
 UTC = dt.timezone.utc
@@ -21,7 +22,9 @@ WEBCAMS = [
     ("zrh-1", "Zürich Lake", "47.3600", "8.5500", "ch", "1500", "", "", ""),
     ("zrh-2", "Zurich, Hauptbahnhof", "47.3780", "8.5400", "CH", "1500", "2657896",
      "Europe/Zurich", "active"),
-    ("mhorn", "Matterhorn Glacier", "45.9800", "7.6600", "CH", "90000", "", "", "ACTIVE"),
+    # More decimals than the API shows (5): stored as shown.
+    ("mhorn", "Matterhorn Glacier", "45.9765432", "7.6587654", "CH", "90000", "", "",
+     "ACTIVE"),
     ("old-cam", "Old camera", "47.40", "8.60", "CH", "10", "", "", "inactive"),
     ("wdh", "Windhoek <Main> & \"Co\"", "-22.56", "17.08", "NA", "300", "", "Africa/Windhoek",
      ""),
@@ -137,3 +140,25 @@ def expected_snapshots(now: int) -> dict[str, list[tuple[int, str]]]:
         seen = out.setdefault(public_id, {})
         seen[unix] = min(image, seen.get(unix, image))
     return {p: sorted(v.items()) for p, v in out.items()}
+
+
+def brute_30d(times: list[int], zone: str, now: int) -> list[int]:
+    """The 30d history by definition (decisions rule 39), one datetime at a time: per local
+    day of the last 30 up to `now`, the snapshot captured by `now` closest to 12:00 local (the
+    earlier on a tie); today's only once a snapshot captured at or after its local noon exists
+    by `now` (before that a later snapshot could still be closer)."""
+    tz = ZoneInfo(zone)
+    local_now = dt.datetime.fromtimestamp(now, tz)
+    today = local_now.date()
+    noon = int(local_now.replace(hour=12, minute=0, second=0, microsecond=0).timestamp())
+    best: dict = {}
+    for t in times:
+        local = dt.datetime.fromtimestamp(t, tz)
+        if t > now or (today - local.date()).days >= 30:
+            continue
+        distance = abs(local.hour * 3600 + local.minute * 60 + local.second - 43_200)
+        if local.date() not in best or (distance, t) < best[local.date()]:
+            best[local.date()] = (distance, t)
+    if today in best and not any(noon <= t <= now for t in times):
+        del best[today]
+    return [t for _, (_, t) in sorted(best.items())]
