@@ -17,7 +17,7 @@ from aiohttp import web
 from multidict import istr
 
 from server.config import Config
-from server.errors import ApiError, problem_response
+from server.errors import ApiError, bad_request, problem_response
 from server.keys import ApiKey, KeyStore
 from server.ratelimit import RateLimiter
 from server.ratelimit_shared import SharedRateLimiter
@@ -113,7 +113,8 @@ def address_budget(address: str) -> str:
 
 
 def presented_key(request: web.Request) -> str | None:
-    """The key from the X-API-Key header, else the api_key parameter (header wins)."""
+    """The key from the X-API-Key header, else the api_key parameter (header wins). An empty
+    api_key is no key; two non-empty ones are a 400 (which would the caller mean?)."""
     header = request.headers.get("X-API-Key")
     if header:
         return header
@@ -123,12 +124,13 @@ def presented_key(request: web.Request) -> str | None:
     if "api" not in query.lower():
         return None
     if "%" in query or "+" in query:
-        return next((value for value in request.query.getall(API_KEY, ()) if value), None)
-    for part in query.split("&"):
-        name, _, value = part.partition("=")
-        if name == API_KEY and value:
-            return value
-    return None
+        values = [value for value in request.query.getall(API_KEY, ()) if value]
+    else:
+        values = [value for name, _, value in (part.partition("=") for part in query.split("&"))
+                  if name == API_KEY and value]
+    if len(values) > 1:
+        raise bad_request(API_KEY, f"{API_KEY} is given more than once")
+    return values[0] if values else None
 
 
 def _tags(if_none_match: str | None) -> set[str]:

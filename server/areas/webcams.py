@@ -148,7 +148,7 @@ async def embed(request: web.Request) -> web.Response:
 
 
 def _embed_page(request: web.Request) -> web.Response:
-    range_ = webcams_params.range_(request.query)
+    range_ = webcams_params.range_(request.query, webcams_params.EMBED_PARAMETERS)
     raw_id = request.match_info["public_id"]
     token = request.query.get("token")
     if not token:

@@ -22,26 +22,30 @@ DESCRIPTION = """\
 Weather and geodata for self-hosting: location search and lookup, reverse geocoding, countries,
 air quality, weather forecast and webcams.
 
-**Conventions.** Every parameter is validated: a malformed, out-of-range or wrongly typed value,
-or an unknown value of an enumerated parameter, is a 400; a `limit` above its maximum is a 400,
-never silently clamped. Unknown extra query parameters are ignored (cache busters are fine).
-Every 4xx and 5xx body is `application/problem+json` (RFC 9457, schema `Problem`); validation
-failures list each offending parameter in `errors`. Unexpected failures are a 500 whose
-`request_id` is logged. Numbers are rounded per field (coordinates to 5 decimals); an unknown
-value is `null`, never NaN. Unix timestamps are integer seconds (UTC); ISO 8601 strings are UTC
-with `Z`. GET responses are CORS-open (`Access-Control-Allow-Origin: *`); JSON bodies over 1 KiB
-are gzip-compressed when the client accepts it.
+**Conventions.** Every parameter is validated: a malformed, out-of-range or wrongly typed
+value, or an unknown value of an enumerated parameter, is a 400; a `limit` above its maximum is
+a 400, never silently clamped. Values are taken as sent: surrounding whitespace or a control
+character makes a value malformed (only the search text `q` is trimmed). A parameter an
+operation reads may be given once (a second value is a 400 naming it) unless it is documented
+as repeatable (the forecast's `exclude`); unknown extra query parameters are ignored, repeated
+or not (cache busters are fine). Every 4xx and 5xx body is `application/problem+json` (RFC
+9457, schema `Problem`); a validation failure names the offending parameter in `errors`
+(validation stops at the first one; the two coordinates are checked together). Unexpected
+failures are a 500 whose `request_id` is logged. Numbers are rounded per field (coordinates to
+5 decimals); an unknown value is `null`, never NaN. Unix timestamps are integer seconds (UTC);
+ISO 8601 strings are UTC with `Z`. GET responses are CORS-open (`Access-Control-Allow-Origin:
+*`); JSON bodies over 1 KiB are gzip-compressed when the client accepts it.
 
 **Keys and limits.** An API key travels in the `X-API-Key` header or the `api_key` query
-parameter (the header wins). Forecast, air quality and webcam operations need one (403
-otherwise); geocoding needs none, and a valid key sent there is counted against that key's own
-limit (an unknown key there is treated as no key). Rate limits are token buckets per key, or per
-client address without a key; calls made with a key's clusters tokens have a bucket of the key's
-size apart from the key's own. Requests refused with 403 for want of a valid key, token or image
-signature draw from a bucket of their own per client address, of the default size: once it is
-empty they are answered 429 (a valid key is never counted there). Limited responses, and those
-403s, carry `RateLimit-Limit`, `RateLimit-Remaining` and `RateLimit-Reset`, and a 429 also
-`Retry-After`.
+parameter (the header wins; an empty `api_key` is none, two non-empty ones are a 400).
+Forecast, air quality and webcam operations need one (403 otherwise); geocoding needs none, and
+a valid key sent there is counted against that key's own limit (an unknown key there is treated
+as no key). Rate limits are token buckets per key, or per client address without a key; calls
+made with a key's clusters tokens have a bucket of the key's size apart from the key's own.
+Requests refused with 403 for want of a valid key, token or image signature draw from a bucket
+of their own per client address, of the default size: once it is empty they are answered 429 (a
+valid key is never counted there). Limited responses, and those 403s, carry `RateLimit-Limit`,
+`RateLimit-Remaining` and `RateLimit-Reset`, and a 429 also `Retry-After`.
 
 **Caching and data versions.** Each area answers from a published data artifact, named in
 `X-Data-Version`. Responses carry an `ETag`; `If-None-Match` with it yields 304. Answers to a

@@ -130,8 +130,9 @@ def _listing(down: str) -> dict:
                "webcams linked to that place.", {"type": "string", "pattern": LOCATION_ID},
                example="2657896"),
          limit(50, 200, "Results per page"),
-         param("offset", "query", "Results to skip, 0 to 100000000.",
-               {"type": "integer", "minimum": 0, "maximum": 100_000_000, "default": 0}),
+         param("offset", "query", "Results to skip: a non-negative integer of up to 18 "
+               "digits; beyond `total` the page is empty.",
+               {"type": "integer", "minimum": 0, "maximum": 10**18 - 1, "default": 0}),
          param("sort", "query", "`views`: most viewed first; `views_asc`: least viewed first.",
                {"type": "string", "enum": ["views", "views_asc"], "default": "views"})],
         responses(success("One page of webcams.", "WebcamList"), {

@@ -374,3 +374,81 @@ def test_more_malformed_parameters(server, path):
 
 def test_server_header_names_no_versions(server):
     assert "aiohttp" not in get(f"{server.url}/health").headers.get("Server", "")
+
+
+# ---- parameters as sent, once (audit) --------------------------------------------------------
+
+@pytest.mark.parametrize("query, parameter", [
+    ("q=zurich&limit=1&limit=99", "limit"),     # the first value would be read, the other not
+    ("q=zurich&limit=99&limit=1", "limit"),     # the same answer in either order
+    ("id=2657896&id=abc", "id"),
+    ("id=2657896&id=2657896", "id"),
+    ("q=zurich&q=bern", "q"),
+    ("q=zurich&language=de&language=!!", "language"),
+    ("q=zurich&country=ch&country=de", "country"),
+    ("q=zurich&field=all&field=name", "field"),
+    ("q=zurich&api_key=a&api_key=b", "api_key"),
+])
+def test_lookup_parameters_read_once(server, query, parameter):
+    reply = get(f"{server.url}/geocoding/lookup?{query}")
+    assert reply.status == 400, reply.body
+    assert reply.json()["errors"] == [{"parameter": parameter,
+                                       "message": f"{parameter} is given more than once"}]
+
+
+def test_reverse_parameters_read_once(server):
+    reply = get(f"{server.url}/geocoding/reverse?lat=47&lon=8&lat=48")
+    assert reply.status == 400 and reply.json()["errors"][0]["parameter"] == "lat"
+
+
+def test_unknown_parameters_may_repeat(server):
+    assert search(server, "zurich", limit=1) == json_of(
+        f"{server.url}/geocoding/lookup?q=zurich&limit=1&_=1&_=2&API_KEY=x&API_KEY=y")
+    # an empty api_key is no key: beside a real one it is not a second
+    assert get(f"{server.url}/forecast/47.3,8.5?api_key=&api_key={server.key}").status == 200
+
+
+def json_of(url: str) -> dict:
+    reply = get(url)
+    assert reply.status == 200, reply.body
+    return reply.json()
+
+
+@pytest.mark.parametrize("query, parameter", [
+    ("id=%202657896", "id"), ("id=2657896%0A", "id"), ("id=2657896%09", "id"),
+    ("q=zurich&country=%20ch", "country"), ("q=zurich&country=ch%0A", "country"),
+    ("q=zurich&limit=%205", "limit"), ("q=zurich&limit=5%0A", "limit"),
+    ("q=zurich&language=%20de", "language"), ("q=zurich&language=de%0A", "language"),
+    ("q=zurich&field=all%20", "field"),
+])
+def test_structured_values_are_taken_as_sent(server, query, parameter):
+    reply = get(f"{server.url}/geocoding/lookup?{query}")
+    assert reply.status == 400, reply.body
+    assert reply.json()["errors"][0]["parameter"] == parameter
+
+
+@pytest.mark.parametrize("query", ["lat=%2047&lon=8", "lat=47&lon=8%0A", "lat=47%00&lon=8",
+                                   "lat=%20&lon=8"])
+def test_reverse_coordinates_are_taken_as_sent(server, query):
+    reply = get(f"{server.url}/geocoding/reverse?{query}")
+    assert reply.status == 400, reply.body
+
+
+@pytest.mark.parametrize("q", ["zurich%00", "%00zurich", "zu%7Frich", "zurich%C2%85", "%FF%FE%FD",
+                               "zurich%FF", "zu%1Brich"])
+def test_q_with_control_characters_or_bytes_not_utf8_is_400(server, q):
+    reply = get(f"{server.url}/geocoding/lookup?q={q}")
+    assert reply.status == 400, reply.body
+    assert reply.json()["errors"][0]["parameter"] == "q"
+
+
+@pytest.mark.parametrize("q", ["%20zurich%09", "%0D%0Azurich%0A", "%E3%80%80zurich"])
+def test_q_is_trimmed_of_whitespace(server, q):
+    assert first(server, urllib.parse.unquote(q))["id"] == ZURICH
+    assert json_of(f"{server.url}/geocoding/lookup?q={q}")["results"][0]["id"] == ZURICH
+
+
+def test_whitespace_inside_q_separates_words(server):
+    assert json_of(f"{server.url}/geocoding/lookup?q=new%0Ayork")["results"][0]["name"] == \
+        "New York City"
+
