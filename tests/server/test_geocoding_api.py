@@ -4,8 +4,10 @@ from __future__ import annotations
 
 import gzip
 import http.client
+import json
 import math
 import random
+import socket
 import urllib.parse
 
 import duckdb
@@ -452,3 +454,66 @@ def test_whitespace_inside_q_separates_words(server):
     assert json_of(f"{server.url}/geocoding/lookup?q=new%0Ayork")["results"][0]["name"] == \
         "New York City"
 
+
+# ---- OPTIONS, 405, the document's ETag, oversized requests (audit) ---------------------------
+
+def test_preflight_only_for_paths_that_exist(server):
+    cors = {"Origin": "https://example.org", "Access-Control-Request-Method": "GET"}
+    for path in ("/geocoding/lookup", "/webcams/token", "/openapi.json", "/webcams/123"):
+        reply = get(server.url + path, cors, method="OPTIONS")
+        assert reply.status == 204, path
+        assert reply.headers["Server"] == "weather-geodata-api"
+        assert reply.headers["X-API-Version"] and "aiohttp" not in reply.headers["Server"]
+    for path in ("/nonexistent/path", "/geocoding", "/webcams/1/snapshots/x"):
+        reply = get(server.url + path, cors, method="OPTIONS")
+        assert reply.status == 404, path
+        assert reply.headers["Content-Type"].startswith("application/problem+json")
+        assert reply.headers["Server"] == "weather-geodata-api"
+
+
+def test_405_allows_options(server):
+    reply = get(f"{server.url}/geocoding/lookup?q=zurich", method="POST")
+    assert reply.status == 405 and reply.headers["Allow"] == "GET,HEAD,OPTIONS"
+    assert reply.headers["Content-Type"].startswith("application/problem+json")
+
+
+def test_openapi_document_has_an_etag(server):
+    reply = get(f"{server.url}/openapi.json")
+    etag = reply.headers["ETag"]
+    assert reply.status == 200 and etag.startswith('W/"')
+    assert get(f"{server.url}/openapi.json").headers["ETag"] == etag
+    again = get(f"{server.url}/openapi.json", {"If-None-Match": etag})
+    assert again.status == 304 and again.body == b"" and again.headers["ETag"] == etag
+    assert again.headers["Cache-Control"] == "public, max-age=3600"
+    assert get(f"{server.url}/openapi.json", {"If-None-Match": 'W/"other"'}).status == 200
+
+
+def _raw(server, raw: bytes) -> tuple[int, dict]:
+    """Status and problem body of raw bytes sent to the server (which closes the connection)."""
+    parsed = urllib.parse.urlsplit(server.url)
+    with socket.create_connection((parsed.hostname, parsed.port), timeout=10) as conn:
+        conn.sendall(raw)
+        chunks = []
+        while chunk := conn.recv(65536):
+            chunks.append(chunk)
+    head, _, body = b"".join(chunks).partition(b"\r\n\r\n")
+    assert b"content-type: application/problem+json" in head.lower(), head
+    return int(head.split(b" ", 2)[1]), json.loads(body)
+
+
+def test_oversized_request_lines_and_headers(server):
+    long_target = b"/geocoding/lookup?q=" + b"ab" * 5000
+    status, body = _raw(server, b"GET " + long_target + b" HTTP/1.1\r\nHost: x\r\n\r\n")
+    assert status == 414 and body["status"] == 414 and "ab" not in body["detail"]
+    big_header = b"X-Foo: " + b"a" * 9000 + b"\r\n"
+    status, body = _raw(server, b"GET /health HTTP/1.1\r\nHost: x\r\n" + big_header + b"\r\n")
+    assert status == 431 and body["title"] == "Request Header Fields Too Large"
+    long_name = b"X-" + b"a" * 9000 + b": 1\r\n"
+    assert _raw(server, b"GET /health HTTP/1.1\r\nHost: x\r\n" + long_name + b"\r\n")[0] == 431
+    many = b"".join(b"X-H%d: 1\r\n" % i for i in range(200))
+    assert _raw(server, b"GET /health HTTP/1.1\r\nHost: x\r\n" + many + b"\r\n")[0] == 431
+    # just under the limits: answered
+    assert get(f"{server.url}/health?x={'a' * 8000}").status == 200
+    assert get(f"{server.url}/health", {"X-Foo": "a" * 8000}).status == 200
+    status, _ = _raw(server, b"GET /health HTTP/1.1\r\nHost: x\r\nBad Header\r\n\r\n")
+    assert status == 400

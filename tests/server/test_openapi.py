@@ -214,3 +214,10 @@ def test_documented_offset_bound_is_the_servers():
         schema["maximum"]
     with pytest.raises(ApiError):
         webcams_params.list_query({"offset": str(schema["maximum"] + 1)})
+
+
+def test_the_document_itself_is_cacheable():
+    op = DOC["paths"]["/openapi.json"]["get"]
+    assert "ETag" in op["responses"]["200"]["headers"]
+    assert "304" in op["responses"] and op["parameters"] == [
+        {"$ref": "#/components/parameters/IfNoneMatch"}]

@@ -322,6 +322,15 @@ def test_clusters_refuse_bad_tokens(server, signer, catalog, keys_file):
         assert reply.status == 403 and reason in reply.json()["detail"], token
         assert reply.headers["Content-Type"].startswith("application/problem+json")
     assert get(f"{url}&token={valid}").status == 200
+    # A token sent must be valid even beside a valid key (which alone would do).
+    for token, reason in cases.items():
+        if token:
+            reply = get(f"{url}&token={token}", keyed(server))
+            assert reply.status == 403 and reason in reply.json()["detail"], token
+    assert get(f"{url}&token=", keyed(server)).status == 200      # an empty token is none
+    assert get(f"{url}&token={valid}", keyed(server)).status == 200
+    twice = get(f"{url}&token={valid}&token={valid}")
+    assert twice.status == 400 and twice.json()["errors"][0]["parameter"] == "token"
 
 
 def test_embed_tokens(server, signer, catalog):
@@ -465,7 +474,7 @@ def test_http_details(server, catalog):
     public_id = sorted(catalog)[3]
     for headers in (keyed(server), {}, {"X-API-Key": "not-a-key"}):   # before any key check
         reply = get(f"{server.url}/webcams/token", headers)
-        assert reply.status == 405 and reply.headers["Allow"] == "POST"
+        assert reply.status == 405 and reply.headers["Allow"] == "OPTIONS,POST"
         assert reply.headers["Content-Type"].startswith("application/problem+json")
         assert "RateLimit-Limit" not in reply.headers
     below = get(f"{server.url}/webcams/token/snapshots", keyed(server))
