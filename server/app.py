@@ -14,7 +14,7 @@ from server import openapi
 from server.areas import air_quality, forecast, geocoding, webcams
 from server.config import Config
 from server.errors import ApiError
-from server.http import CONFIG, KEYS, LIMITER, STORE, api_middleware, endpoint
+from server.http import CONFIG, KEYS, LIMITER, STORE, api_middleware, endpoint, fixed_etag
 from server.keys import KeyStore
 from server.ratelimit import RateLimiter
 from server.ratelimit_shared import SharedRateLimiter
@@ -117,7 +117,8 @@ async def ready(request: web.Request) -> web.Response:
                    headers={"Retry-After": "1"}, extra=body)
 
 
-@endpoint(limited=False, auth="none", max_age=3600)
+@endpoint(limited=False, auth="none", max_age=3600,
+          fixed_etag=fixed_etag(openapi.document_bytes()))
 async def openapi_document(request: web.Request) -> web.Response:
     """GET /openapi.json: the OpenAPI 3.1 description of every endpoint."""
     return web.Response(body=openapi.document_bytes(), content_type="application/json")

@@ -11,13 +11,14 @@ import math
 import secrets
 import time
 from dataclasses import dataclass
+from functools import lru_cache
 from typing import Awaitable, Callable
 
 from aiohttp import web
 from multidict import istr
 
 from server.config import Config
-from server.errors import ApiError, problem_response
+from server.errors import ApiError, bad_request, problem_response
 from server.keys import ApiKey, KeyStore
 from server.ratelimit import RateLimiter
 from server.ratelimit_shared import SharedRateLimiter
@@ -53,6 +54,7 @@ PREFLIGHT = {
     "Access-Control-Allow-Methods": "GET, HEAD, OPTIONS",
     "Access-Control-Allow-Headers": "X-API-Key, If-None-Match, Content-Type",
     "Access-Control-Max-Age": "86400",
+    **NON_CORS_HEADERS,
 }
 Handler = Callable[[web.Request], Awaitable[web.StreamResponse]]
 
@@ -63,10 +65,12 @@ class Endpoint:
 
     area: str | None = None       # artifact area answering it (ETag, X-Data-Version)
     auth: str = "optional"        # none | optional | key | token (a key, else `token`)
-    # auth="token": the key the request's valid token names (ApiError 403 for a token that is
-    # not valid), None when that key has been removed; the key then authorises the request.
+    # auth="token": the key the request's token names, None when it carries none; ApiError 403
+    # for a token that is not valid or whose key has been removed (even beside a valid key).
     token: Callable[[web.Request], ApiKey | None] | None = None
     etag: bool = True             # False for answers that change at every request
+    # The tag of an answer that changes only with the code (no area): made once, at import.
+    fixed_etag: str | None = None
     max_age: int = 0              # Cache-Control max-age for 200 answers
     limited: bool = True          # counts against a rate limit
     # Answers that change at every multiple of period_s (UTC), e.g. "the current hour": the
@@ -113,7 +117,8 @@ def address_budget(address: str) -> str:
 
 
 def presented_key(request: web.Request) -> str | None:
-    """The key from the X-API-Key header, else the api_key parameter (header wins)."""
+    """The key from the X-API-Key header, else the api_key parameter (header wins). An empty
+    api_key is no key; two non-empty ones are a 400 (which would the caller mean?)."""
     header = request.headers.get("X-API-Key")
     if header:
         return header
@@ -123,12 +128,25 @@ def presented_key(request: web.Request) -> str | None:
     if "api" not in query.lower():
         return None
     if "%" in query or "+" in query:
-        return next((value for value in request.query.getall(API_KEY, ()) if value), None)
-    for part in query.split("&"):
-        name, _, value = part.partition("=")
-        if name == API_KEY and value:
-            return value
-    return None
+        values = [value for value in request.query.getall(API_KEY, ()) if value]
+    else:
+        values = [value for name, _, value in (part.partition("=") for part in query.split("&"))
+                  if name == API_KEY and value]
+    if len(values) > 1:
+        raise bad_request(API_KEY, f"{API_KEY} is given more than once")
+    return values[0] if values else None
+
+
+@lru_cache(maxsize=64)
+def _allow(methods: str) -> str:
+    """A 405's Allow header (aiohttp's "GET,HEAD") with OPTIONS, which every path answers."""
+    return ",".join(sorted({*methods.split(","), "OPTIONS"} - {""}))
+
+
+def fixed_etag(body: bytes) -> str:
+    """The weak tag of an answer that changes only with the code (and the API version)."""
+    digest = hashlib.blake2b(API_VERSION.encode() + b"\n" + body, digest_size=12)
+    return f'W/"{digest.hexdigest()}"'
 
 
 def _tags(if_none_match: str | None) -> set[str]:
@@ -173,7 +191,10 @@ async def api_middleware(request: web.Request, handler: Handler) -> web.StreamRe
     key: ApiKey | None = None
     meta: Endpoint = getattr(handler, "endpoint", None) or UNLIMITED
     try:
-        if request.method == "OPTIONS":
+        # Answered for every path that exists (routed, but not for OPTIONS: a 405 there),
+        # before keys and limits; a path that does not exist is the usual 404.
+        if request.method == "OPTIONS" and request.match_info.http_exception is not None \
+                and request.match_info.http_exception.status == 405:
             return web.Response(status=204, headers=PREFLIGHT)
         app = request.app
         by_token = False
@@ -190,7 +211,7 @@ async def api_middleware(request: web.Request, handler: Handler) -> web.StreamRe
         if meta.period_s:
             request[NOW] = now = time.time()
             period = int(now // meta.period_s)
-        etag = None
+        etag = meta.fixed_etag
         if cacheable:
             versions = version if not meta.also else version + "".join(
                 f"\n{store.area(a).version}" for a in meta.also)
@@ -209,7 +230,7 @@ async def api_middleware(request: web.Request, handler: Handler) -> web.StreamRe
     except web.HTTPException as exc:
         detail = {404: "no such endpoint", 405: f"method {request.method} is not allowed here",
                   413: "request body too large"}.get(exc.status, exc.reason)
-        allow = {"Allow": exc.headers["Allow"]} if "Allow" in exc.headers else {}
+        allow = {"Allow": _allow(exc.headers["Allow"])} if "Allow" in exc.headers else {}
         return _problem(exc.status, detail, headers={**headers, **allow})
     except asyncio.CancelledError:
         raise
@@ -242,19 +263,19 @@ async def _error_answer(request: web.Request, meta: Endpoint, exc: ApiError,
 def _authenticate(request: web.Request, keys: KeyStore,
                   meta: Endpoint) -> tuple[ApiKey | None, bool]:
     """The key that authorises the request, and whether a token named it: the key presented,
-    or (auth="token", no key presented) the one a valid token names. A presented key that is
-    not valid is refused even when a token would do: the caller should learn it is wrong."""
+    or (auth="token", no key presented) the one a valid token names. A credential presented
+    must be valid even when another would do: an invalid key is refused beside a valid token,
+    an invalid token beside a valid key (the caller should learn it is wrong)."""
     presented = presented_key(request)
     key = keys.authenticate(presented)
+    token_key = meta.token(request) if meta.token is not None else None
     if key is not None or meta.auth == "optional":
         return key, False
-    if presented or meta.token is None:
-        raise ApiError(403, "a valid API key is required: send it in the X-API-Key "
-                            "header or the api_key parameter")
-    key = meta.token(request)
-    if key is None:
-        raise ApiError(403, "the token's API key has been revoked; request a new token")
-    return key, True
+    if presented or token_key is None:
+        raise ApiError(403, "a valid API key is required: send it in the X-API-Key header or "
+                            "the api_key parameter" + (" (or a valid token)" if meta.token
+                                                       else ""))
+    return token_key, True
 
 
 async def _refused(request: web.Request, exc: ApiError,

@@ -5,7 +5,7 @@ from __future__ import annotations
 import math
 import re
 from functools import lru_cache
-from typing import Mapping
+from typing import Collection, Mapping
 
 from contract import Geocoding
 from server.errors import ApiError, bad_request
@@ -16,19 +16,35 @@ NUMBER = re.compile(r"[+-]?(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)(?:[eE][+-]?[0-9]{1,3
 # Bounded (no megabyte numbers to parse) but above any float's shortest repr (24 characters)
 # and the padded decimals some clients send.
 MAX_NUMBER_CHARS = 64
-INTEGER = re.compile(r"[+-]?[0-9]{1,9}")
+# Up to 18 digits: any count or offset anyone could mean, and int() of it stays cheap.
+INTEGER = re.compile(r"[+-]?[0-9]{1,18}")
+# Control characters (Unicode Cc) but tab, line feed and carriage return, which free text may
+# hold (trimmed, or read as spaces), and U+FFFD, which is what bytes that are not UTF-8 decode to.
+CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f\ufffd]")
 FALLBACK_LANGUAGE = Geocoding.DEFAULT_LANGUAGE
 
 
+def once(query: Mapping[str, str], names: Collection[str]) -> None:
+    """400 for a parameter among `names` (those an operation reads, but for list-valued ones)
+    given more than once: only one value would be read, and the others never checked (rule 2).
+    Other parameters may repeat (unknown ones are ignored, rule 2)."""
+    if len(query) < 2 or len(set(query)) == len(query):   # the usual case: nothing repeated
+        return
+    seen = set()
+    for name, _ in query.items():
+        if name in seen and name in names:
+            raise bad_request(name, f"{name} is given more than once")
+        seen.add(name)
+
+
 def number(raw: str, name: str, low: float, high: float) -> float:
-    """A finite decimal number within [low, high]."""
-    value = raw.strip()
-    if len(value) > MAX_NUMBER_CHARS:
+    """A finite decimal number within [low, high] (no surrounding whitespace)."""
+    if len(raw) > MAX_NUMBER_CHARS:
         raise bad_request(name, f"{name} must be a number of at most {MAX_NUMBER_CHARS} "
-                                f"characters, got {len(value)}: {show(raw)}")
-    if not NUMBER.fullmatch(value):
+                                f"characters, got {len(raw)}: {show(raw)}")
+    if not NUMBER.fullmatch(raw):
         raise bad_request(name, f"{name} must be a number, got {show(raw)}")
-    parsed = float(value)
+    parsed = float(raw)
     if not math.isfinite(parsed):
         raise bad_request(name, f"{name} must be a finite number, got {show(raw)}")
     if not low <= parsed <= high:
@@ -41,8 +57,9 @@ def integer(query: Mapping[str, str], name: str, default: int, low: int, high: i
     raw = query.get(name)
     if raw is None:
         return default
-    if not INTEGER.fullmatch(raw.strip()):
-        raise bad_request(name, f"{name} must be an integer, got {show(raw)}")
+    if not INTEGER.fullmatch(raw):
+        raise bad_request(name, f"{name} must be an integer from {low} to {high}, got "
+                                f"{show(raw)}")
     value = int(raw)
     if not low <= value <= high:
         raise bad_request(name, f"{name} must be between {low} and {high}, got {value}")
@@ -63,7 +80,7 @@ def language(query: Mapping[str, str], name: str = "language",
              default: str = FALLBACK_LANGUAGE) -> tuple[str, ...]:
     """A well-formed language tag as lookup candidates, most specific first, then English
     ('pt-BR' -> 'pt-BR', 'pt', 'en'): an unsupported language falls back to English."""
-    return _language(query.get(name, default).strip(), name)
+    return _language(query.get(name, default), name)
 
 
 @lru_cache(maxsize=1024)
@@ -80,6 +97,17 @@ def _language(raw: str, name: str) -> tuple[str, ...]:
     if FALLBACK_LANGUAGE not in candidates:
         candidates.append(FALLBACK_LANGUAGE)
     return tuple(candidates)
+
+
+def free_text(raw: str, name: str) -> str:
+    """Free text, trimmed of surrounding whitespace: a control character (but tab, line feed
+    and carriage return) or bytes that are not UTF-8 anywhere in it are malformed."""
+    found = CONTROL.search(raw)
+    if found:
+        what = "bytes that are not UTF-8" if found.group() == "\ufffd" else \
+            f"control character U+{ord(found.group()):04X}"
+        raise bad_request(name, f"{name} must be text without control characters, got {what}")
+    return raw.strip()
 
 
 def latlon(query: Mapping[str, str]) -> tuple[float, float]:
@@ -108,7 +136,7 @@ def _latlon_errors(query: Mapping[str, str]) -> tuple[float, float]:
     values = []
     for name, limit in (("lat", 90.0), ("lon", 180.0)):
         raw = query.get(name)
-        if raw is None or not raw.strip():
+        if not raw:
             errors.append({"parameter": name, "message": f"{name} is required"})
             continue
         try:

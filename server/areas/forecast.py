@@ -21,19 +21,21 @@ AREA = "forecast"
 UNITS = ("us", "si", "ca", "uk", "auto")
 PERIOD_S = 60
 STALE_RETRY_S = 300
+PARAMETERS = frozenset({"units", "lang", "extend"})     # exclude is a list: it may repeat
 load = forecast_data.load
 
 
 def parse(coordinates: str, query: MultiMapping[str]) -> Request:
     """The request as a frozen dataclass; its units are a system's name or "auto" (resolved
     by the handler: auto needs the point's country)."""
+    params.once(query, PARAMETERS)
     lat, lon = params.coordinates(coordinates)
     units = params.choice(query, "units", "us", UNITS)
     lang = forecast_text.language(params.language(query, "lang"))
     extend = params.choice(query, "extend", "", ("hourly",))
     # exclude=a,b and exclude=a&exclude=b (OpenAPI's form style, exploded or not) mean the
     # same; an empty value is an empty list (how form style writes one).
-    exclude = ",".join(v for v in query.getall("exclude", ()) if v.strip())
+    exclude = ",".join(v for v in query.getall("exclude", ()) if v)
     return Request(lat=lat, lon=lon, units=units, lang=lang,
                    hours=EXTENDED_HOURS if extend else HOURLY_HOURS, blocks=_blocks(exclude))
 
@@ -42,7 +44,7 @@ def parse(coordinates: str, query: MultiMapping[str]) -> Request:
 def _blocks(exclude: str) -> frozenset[str]:
     """The blocks left when `exclude` (comma-separated names) are left out."""
     excluded = set()
-    for name in (part.strip() for part in exclude.split(",") if exclude):
+    for name in (exclude.split(",") if exclude else ()):
         if name not in BLOCKS:
             raise bad_request("exclude", f"exclude takes blocks among {', '.join(BLOCKS)}, "
                                          f"got {params.show(name) if name else 'an empty name'}")

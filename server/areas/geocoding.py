@@ -23,6 +23,8 @@ ID = re.compile(G.PUBLIC_ID)
 COUNTRY = re.compile(r"[A-Za-z]{2}")
 MAX_AGE_S = 3600
 COUNTRIES_MAX_AGE_S = 86400
+LOOKUP_PARAMETERS = frozenset({"q", "id", "language", "country", "field", "limit"})
+REVERSE_PARAMETERS = frozenset({"lat", "lon", "language", "limit"})
 
 
 def load(version_dir: Path, entry: dict) -> GeocodingIndex:
@@ -55,6 +57,7 @@ class ReverseQuery:
 
 def parse_lookup(query: Mapping[str, str]) -> SearchQuery | IdQuery:
     """Either a search (q) or a lookup by id, never both (decisions rule 13)."""
+    params.once(query, LOOKUP_PARAMETERS)
     has_q, has_id = "q" in query, "id" in query
     if has_q and has_id:
         raise ApiError(400, "give either q (search) or id (lookup), not both",
@@ -66,27 +69,28 @@ def parse_lookup(query: Mapping[str, str]) -> SearchQuery | IdQuery:
     languages = params.language(query)
     # Every parameter is validated (rule 2), even those an id lookup does not use.
     country = query.get("country")
-    if country is not None and not COUNTRY.fullmatch(country.strip()):
+    if country is not None and not COUNTRY.fullmatch(country):
         raise bad_request("country", "country must be an ISO 3166-1 alpha-2 code such as CH, "
                                      f"got {params.show(country)}")
     field_all = params.choice(query, "field", "name", ("name", "all")) == "all"
     limit = params.integer(query, "limit", 10, 1, 50)
     if has_id:
-        place_id = query["id"].strip()
+        place_id = query["id"]
         if not ID.fullmatch(place_id):
             raise bad_request("id", "id must be a location id (GeoNames digits, or icao: and an "
                                     f"ICAO code), got {params.show(query['id'])}")
         return IdQuery(place_id, languages)
-    text = query["q"].strip()
+    text = params.free_text(query["q"], "q")
     if len(text) < 2 or len(text) > 200:
         raise bad_request("q", f"q must be 2 to 200 characters after trimming, got {len(text)}")
     return SearchQuery(text=text, field_all=field_all,
-                       country=country.strip().upper() if country else None,
+                       country=country.upper() if country else None,
                        limit=limit, languages=languages)
 
 
 def parse_reverse(query: Mapping[str, str]) -> ReverseQuery:
     """lat and lon required and in range; limit 1 to 50."""
+    params.once(query, REVERSE_PARAMETERS)
     lat, lon = params.latlon(query)
     return ReverseQuery(lat, lon, params.integer(query, "limit", 1, 1, 50),
                         params.language(query))

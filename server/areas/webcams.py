@@ -10,6 +10,7 @@ from typing import AsyncIterator
 import orjson
 from aiohttp import web
 
+from server import params
 from server.areas import webcams_embed, webcams_images, webcams_params
 from server.areas.webcams_data import WebcamsData, load
 from server.areas.webcams_links import BASES, Links
@@ -93,18 +94,22 @@ async def token_not_get(request: web.Request) -> web.Response:
 
 
 def _clusters_token(request: web.Request) -> ApiKey | None:
-    """The key the request's clusters token names (None once removed)."""
+    """The key the request's clusters token names, None without a token; 403 for a token
+    that is not valid or whose key was removed."""
+    params.once(request.query, ("token",))
     token = request.query.get("token")
     if not token:
-        raise ApiError(403, "an API key (X-API-Key or api_key) or a token from POST "
-                            "/webcams/token is required")
+        return None
     signer: Signer = request.app[SIGNER]
     try:
         subject = signer.verify(token, CLUSTERS)
     except TokenError as exc:
         raise ApiError(403, str(exc)) from None
     kid = token.split(".", 2)[1]      # verified: the subject is keyed by the signing key's id
-    return request.app[KEYS].by_subject(subject, signer.secrets.subject_keys[kid])
+    key = request.app[KEYS].by_subject(subject, signer.secrets.subject_keys[kid])
+    if key is None:
+        raise ApiError(403, "the token's API key has been revoked; request a new token")
+    return key
 
 
 # A token's calls count per key (decisions rule 7): in a bucket of its key's size, apart from
@@ -148,7 +153,7 @@ async def embed(request: web.Request) -> web.Response:
 
 
 def _embed_page(request: web.Request) -> web.Response:
-    range_ = webcams_params.range_(request.query)
+    range_ = webcams_params.range_(request.query, webcams_params.EMBED_PARAMETERS)
     raw_id = request.match_info["public_id"]
     token = request.query.get("token")
     if not token:

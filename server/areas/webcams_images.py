@@ -18,6 +18,7 @@ from functools import lru_cache
 
 from aiohttp import web
 
+from server import params
 from server.areas import webcams_sky
 from server.areas.webcams_data import WebcamsData
 from server.areas.webcams_tokens import SIGNER, TokenError
@@ -28,6 +29,7 @@ AREA = "webcams"
 IMAGE_NAME = re.compile(
     r"([0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2})Z(\.[a-z]{3,4})")
 MAX_IMMUTABLE_S = 31_536_000
+SIGNATURE_PARAMETERS = frozenset({"expires", "kid", "sig"})
 # (version, public_id, time, cloud cover) -> SVG bytes: a player asks for the same frames
 # again and again.
 _RENDERED_CACHE = 2048
@@ -73,6 +75,7 @@ async def image(request: web.Request) -> web.StreamResponse:
     """GET /cdn/webcams/{public_id}/{image}: one snapshot image."""
     public_id = request.match_info["public_id"]
     query = request.query
+    params.once(query, SIGNATURE_PARAMETERS)
     try:
         request.app[SIGNER].verify_image(public_id, query.get("expires", ""),
                                          query.get("kid", ""), query.get("sig", ""))

@@ -17,9 +17,16 @@ PUBLIC_ID = re.compile(W.PUBLIC_ID)
 COUNTRY = re.compile(r"[A-Za-z]{2}")
 LOCATION = re.compile(G.PUBLIC_ID)     # geocoding's public ids
 LIST_LIMIT_MAX = 200
-OFFSET_MAX = 100_000_000
+# Any offset is fine (beyond the total: an empty page, rule 37); the bound only keeps it an
+# integer the compiled selection takes (int64).
+OFFSET_MAX = 10**18 - 1
 RADIUS_MAX_KM = 1000.0
 SORTS = ("views", "views_asc")
+LIST_PARAMETERS = frozenset({"bbox", "nearby", "country", "location", "limit", "offset",
+                             "sort"})
+CLUSTER_PARAMETERS = frozenset({"bbox", "zoom", "token"})
+SNAPSHOT_PARAMETERS = frozenset({"range"})
+EMBED_PARAMETERS = frozenset({"range", "token"})
 
 
 def bbox(raw: str, name: str = "bbox") -> BBox:
@@ -52,22 +59,23 @@ def nearby(raw: str) -> Nearby:
 
 def list_query(query: Mapping[str, str]) -> ListQuery:
     """GET /webcams parameters."""
+    params.once(query, LIST_PARAMETERS)
     country = query.get("country")
     if country is not None:
-        if not COUNTRY.fullmatch(country.strip()):
+        if not COUNTRY.fullmatch(country):
             raise bad_request("country", "country must be an ISO 3166-1 alpha-2 code such as "
                                          f"CH, got {params.show(country)}")
-        country = country.strip().upper()
+        country = country.upper()
         if country not in W.COUNTRIES:     # a fixed list: the answer never depends on the data
             raise bad_request("country", f"country {country} is not an ISO 3166-1 alpha-2 code")
     location = query.get("location")
-    if location is not None and not LOCATION.fullmatch(location.strip()):
+    if location is not None and not LOCATION.fullmatch(location):
         raise bad_request("location", "location must be a location id (as in "
                                       f"/geocoding/lookup?id=), got {params.show(location)}")
     return ListQuery(
         bbox=bbox(query["bbox"]) if "bbox" in query else None,
         nearby=nearby(query["nearby"]) if "nearby" in query else None,
-        country=country, location=location.strip() if location is not None else None,
+        country=country, location=location,
         limit=params.integer(query, "limit", 50, 1, LIST_LIMIT_MAX),
         offset=params.integer(query, "offset", 0, 0, OFFSET_MAX),
         sort=params.choice(query, "sort", "views", SORTS))
@@ -75,6 +83,7 @@ def list_query(query: Mapping[str, str]) -> ListQuery:
 
 def cluster_query(query: Mapping[str, str]) -> ClusterQuery:
     """GET /webcams/clusters parameters (bbox and zoom required)."""
+    params.once(query, CLUSTER_PARAMETERS)
     errors = [{"parameter": p, "message": f"{p} is required"} for p in ("bbox", "zoom")
               if p not in query]
     if errors:
@@ -83,8 +92,9 @@ def cluster_query(query: Mapping[str, str]) -> ClusterQuery:
                         params.integer(query, "zoom", 0, W.ZOOM_MIN, W.ZOOM_MAX))
 
 
-def range_(query: Mapping[str, str]) -> str:
-    """24h (default) or 30d."""
+def range_(query: Mapping[str, str], names: frozenset[str] = SNAPSHOT_PARAMETERS) -> str:
+    """24h (default) or 30d; `names`: the parameters the operation reads."""
+    params.once(query, names)
     return params.choice(query, "range", RANGES[0], RANGES)
 
 

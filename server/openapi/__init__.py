@@ -22,26 +22,32 @@ DESCRIPTION = """\
 Weather and geodata for self-hosting: location search and lookup, reverse geocoding, countries,
 air quality, weather forecast and webcams.
 
-**Conventions.** Every parameter is validated: a malformed, out-of-range or wrongly typed value,
-or an unknown value of an enumerated parameter, is a 400; a `limit` above its maximum is a 400,
-never silently clamped. Unknown extra query parameters are ignored (cache busters are fine).
-Every 4xx and 5xx body is `application/problem+json` (RFC 9457, schema `Problem`); validation
-failures list each offending parameter in `errors`. Unexpected failures are a 500 whose
-`request_id` is logged. Numbers are rounded per field (coordinates to 5 decimals); an unknown
-value is `null`, never NaN. Unix timestamps are integer seconds (UTC); ISO 8601 strings are UTC
-with `Z`. GET responses are CORS-open (`Access-Control-Allow-Origin: *`); JSON bodies over 1 KiB
-are gzip-compressed when the client accepts it.
+**Conventions.** Every parameter is validated: a malformed, out-of-range or wrongly typed
+value, or an unknown value of an enumerated parameter, is a 400; a `limit` above its maximum is
+a 400, never silently clamped. Values are taken as sent: surrounding whitespace or a control
+character makes a value malformed (only the search text `q` is trimmed). A parameter an
+operation reads may be given once (a second value is a 400 naming it) unless it is documented
+as repeatable (the forecast's `exclude`); unknown extra query parameters are ignored, repeated
+or not (cache busters are fine). Every 4xx and 5xx body is `application/problem+json` (RFC
+9457, schema `Problem`); a validation failure names the offending parameter in `errors`
+(validation stops at the first one; the two coordinates are checked together). A request target
+(path and query) over 8190 bytes is a 414, a header (name and value) over 8191 bytes, or more
+than 128 headers, a 431. Unexpected failures are a 500 whose `request_id` is logged. Numbers
+are rounded per field (coordinates to 5 decimals); an unknown value is `null`, never NaN. Unix
+timestamps are integer seconds (UTC); ISO 8601 strings are UTC with `Z`. GET responses are
+CORS-open (`Access-Control-Allow-Origin: *`); JSON bodies over 1 KiB are gzip-compressed when
+the client accepts it.
 
 **Keys and limits.** An API key travels in the `X-API-Key` header or the `api_key` query
-parameter (the header wins). Forecast, air quality and webcam operations need one (403
-otherwise); geocoding needs none, and a valid key sent there is counted against that key's own
-limit (an unknown key there is treated as no key). Rate limits are token buckets per key, or per
-client address without a key; calls made with a key's clusters tokens have a bucket of the key's
-size apart from the key's own. Requests refused with 403 for want of a valid key, token or image
-signature draw from a bucket of their own per client address, of the default size: once it is
-empty they are answered 429 (a valid key is never counted there). Limited responses, and those
-403s, carry `RateLimit-Limit`, `RateLimit-Remaining` and `RateLimit-Reset`, and a 429 also
-`Retry-After`.
+parameter (the header wins; an empty `api_key` is none, two non-empty ones are a 400).
+Forecast, air quality and webcam operations need one (403 otherwise); geocoding needs none, and
+a valid key sent there is counted against that key's own limit (an unknown key there is treated
+as no key). Rate limits are token buckets per key, or per client address without a key; calls
+made with a key's clusters tokens have a bucket of the key's size apart from the key's own.
+Requests refused with 403 for want of a valid key, token or image signature draw from a bucket
+of their own per client address, of the default size: once it is empty they are answered 429 (a
+valid key is never counted there). Limited responses, and those 403s, carry `RateLimit-Limit`,
+`RateLimit-Remaining` and `RateLimit-Reset`, and a 429 also `Retry-After`.
 
 **Caching and data versions.** Each area answers from a published data artifact, named in
 `X-Data-Version`. Responses carry an `ETag`; `If-None-Match` with it yields 304. Answers to a
@@ -77,10 +83,14 @@ def version() -> str:
 
 def service_paths() -> dict:
     """Liveness, readiness and this document; neither keyed nor rate limited."""
-    def simple(op_id: str, summary: str, description: str, ok: dict, extra: dict | None = None):
+    def simple(op_id: str, summary: str, description: str, ok: dict, extra: dict | None = None,
+               conditional: bool = False):
         out = {"200": ok, **(extra or {}), "500": problem(500, STANDARD[500], limited=False)}
-        return {"get": {"operationId": op_id, "tags": ["service"], "summary": summary,
-                        "description": description, "responses": out, "security": []}}
+        op = {"operationId": op_id, "tags": ["service"], "summary": summary,
+              "description": description, "responses": out, "security": []}
+        if conditional:
+            op["parameters"] = [ref("parameters", "IfNoneMatch")]
+        return {"get": op}
     return {
         "/health": simple("health", "Liveness", "200 while the process serves requests.",
                           success("Alive.", "Health", cached=False, limited=False)),
@@ -95,7 +105,11 @@ def service_paths() -> dict:
                          ref("schemas", "Problem"), ref("schemas", "Readiness")]}}}}}),
         "/openapi.json": simple(
             "getOpenApi", "This document", "The OpenAPI 3.1 description of every endpoint.",
-            success("The document.", {"type": "object"}, cached=False, limited=False)),
+            {**success("The document.", {"type": "object"}, cached=False, limited=False),
+             "headers": headers("ETag", "Cache-Control")},
+            {"304": {"description": "Not Modified: If-None-Match matched the current ETag "
+                                    "(the document changes only with the server's code).",
+                     "headers": headers("ETag", "Cache-Control")}}, conditional=True),
     }
 
 

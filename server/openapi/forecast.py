@@ -237,7 +237,8 @@ def paths() -> dict:
          param("exclude", "query", "Comma-separated blocks to omit: an excluded block is "
                "absent from the response. The parameter may be repeated (`exclude=hourly&"
                "exclude=daily` is `exclude=hourly,daily`); an empty value excludes nothing. An "
-               "unknown or empty block name (`hourly,,daily`, a trailing comma) is 400.",
+               "unknown or empty block name (`hourly,,daily`, a trailing comma) is 400, as is a "
+               "space around a name (`hourly, daily`).",
                {"type": "array", "uniqueItems": True, "items": {
                    "type": "string", "enum": ["currently", "minutely", "hourly", "daily",
                                               "alerts"]}},

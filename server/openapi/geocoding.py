@@ -99,11 +99,13 @@ def paths() -> dict:
         ref("schemas", "LocationSearchResults"), ref("schemas", "LocationDetail")]})
     lookup_params = [
         param("q", "query", "Search text (search mode): 2 to 200 characters after trimming "
-              "surrounding whitespace. Required unless `id` is given.",
+              "surrounding whitespace. A control character other than tab, line feed or "
+              "carriage return, or bytes that are not UTF-8, are a 400. Required unless `id` "
+              "is given.",
               {"type": "string", "minLength": 2, "maxLength": 200}, example="zurich"),
         param("id", "query", "Public location id (lookup mode): the GeoNames id as a decimal "
               "string; airports of the packaged offline default build, which have no GeoNames "
-              "id, use `icao:` + the ICAO code. Surrounding whitespace is ignored. Required "
+              "id, use `icao:` + the ICAO code. Required "
               "unless `q` is given.", {"type": "string", "pattern": LOCATION_ID},
               example="2657896"),
         language(),

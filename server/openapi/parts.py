@@ -179,8 +179,10 @@ PROBLEM = obj({
     "status": {"type": "integer", "minimum": 400, "maximum": 599},
     "detail": {"type": "string", "description": "What went wrong, for a human; never holds "
                                                 "stack traces, SQL or file paths."},
-    "errors": {"type": "array", "description": "Validation failures only: one entry per "
-                                                "offending parameter.",
+    "errors": {"type": "array", "description": "Validation failures only: the offending "
+                                                "parameter (validation stops at the first; "
+                                                "both coordinates' problems are listed "
+                                                "together, and both of q and id).",
                "items": obj({"parameter": {"type": "string"}, "message": {"type": "string"}})},
     "request_id": {"type": "string", "pattern": "^[0-9a-f]{16}$",
                    "description": "500 only: the id under which the error was logged (also "

@@ -130,8 +130,9 @@ def _listing(down: str) -> dict:
                "webcams linked to that place.", {"type": "string", "pattern": LOCATION_ID},
                example="2657896"),
          limit(50, 200, "Results per page"),
-         param("offset", "query", "Results to skip, 0 to 100000000.",
-               {"type": "integer", "minimum": 0, "maximum": 100_000_000, "default": 0}),
+         param("offset", "query", "Results to skip: a non-negative integer of up to 18 "
+               "digits; beyond `total` the page is empty.",
+               {"type": "integer", "minimum": 0, "maximum": 10**18 - 1, "default": 0}),
          param("sort", "query", "`views`: most viewed first; `views_asc`: least viewed first.",
                {"type": "string", "enum": ["views", "views_asc"], "default": "views"})],
         responses(success("One page of webcams.", "WebcamList"), {
@@ -153,17 +154,19 @@ def _clusters(down: str) -> dict:
         "returns nearly every webcam as a cluster of one (megabytes); ask with the viewport "
         "actually shown. Calls with a token have a rate-limit budget of their API key's size, "
         "shared by all its tokens and apart from the key's own calls (visitors cannot use up "
-        "the key's budget); a token whose key was removed, or a valid token beside an invalid "
-        "api_key, is 403. Needs an API key or "
+        "the key's budget); a token whose key was removed, a valid token beside an invalid "
+        "API key, or an invalid token beside a valid key (every credential sent must be valid) "
+        "is 403. Needs an API key or "
         "a token from POST /webcams/token in `token` (either is enough). " + LINKS,
         [param("bbox", "query", BBOX_TEXT, BBOX, True, example="45.8,5.9,47.8,10.5"),
          param("zoom", "query", "Map zoom level, 1 to 18; outside is 400.",
                {"type": "integer", "minimum": 1, "maximum": 18}, True, example=8)],
         responses(success("The clusters.", "ClusterList"), {
             400: "bbox or zoom missing or invalid.",
-            403: "Neither a valid API key nor a valid token: the key is invalid, or the token "
-                 "is expired, tampered, malformed, issued for another purpose or for a key "
-                 "since removed. Refusals count against a budget per client address (the "
+            403: "Neither a valid API key nor a valid token, or a credential sent is not "
+                 "valid: the key is invalid, or the token is expired, tampered, malformed, "
+                 "issued for another purpose or for a key since removed (refused beside a "
+                 "valid key too). Refusals count against a budget per client address (the "
                  "default limit); past it they are 429.", 503: down}),
         KEY + [{"ClustersToken": []}])
 

@@ -216,6 +216,7 @@ def test_a_negative_zero_coordinate_is_echoed_as_zero(aq, coordinates):
 @pytest.mark.parametrize("coordinates", [
     "47.3", "47.3,8.5,1", "nan,8", "8,nan", "inf,8", "1e999,8", "91,0", "-90.0001,0", "0,181",
     "0,-180.5", "abc,def", ",", "47.3,", ",8.5", "0x10,5", "1_0,5", "47.3;8.5",
+    "47.37%0A,8.54", "%2047.37,8.54", "47.37,%208.54", "47.37,8.54%09", "47.37%00,8.54",
 ])
 def test_malformed_coordinates_are_400(aq, coordinates):
     reply = get(f"{aq.url}/air-quality/{coordinates}", {"X-API-Key": aq.key})

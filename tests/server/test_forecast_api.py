@@ -270,6 +270,20 @@ def test_summaries_in_the_requested_language(forecast_server, lang, expected):
     ("/forecast/47.3,8.5?exclude=hourly,", "exclude"),
     ("/forecast/47.3,8.5?exclude=hourly&exclude=flags", "exclude"),
     ("/forecast/47." + "0" * 70 + ",8.5", "lat"),
+    # read once, whatever the order (the second value would go unchecked)
+    ("/forecast/47.3,8.5?units=si&units=xx", "units"),
+    ("/forecast/47.3,8.5?units=xx&units=si", "units"),
+    ("/forecast/47.3,8.5?units=si&units=si", "units"),
+    ("/forecast/47.3,8.5?lang=de&lang=!!", "lang"),
+    ("/forecast/47.3,8.5?extend=hourly&extend=x", "extend"),
+    # taken as sent: no whitespace or control characters around a value
+    ("/forecast/47.3,8.5?units=%20si", "units"), ("/forecast/47.3,8.5?lang=%20de", "lang"),
+    ("/forecast/47.3,8.5?lang=de%0A", "lang"),
+    ("/forecast/47.3,8.5?exclude=hourly,%20daily", "exclude"),
+    ("/forecast/47.3,8.5?exclude=%20", "exclude"),
+    ("/forecast/47.3,8.5?exclude=hourly%09", "exclude"),
+    ("/forecast/47.37%0A,8.54", "lat"), ("/forecast/%2047.37,8.54", "lat"),
+    ("/forecast/47.37,8.54%20", "lon"), ("/forecast/47.37,8.54%00", "lon"),
 ])
 def test_bad_parameters_are_400(forecast_server, path, parameter):
     reply = get(forecast_server.url + path, {"X-API-Key": forecast_server.key})

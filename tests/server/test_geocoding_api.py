@@ -4,8 +4,10 @@ from __future__ import annotations
 
 import gzip
 import http.client
+import json
 import math
 import random
+import socket
 import urllib.parse
 
 import duckdb
@@ -374,3 +376,144 @@ def test_more_malformed_parameters(server, path):
 
 def test_server_header_names_no_versions(server):
     assert "aiohttp" not in get(f"{server.url}/health").headers.get("Server", "")
+
+
+# ---- parameters as sent, once (audit) --------------------------------------------------------
+
+@pytest.mark.parametrize("query, parameter", [
+    ("q=zurich&limit=1&limit=99", "limit"),     # the first value would be read, the other not
+    ("q=zurich&limit=99&limit=1", "limit"),     # the same answer in either order
+    ("id=2657896&id=abc", "id"),
+    ("id=2657896&id=2657896", "id"),
+    ("q=zurich&q=bern", "q"),
+    ("q=zurich&language=de&language=!!", "language"),
+    ("q=zurich&country=ch&country=de", "country"),
+    ("q=zurich&field=all&field=name", "field"),
+    ("q=zurich&api_key=a&api_key=b", "api_key"),
+])
+def test_lookup_parameters_read_once(server, query, parameter):
+    reply = get(f"{server.url}/geocoding/lookup?{query}")
+    assert reply.status == 400, reply.body
+    assert reply.json()["errors"] == [{"parameter": parameter,
+                                       "message": f"{parameter} is given more than once"}]
+
+
+def test_reverse_parameters_read_once(server):
+    reply = get(f"{server.url}/geocoding/reverse?lat=47&lon=8&lat=48")
+    assert reply.status == 400 and reply.json()["errors"][0]["parameter"] == "lat"
+
+
+def test_unknown_parameters_may_repeat(server):
+    assert search(server, "zurich", limit=1) == json_of(
+        f"{server.url}/geocoding/lookup?q=zurich&limit=1&_=1&_=2&API_KEY=x&API_KEY=y")
+    # an empty api_key is no key: beside a real one it is not a second
+    assert get(f"{server.url}/forecast/47.3,8.5?api_key=&api_key={server.key}").status == 200
+
+
+def json_of(url: str) -> dict:
+    reply = get(url)
+    assert reply.status == 200, reply.body
+    return reply.json()
+
+
+@pytest.mark.parametrize("query, parameter", [
+    ("id=%202657896", "id"), ("id=2657896%0A", "id"), ("id=2657896%09", "id"),
+    ("q=zurich&country=%20ch", "country"), ("q=zurich&country=ch%0A", "country"),
+    ("q=zurich&limit=%205", "limit"), ("q=zurich&limit=5%0A", "limit"),
+    ("q=zurich&language=%20de", "language"), ("q=zurich&language=de%0A", "language"),
+    ("q=zurich&field=all%20", "field"),
+])
+def test_structured_values_are_taken_as_sent(server, query, parameter):
+    reply = get(f"{server.url}/geocoding/lookup?{query}")
+    assert reply.status == 400, reply.body
+    assert reply.json()["errors"][0]["parameter"] == parameter
+
+
+@pytest.mark.parametrize("query", ["lat=%2047&lon=8", "lat=47&lon=8%0A", "lat=47%00&lon=8",
+                                   "lat=%20&lon=8"])
+def test_reverse_coordinates_are_taken_as_sent(server, query):
+    reply = get(f"{server.url}/geocoding/reverse?{query}")
+    assert reply.status == 400, reply.body
+
+
+@pytest.mark.parametrize("q", ["zurich%00", "%00zurich", "zu%7Frich", "zurich%C2%85", "%FF%FE%FD",
+                               "zurich%FF", "zu%1Brich"])
+def test_q_with_control_characters_or_bytes_not_utf8_is_400(server, q):
+    reply = get(f"{server.url}/geocoding/lookup?q={q}")
+    assert reply.status == 400, reply.body
+    assert reply.json()["errors"][0]["parameter"] == "q"
+
+
+@pytest.mark.parametrize("q", ["%20zurich%09", "%0D%0Azurich%0A", "%E3%80%80zurich"])
+def test_q_is_trimmed_of_whitespace(server, q):
+    assert first(server, urllib.parse.unquote(q))["id"] == ZURICH
+    assert json_of(f"{server.url}/geocoding/lookup?q={q}")["results"][0]["id"] == ZURICH
+
+
+def test_whitespace_inside_q_separates_words(server):
+    assert json_of(f"{server.url}/geocoding/lookup?q=new%0Ayork")["results"][0]["name"] == \
+        "New York City"
+
+
+# ---- OPTIONS, 405, the document's ETag, oversized requests (audit) ---------------------------
+
+def test_preflight_only_for_paths_that_exist(server):
+    cors = {"Origin": "https://example.org", "Access-Control-Request-Method": "GET"}
+    for path in ("/geocoding/lookup", "/webcams/token", "/openapi.json", "/webcams/123"):
+        reply = get(server.url + path, cors, method="OPTIONS")
+        assert reply.status == 204, path
+        assert reply.headers["Server"] == "weather-geodata-api"
+        assert reply.headers["X-API-Version"] and "aiohttp" not in reply.headers["Server"]
+    for path in ("/nonexistent/path", "/geocoding", "/webcams/1/snapshots/x"):
+        reply = get(server.url + path, cors, method="OPTIONS")
+        assert reply.status == 404, path
+        assert reply.headers["Content-Type"].startswith("application/problem+json")
+        assert reply.headers["Server"] == "weather-geodata-api"
+
+
+def test_405_allows_options(server):
+    reply = get(f"{server.url}/geocoding/lookup?q=zurich", method="POST")
+    assert reply.status == 405 and reply.headers["Allow"] == "GET,HEAD,OPTIONS"
+    assert reply.headers["Content-Type"].startswith("application/problem+json")
+
+
+def test_openapi_document_has_an_etag(server):
+    reply = get(f"{server.url}/openapi.json")
+    etag = reply.headers["ETag"]
+    assert reply.status == 200 and etag.startswith('W/"')
+    assert get(f"{server.url}/openapi.json").headers["ETag"] == etag
+    again = get(f"{server.url}/openapi.json", {"If-None-Match": etag})
+    assert again.status == 304 and again.body == b"" and again.headers["ETag"] == etag
+    assert again.headers["Cache-Control"] == "public, max-age=3600"
+    assert get(f"{server.url}/openapi.json", {"If-None-Match": 'W/"other"'}).status == 200
+
+
+def _raw(server, raw: bytes) -> tuple[int, dict]:
+    """Status and problem body of raw bytes sent to the server (which closes the connection)."""
+    parsed = urllib.parse.urlsplit(server.url)
+    with socket.create_connection((parsed.hostname, parsed.port), timeout=10) as conn:
+        conn.sendall(raw)
+        chunks = []
+        while chunk := conn.recv(65536):
+            chunks.append(chunk)
+    head, _, body = b"".join(chunks).partition(b"\r\n\r\n")
+    assert b"content-type: application/problem+json" in head.lower(), head
+    return int(head.split(b" ", 2)[1]), json.loads(body)
+
+
+def test_oversized_request_lines_and_headers(server):
+    long_target = b"/geocoding/lookup?q=" + b"ab" * 5000
+    status, body = _raw(server, b"GET " + long_target + b" HTTP/1.1\r\nHost: x\r\n\r\n")
+    assert status == 414 and body["status"] == 414 and "ab" not in body["detail"]
+    big_header = b"X-Foo: " + b"a" * 9000 + b"\r\n"
+    status, body = _raw(server, b"GET /health HTTP/1.1\r\nHost: x\r\n" + big_header + b"\r\n")
+    assert status == 431 and body["title"] == "Request Header Fields Too Large"
+    long_name = b"X-" + b"a" * 9000 + b": 1\r\n"
+    assert _raw(server, b"GET /health HTTP/1.1\r\nHost: x\r\n" + long_name + b"\r\n")[0] == 431
+    many = b"".join(b"X-H%d: 1\r\n" % i for i in range(200))
+    assert _raw(server, b"GET /health HTTP/1.1\r\nHost: x\r\n" + many + b"\r\n")[0] == 431
+    # just under the limits: answered
+    assert get(f"{server.url}/health?x={'a' * 8000}").status == 200
+    assert get(f"{server.url}/health", {"X-Foo": "a" * 8000}).status == 200
+    status, _ = _raw(server, b"GET /health HTTP/1.1\r\nHost: x\r\nBad Header\r\n\r\n")
+    assert status == 400

@@ -211,9 +211,10 @@ def test_keys_in_requests_the_parser_rejects_are_not_logged(tmp_path):
                     b"\x16\x03\x01 " + secret.encode() + b"\r\n\r\n"):
             reply = _raw_request(host, int(port), raw)
             head, _, body = reply.partition(b"\r\n\r\n")
-            assert head.split(b"\r\n")[0].split()[1] == b"400", head
+            status = 414 if len(raw) > 8190 else 400       # the long target: URI too long
+            assert head.split(b"\r\n")[0].split()[1] == b"%d" % status, head
             assert b"content-type: application/problem+json" in head.lower()
-            assert json.loads(body)["status"] == 400 and secret.encode() not in reply
+            assert json.loads(body)["status"] == status and secret.encode() not in reply
         assert get(srv.url + "/health").status == 200
     assert secret not in srv.log
 

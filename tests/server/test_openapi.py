@@ -21,7 +21,7 @@ if str(REPO) not in sys.path:  # plain `pytest` does not put the checkout on sys
 
 from server import openapi, params  # noqa: E402
 from server.app import create_app  # noqa: E402
-from server.areas import geocoding  # noqa: E402
+from server.areas import geocoding, webcams_params  # noqa: E402
 from server.config import Config  # noqa: E402
 from server.errors import PROBLEM_JSON, ApiError  # noqa: E402
 
@@ -205,3 +205,19 @@ def test_documented_webcam_parameters_are_the_servers():
     assert (zoom["minimum"], zoom["maximum"]) == (1, 18)
     ranges = parameter("/webcams/{public_id}/snapshots", "range")["schema"]["enum"]
     assert tuple(ranges) == RANGES
+
+
+def test_documented_offset_bound_is_the_servers():
+    schema = parameter("/webcams", "offset")["schema"]
+    assert schema["maximum"] == webcams_params.OFFSET_MAX == 10**18 - 1
+    assert webcams_params.list_query({"offset": str(schema["maximum"])}).offset == \
+        schema["maximum"]
+    with pytest.raises(ApiError):
+        webcams_params.list_query({"offset": str(schema["maximum"] + 1)})
+
+
+def test_the_document_itself_is_cacheable():
+    op = DOC["paths"]["/openapi.json"]["get"]
+    assert "ETag" in op["responses"]["200"]["headers"]
+    assert "304" in op["responses"] and op["parameters"] == [
+        {"$ref": "#/components/parameters/IfNoneMatch"}]

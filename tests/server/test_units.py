@@ -9,6 +9,7 @@ import tomllib
 import numpy as np
 import pytest
 from aiohttp.test_utils import make_mocked_request
+from multidict import MultiDict
 
 from server import params
 from server.areas.geocoding_index import haversine_km
@@ -64,7 +65,8 @@ def test_token_bucket_refills_at_the_rate():
     assert limiter.check("ip:2", 60, 3).allowed  # buckets are per client
 
 
-@pytest.mark.parametrize("raw", ["nan", "inf", "-inf", "1e999", "0x1", "1,5", "", " ", "1e5"])
+@pytest.mark.parametrize("raw", ["nan", "inf", "-inf", "1e999", "0x1", "1,5", "", " ", "1e5",
+                                 " 47", "47 ", "47\n", "\t47", "47\x00"])
 def test_number_rejects_non_finite_and_malformed(raw):
     with pytest.raises(ApiError) as err:
         params.number(raw, "lat", -90, 90)
@@ -74,6 +76,63 @@ def test_number_rejects_non_finite_and_malformed(raw):
 @pytest.mark.parametrize("raw, value", [("47.5", 47.5), ("-90", -90.0), ("+8", 8.0), (".5", 0.5)])
 def test_number_accepts_decimals(raw, value):
     assert params.number(raw, "lat", -90, 90) == value
+
+
+@pytest.mark.parametrize("raw", [" 5", "5 ", "5\n", "\x005", "1" * 19, "5.0", "٥"])
+def test_integer_takes_the_value_as_sent(raw):
+    with pytest.raises(ApiError) as err:
+        params.integer({"offset": raw}, "offset", 0, 0, 10**18 - 1)
+    assert err.value.status == 400 and err.value.errors[0]["parameter"] == "offset"
+
+
+def test_integer_takes_eighteen_digits():
+    assert params.integer({"offset": "9" * 18}, "offset", 0, 0, 10**18 - 1) == 10**18 - 1
+
+
+@pytest.mark.parametrize("raw", [" de", "de ", "de\n", "\tde"])
+def test_language_takes_the_value_as_sent(raw):
+    with pytest.raises(ApiError) as err:
+        params.language({"language": raw})
+    assert err.value.errors[0]["parameter"] == "language"
+
+
+@pytest.mark.parametrize("query, repeated", [
+    ([("limit", "1"), ("limit", "99")], "limit"),
+    ([("q", "a"), ("limit", "1"), ("x", "1"), ("limit", "1")], "limit"),   # even the same value
+    ([("units", "si"), ("lang", "de"), ("lang", "de"), ("units", "xx")], "lang"),  # the first
+    ([("x", "1"), ("x", "2"), ("limit", "1")], None),       # unknown parameters may repeat
+    ([("exclude", "hourly"), ("exclude", "daily")], None),  # so may list-valued ones
+    ([("limit", "1")], None), ([], None),
+])
+def test_once_refuses_a_parameter_read_twice(query, repeated):
+    multi = MultiDict(query)
+    if repeated is None:
+        params.once(multi, {"limit", "units", "lang", "q"})
+        return
+    with pytest.raises(ApiError) as err:
+        params.once(multi, {"limit", "units", "lang", "q"})
+    assert err.value.status == 400
+    assert err.value.errors == [{"parameter": repeated,
+                                 "message": f"{repeated} is given more than once"}]
+
+
+@pytest.mark.parametrize("raw, text", [
+    (" zurich\t", "zurich"), ("new\nyork", "new\nyork"), ("\r\nzu rich\u3000", "zu rich"),
+    ("St. John’s", "St. John’s"),
+    ("\u200bzurich", "\u200bzurich"),         # a format character (Cf) is text
+])
+def test_free_text_is_trimmed(raw, text):
+    assert params.free_text(raw, "q") == text
+
+
+@pytest.mark.parametrize("raw, what", [
+    ("zurich\x00", "U+0000"), ("zu\x7frich", "U+007F"), ("zurich\x85", "U+0085"),
+    ("\x1fzurich", "U+001F"), ("zu\x0brich", "U+000B"), ("\ufffd\ufffd", "not UTF-8"),
+])
+def test_free_text_refuses_control_characters_and_bytes_that_are_not_utf8(raw, what):
+    with pytest.raises(ApiError) as err:
+        params.free_text(raw, "q")
+    assert err.value.errors[0]["parameter"] == "q" and what in err.value.detail
 
 
 @pytest.mark.parametrize("raw, candidates", [
@@ -129,8 +188,23 @@ def test_ipv6_clients_draw_from_the_budget_of_their_64(address, budget):
 ])
 def test_presented_key_reads_the_query_as_yarl_does(query):
     request = make_mocked_request("GET", f"/geocoding/lookup?{query}")
-    expected = next((v for v in request.query.getall("api_key", ()) if v), None)
-    assert presented_key(make_mocked_request("GET", f"/geocoding/lookup?{query}")) == expected
+    values = [v for v in request.query.getall("api_key", ()) if v]
+    fresh = make_mocked_request("GET", f"/geocoding/lookup?{query}")
+    if len(values) > 1:     # which one would the caller mean?
+        with pytest.raises(ApiError) as err:
+            presented_key(fresh)
+        assert err.value.status == 400 and err.value.errors[0]["parameter"] == "api_key"
+    else:
+        assert presented_key(fresh) == (values[0] if values else None)
+
+
+@pytest.mark.parametrize("query", ["api_key=k1&api_key=k2", "api_key=k1&api_key=k1",
+                                   "api%5Fkey=k1&api_key=k2", "api_key=k1&x=%20&api_key=k2"])
+def test_two_api_keys_are_a_400(query):
+    with pytest.raises(ApiError) as err:
+        presented_key(make_mocked_request("GET", f"/health?{query}"))
+    assert err.value.errors == [{"parameter": "api_key",
+                                 "message": "api_key is given more than once"}]
 
 
 def test_presented_key_header_wins():

@@ -155,6 +155,11 @@ def test_pages_neither_overlap_nor_skip(server, catalog):
     assert [c["public_id"] for page in pages for c in page] == expected[:70]
     beyond = api(server, f"/webcams?offset={len(catalog) + 5}")
     assert beyond == {"results": [], "count": 0, "total": len(catalog)}
+    for offset in (100_000_001, 10**18 - 1):     # any offset: an empty page, the right total
+        assert api(server, f"/webcams?offset={offset}") == beyond
+        swiss = api(server, f"/webcams?offset={offset}&country=CH&sort=views_asc")
+        assert swiss["results"] == [] and swiss["total"] == len(brute_list(
+            catalog, {"country": "CH"}))
 
 
 def test_list_items_carry_a_working_current_image(server, catalog):
@@ -304,6 +309,15 @@ def test_clusters_refuse_bad_tokens(server, signer, catalog, keys_file):
         assert reply.status == 403 and reason in reply.json()["detail"], token
         assert reply.headers["Content-Type"].startswith("application/problem+json")
     assert get(f"{url}&token={valid}").status == 200
+    # A token sent must be valid even beside a valid key (which alone would do).
+    for token, reason in cases.items():
+        if token:
+            reply = get(f"{url}&token={token}", keyed(server))
+            assert reply.status == 403 and reason in reply.json()["detail"], token
+    assert get(f"{url}&token=", keyed(server)).status == 200      # an empty token is none
+    assert get(f"{url}&token={valid}", keyed(server)).status == 200
+    twice = get(f"{url}&token={valid}&token={valid}")
+    assert twice.status == 400 and twice.json()["errors"][0]["parameter"] == "token"
 
 
 def test_embed_tokens(server, signer, catalog):
@@ -330,6 +344,8 @@ def test_embed_tokens(server, signer, catalog):
     expired_html = get(server.url + cases[2][0], {"Accept": "text/html"})
     assert b"This player link has expired" in expired_html.body
     assert get(f"{server.url}/webcams/embed/{first}?token={token}&range=1y").status == 400
+    twice = get(f"{server.url}/webcams/embed/{first}?token={token}&token={token}")
+    assert twice.status == 400 and "token is given more than once" in twice.body.decode()
 
 
 # ---- images --------------------------------------------------------------------------------
@@ -377,6 +393,14 @@ def test_image_of_no_snapshot_is_404(server, catalog):
     "/webcams/clusters?bbox=0,0,1,1&zoom=0", "/webcams/clusters?bbox=0,0,1,1&zoom=19",
     "/webcams/clusters?bbox=0,0,1,1&zoom=3.5", "/webcams/clusters?bbox=0,0,1&zoom=3",
     "/webcams/x%20y", "/webcams/" + "a" * 65, "/webcams/1146091676/snapshots?range=7d",
+    "/webcams?offset=" + "1" * 19, "/webcams?offset=%205", "/webcams?limit=5%0A",
+    "/webcams?country=%20CH", "/webcams?country=CH%0A", "/webcams?location=%202657896",
+    "/webcams?bbox=45,%205,48,11", "/webcams?nearby=47,8,10%20", "/webcams?sort=views%20",
+    "/webcams?sort=views&sort=views_asc", "/webcams?limit=1&limit=500",
+    "/webcams?offset=0&offset=x",
+    "/webcams?country=CH&country=DE", "/webcams?bbox=0,0,1,1&bbox=0,0,2,2",
+    "/webcams/clusters?bbox=0,0,1,1&zoom=3&zoom=30", "/webcams/clusters?bbox=0,0,1,1%20&zoom=3",
+    "/webcams/1146091676/snapshots?range=24h&range=30d",
 ])
 def test_bad_parameters_are_400(server, path):
     reply = get(server.url + path, keyed(server))
@@ -437,7 +461,7 @@ def test_http_details(server, catalog):
     public_id = sorted(catalog)[3]
     for headers in (keyed(server), {}, {"X-API-Key": "not-a-key"}):   # before any key check
         reply = get(f"{server.url}/webcams/token", headers)
-        assert reply.status == 405 and reply.headers["Allow"] == "POST"
+        assert reply.status == 405 and reply.headers["Allow"] == "OPTIONS,POST"
         assert reply.headers["Content-Type"].startswith("application/problem+json")
         assert "RateLimit-Limit" not in reply.headers
     below = get(f"{server.url}/webcams/token/snapshots", keyed(server))

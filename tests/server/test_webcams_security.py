@@ -85,6 +85,22 @@ def test_a_token_of_a_removed_key_is_refused(own):
         time.sleep(0.05)
     reply = get(f"{own.url}{CLUSTERS_URL}&token={token}")
     assert reply.status == 403 and "revoked" in reply.json()["detail"]
+    # a credential sent must be valid: beside a valid key, the dead token is refused too
+    reply = get(f"{own.url}{CLUSTERS_URL}&token={token}", {"X-API-Key": own.keys["alpha"]})
+    assert reply.status == 403 and "revoked" in reply.json()["detail"]
+    assert get(f"{own.url}{CLUSTERS_URL}", {"X-API-Key": own.keys["alpha"]}).status == 200
+
+
+def test_an_invalid_token_is_refused_even_with_a_valid_key(own):
+    key = {"X-API-Key": own.keys["alpha"]}
+    token = _token(own, "alpha")
+    for bad in ("garbage", token[:-3] + "abc", token.replace("clusters.", "embed.", 1)):
+        reply = get(f"{own.url}{CLUSTERS_URL}&token={bad}", key)
+        assert reply.status == 403, bad
+        assert reply.headers["Content-Type"].startswith("application/problem+json")
+        reply = get(f"{own.url}{CLUSTERS_URL}&token={bad}&api_key={own.keys['alpha']}")
+        assert reply.status == 403, bad
+    assert get(f"{own.url}{CLUSTERS_URL}&token={token}", key).status == 200
 
 
 @pytest.mark.parametrize("host", ["evil.example/x?", "a b", "evil.example:99999x",
