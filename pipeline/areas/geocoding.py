@@ -23,7 +23,7 @@ from pipeline.sources.gazetteer import Gazetteer
 
 log = logging.getLogger("pipeline.geocoding")
 # Bump when the derived tables change for the same inputs (part of the data version).
-BUILDER_REVISION = 2
+BUILDER_REVISION = 3
 LICENCE = ("GeoNames (https://www.geonames.org/), CC BY 4.0 "
            "(https://creativecommons.org/licenses/by/4.0/); transformed: filtered to populated "
            "places and airports, names normalised, admin names joined; provided as is, without "
@@ -85,7 +85,8 @@ def build(datasets: Path, version: Path) -> dict:
     del local
     geocoding_index.write_countries(version, countries, country_names)
     # The keys need these columns only; dropping the others frees them.
-    places, names = places.select("row", "rank", "name", "id"), names.select("id", "name")
+    places = places.select("row", "rank", "name", "id", "is_airport")
+    names = names.select("id", "name")
     geocoding_keys.write(version, places, names)
     tables = {name: {"file": contract.TABLES[name], "rows": rows[name]} for name in contract.TABLES}
     return _manifest_entry(gazetteer, datasets, coverage, tables,

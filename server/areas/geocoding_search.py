@@ -1,8 +1,9 @@
 """Name search over the geocoding index: exact, prefix, typo-tolerant, with region context.
 
-Results are ordered by match tier (exact name, whole-region match, prefix of the place's own
-name, prefix of an alternate name, typo), then edit
+Results are ordered by match tier (the place's own name exactly, whole-region match, an
+alternate name exactly, prefix of the own name, prefix of an alternate name, typo), then edit
 distance, then the place's precomputed importance rank (population, capitals, admin seats, id).
+An airport's codes count as its own name (see pipeline.areas.geocoding_keys).
 """
 
 from __future__ import annotations
@@ -17,7 +18,7 @@ from contract import Geocoding as G
 from server.areas.geocoding_index import GeocodingIndex, query_key
 from server.mapped import arrow_indices
 
-TIER_EXACT, TIER_REGION, TIER_PREFIX, TIER_PREFIX_ALT, TIER_FUZZY = 0, 1, 2, 3, 4
+TIER_EXACT, TIER_REGION, TIER_EXACT_ALT, TIER_PREFIX, TIER_PREFIX_ALT, TIER_FUZZY = range(6)
 PREFIX_POOL = 400          # best-ranked prefix matches considered per query
 TRIGRAM_POOL = 3000        # most promising typo candidates verified per query
 ALPHABET = "abcdefghijklmnopqrstuvwxyz0123456789 "
@@ -55,10 +56,11 @@ class Hits:
     tiers: list[np.ndarray] = field(default_factory=list)
     dists: list[np.ndarray] = field(default_factory=list)
 
-    def add(self, rows: np.ndarray, tier: int, dist: np.ndarray | int = 0) -> None:
+    def add(self, rows: np.ndarray, tier: np.ndarray | int, dist: np.ndarray | int = 0) -> None:
         if len(rows):
             self.rows.append(np.asarray(rows, dtype=np.int64))
-            self.tiers.append(np.full(len(rows), tier, dtype=np.int8))
+            self.tiers.append(np.full(len(rows), tier, dtype=np.int8) if isinstance(tier, int)
+                              else tier.astype(np.int8))
             self.dists.append(np.broadcast_to(np.asarray(dist, dtype=np.int8), (len(rows),)))
 
     def count(self) -> int:
@@ -144,8 +146,10 @@ def name_hits(index: GeocodingIndex, hits: Hits, key: str, where: Filter, limit:
     end = int(np.searchsorted(index.keys, upper, "left")) if upper else len(index.keys)
     exact = _verified(index, lo, hi, key)
     rows = np.asarray(index.key_row[exact])
-    rows = rows[where.mask(index, rows)]
-    hits.add(rows, TIER_EXACT)
+    keep = where.mask(index, rows)
+    own_name = np.asarray(index.key_rank[exact])[keep] < index.size
+    rows = rows[keep]
+    hits.add(rows, np.where(own_name, TIER_EXACT, TIER_EXACT_ALT))
     found_exact = len(rows) > 0
     positions = np.arange(lo, end)
     if len(key.encode()) >= G.KEY_BYTES:
@@ -159,8 +163,7 @@ def name_hits(index: GeocodingIndex, hits: Hits, key: str, where: Filter, limit:
         best = np.argpartition(key_rank, PREFIX_POOL)[:PREFIX_POOL]
         rows, key_rank = rows[best], key_rank[best]
     own_name = key_rank < index.size   # see contract.Geocoding.KEY_RANK
-    hits.add(rows[own_name], TIER_PREFIX)
-    hits.add(rows[~own_name], TIER_PREFIX_ALT)
+    hits.add(rows, np.where(own_name, TIER_PREFIX, TIER_PREFIX_ALT))
     budget = typo_budget(key) if typos else 0
     if budget and not found_exact and hits.count() < limit:
         typo_hits(index, hits, key, budget, where)
