@@ -144,17 +144,22 @@ def _rank(places: pl.DataFrame) -> pl.Series:
 
 
 def finish_countries(countries: pl.DataFrame, places: pl.DataFrame) -> pl.DataFrame:
-    """Drop dissolved countries; add CLDR English names, flags and a timezone per country."""
+    """Drop dissolved countries; add CLDR English names, flags and a timezone per country.
+
+    A population of 0 (Antarctica, Bouvet Island in countryInfo) is unknown: null, as for places.
+    """
     dissolved = set(get_global("territory_aliases"))
     countries = countries.filter(~pl.col("code").is_in(sorted(dissolved)))
     english = cldr.english_names(countries["code"].to_list())
-    # A country's timezone is its capital's, else that of its most populous place.
+    # A country's timezone is its capital's, else that of its most populous place; airports
+    # only where it has no other place (Antarctica's research stations are only airports).
     best = (places.select("country_code", "timezone", "feature_code", "rank")
-            .filter(pl.col("timezone").is_not_null() & (pl.col("feature_code") != "AIRP"))
-            .sort(pl.col("feature_code") != "PPLC", "rank")
-            .unique("country_code", keep="first")
+            .filter(pl.col("timezone").is_not_null())
+            .sort(pl.col("feature_code") != "PPLC", pl.col("feature_code") == "AIRP", "rank")
+            .unique("country_code", keep="first", maintain_order=True)
             .select(code="country_code", timezone="timezone"))
     return (countries.with_columns(
+        population=pl.when(pl.col("population") > 0).then(pl.col("population")),
         name=pl.Series([english.get(c) or n for c, n in zip(countries["code"], countries["name"])],
                        dtype=pl.String),
         flag=pl.Series([contract.flag_emoji(c) for c in countries["code"]], dtype=pl.String))

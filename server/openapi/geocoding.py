@@ -56,7 +56,8 @@ _COUNTRY = {
     "name": {"type": "string", "description": "English name (Unicode CLDR), in every language."},
     "flag": {"type": "string", "description": "Flag emoji (regional indicator symbols of the "
                                               "code).", "examples": ["🇨🇭"]},
-    "population": nullable("integer", "Population (GeoNames country info)."),
+    "population": nullable("integer", "Population (GeoNames country info); null when unknown "
+                                      "(a zero in the source counts as unknown)."),
     "continent": nullable("string", "GeoNames continent code.",
                           enum=["AF", "AN", "AS", "EU", "NA", "OC", "SA", None]),
     "timezone": nullable("string", "Primary IANA timezone: the capital's, else that of the "

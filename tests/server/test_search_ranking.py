@@ -118,3 +118,22 @@ def test_airports_are_found_by_their_distinctive_name(ranked, q, expected):
 def test_generic_airport_words_alone_find_no_airport(ranked):
     assert "6296599" not in ids(ranked, "airport")
 
+
+def country(server, code: str) -> dict:
+    reply = get(f"{server.url}/geocoding/countries/{code}")
+    assert reply.status == 200, reply.body
+    return reply.json()
+
+
+def test_country_population_zero_is_null(ranked):
+    assert country(ranked, "aq")["population"] is None
+    assert country(ranked, "bv")["population"] is None
+    assert country(ranked, "ch")["population"] == 8516543
+    listed = {c["code"]: c for c in get(f"{ranked.url}/geocoding/countries").json()["results"]}
+    assert listed["AQ"]["population"] is None and listed["FR"]["population"] == 66987244
+
+
+def test_country_timezone_from_its_capital_else_its_places_airports_included(ranked):
+    assert country(ranked, "fr")["timezone"] == "Europe/Paris"       # the capital's
+    assert country(ranked, "aq")["timezone"] == "Antarctica/Palmer"  # only an airport there
+    assert country(ranked, "bv")["timezone"] is None                 # no place at all
