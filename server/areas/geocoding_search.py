@@ -50,18 +50,18 @@ def typo_budget(key: str) -> int:
 
 @dataclass
 class Hits:
-    """Candidate rows with their tier and edit distance; the best entry per row wins."""
+    """Chunks of candidate rows, each with one tier and edit distance; the best entry per row
+    wins. Tiers and distances become per-row arrays once, in best()."""
 
     rows: list[np.ndarray] = field(default_factory=list)
-    tiers: list[np.ndarray] = field(default_factory=list)
-    dists: list[np.ndarray] = field(default_factory=list)
+    tiers: list[int] = field(default_factory=list)
+    dists: list[int] = field(default_factory=list)
 
-    def add(self, rows: np.ndarray, tier: np.ndarray | int, dist: np.ndarray | int = 0) -> None:
+    def add(self, rows: np.ndarray, tier: int, dist: int = 0) -> None:
         if len(rows):
-            self.rows.append(np.asarray(rows, dtype=np.int64))
-            self.tiers.append(np.full(len(rows), tier, dtype=np.int8) if isinstance(tier, int)
-                              else tier.astype(np.int8))
-            self.dists.append(np.broadcast_to(np.asarray(dist, dtype=np.int8), (len(rows),)))
+            self.rows.append(rows)
+            self.tiers.append(tier)
+            self.dists.append(dist)
 
     def count(self) -> int:
         return len(np.unique(np.concatenate(self.rows))) if self.rows else 0
@@ -71,8 +71,9 @@ class Hits:
         if not self.rows:
             return []
         rows = np.concatenate(self.rows)
-        order = np.lexsort((index.rank[rows], np.concatenate(self.dists),
-                            np.concatenate(self.tiers)))
+        sizes = [len(r) for r in self.rows]
+        order = np.lexsort((index.rank[rows], np.repeat(np.array(self.dists, np.int8), sizes),
+                            np.repeat(np.array(self.tiers, np.int8), sizes)))
         ranked = rows[order]
         _, first = np.unique(ranked, return_index=True)
         return [int(r) for r in ranked[np.sort(first)][:limit]]
@@ -147,10 +148,14 @@ def name_hits(index: GeocodingIndex, hits: Hits, key: str, where: Filter, limit:
     exact = _verified(index, lo, hi, key)
     rows = np.asarray(index.key_row[exact])
     keep = where.mask(index, rows)
-    own_name = np.asarray(index.key_rank[exact])[keep] < index.size
-    rows = rows[keep]
-    hits.add(rows, np.where(own_name, TIER_EXACT, TIER_EXACT_ALT))
-    found_exact = len(rows) > 0
+    # A key's places are in key rank order, own names first (see contract.Geocoding.KEY_RANK).
+    own = len(exact)
+    if own and index.key_rank[exact[-1]] >= index.size:
+        own = int(np.searchsorted(index.key_rank[exact], index.size))
+    chunks = len(hits.rows)
+    hits.add(rows[:own][keep[:own]], TIER_EXACT)
+    hits.add(rows[own:][keep[own:]], TIER_EXACT_ALT)
+    found_exact = len(hits.rows) > chunks
     positions = np.arange(lo, end)
     if len(key.encode()) >= G.KEY_BYTES:
         positions = positions[[index.keys_full[int(p)].as_py().startswith(key) for p in positions]]
@@ -163,7 +168,8 @@ def name_hits(index: GeocodingIndex, hits: Hits, key: str, where: Filter, limit:
         best = np.argpartition(key_rank, PREFIX_POOL)[:PREFIX_POOL]
         rows, key_rank = rows[best], key_rank[best]
     own_name = key_rank < index.size   # see contract.Geocoding.KEY_RANK
-    hits.add(rows, np.where(own_name, TIER_PREFIX, TIER_PREFIX_ALT))
+    hits.add(rows[own_name], TIER_PREFIX)
+    hits.add(rows[~own_name], TIER_PREFIX_ALT)
     budget = typo_budget(key) if typos else 0
     if budget and not found_exact and hits.count() < limit:
         typo_hits(index, hits, key, budget, where)
