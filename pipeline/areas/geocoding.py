@@ -23,7 +23,7 @@ from pipeline.sources.gazetteer import Gazetteer
 
 log = logging.getLogger("pipeline.geocoding")
 # Bump when the derived tables change for the same inputs (part of the data version).
-BUILDER_REVISION = 2
+BUILDER_REVISION = 3
 LICENCE = ("GeoNames (https://www.geonames.org/), CC BY 4.0 "
            "(https://creativecommons.org/licenses/by/4.0/); transformed: filtered to populated "
            "places and airports, names normalised, admin names joined; provided as is, without "
@@ -85,7 +85,8 @@ def build(datasets: Path, version: Path) -> dict:
     del local
     geocoding_index.write_countries(version, countries, country_names)
     # The keys need these columns only; dropping the others frees them.
-    places, names = places.select("row", "rank", "name", "id"), names.select("id", "name")
+    places = places.select("row", "rank", "name", "id", "is_airport")
+    names = names.select("id", "name")
     geocoding_keys.write(version, places, names)
     tables = {name: {"file": contract.TABLES[name], "rows": rows[name]} for name in contract.TABLES}
     return _manifest_entry(gazetteer, datasets, coverage, tables,
@@ -143,17 +144,22 @@ def _rank(places: pl.DataFrame) -> pl.Series:
 
 
 def finish_countries(countries: pl.DataFrame, places: pl.DataFrame) -> pl.DataFrame:
-    """Drop dissolved countries; add CLDR English names, flags and a timezone per country."""
+    """Drop dissolved countries; add CLDR English names, flags and a timezone per country.
+
+    A population of 0 (Antarctica, Bouvet Island in countryInfo) is unknown: null, as for places.
+    """
     dissolved = set(get_global("territory_aliases"))
     countries = countries.filter(~pl.col("code").is_in(sorted(dissolved)))
     english = cldr.english_names(countries["code"].to_list())
-    # A country's timezone is its capital's, else that of its most populous place.
+    # A country's timezone is its capital's, else that of its most populous place; airports
+    # only where it has no other place (Antarctica's research stations are only airports).
     best = (places.select("country_code", "timezone", "feature_code", "rank")
-            .filter(pl.col("timezone").is_not_null() & (pl.col("feature_code") != "AIRP"))
-            .sort(pl.col("feature_code") != "PPLC", "rank")
-            .unique("country_code", keep="first")
+            .filter(pl.col("timezone").is_not_null())
+            .sort(pl.col("feature_code") != "PPLC", pl.col("feature_code") == "AIRP", "rank")
+            .unique("country_code", keep="first", maintain_order=True)
             .select(code="country_code", timezone="timezone"))
     return (countries.with_columns(
+        population=pl.when(pl.col("population") > 0).then(pl.col("population")),
         name=pl.Series([english.get(c) or n for c, n in zip(countries["code"], countries["name"])],
                        dtype=pl.String),
         flag=pl.Series([contract.flag_emoji(c) for c in countries["code"]], dtype=pl.String))

@@ -29,7 +29,7 @@ FILES = [G.PLACES_ARROW, G.IDS, G.XYZ, G.KEYS, G.KEYS_ARROW, G.KEY_ROW, G.KEY_RA
          *geocoding_nearest.FILES]
 # What the later indexes need of a place: write_places returns only these columns, so that
 # the caller can drop the full table (about a gigabyte for allCountries) before going on.
-SLIM_COLUMNS = ("row", "id", "name", "rank", "country_idx", "admin1_idx")
+SLIM_COLUMNS = ("row", "id", "name", "rank", "country_idx", "admin1_idx", "is_airport")
 
 
 def write_places(version: Path, places: pl.DataFrame,
@@ -39,7 +39,8 @@ def write_places(version: Path, places: pl.DataFrame,
     Pass the only reference to `places`: each column is freed once converted for places.arrow,
     so the table never exists twice.
     """
-    places = places.with_row_index("row").with_columns(pl.col("row").cast(pl.Int32))
+    places = places.with_row_index("row").with_columns(
+        pl.col("row").cast(pl.Int32), is_airport=pl.col("feature_code") == "AIRP")
     places, admin1 = _region_ids(places, countries)
     write_npy(fixed_width_bytes(places["id"], G.ID_BYTES), version / G.IDS)
     xyz = unit_vectors(places["lat"].to_numpy(), places["lon"].to_numpy())

@@ -2,7 +2,9 @@
 
 - keys.npy / keys.arrow / key_row.npy / key_rank.npy: every distinct (normalised key, place)
   pair, sorted by key then key rank (the place's rank, offset by the number of places when
-  the key comes only from alternate names);
+  the key comes only from alternate names); an airport's IATA/ICAO codes count as its own
+  name, and the distinctive words of its name ("heathrow" of "London Heathrow Airport") as
+  alternate names;
 - ukey_start.npy: where each distinct key starts in that order;
 - trigrams: padded trigram -> distinct keys of at least TRIGRAM_MIN_CHARS characters.
 
@@ -15,6 +17,7 @@ the sorted result is streamed to the files, and the trigram postings are built i
 from __future__ import annotations
 
 import logging
+import re
 import tempfile
 from pathlib import Path
 from typing import Iterator
@@ -34,14 +37,26 @@ DUCKDB_MEMORY = "512MB"
 NAME_BATCH = 100_000     # distinct names normalised per Python batch
 KEY_BATCH = 1_000_000    # sorted keys streamed per batch
 TRIGRAM_BLOCK = 500_000  # distinct keys per trigram block
+# An airport's IATA or ICAO code (as GeoNames and airportsdata list them among its names).
+AIRPORT_CODE = r"^(?:[A-Z]{3}|[A-Z][A-Z0-9]{3})$"
+# Words that say "airport" rather than which one (normalised): an airport's name without its
+# leading (city) words and these is what people call it ("London Heathrow Airport": heathrow).
+AIRPORT_WORDS = frozenset("""
+    aerodrome aerodromo aeroport aeroporto aeropuerto afb air airfield airpark airport airstrip
+    base city county domestic field flughafen havalimani international internacional
+    internationale intl lotnisko luchthaven municipal national regional
+    """.split())
+AIRPORT_MIN_CHARS = 3   # shorter distinctive names ("Terminal B Airport": B) are not indexed
+_WORD_SPLIT = re.compile(r"[^\w'’`ʻʼ‘]+")
 
 
 def write(version: Path, places: pl.DataFrame, names: pl.DataFrame) -> None:
-    """Write the key and trigram files from places (row, rank, name, id) and names (id, name)."""
+    """Write the key and trigram files from places (row, rank, name, id, is_airport) and names
+    (id, name)."""
     # String views: DuckDB scans the columns where polars keeps them, without a copy.
     newest = pl.CompatLevel.newest()
     place_names = places.select("id", "row", "rank", "name").to_arrow(compat_level=newest)
-    other_names = names.select("id", "name").to_arrow(compat_level=newest)
+    other_names = search_names(places, names).to_arrow(compat_level=newest)
     with tempfile.TemporaryDirectory(prefix=".keys-", dir=version) as spill:
         # Join filters pushed into Arrow scans become pyarrow compute calls, which have no
         # string_view kernels: keep them in DuckDB.
@@ -57,6 +72,44 @@ def write(version: Path, places: pl.DataFrame, names: pl.DataFrame) -> None:
             con.close()
     unique = _write_key_strings(version, *written)
     _write_trigrams(version, unique)
+
+
+def search_names(places: pl.DataFrame, names: pl.DataFrame) -> pl.DataFrame:
+    """(id, name, alternate) of every name but the places' own: alternate names, except an
+    airport's codes, plus the distinctive names of airports (alternate)."""
+    airports = places.filter(pl.col("is_airport")).select("id", "name")
+    codes = (names.select("id", "name").with_row_index("i")
+             .filter(pl.col("id").is_in(airports["id"].implode()))
+             .filter(pl.col("name").str.contains(AIRPORT_CODE))["i"].to_numpy())
+    alternate = np.ones(names.height, dtype=bool)
+    alternate[codes] = False
+    derived = [(i, n) for i, name in airports.iter_rows() for n in airport_names(name)]
+    return pl.concat([
+        names.select("id", "name").with_columns(alternate=pl.Series(alternate)),
+        pl.DataFrame(derived, schema={"id": pl.String, "name": pl.String}, orient="row")
+        .with_columns(alternate=pl.lit(True))])
+
+
+def airport_names(name: str) -> list[str]:
+    """What an airport is called without its leading words, and also without AIRPORT_WORDS.
+
+    "London Heathrow Airport" -> "Heathrow Airport", "Heathrow"; "Amsterdam Airport
+    Schiphol" -> "Schiphol"; "Zurich Airport" -> none (its own name already starts so).
+    """
+    words = [w for w in _WORD_SPLIT.split(name) if w]
+    generic = [contract.normalise(w) in AIRPORT_WORDS for w in words]
+    found = []
+    for start in range(1, len(words)):
+        if generic[start]:
+            continue   # "International Airport" names no airport
+        tail = words[start:]
+        core = " ".join(w for w, g in zip(tail, generic[start:]) if not g)
+        if len(contract.normalise(core)) < AIRPORT_MIN_CHARS:
+            continue
+        for text in (" ".join(tail), core):
+            if text not in found:
+                found.append(text)
+    return found
 
 
 def _normalise_names(con: duckdb.DuckDBPyConnection) -> None:
@@ -146,7 +199,8 @@ def _sorted_keys(con: duckdb.DuckDBPyConnection) -> Iterator[pa.RecordBatch]:
         WITH pairs AS (
             SELECT row, rank, name, 0 AS alternate FROM place_names
             UNION ALL
-            SELECT p.row, p.rank, o.name, 1 FROM other_names o JOIN place_names p USING (id)),
+            SELECT p.row, p.rank, o.name, o.alternate::INTEGER
+            FROM other_names o JOIN place_names p USING (id)),
         places AS (SELECT count(*) AS n FROM place_names)
         SELECT k.key, p.row::INTEGER AS row,
                min(p.rank + p.alternate * (SELECT n FROM places))::INTEGER AS rank

@@ -1,8 +1,9 @@
 """Name search over the geocoding index: exact, prefix, typo-tolerant, with region context.
 
-Results are ordered by match tier (exact name, whole-region match, prefix of the place's own
-name, prefix of an alternate name, typo), then edit
+Results are ordered by match tier (the place's own name exactly, whole-region match, an
+alternate name exactly, prefix of the own name, prefix of an alternate name, typo), then edit
 distance, then the place's precomputed importance rank (population, capitals, admin seats, id).
+An airport's codes count as its own name (see pipeline.areas.geocoding_keys).
 """
 
 from __future__ import annotations
@@ -17,7 +18,7 @@ from contract import Geocoding as G
 from server.areas.geocoding_index import GeocodingIndex, query_key
 from server.mapped import arrow_indices
 
-TIER_EXACT, TIER_REGION, TIER_PREFIX, TIER_PREFIX_ALT, TIER_FUZZY = 0, 1, 2, 3, 4
+TIER_EXACT, TIER_REGION, TIER_EXACT_ALT, TIER_PREFIX, TIER_PREFIX_ALT, TIER_FUZZY = range(6)
 PREFIX_POOL = 400          # best-ranked prefix matches considered per query
 TRIGRAM_POOL = 3000        # most promising typo candidates verified per query
 ALPHABET = "abcdefghijklmnopqrstuvwxyz0123456789 "
@@ -49,17 +50,18 @@ def typo_budget(key: str) -> int:
 
 @dataclass
 class Hits:
-    """Candidate rows with their tier and edit distance; the best entry per row wins."""
+    """Chunks of candidate rows, each with one tier and edit distance; the best entry per row
+    wins. Tiers and distances become per-row arrays once, in best()."""
 
     rows: list[np.ndarray] = field(default_factory=list)
-    tiers: list[np.ndarray] = field(default_factory=list)
-    dists: list[np.ndarray] = field(default_factory=list)
+    tiers: list[int] = field(default_factory=list)
+    dists: list[int] = field(default_factory=list)
 
-    def add(self, rows: np.ndarray, tier: int, dist: np.ndarray | int = 0) -> None:
+    def add(self, rows: np.ndarray, tier: int, dist: int = 0) -> None:
         if len(rows):
-            self.rows.append(np.asarray(rows, dtype=np.int64))
-            self.tiers.append(np.full(len(rows), tier, dtype=np.int8))
-            self.dists.append(np.broadcast_to(np.asarray(dist, dtype=np.int8), (len(rows),)))
+            self.rows.append(rows)
+            self.tiers.append(tier)
+            self.dists.append(dist)
 
     def count(self) -> int:
         return len(np.unique(np.concatenate(self.rows))) if self.rows else 0
@@ -69,8 +71,9 @@ class Hits:
         if not self.rows:
             return []
         rows = np.concatenate(self.rows)
-        order = np.lexsort((index.rank[rows], np.concatenate(self.dists),
-                            np.concatenate(self.tiers)))
+        sizes = [len(r) for r in self.rows]
+        order = np.lexsort((index.rank[rows], np.repeat(np.array(self.dists, np.int8), sizes),
+                            np.repeat(np.array(self.tiers, np.int8), sizes)))
         ranked = rows[order]
         _, first = np.unique(ranked, return_index=True)
         return [int(r) for r in ranked[np.sort(first)][:limit]]
@@ -144,9 +147,15 @@ def name_hits(index: GeocodingIndex, hits: Hits, key: str, where: Filter, limit:
     end = int(np.searchsorted(index.keys, upper, "left")) if upper else len(index.keys)
     exact = _verified(index, lo, hi, key)
     rows = np.asarray(index.key_row[exact])
-    rows = rows[where.mask(index, rows)]
-    hits.add(rows, TIER_EXACT)
-    found_exact = len(rows) > 0
+    keep = where.mask(index, rows)
+    # A key's places are in key rank order, own names first (see contract.Geocoding.KEY_RANK).
+    own = len(exact)
+    if own and index.key_rank[exact[-1]] >= index.size:
+        own = int(np.searchsorted(index.key_rank[exact], index.size))
+    chunks = len(hits.rows)
+    hits.add(rows[:own][keep[:own]], TIER_EXACT)
+    hits.add(rows[own:][keep[own:]], TIER_EXACT_ALT)
+    found_exact = len(hits.rows) > chunks
     positions = np.arange(lo, end)
     if len(key.encode()) >= G.KEY_BYTES:
         positions = positions[[index.keys_full[int(p)].as_py().startswith(key) for p in positions]]

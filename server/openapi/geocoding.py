@@ -56,7 +56,8 @@ _COUNTRY = {
     "name": {"type": "string", "description": "English name (Unicode CLDR), in every language."},
     "flag": {"type": "string", "description": "Flag emoji (regional indicator symbols of the "
                                               "code).", "examples": ["🇨🇭"]},
-    "population": nullable("integer", "Population (GeoNames country info)."),
+    "population": nullable("integer", "Population (GeoNames country info); null when unknown "
+                                      "(a zero in the source counts as unknown)."),
     "continent": nullable("string", "GeoNames continent code.",
                           enum=["AF", "AN", "AS", "EU", "NA", "OC", "SA", None]),
     "timezone": nullable("string", "Primary IANA timezone: the capital's, else that of the "
@@ -74,18 +75,20 @@ the search-only parameters (`field`, `country`, `limit`) are ignored in id mode.
 
 **Search (`q`)** answers `{results: [Location], count}` (an empty list when nothing matches).
 Matching is case-, accent- and punctuation-insensitive (`zurich` finds Zürich), covers
-alternate names (Zurigo, Muenchen) and airport IATA/ICAO codes, matches prefixes for
-typing-as-you-go (`zur` finds Zürich), and tolerates typos: none below 4 characters, one edit
-for 4 to 7, two from 8 (a transposition is one edit); typo matches are sought only when no name
-matches exactly and fewer than `limit` places matched. Text after a comma narrows the search to
+alternate names (Zurigo, Muenchen), airport IATA/ICAO codes and airport names without their
+leading (city) and generic words (`heathrow`, `schiphol`), matches prefixes for typing-as-you-go
+(`zur` finds Zürich), and tolerates typos: none below 4 characters, one edit for 4 to 7, two
+from 8 (a transposition is one edit); typo matches are sought only when no name matches exactly
+and fewer than `limit` places matched. Text after a comma narrows the search to
 a country or first-level region named (or coded) there: `springfield, illinois`, `paris, tx`;
 a part naming no region is ignored. With `field=all` the query may also name an admin1 region
 or country, alone (`bavaria`: the region's places by importance) or after the place name
 (`springfield illinois`, `paris texas`, `san jose costa rica`).
 
-Results are ordered by match quality first (exact name, whole region name, prefix, typo; then
-fewer edits), then population (largest first), then feature importance (capital, admin seats
-PPLA to PPLA5, other places, airports last), then id.
+Results are ordered by match quality first (the place's own name exactly, an airport's codes
+counting as its own name; whole region name; an alternate name exactly; prefix of the own name;
+prefix of an alternate name; typo, then fewer edits), then population (largest first), then
+feature importance (capital, admin seats PPLA to PPLA5, other places, airports last), then id.
 
 **Lookup by id (`id`)** answers one `LocationDetail` object (not wrapped in results), which adds
 `admin2_name` and `elevation`. A malformed id is 400; an unknown one is 404.

@@ -1,0 +1,139 @@
+"""Search order by match quality (rule 15) and country facts (rule 20), on the hand-made GeoNames
+dump plus the places below, built by the real pipeline and served over HTTP."""
+
+from __future__ import annotations
+
+import shutil
+import urllib.parse
+
+import pytest
+
+from tests.support.procs import ROOT, Server, get, run_pipeline
+
+FIXTURE = ROOT / "tests" / "fixtures" / "geonames"
+ZURICH, ZURICH_AIRPORT, MUNICH = "2657896", "6296725", "2867714"
+# geonameid, name, alternate names, feature class and code, country, admin1, population,
+# timezone; ids from 9990100 are made up, the others are GeoNames' own.
+PLACES = [
+    ("2988507", "Paris", "Lutetia,Parigi", "P", "PPLC", "FR", "11", 2138551, "Europe/Paris"),
+    ("4717560", "Paris", "", "P", "PPL", "US", "TX", 24782, "America/Chicago"),
+    # More populous than Paris, Texas and merely also called Paris.
+    ("968662", "Parys", "Paris,Parijs", "P", "PPL", "ZA", "03", 71319, "Africa/Johannesburg"),
+    # A prefix of its own name only: below every exact match, however populous.
+    ("9990100", "Parisville", "", "P", "PPL", "US", "TX", 3000000, "America/Chicago"),
+    ("5777107", "Lindon", "", "P", "PPL", "US", "UT", 10810, "America/Denver"),
+    ("4298960", "Lyndon", "Lindon", "P", "PPL", "US", "KY", 11372, "America/New_York"),
+    # GeoNames lists Zurich Airport's ICAO code among this village's names too.
+    ("3196993", "Lesce", "LSZH,Lesce-Bled", "P", "PPL", "SI", "", 2835, "Europe/Ljubljana"),
+    ("6296599", "London Heathrow Airport", "LHR,EGLL", "S", "AIRP", "GB", "ENG", 0,
+     "Europe/London"),
+    ("4158928", "Heathrow", "", "P", "PPL", "US", "FL", 5896, "America/New_York"),
+    ("6296600", "London Gatwick Airport", "LGW,EGKK", "S", "AIRP", "GB", "ENG", 0,
+     "Europe/London"),
+    ("2657271", "Atwick", "", "P", "PPL", "GB", "ENG", 300, "Europe/London"),
+    ("6296680", "Amsterdam Airport Schiphol", "AMS,EHAM", "S", "AIRP", "NL", "07", 0,
+     "Europe/Amsterdam"),
+    ("9990101", "Shipol", "", "P", "PPL", "NL", "07", 4195, "Europe/Amsterdam"),
+    # Antarctica's only places are airports (as in the packaged default).
+    ("9990102", "Teniente R. Marsh Airport", "TNM,SCRM", "S", "AIRP", "AQ", "", 0,
+     "Antarctica/Palmer"),
+]
+# Real countryInfo.txt lines (columns up to geonameid) for the countries the places add.
+COUNTRIES = [
+    "FR\tFRA\t250\tFR\tFrance\tParis\t547030\t66987244\tEU\t.fr\tEUR\tEuro\t33\t\t\t\t3017382",
+    "US\tUSA\t840\tUS\tUnited States\tWashington\t9629091\t327167434\tNA\t.us\tUSD\tDollar\t1"
+    "\t\t\t\t6252001",
+    "ZA\tZAF\t710\tSF\tSouth Africa\tPretoria\t1219912\t57779622\tAF\t.za\tZAR\tRand\t27\t\t\t"
+    "\t953987",
+    "GB\tGBR\t826\tUK\tUnited Kingdom\tLondon\t244820\t66488991\tEU\t.uk\tGBP\tPound\t44\t\t\t"
+    "\t2635167",
+    "SI\tSVN\t705\tSI\tSlovenia\tLjubljana\t20273\t2067372\tEU\t.si\tEUR\tEuro\t386\t\t\t\t"
+    "3190538",
+    "AQ\tATA\t010\tAY\tAntarctica\t\t14000000\t0\tAN\t.aq\t\t\t\t\t\t\t6697173",
+    "BV\tBVT\t074\tBV\tBouvet Island\t\t49\t0\tAN\t.bv\tNOK\tKrone\t\t\t\t\t3371123",
+]
+
+
+def dump_line(place: tuple) -> str:
+    """One cities500.txt line (19 tab-separated columns)."""
+    geonameid, name, alternates, fclass, fcode, cc, admin1, population, tz = place
+    return "\t".join([geonameid, name, name, alternates, "10.0", "10.0", fclass, fcode, cc, "",
+                      admin1, "", "", "", str(population), "", "100", tz, "2024-01-01"])
+
+
+@pytest.fixture(scope="module")
+def ranked(tmp_path_factory):
+    root = tmp_path_factory.mktemp("ranking")
+    folder = root / "datasets" / "geonames"
+    shutil.copytree(FIXTURE, folder)
+    with open(folder / "cities500.txt", "a", encoding="utf-8") as places:
+        places.writelines(dump_line(p) + "\n" for p in PLACES)
+    with open(folder / "countryInfo.txt", "a", encoding="utf-8") as countries:
+        countries.writelines(line + "\n" for line in COUNTRIES)
+    run_pipeline("build", "--datasets", str(root / "datasets"), "--out", str(root / "build"),
+                 "--only", "geocoding")
+    with Server(root / "build") as server:
+        server.wait_ready()
+        yield server
+
+
+def ids(server, q: str) -> list[str]:
+    reply = get(f"{server.url}/geocoding/lookup?{urllib.parse.urlencode({'q': q})}")
+    assert reply.status == 200, reply.body
+    return [r["id"] for r in reply.json()["results"]]
+
+
+def test_own_name_before_alternate_name_before_prefix(ranked):
+    # Paris FR, then Paris US before Parys, which only has "Paris" among its other names
+    # (and is more populous), then Parisville (a prefix, the most populous of all).
+    assert ids(ranked, "paris") == ["2988507", "4717560", "968662", "9990100"]
+    assert ids(ranked, "lindon") == ["5777107", "4298960"]
+
+
+def test_alternate_names_still_find_the_place_first(ranked):
+    assert ids(ranked, "zurigo")[0] == ZURICH
+    assert ids(ranked, "muenchen")[0] == MUNICH
+    assert ids(ranked, "parijs") == ["968662"]
+
+
+@pytest.mark.parametrize("q, expected", [
+    ("lszh", [ZURICH_AIRPORT, "3196993"]),   # its ICAO code, before the village also so called
+    ("zrh", [ZURICH_AIRPORT, ZURICH]),       # its IATA code, before the city also so called
+    ("egll", ["6296599"]),
+])
+def test_an_airports_code_is_its_own_name(ranked, q, expected):
+    assert ids(ranked, q) == expected
+
+
+@pytest.mark.parametrize("q, expected", [
+    ("heathrow", ["4158928", "6296599"]),    # the place called just so first
+    ("heathrow airport", ["6296599"]),
+    ("gatwick", ["6296600"]),                # not the typo match Atwick
+    ("schiphol", ["6296680"]),               # not the typo match Shipol
+])
+def test_airports_are_found_by_their_distinctive_name(ranked, q, expected):
+    assert ids(ranked, q) == expected
+
+
+def test_generic_airport_words_alone_find_no_airport(ranked):
+    assert "6296599" not in ids(ranked, "airport")
+
+
+def country(server, code: str) -> dict:
+    reply = get(f"{server.url}/geocoding/countries/{code}")
+    assert reply.status == 200, reply.body
+    return reply.json()
+
+
+def test_country_population_zero_is_null(ranked):
+    assert country(ranked, "aq")["population"] is None
+    assert country(ranked, "bv")["population"] is None
+    assert country(ranked, "ch")["population"] == 8516543
+    listed = {c["code"]: c for c in get(f"{ranked.url}/geocoding/countries").json()["results"]}
+    assert listed["AQ"]["population"] is None and listed["FR"]["population"] == 66987244
+
+
+def test_country_timezone_from_its_capital_else_its_places_airports_included(ranked):
+    assert country(ranked, "fr")["timezone"] == "Europe/Paris"       # the capital's
+    assert country(ranked, "aq")["timezone"] == "Antarctica/Palmer"  # only an airport there
+    assert country(ranked, "bv")["timezone"] is None                 # no place at all
