@@ -21,6 +21,7 @@ import contract
 from contract import Geocoding as G
 from pipeline.areas import geocoding_nearest
 from pipeline.io import fixed_width_bytes, write_arrow, write_npy
+from pipeline.science.sphere import unit_vectors
 
 log = logging.getLogger("pipeline.geocoding")
 FILES = [G.PLACES_ARROW, G.IDS, G.XYZ, G.KEYS, G.KEYS_ARROW, G.KEY_ROW, G.KEY_RANK,
@@ -63,12 +64,6 @@ def write_countries(version: Path, countries: pl.DataFrame, country_names: pl.Da
                                  "timezone").to_arrow(), version / G.COUNTRIES_ARROW)
     write_arrow(country_names.select("language", "code", "name").sort("language", "code")
                 .to_arrow(), version / G.COUNTRY_NAMES_ARROW)
-
-
-def unit_vectors(lat_deg: np.ndarray, lon_deg: np.ndarray) -> np.ndarray:
-    """(N, 3) unit vectors; chord distance orders points exactly as great-circle distance."""
-    lat, lon = np.radians(lat_deg), np.radians(lon_deg)
-    return np.column_stack([np.cos(lat) * np.cos(lon), np.cos(lat) * np.sin(lon), np.sin(lat)])
 
 
 def _region_ids(places: pl.DataFrame, countries: pl.DataFrame):

@@ -14,6 +14,7 @@ from scipy.spatial import cKDTree
 from tzfpy import get_tz
 
 from contract import Geocoding as G
+from pipeline.science.sphere import EARTH_RADIUS_KM, unit_vectors
 
 log = logging.getLogger("pipeline.webcams")
 # Nearest-place links reach this far (great-circle km); a populated place of the gazetteer
@@ -21,7 +22,6 @@ log = logging.getLogger("pipeline.webcams")
 # spot, mountain huts and passes included.
 LINK_MAX_KM = 50.0
 NOT_PLACES = ("PPLX", "PPLH", "PPLQ", "PPLW", "PPLCH")
-EARTH_RADIUS_KM = 6371.0088
 PLACE_COLUMNS = ("id", "name", "lat", "lon", "country_code", "population", "feature_code",
                  "timezone")
 
@@ -56,13 +56,6 @@ def file_sha256(path: Path) -> str:
 def linker_versions() -> str:
     """Versions of the libraries that decide linked timezones (part of the data version)."""
     return f"tzfpy {importlib.metadata.version('tzfpy')}"
-
-
-def unit_vectors(lat: np.ndarray, lon: np.ndarray) -> np.ndarray:
-    """Points on the unit sphere: the chord between two is monotonic in their great-circle
-    distance, so a KD-tree over these finds exact nearest places."""
-    la, lo = np.radians(lat), np.radians(lon)
-    return np.column_stack([np.cos(la) * np.cos(lo), np.cos(la) * np.sin(lo), np.sin(la)])
 
 
 def linkable(places: pl.DataFrame) -> pl.DataFrame:

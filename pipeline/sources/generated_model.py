@@ -25,6 +25,7 @@ import numpy as np
 from scipy.spatial import cKDTree
 
 from pipeline.science.precipitation import RAIN_ALL_C, SNOW_ALL_C
+from pipeline.science.sphere import chord_of_km, unit_vectors
 
 HOURLY_TO_H, THREE_HOURLY_TO_H = 120, 240
 WEATHER_STEP_DEG = 1.0
@@ -378,16 +379,15 @@ def orography(lat: np.ndarray, lon: np.ndarray) -> np.ndarray:
     height = _ranges(lat, lon)
     near = _airport_mean_m(lat, lon)
     height = np.where(np.isnan(near), height, near)
-    return np.maximum(height, _ICE_SHEET_M * np.clip((-lat - 66.0) / 12.0, 0, 1))
+    return np.maximum(height, _ice_sheet_m(lat))
 
 
 def _airport_mean_m(lat: np.ndarray, lon: np.ndarray) -> np.ndarray:
     """Mean elevation (m) of the AIRPORT_NEIGHBOURS nearest airports within AIRPORT_KM of each
     point, NaN where there is none."""
     tree, elevation_m = _airports()
-    chord = 2.0 * math.sin(AIRPORT_KM * 1000.0 / EARTH_RADIUS_M / 2.0)
-    distance, index = tree.query(_unit(lat.ravel(), lon.ravel()), k=AIRPORT_NEIGHBOURS,
-                                 distance_upper_bound=chord)
+    distance, index = tree.query(unit_vectors(lat.ravel(), lon.ravel()), k=AIRPORT_NEIGHBOURS,
+                                 distance_upper_bound=chord_of_km(AIRPORT_KM))
     found = np.isfinite(distance)
     heights = np.where(found, np.append(elevation_m, 0.0)[index], 0.0)
     with np.errstate(invalid="ignore"):          # no airport near: NaN, on purpose
@@ -402,12 +402,7 @@ def _airports() -> tuple[cKDTree, np.ndarray]:
         rows = [(float(r["lat"]), float(r["lon"]), float(r["elevation"]) * FEET_TO_M)
                 for r in csv.DictReader(handle) if r["elevation"] not in ("", None)]
     table = np.array(rows)
-    return cKDTree(_unit(table[:, 0], table[:, 1])), table[:, 2]
-
-
-def _unit(lat: np.ndarray, lon: np.ndarray) -> np.ndarray:
-    phi, lam = np.radians(lat), np.radians(lon)
-    return np.column_stack((np.cos(phi) * np.cos(lam), np.cos(phi) * np.sin(lam), np.sin(phi)))
+    return cKDTree(unit_vectors(table[:, 0], table[:, 1])), table[:, 2]
 
 
 def _ranges(lat: np.ndarray, lon: np.ndarray) -> np.ndarray:
@@ -417,8 +412,12 @@ def _ranges(lat: np.ndarray, lon: np.ndarray) -> np.ndarray:
     for la, lo, h, s_lat, s_lon in MOUNTAINS:
         dlon = ((lon180 - lo + 180.0) % 360.0) - 180.0
         height += h * np.exp(-((lat - la) / s_lat) ** 2 / 2 - (dlon / s_lon) ** 2 / 2)
-    height += _ICE_SHEET_M * np.clip((-lat - 66.0) / 12.0, 0, 1)   # Antarctic ice sheet
-    return height
+    return height + _ice_sheet_m(lat)
+
+
+def _ice_sheet_m(lat: np.ndarray) -> np.ndarray:
+    """The Antarctic ice sheet's height (m), rising from 66°S to its plateau at 78°S."""
+    return _ICE_SHEET_M * np.clip((-lat - 66.0) / 12.0, 0, 1)
 
 
 _FLAG_NAMES = ("crain", "csnow", "cfrzr", "cicep")

@@ -24,7 +24,7 @@ RADIUS_MAX_KM = 1000.0
 SORTS = ("views", "views_asc")
 LIST_PARAMETERS = frozenset({"bbox", "nearby", "country", "location", "limit", "offset",
                              "sort"})
-CLUSTER_PARAMETERS = frozenset({"bbox", "zoom", "token"})
+CLUSTER_PARAMETERS = frozenset({"bbox", "zoom"})   # token: read (once) by the middleware
 SNAPSHOT_PARAMETERS = frozenset({"range"})
 EMBED_PARAMETERS = frozenset({"range", "token"})
 

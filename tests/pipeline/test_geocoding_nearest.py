@@ -7,7 +7,7 @@ import pytest
 
 from contract import Geocoding as G
 from pipeline.areas import geocoding_nearest
-from pipeline.areas.geocoding_index import unit_vectors
+from pipeline.science.sphere import unit_vectors
 from server.areas.geocoding_index import haversine_km
 from server.areas.geocoding_nearest import NearestIndex
 
