@@ -40,6 +40,10 @@ COUNTRY_COLUMNS = (
 _UNUSED_COLUMNS = ("cc2", "admin3_code", "admin4_code", "modification_date")
 # Language tags only: codes such as post, iata, icao, link, wkdt, unlc, abbr are not names.
 LANGUAGE_TAG = re.compile(r"^[a-z]{2,3}(-[A-Za-z0-9]{2,8})?$")
+# But an airport's IATA and ICAO codes are what people search it by (the packaged default and
+# the places file's alternatenames column list them among its names): kept for airports, as
+# untagged names (matched, never shown).
+AIRPORT_CODE_TAGS = ("iata", "icao")
 BLOCK_BYTES = 16 << 20
 
 
@@ -69,7 +73,9 @@ def read(datasets: Path) -> Gazetteer:
             place_spill.append(block)
         places, column_names = place_spill.read(), name_spill.read()
     if alt_path.exists():
-        names = read_alternate_names(alt_path, places.column("id"))
+        airports = pc.equal(places.column("feature_code"), "AIRP")
+        names = read_alternate_names(alt_path, places.column("id"),
+                                     places.column("id").filter(airports))
         inputs.append(alt_path)
     else:
         names = column_names
@@ -275,20 +281,23 @@ def read_country_info(path: Path) -> pa.Table:
     })
 
 
-def read_alternate_names(path: Path, ids: pa.ChunkedArray) -> pa.Table:
-    """alternateNamesV2 rows for the kept places, language names and untagged names only."""
+def read_alternate_names(path: Path, ids: pa.Array | pa.ChunkedArray,
+                         airport_ids: pa.Array | pa.ChunkedArray | None = None) -> pa.Table:
+    """alternateNamesV2 rows for the kept places: language names, untagged names, and the
+    airports' (`airport_ids`) IATA and ICAO codes as untagged names."""
     wanted = _IdSet(ids)
+    airports = _IdSet(airport_ids if airport_ids is not None else pa.array([], pa.string()))
     used = tuple(c for c in ALTNAME_COLUMNS if c not in ("alternatenameid", "from", "to"))
     with Spill() as kept:
         for batch in _batches(path, ALTNAME_COLUMNS, used):
-            batch = batch.filter(wanted.contains(batch.column("geonameid")))
-            lang = batch.column("isolanguage")
-            batch = batch.filter(pc.or_(pc.equal(lang, ""),
-                                        pc.match_substring_regex(lang, LANGUAGE_TAG.pattern)))
+            batch = _names_kept(batch.filter(wanted.contains(batch.column("geonameid"))),
+                                airports)
+            code = pc.is_in(batch.column("isolanguage"), pa.array(AIRPORT_CODE_TAGS))
+            language = pc.if_else(code, pa.scalar(None, pa.string()), batch.column("isolanguage"))
             flag = lambda c: pc.equal(batch.column(c), "1")  # noqa: E731
             kept.append(pa.table({
                 "id": batch.column("geonameid"), "name": batch.column("alternate_name"),
-                "language": _empty_to_null(batch.column("isolanguage")),
+                "language": _empty_to_null(language),
                 "is_preferred": flag("is_preferred"), "is_short": flag("is_short"),
                 "is_colloquial": flag("is_colloquial"), "is_historic": flag("is_historic"),
             }))
@@ -296,6 +305,16 @@ def read_alternate_names(path: Path, ids: pa.ChunkedArray) -> pa.Table:
             release_arrow_memory()
         names = kept.read()
     return empty_names() if names is None else names
+
+
+def _names_kept(batch: pa.RecordBatch, airports: _IdSet) -> pa.RecordBatch:
+    """The rows that are names: a language tag or none, or an airport's IATA or ICAO code."""
+    lang = batch.column("isolanguage")
+    keep = pc.or_(pc.equal(lang, ""), pc.match_substring_regex(lang, LANGUAGE_TAG.pattern))
+    code = pc.is_in(lang, pa.array(AIRPORT_CODE_TAGS))
+    if pc.any(code).as_py():   # a batch without codes needs no id test
+        keep = pc.or_(keep, pc.and_(code, airports.contains(batch.column("geonameid"))))
+    return batch.filter(keep)
 
 
 class _IdSet:

@@ -393,6 +393,10 @@ ALTNAMES = [
     ("11", MATTERHORN, "it", "Cervino", "", "", "", "", "", ""),      # dropped place
     ("12", SOVKHOZ, "ru", "Совхоз \"Красный Октябрь\"", "", "", "", "", "", ""),
     ("13", "99999999", "en", "Nowhere", "", "", "", "", "", ""),       # unknown place
+    ("14", ZURICH_AIRPORT, "iata", "ZRH", "", "", "", "", "", ""),      # an airport's codes:
+    ("15", ZURICH_AIRPORT, "icao", "LSZH", "", "", "", "", "", ""),     # matched, not shown
+    ("16", ZURICH_AIRPORT, "link", "https://en.wikipedia.org/wiki/Zurich_Airport", "", "", "",
+     "", "", ""),
 ]
 
 
@@ -415,6 +419,7 @@ def test_alternate_names_zip_replaces_the_column(datasets):
         (WINDHOEK, "de", "Windhuk"), (WINDHOEK, "af", "Windhoek"), (WINDHOEK, None, "Ai-Gams"),
         (ZURICH, "it", "Zurigo"), (ZURICH, "gsw", "Züri"), (ZURICH, "zh-Hant", "蘇黎世"),
         (SOVKHOZ, "ru", "Совхоз \"Красный Октябрь\""),
+        (ZURICH_AIRPORT, None, "ZRH"), (ZURICH_AIRPORT, None, "LSZH"),
     }
     assert names[(WINDHOEK, "de", "Windhuk")]["is_preferred"] is True
     assert names[(WINDHOEK, None, "Ai-Gams")]["is_historic"] is True
@@ -431,6 +436,11 @@ def test_read_alternate_names_streams_in_small_blocks(tmp_path, monkeypatch):
     path = write_alternate_names(tmp_path)
     table = gd.read_alternate_names(path, pa.array([WINDHOEK, ZURICH, SOVKHOZ, WINDHOEK]))
     assert table.num_rows == 7
+    with_airport = gd.read_alternate_names(path, pa.array([ZURICH, ZURICH_AIRPORT]),
+                                           pa.array([ZURICH_AIRPORT]))
+    assert sorted((r["id"], r["language"], r["name"]) for r in with_airport.to_pylist()) == [
+        (ZURICH, "gsw", "Züri"), (ZURICH, "it", "Zurigo"), (ZURICH, "zh-Hant", "蘇黎世"),
+        (ZURICH_AIRPORT, None, "LSZH"), (ZURICH_AIRPORT, None, "ZRH")]
     assert table.column_names == list(gd.empty_names().column_names)
     assert set(table.column("id").to_pylist()) == {WINDHOEK, ZURICH, SOVKHOZ}
 

@@ -11,7 +11,7 @@ import pytest
 from tests.support.procs import ROOT, Server, get, run_pipeline
 
 FIXTURE = ROOT / "tests" / "fixtures" / "geonames"
-ZURICH, MUNICH = "2657896", "2867714"
+ZURICH, MUNICH, ZURICH_AIRPORT = "2657896", "2867714", "6296725"
 # alternateNameId, geonameid, isolanguage, name, isPreferred, isShort, isColloquial, isHistoric
 ALTERNATE_NAMES = [
     ("1", ZURICH, "de", "Zürich", "1", "", "", ""),
@@ -26,6 +26,9 @@ ALTERNATE_NAMES = [
     ("10", MUNICH, "de", "Landeshauptstadt München", "", "", "", ""),
     ("11", MUNICH, "fr", "Munich", "", "", "", ""),
     ("12", MUNICH, "zh-Hant", "慕尼黑", "1", "", "", ""),
+    ("13", ZURICH_AIRPORT, "iata", "ZRH", "", "", "", ""),    # an airport's codes find it
+    ("14", ZURICH_AIRPORT, "icao", "LSZH", "", "", "", ""),
+    ("15", ZURICH_AIRPORT, "de", "Flughafen Zürich", "1", "", "", ""),
 ]
 
 
@@ -79,6 +82,13 @@ def test_codes_are_not_names(localised):
     assert lookup(localised, q="8001")["count"] == 0
     results = lookup(localised, q="ZRH")["results"]
     assert ZURICH not in {r["id"] for r in results}
+
+
+@pytest.mark.parametrize("q", ["ZRH", "lszh"])
+def test_an_airport_is_found_by_its_codes_never_shown_as_its_name(localised, q):
+    top = lookup(localised, q=q, language="de")["results"][0]
+    assert (top["id"], top["name"]) == (ZURICH_AIRPORT, "Flughafen Zürich")
+    assert lookup(localised, id=ZURICH_AIRPORT, language="it")["name"] == "Zürich Airport"
 
 
 def test_search_results_are_localised(localised):
