@@ -355,3 +355,16 @@ def test_the_generated_surface_height_is_near_the_real_one(place, lat, lon, low_
 
     height = orography(np.array([lat]), np.array([lon % 360.0]))[0]
     assert low_m <= height <= high_m, (place, height)
+
+
+@pytest.mark.parametrize("step", [2.0, 0.5])
+def test_the_generated_run_writes_a_pole_as_one_point(step):
+    # As GFS does: the formulas would give each column of a pole row its own local solar
+    # time, surface height and pressure gradient.
+    from pipeline.sources.generated_model import Grid, Weather
+
+    fields = Weather(Grid(step)).fields(fi.last_run() + 15 * 3600)
+    for name, value in fields.items():
+        poles = value[[0, -1]]
+        assert (poles == poles[:, :1]).all(), (name, np.ptp(poles, axis=1))
+        assert np.ptp(value[1]) > 0 or name not in ("t2m", "orog"), name  # not by accident
