@@ -268,11 +268,37 @@ def dominant(counts):
 
 
 @njit(cache=True, nogil=True)
-def precipitation_icon(kind, peak):
-    """Icon of falling precipitation: 13 snow or sleet, 09 drizzle, else 10 rain."""
-    if kind >= 2:
+def summary_icon(facts, otherwise):
+    """The icon of the condition a block's summary names (Dark Sky's rule: a block's icon
+    is its summary's): the precipitation it names (with thunder: 11), else fog, else the
+    cloudiest sky it names; `otherwise` when it names none (the sentence of a condition
+    code, whose icon the caller has, or a week without precipitation)."""
+    shape = facts[0]
+    if shape == PERIODS:
+        if facts[P_WET]:
+            return I_THUNDER if facts[P_THUNDER] else precipitation_icon(facts[P_KIND],
+                                                                          facts[P_LEVEL])
+        if facts[P_FOG]:
+            return I_FOG
+        top = 0
+        for p in range(facts[P_N]):
+            top = max(top, facts[CLOUDS + p])
+        return min(top, 3)       # as an hour's sky: 04 for broken and overcast alike
+    if shape == WEEK and facts[W_WET]:
+        return precipitation_icon(facts[W_KIND], facts[W_LEVEL])
+    if shape == MINUTELY and facts[M_CASE] != DRY_HOUR:
+        return precipitation_icon(facts[M_KIND], facts[M_LEVEL])
+    return otherwise
+
+
+@njit(cache=True, nogil=True)
+def precipitation_icon(kind, level):
+    """Icon of named precipitation (a facts row's kind and level): 13 snow, sleet or a mix,
+    09 drizzle (very light rain), else 10 rain. "Possible" precipitation keeps its icon: the
+    summary names it."""
+    if kind != 1:
         return I_SNOW
-    return I_SHOWERS if peak < _RAIN[0] else I_RAIN
+    return I_SHOWERS if level <= 1 else I_RAIN
 
 
 @njit(cache=True, nogil=True)

@@ -36,8 +36,11 @@ both are null on days of polar night or midnight sun. Visibility is capped at 16
 **Summaries and icons.** Summaries are built as Pirate Weather's structured phrases and
 rendered with `pirateweather-translations` in `lang`; entry summaries are title case
 ("Partly Cloudy"), block and day summaries sentences. Icons are OpenWeatherMap condition codes
-with `d` or `n` (daily: always `d`); block icons are the most frequent icon of the hours (or
-days) their summary covers (ties to the more severe).
+with `d` or `n` (daily: always `d`). A block's icon is the condition its summary names (Dark
+Sky's rule), so the two never disagree: the precipitation it names (11 with thunder, 13 snow,
+sleet or a mix, 09 drizzle, else 10), else fog (50), else the cloudiest sky it names; a week
+whose summary names no precipitation takes its most frequent day icon (ties to the more
+severe).
 
 **Units** (`flags.units`; humidity, cloud cover and probabilities are fractions 0-1, pressure
 hPa, directions degrees the wind comes from):
@@ -187,7 +190,7 @@ _FORECAST = obj({
         "minutely": {"summary": "Mostly clear for the hour.", "icon": "02n", "data": [
             {"time": 1795414020, "precipitation": 0.0, "precipitationProbability": 0.0,
              "precipitationType": "none"}]},
-        "hourly": {"summary": "Light rain starting this afternoon.", "icon": "04d", "data": [
+        "hourly": {"summary": "Light rain starting this afternoon.", "icon": "10d", "data": [
             {"time": 1795413600, "summary": "Mostly Clear", "icon": "02n", "is_day": False,
              "temperature": -0.77, "apparentTemperature": -6.15, "dewPoint": -8.8,
              "humidity": 0.55, "pressure": 1014.9, "windSpeed": 3.46, "windGust": 6.53,
@@ -195,7 +198,7 @@ _FORECAST = obj({
              "precipitation": 0.0, "precipitationProbability": 0.0,
              "precipitationType": "none"}]},
         "daily": {"summary": "Light rain today, with highs reaching 8°C tomorrow.",
-                  "icon": "03d", "data": [
+                  "icon": "10d", "data": [
                       {"time": 1795388400, "summary": "Light rain starting in the afternoon.",
                        "icon": "10d", "is_day": True, "temperatureHigh": 7.33,
                        "temperatureLow": -3.09, "humidity": 0.64, "pressure": 1015.3,
