@@ -377,7 +377,7 @@ def test_a_pole_row_becomes_one_point(pipeline_cli, tmp_path):
         for row in (0, spec["nlat"] - 1):                       # 90°S and 90°N
             np.testing.assert_allclose(field[:, row], at_lon0, atol=1e-4, err_msg=name)
         np.testing.assert_allclose(field[:, 1:-1], elsewhere, atol=1e-4, err_msg=name)
-    static, orography = grid(version, F.STATIC_GRID)
+    _, orography = grid(version, F.STATIC_GRID)
     assert np.allclose(orography[[0, -1]], 150.0) and np.allclose(orography[1:-1], 400.0)
 
 
