@@ -1,6 +1,7 @@
 """The forecast response builder at fixed instants, over a real build of a known GFS-format run
-from 2026-03-27 12:00 UTC (global 10° grid, 288 hours): block icons that are the condition
-their summaries name. The response is built by the server's own code (forecast_data.load,
+from 2026-03-27 12:00 UTC (global 10° grid, 288 hours): daily blocks across DST changes (23 h
+days in Zürich and Beirut, 25 h days in Sydney and Santiago), and block icons that are the
+condition their summaries name. The response is built by the server's own code (forecast_data.load,
 forecast_place.locate, forecast_blocks.respond) at a chosen `now`; only HTTP is left out.
 
 Known fields: temperature rises 0.1 °C an hour from 10 °C at the run in the northern
@@ -14,7 +15,9 @@ from __future__ import annotations
 import calendar
 import datetime as dt
 from collections import Counter
+from zoneinfo import ZoneInfo
 
+import ephem
 import numpy as np
 import orjson
 import pytest
@@ -34,7 +37,13 @@ RAIN = {calendar.timegm((2026, 3, 27, h, 0, 0)): (2.0, "crain") for h in (14, 15
 RAIN_THEN_SNOW = {calendar.timegm((2026, 3, 30, 10, 0, 0)): (1.0, "crain"),
                   calendar.timegm((2026, 3, 30, 11, 0, 0)): (3.0, "csnow"),
                   calendar.timegm((2026, 3, 30, 12, 0, 0)): (3.0, "csnow")}
-ZURICH = (47.37, 8.54)
+ZURICH, SYDNEY, SANTIAGO, BEIRUT = (47.37, 8.54), (-33.87, 151.21), (-33.45, -70.67), \
+    (33.89, 35.5)
+
+
+def temperature_c(t: float, lat: float) -> float:
+    """The known temperature at a time (a whole hour) and latitude."""
+    return 10.0 + (0.1 if lat > 0 else -0.1) * (t - RUN) / HOUR
 
 
 def _ramp(t, la, lo):
@@ -75,6 +84,73 @@ def answer(data, point, now: str, hours: int = 48, blocks=BLOCKS) -> dict:
                       blocks=frozenset(blocks))
     body = forecast_blocks.respond(data, locate(*point, None), request, SYSTEMS["si"], now_s)
     return orjson.loads(body)
+
+
+def local_s(zone: ZoneInfo, day: dt.date, hour: int) -> int:
+    """A local wall-clock hour of a day as a Unix time."""
+    return int(dt.datetime(day.year, day.month, day.day, hour, tzinfo=zone).timestamp())
+
+
+@pytest.mark.parametrize("point, timezone, now, changed, length_h", [
+    (ZURICH, "Europe/Zurich", "2026-03-28T09:00:00", dt.date(2026, 3, 29), 23),
+    (SYDNEY, "Australia/Sydney", "2026-04-01T00:00:00", dt.date(2026, 4, 5), 25),
+    # Chile turns its clocks back at midnight: 23:00 comes twice on the 4th
+    (SANTIAGO, "America/Santiago", "2026-04-01T15:00:00", dt.date(2026, 4, 4), 25),
+    # Lebanon turns them forward at midnight: the 29th begins at 01:00
+    (BEIRUT, "Asia/Beirut", "2026-03-28T10:00:00", dt.date(2026, 3, 29), 23),
+])
+def test_daily_days_are_local_calendar_days_across_a_dst_change(data, point, timezone, now,
+                                                                  changed, length_h):
+    body = answer(data, point, now)
+    assert body["timezone"] == timezone
+    zone = ZoneInfo(timezone)
+    today = dt.datetime.fromisoformat(now + "+00:00").astimezone(zone).date()
+    days = body["daily"]["data"]
+    lengths = {}
+    for d, entry in enumerate(days):
+        day = today + dt.timedelta(days=d)
+        following = day + dt.timedelta(days=1)
+        assert entry["time"] == local_s(zone, day, 0), day
+        lengths[day] = (local_s(zone, following, 0) - entry["time"]) // HOUR
+        # High: the hours from 06:00 to 18:00 local; low: from 18:00 to 06:00 the next morning.
+        high = max(temperature_c(t, point[0])
+                   for t in range(local_s(zone, day, 6), local_s(zone, day, 18), HOUR))
+        low = min(temperature_c(t, point[0])
+                  for t in range(local_s(zone, day, 18), local_s(zone, following, 6), HOUR))
+        assert entry["temperatureHigh"] == pytest.approx(high, abs=0.006), day
+        assert entry["temperatureLow"] == pytest.approx(low, abs=0.006), day
+        _assert_sun_as_the_ephemeris(entry, point, zone, day)
+    assert lengths[changed] == length_h
+    assert {h for day, h in lengths.items() if day != changed} == {24}
+
+
+def _assert_sun_as_the_ephemeris(entry: dict, point, zone: ZoneInfo, day: dt.date) -> None:
+    """Sunrise and sunset within a minute of PyEphem's around the day's local noon, and
+    within the local day."""
+    observer = ephem.Observer()
+    observer.lat, observer.lon, observer.pressure, observer.horizon = \
+        str(point[0]), str(point[1]), 0, "-0:34"
+    noon = dt.datetime.fromtimestamp(local_s(zone, day, 12), dt.timezone.utc)
+    observer.date = ephem.Date(noon.replace(tzinfo=None))
+    rise = observer.previous_rising(ephem.Sun()).datetime()
+    set_ = observer.next_setting(ephem.Sun()).datetime()
+    assert abs(entry["sunriseTime"] - calendar.timegm(rise.timetuple())) <= 60, day
+    assert abs(entry["sunsetTime"] - calendar.timegm(set_.timetuple())) <= 60, day
+    midnight, next_midnight = local_s(zone, day, 0), local_s(zone, day + dt.timedelta(1), 0)
+    assert midnight < entry["sunriseTime"] < entry["sunsetTime"] < next_midnight, day
+
+
+@pytest.mark.parametrize("point, now", [(ZURICH, "2026-03-28T09:00:00"),
+                                        (SYDNEY, "2026-04-01T00:00:00")])
+def test_hourly_entries_are_local_hours_across_a_dst_change(data, point, now):
+    body = answer(data, point, now, hours=168)
+    hours = body["hourly"]["data"]
+    zone = ZoneInfo(body["timezone"])
+    assert len({dt.datetime.fromtimestamp(h["time"], zone).utcoffset() for h in hours}) == 2
+    assert [b["time"] - a["time"] for a, b in zip(hours, hours[1:])] == [HOUR] * 167
+    for h in hours:
+        assert dt.datetime.fromtimestamp(h["time"], zone).minute == 0
+        assert h["temperature"] == pytest.approx(temperature_c(h["time"], point[0]), abs=0.006)
 
 
 def test_a_few_wet_hours_summarised_as_rain_give_the_rain_icon(data):
