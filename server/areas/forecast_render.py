@@ -355,11 +355,13 @@ def _daily(o, n, p, marks, mi, moon, s, conv):
     highs = np.empty(DAYS)
     icons, kinds = np.empty(DAYS, dtype=np.int64), np.empty(DAYS, dtype=np.int64)
     counts = np.zeros(len(T.ICON_CODES), dtype=np.int64)
+    day_facts = np.empty((DAYS, F.FACTS), dtype=np.int64)
     for d in range(DAYS):
         highs[d] = np.rint((days[d, k.D_HIGH] * conv[0, k.TEMPERATURE]
                             + conv[1, k.TEMPERATURE])
                            * 100.0) / 100.0
-        icons[d] = F.day_icon(week[d], days[d, k.D_DAYTIME_CLOUD], days[d, k.D_CLOUD])
+        F.day_facts(periods, 4 * d, day_facts[d])
+        icons[d] = F.day_icon(day_facts[d], days[d, k.D_DAYTIME_CLOUD], days[d, k.D_CLOUD])
         kinds[d] = F.day_kind(periods, 4 * d)
         counts[icons[d]] += 1
     facts = np.empty(F.FACTS, dtype=np.int64)
@@ -373,9 +375,8 @@ def _daily(o, n, p, marks, mi, moon, s, conv):
         rise, set_ = sun.rise_set(noon, lat, lon)
         lit = sun.altitude(noon, lat, lon) > sun.HORIZON_DEG
         n = _comma(o, n, d == 0)
-        F.day_facts(periods, 4 * d, facts)
-        n = _day(o, n, marks[d, k.MIDNIGHT], facts, icons[d], kinds[d], lit, days[d], week[d],
-                 conv)
+        n = _day(o, n, marks[d, k.MIDNIGHT], day_facts[d], icons[d], kinds[d], lit, days[d],
+                 week[d], conv)
         n = _day_tail(o, n, rise, set_, moon[d])
     return _put(o, n, BLOCK_KEYS, BLOCK_AT, END)
 
