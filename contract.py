@@ -276,6 +276,10 @@ class Grid:
 
     SPEC_KEYS = ("file", "lat0", "dlat", "nlat", "lon0", "dlon", "nlon", "wraps", "time0",
                  "dt_s", "ntime", "variables", "dtype")
+    # A pole is one point, whatever the longitude: the server reads it at this longitude, and
+    # the forecast's pole rows (latitude ±90) hold its values there in every column, so that
+    # points near a pole converge to the pole's answer.
+    POLE_LON = 0.0
 
 
 class Forecast:

@@ -21,6 +21,24 @@ def lon_order(lon_deg: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     return folded[order], order
 
 
+def pole_column(lon_deg: np.ndarray) -> int:
+    """The column nearest contract.Grid.POLE_LON (longitudes in degrees, any convention)."""
+    east = (np.asarray(lon_deg, dtype=np.float64) - contract.Grid.POLE_LON) % 360.0
+    return int(np.argmin(np.minimum(east, 360.0 - east)))
+
+
+def one_point_poles(band: np.ndarray, lat_deg: np.ndarray, lon_deg: np.ndarray) -> np.ndarray:
+    """`band` (..., rows, nlon) with each pole row (latitude ±90) set in place to its value
+    at POLE_LON in every column: a pole is one point, whatever a model wrote along its row
+    (winds there are then given in the axes of the POLE_LON meridian, as the server reads a
+    pole), so answers near a pole converge to the pole's own."""
+    rows = np.flatnonzero(np.abs(np.abs(np.asarray(lat_deg, dtype=np.float64)) - 90.0) < 1e-6)
+    if len(rows):
+        j = pole_column(lon_deg)
+        band[..., rows, :] = band[..., rows, j:j + 1]
+    return band
+
+
 # Coordinates stored as float32 (as CAMS does) are off by up to ~3e-5 degrees; a grid's origin
 # and ends are snapped to 1e-4 degrees when that close, so the step comes out exact (0.1, not
 # 0.099998, whose error grows to a cell's width across the domain).

@@ -8,6 +8,7 @@ from pathlib import Path
 
 import numpy as np
 
+import contract
 from server.mapped import ByteFile, npy_layout
 
 
@@ -17,7 +18,7 @@ EDGE_DEG = 1e-9
 # Every longitude of a pole names one point: a pole is read (and located) at this longitude,
 # so that its answer does not depend on the longitude asked for (a model's pole row, and the
 # timezone polygons, need not agree along it).
-POLE_LON = 0.0
+POLE_LON = contract.Grid.POLE_LON
 
 
 def point_lon(lat: float, lon: float) -> float:

@@ -24,6 +24,7 @@ import netCDF4
 import numpy as np
 from scipy.spatial import cKDTree
 
+from pipeline.grid import one_point_poles
 from pipeline.science.precipitation import RAIN_ALL_C, SNOW_ALL_C
 from pipeline.science.sphere import chord_of_km, unit_vectors
 
@@ -229,16 +230,21 @@ class Weather:
         self.season_amp = 14.0 * (np.abs(self.lat) / 90.0) * np.sign(self.lat)
 
     def fields(self, valid_s: int) -> dict[str, np.ndarray]:
-        """Every variable of VARIABLES at one valid time, in GRIB units, float32."""
+        """Every variable of VARIABLES at one valid time, in GRIB units, float32; a pole's
+        row holds one value, as GFS writes it (the pole is one point)."""
         fields = self._fields(valid_s)
-        if self.upsample is None:
-            return fields
-        fine = {name: self.upsample(value) for name, value in fields.items()
-                if name not in _FLAG_NAMES}
-        temp_c = fine["t2m"] - 273.15
-        fine.update({k: v.astype(np.float32) for k, v in
-                     _phase_flags(temp_c, fine["prate"] * 3600.0).items()})
-        return fine
+        if self.upsample is not None:
+            fields = {name: self.upsample(value) for name, value in fields.items()
+                      if name not in _FLAG_NAMES}
+            temp_c = fields["t2m"] - 273.15
+            fields.update({k: v.astype(np.float32) for k, v in
+                           _phase_flags(temp_c, fields["prate"] * 3600.0).items()})
+        # The formulas see a pole's columns as different places (local solar time, the
+        # pressure gradient towards the next row): the pole takes its POLE_LON column's
+        # weather, its wind in that meridian's axes.
+        for value in fields.values():
+            one_point_poles(value, self.target.lat, self.target.lon)
+        return fields
 
     def _fields(self, valid_s: int) -> dict[str, np.ndarray]:
         lows, highs = self._systems(valid_s)

@@ -13,6 +13,7 @@ import logging
 import numpy as np
 
 from contract import Forecast as F
+from pipeline.grid import one_point_poles
 from pipeline.io import InputError
 from pipeline.science import precipitation, series
 from pipeline.sources.model_netcdf import Run, Scan
@@ -77,7 +78,7 @@ class HourlyFields:
                 new = values.pop(name, None)
                 if new is not None:
                     np.copyto(out[i, k0:k0 + len(hours)], new, where=~np.isnan(new))
-        return out
+        return one_point_poles(out, self.lat[start:stop], self.lon)
 
     def check_known(self) -> None:
         """Refuse a run whose required field has no value anywhere (all NaN, e.g. a broken
@@ -101,7 +102,8 @@ class HourlyFields:
         """Surface height (1, 1, rows, nlon); NaN when the inputs have no orography."""
         if self.scan.orography is None:
             return np.full((1, 1, stop - start, self.nlon), np.nan, dtype=np.float32)
-        return self.scan.orography.read(start, stop)[:1][None]
+        return one_point_poles(self.scan.orography.read(start, stop)[:1][None],
+                               self.lat[start:stop], self.lon)
 
     def _run_band(self, run: Run, start: int, stop: int) -> dict[str, np.ndarray]:
         """One run's hourly fields for the rows, computed on a halo of rows for the

@@ -40,7 +40,6 @@ M_CASE, M_KIND, M_LEVEL, M_POSSIBLE, M_A, M_B = range(1, 7)
 # Condition-code facts (CODE_FOR_HOUR, CODE_SENTENCE): the code.
 C_CODE = 1
 PERIOD_MM = 0.2                  # a period counts as wet (is summarised as such) from this total
-DAY_MM = 1.0                     # a day's precipitation decides its icon from this total
 MIXED = 0                        # kind: a second kind has MIXED_SHARE of the amount or more
 MIXED_SHARE = 0.25
 
@@ -268,31 +267,46 @@ def dominant(counts):
 
 
 @njit(cache=True, nogil=True)
-def precipitation_icon(kind, peak):
-    """Icon of falling precipitation: 13 snow or sleet, 09 drizzle, else 10 rain."""
-    if kind >= 2:
-        return I_SNOW
-    return I_SHOWERS if peak < _RAIN[0] else I_RAIN
+def summary_icon(facts, otherwise):
+    """The icon of the condition a block's summary names (Dark Sky's rule: a block's icon
+    is its summary's): the precipitation it names (with thunder: 11), else fog, else the
+    cloudiest sky it names; `otherwise` when it names none (the sentence of a condition
+    code, whose icon the caller has, or a week without precipitation)."""
+    shape = facts[0]
+    if shape == PERIODS:
+        if facts[P_WET]:
+            return I_THUNDER if facts[P_THUNDER] else precipitation_icon(facts[P_KIND],
+                                                                          facts[P_LEVEL])
+        if facts[P_FOG]:
+            return I_FOG
+        top = 0
+        for p in range(facts[P_N]):
+            top = max(top, facts[CLOUDS + p])
+        return min(top, 3)       # as an hour's sky: 04 for broken and overcast alike
+    if shape == WEEK and facts[W_WET]:
+        return precipitation_icon(facts[W_KIND], facts[W_LEVEL])
+    if shape == MINUTELY and facts[M_CASE] != DRY_HOUR:
+        return precipitation_icon(facts[M_KIND], facts[M_LEVEL])
+    return otherwise
 
 
 @njit(cache=True, nogil=True)
-def day_icon(row, daytime_cloud, cloud):
-    """A day's icon from its statistics: 1 mm or more decides (thunder, snow or sleet, rain
-    for six hours or more of more than drizzle, else showers); else fog half the day; else
-    the mean cloud from 06 to 18, or of the whole day when those hours are unknown (NaN:
-    before the run)."""
-    if row[S_TOTAL] >= DAY_MM:
-        if row[S_THUNDER] == 2:
-            return I_THUNDER
-        if first_max(row[S_RAIN], row[S_SNOW], row[S_SLEET]) >= 2:
-            return I_SNOW
-        # Rain (10) for six wet hours or more, unless it is drizzle (the level the summary
-        # calls very light: every hour below RAIN_LEVELS[0]), which is showers (09), as an
-        # hour of drizzle is.
-        steady = row[S_WET] >= 6 and row[S_PEAK] >= _RAIN[0]
-        return I_RAIN if steady else I_SHOWERS
-    if row[S_FOGGY]:
-        return I_FOG
+def precipitation_icon(kind, level):
+    """Icon of named precipitation (a facts row's kind and level): 13 snow, sleet or a mix,
+    09 drizzle (very light rain), else 10 rain. "Possible" precipitation keeps its icon: the
+    summary names it."""
+    if kind != 1:
+        return I_SNOW
+    return I_SHOWERS if level <= 1 else I_RAIN
+
+
+@njit(cache=True, nogil=True)
+def day_icon(facts, daytime_cloud, cloud):
+    """A day's icon: the precipitation or fog its summary names (`facts`, from day_facts), as a
+    block's icon is its summary's; else the mean cloud from 06 to 18, or of the whole day when
+    those hours are unknown (NaN: before the run)."""
+    if facts[P_WET] or facts[P_FOG]:
+        return summary_icon(facts, I_FOG)
     if daytime_cloud != daytime_cloud:
         daytime_cloud = cloud
     return min(k._count(daytime_cloud, T.CLOUD_LEVELS), 3)

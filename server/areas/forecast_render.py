@@ -284,26 +284,18 @@ def _minutely(o, n, p, t0, shift, count, day_now, s):
     first = p[P_NOW] // 60 * 60
     rate, probability = np.empty(MINUTES), np.empty(MINUTES)
     kind = np.zeros(MINUTES, dtype=np.int64)
-    sums = np.zeros(4)
-    peak = -np.inf
     for i in range(MINUTES):
         at = position(first + 60 * i, t0, shift)
         rate[i] = interp(at, rows[k.RATE], count)
         probability[i] = interp(at, rows[k.PROBABILITY], count)
         if rate[i] >= T.WET_MMH:
             kind[i] = max(parts[k.KIND, min(int(at), count - 1)], 1)
-            sums[kind[i]] += rate[i]
-        if peak == peak:            # numpy's max: NaN wins
-            peak = rate[i] if rate[i] != rate[i] else max(peak, rate[i])
     facts = np.empty(F.FACTS, dtype=np.int64)
     F.minutely_facts(rate, kind, probability, facts)
-    icon = icons[count]
     if facts[F.M_CASE] == F.DRY_HOUR:
         facts[:] = 0
         facts[0], facts[F.C_CODE] = F.CODE_FOR_HOUR, codes[count]
-    else:
-        icon = F.precipitation_icon(F.first_max(sums[1], sums[2], sums[3]), peak)
-    n = _block_head(o, n, MINUTELY_KEY, facts, icon, day_now)
+    n = _block_head(o, n, MINUTELY_KEY, facts, F.summary_icon(facts, icons[count]), day_now)
     factor = p[P_PRECIPITATION]
     for i in range(MINUTES):
         n = _comma(o, n, i == 0)
@@ -321,8 +313,8 @@ def _minutely(o, n, p, t0, shift, count, day_now, s):
 
 @njit(cache=True, nogil=True)
 def _hourly(o, n, p, t0, shift, start, stop, day_end, mi, suns, day_now, s, conv, titles):
-    """The hours [start, stop); the summary and the icon cover the periods of the next 24
-    hours ([start, day_end))."""
+    """The hours [start, stop); the summary, and so the icon, covers the periods of the next
+    24 hours ([start, day_end))."""
     rows, parts, codes, icons = s
     starts = np.empty(12, dtype=np.int64)
     facts = np.zeros(F.FACTS, dtype=np.int64)
@@ -333,15 +325,9 @@ def _hourly(o, n, p, t0, shift, start, stop, day_end, mi, suns, day_now, s, conv
         F.period_facts(stats, 0, periods, names, facts)
     else:
         facts[0], facts[F.C_CODE] = F.CODE_SENTENCE, codes[-1]
-    # The icon describes what the summary does (its periods' hours), however many hours the
-    # block lists: the phrases name periods of today and tomorrow only.
-    icon = icons[-1]
-    if day_end > start:
-        counts = np.zeros(len(T.ICON_CODES), dtype=np.int64)
-        for i in range(start, day_end):
-            counts[icons[i]] += 1
-        icon = F.dominant(counts)
-    n = _block_head(o, n, HOURLY_KEY, facts, icon, day_now)
+    # The icon is the condition the summary names (not the most frequent hour's, which
+    # can be cloud while a few wet hours make the summary say rain).
+    n = _block_head(o, n, HOURLY_KEY, facts, F.summary_icon(facts, icons[-1]), day_now)
     for i in range(start, stop):
         time = t0 + k.HOUR_S * i + shift[i]
         n = _comma(o, n, i == start)
@@ -369,25 +355,28 @@ def _daily(o, n, p, marks, mi, moon, s, conv):
     highs = np.empty(DAYS)
     icons, kinds = np.empty(DAYS, dtype=np.int64), np.empty(DAYS, dtype=np.int64)
     counts = np.zeros(len(T.ICON_CODES), dtype=np.int64)
+    day_facts = np.empty((DAYS, F.FACTS), dtype=np.int64)
     for d in range(DAYS):
         highs[d] = np.rint((days[d, k.D_HIGH] * conv[0, k.TEMPERATURE]
                             + conv[1, k.TEMPERATURE])
                            * 100.0) / 100.0
-        icons[d] = F.day_icon(week[d], days[d, k.D_DAYTIME_CLOUD], days[d, k.D_CLOUD])
+        F.day_facts(periods, 4 * d, day_facts[d])
+        icons[d] = F.day_icon(day_facts[d], days[d, k.D_DAYTIME_CLOUD], days[d, k.D_CLOUD])
         kinds[d] = F.day_kind(periods, 4 * d)
         counts[icons[d]] += 1
     facts = np.empty(F.FACTS, dtype=np.int64)
     F.week_facts(week, highs, kinds, int(p[P_WEEKDAY]), int(p[P_FAHRENHEIT]), facts)
-    n = _block_head(o, n, DAILY_KEY, facts, F.dominant(counts), True)
+    # The precipitation the week's summary names, else (it names none) the most frequent
+    # day icon, a sky or fog: a day's precipitation icon needs a wet day.
+    n = _block_head(o, n, DAILY_KEY, facts, F.summary_icon(facts, F.dominant(counts)), True)
     lat, lon = p[P_LAT], p[P_LON]
     for d in range(DAYS):
         noon = sun.solar_noon(marks[d, k.H12], lon)
         rise, set_ = sun.rise_set(noon, lat, lon)
         lit = sun.altitude(noon, lat, lon) > sun.HORIZON_DEG
         n = _comma(o, n, d == 0)
-        F.day_facts(periods, 4 * d, facts)
-        n = _day(o, n, marks[d, k.MIDNIGHT], facts, icons[d], kinds[d], lit, days[d], week[d],
-                 conv)
+        n = _day(o, n, marks[d, k.MIDNIGHT], day_facts[d], icons[d], kinds[d], lit, days[d],
+                 week[d], conv)
         n = _day_tail(o, n, rise, set_, moon[d])
     return _put(o, n, BLOCK_KEYS, BLOCK_AT, END)
 

@@ -201,22 +201,6 @@ def title_table(lang: str) -> TitleTable:
 # ---- icons --------------------------------------------------------------------------------
 
 ICON_CODES = ("01", "02", "03", "04", "09", "10", "11", "13", "50")
-_ICON_NAMES = np.asarray([code + suffix for code in ICON_CODES for suffix in "dn"])
 # Ties between equally frequent icons go to the more severe.
 SEVERITY = {"11": 8, "13": 7, "10": 6, "09": 5, "50": 4, "04": 3, "03": 2, "02": 1, "01": 0}
 
-
-def icon_names(index: np.ndarray, day) -> list[str]:
-    """Icon codes with their d or n suffix."""
-    return _ICON_NAMES[index * 2 + np.where(day, 0, 1)].tolist()
-
-
-def precipitation_icon(kind: int, peak_mmh: float) -> str:
-    """Icon of falling precipitation: 13 snow or sleet, 09 drizzle, else 10 rain."""
-    return "13" if kind >= 2 else "09" if peak_mmh < RAIN_LEVELS[0] else "10"
-
-
-def dominant(index) -> str:
-    """The most frequent icon code of icon indexes; ties go to the more severe."""
-    counts = np.bincount(np.asarray(index, dtype=np.int64), minlength=len(ICON_CODES)).tolist()
-    return max(zip(counts, ICON_CODES), key=lambda cv: (cv[0], SEVERITY[cv[1]]))[1]

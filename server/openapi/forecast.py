@@ -36,8 +36,11 @@ both are null on days of polar night or midnight sun. Visibility is capped at 16
 **Summaries and icons.** Summaries are built as Pirate Weather's structured phrases and
 rendered with `pirateweather-translations` in `lang`; entry summaries are title case
 ("Partly Cloudy"), block and day summaries sentences. Icons are OpenWeatherMap condition codes
-with `d` or `n` (daily: always `d`); block icons are the most frequent icon of the hours (or
-days) their summary covers (ties to the more severe).
+with `d` or `n` (daily: always `d`). A block's or a day's icon is the condition its summary
+names (Dark Sky's rule), so the two never disagree: the precipitation it names (11 with
+thunder, 13 snow, sleet or a mix, 09 drizzle, else 10), else fog (50), else a sky: the
+cloudiest one a block's summary names, a day's mean cloud from 06 to 18; a week whose summary
+names no precipitation takes its most frequent day icon (ties to the more severe).
 
 **Units** (`flags.units`; humidity, cloud cover and probabilities are fractions 0-1, pressure
 hPa, directions degrees the wind comes from):
@@ -91,11 +94,10 @@ _DAY = {
                 "00-12, afternoon 12-17, evening 17-22, night 22-24): the hours of its icon, "
                 "type and total. Precipitation is called mixed when a second kind (rain, snow, "
                 "sleet) makes a quarter of the amount or more."},
-    "icon": {**_ICON, "description": "Precipitation of 1 mm or more decides (11 thunder, 13 "
-                                     "snow or sleet, 10 rain for six hours or more, 09 "
-                                     "showers or drizzle: below 0.4 mm/h, as the summary "
-                                     "says), else fog for half the day, else the mean cloud "
-                                     "from 06 to 18; always `d`."},
+    "icon": {**_ICON, "description": "The precipitation or fog the day's summary names "
+                                     "(11 with thunder, 13 snow, sleet or a mix, 09 drizzle, "
+                                     "else 10; 50 fog), else the mean cloud from 06 to 18; "
+                                     "always `d`."},
     "is_day": {"type": "boolean", "description": "False on a day of polar night."},
     "temperatureHigh": nullable("number", "Maximum from 06:00 to 18:00 local. "
                                 + _TEMPERATURE),
@@ -187,7 +189,7 @@ _FORECAST = obj({
         "minutely": {"summary": "Mostly clear for the hour.", "icon": "02n", "data": [
             {"time": 1795414020, "precipitation": 0.0, "precipitationProbability": 0.0,
              "precipitationType": "none"}]},
-        "hourly": {"summary": "Light rain starting this afternoon.", "icon": "04d", "data": [
+        "hourly": {"summary": "Light rain starting this afternoon.", "icon": "10d", "data": [
             {"time": 1795413600, "summary": "Mostly Clear", "icon": "02n", "is_day": False,
              "temperature": -0.77, "apparentTemperature": -6.15, "dewPoint": -8.8,
              "humidity": 0.55, "pressure": 1014.9, "windSpeed": 3.46, "windGust": 6.53,
@@ -195,7 +197,7 @@ _FORECAST = obj({
              "precipitation": 0.0, "precipitationProbability": 0.0,
              "precipitationType": "none"}]},
         "daily": {"summary": "Light rain today, with highs reaching 8°C tomorrow.",
-                  "icon": "03d", "data": [
+                  "icon": "10d", "data": [
                       {"time": 1795388400, "summary": "Light rain starting in the afternoon.",
                        "icon": "10d", "is_day": True, "temperatureHigh": 7.33,
                        "temperatureLow": -3.09, "humidity": 0.64, "pressure": 1015.3,

@@ -355,3 +355,40 @@ def test_the_generated_surface_height_is_near_the_real_one(place, lat, lon, low_
 
     height = orography(np.array([lat]), np.array([lon % 360.0]))[0]
     assert low_m <= height <= high_m, (place, height)
+
+
+def test_a_pole_row_becomes_one_point(pipeline_cli, tmp_path):
+    # A model's pole row may vary along longitude (here temperature, wind and surface height
+    # do): the grid holds the pole's values at longitude 0 in every column, as the server
+    # reads a pole, so that points near it converge to its answer.
+    def pole(value, at_pole):
+        return lambda t, la, lo: np.where(np.abs(la) == 90, at_pole(np.radians(lo)), value)
+
+    gfs_run(tmp_path / "d" / "forecast", fi.last_run(), horizon_h=6,
+            t2m=pole(fi.KNOWN["t2m"], lambda x: 253.15 + 10 * np.sin(x) + 5 * np.cos(x)),
+            u10=pole(3.0, lambda x: 2 + 3 * np.cos(x)), v10=pole(4.0, lambda x: 4 * np.sin(x)),
+            orog=pole(400.0, lambda x: 100 + 50 * np.cos(x)))
+    build(pipeline_cli, tmp_path / "d", tmp_path / "out")
+    version = contract.current_version_dir(tmp_path / "out")
+    spec, values = grid(version)
+    for name, at_lon0, elsewhere in ((F.TEMPERATURE, -15.0, 20.0), (F.WIND_U, 5.0, 3.0),
+                                     (F.WIND_V, 0.0, 4.0)):
+        field = column(spec, values, name)
+        for row in (0, spec["nlat"] - 1):                       # 90°S and 90°N
+            np.testing.assert_allclose(field[:, row], at_lon0, atol=1e-4, err_msg=name)
+        np.testing.assert_allclose(field[:, 1:-1], elsewhere, atol=1e-4, err_msg=name)
+    _, orography = grid(version, F.STATIC_GRID)
+    assert np.allclose(orography[[0, -1]], 150.0) and np.allclose(orography[1:-1], 400.0)
+
+
+@pytest.mark.parametrize("step", [2.0, 0.5])
+def test_the_generated_run_writes_a_pole_as_one_point(step):
+    # As GFS does: the formulas would give each column of a pole row its own local solar
+    # time, surface height and pressure gradient.
+    from pipeline.sources.generated_model import Grid, Weather
+
+    fields = Weather(Grid(step)).fields(fi.last_run() + 15 * 3600)
+    for name, value in fields.items():
+        poles = value[[0, -1]]
+        assert (poles == poles[:, :1]).all(), (name, np.ptp(poles, axis=1))
+        assert np.ptp(value[1]) > 0 or name not in ("t2m", "orog"), name  # not by accident

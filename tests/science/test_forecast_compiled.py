@@ -131,7 +131,8 @@ def test_a_days_summary_covers_its_calendar_day_like_its_icon_and_total():
     assert days[0]["precipitation"] == 0 and "rain" not in days[0]["summary"].lower()
     assert days[0]["icon"][:2] not in ("09", "10")
     assert days[1]["precipitation"] == 6.0 and days[1]["precipitationType"] == "rain"
-    assert "rain in the morning" in days[1]["summary"].lower() and days[1]["icon"] == "09d"
+    # the icon is the rain the summary names ("Light rain": 10, as each of its hours)
+    assert "rain in the morning" in days[1]["summary"].lower() and days[1]["icon"] == "10d"
 
 
 def test_mixed_precipitation_is_said_when_a_second_kind_is_sizeable():

@@ -179,8 +179,11 @@ def test_languages_and_fallbacks():
 
 
 def test_dominant_icon_prefers_the_more_severe_on_ties():
-    assert text.dominant([3, 3, 5]) == "04"
-    assert text.dominant([3, 5]) == "10"
+    def dominant(indexes):
+        counts = np.bincount(indexes, minlength=len(text.ICON_CODES)).astype(np.int64)
+        return text.ICON_CODES[F.dominant(counts)]
+    assert dominant([3, 3, 5]) == "04"
+    assert dominant([3, 5]) == "10"
 
 
 def day_summary(cloud: list[int], known: list[int]) -> str:
@@ -204,8 +207,36 @@ def test_a_day_is_summarised_over_the_periods_it_has_data_for():
 
 
 def test_a_day_without_daytime_data_takes_its_icon_from_the_hours_it_has():
-    row = np.zeros(len(k.STAT_COLUMNS))
+    dry = np.zeros(F.FACTS, dtype=np.int64)
     partly = text.ICON_CODES.index("03")
-    assert F.day_icon(row, np.nan, 0.5) == partly       # daytime unknown: the day's cloud
-    assert F.day_icon(row, 0.5, 0.0) == partly
-    assert F.day_icon(row, 0.0, 0.5) == text.ICON_CODES.index("01")
+    assert F.day_icon(dry, np.nan, 0.5) == partly       # daytime unknown: the day's cloud
+    assert F.day_icon(dry, 0.5, 0.0) == partly
+    assert F.day_icon(dry, 0.0, 0.5) == text.ICON_CODES.index("01")
+
+
+@pytest.mark.parametrize("rain_mm, peak_mmh, icon, words", [
+    (0.5, 0.5, "10", "light rain"),     # under the 1 mm that once decided a day's icon
+    (0.3, 0.05, "09", "drizzle"),
+    (6.0, 3.0, "10", "rain"),
+])
+def test_a_days_icon_is_the_precipitation_its_summary_names(rain_mm, peak_mmh, icon, words):
+    st = summary.Stats(total=[0.0, rain_mm, 0.0, 0.0], peak=[0.0, peak_mmh, 0.0, 0.0],
+                       probability=[0.0, 0.8, 0.0, 0.0],
+                       by_kind=[[0.0] * 3, [rain_mm, 0.0, 0.0], [0.0] * 3, [0.0] * 3],
+                       thunder=[0] * 4, foggy=[False] * 4, cloud=[1] * 4, wind=[0] * 4,
+                       wet_hours=[0, 2, 0, 0], known_hours=[6] * 4)
+    facts = np.empty(F.FACTS, dtype=np.int64)
+    F.day_facts(st.matrix(), 0, facts)
+    sentence = text.render(summary.periods_phrase_of(tuple(facts.tolist())), "en").lower()
+    assert words in sentence
+    assert text.ICON_CODES[F.day_icon(facts, 0.1, 0.1)] == icon
+
+
+def test_a_foggy_morning_is_a_fog_day():
+    st = summary.Stats(total=[0.0] * 4, peak=[0.0] * 4, probability=[0.0] * 4,
+                       by_kind=[[0.0] * 3] * 4, thunder=[0] * 4, foggy=[True, False, False, False],
+                       cloud=[0] * 4, wind=[0] * 4, wet_hours=[0] * 4, known_hours=[6] * 4)
+    facts = np.empty(F.FACTS, dtype=np.int64)
+    F.day_facts(st.matrix(), 0, facts)
+    assert "fog" in text.render(summary.periods_phrase_of(tuple(facts.tolist())), "en").lower()
+    assert text.ICON_CODES[F.day_icon(facts, 0.0, 0.0)] == "50"

@@ -474,6 +474,20 @@ def test_a_pole_has_one_answer_whatever_the_longitude(forecast_server, lat, time
     assert all(body == bodies[0] for body in bodies[1:])
 
 
+@pytest.mark.parametrize("lat", [89.999, -89.999])
+def test_points_near_a_pole_answer_as_the_pole(forecast_server, lat):
+    # The input's pole rows vary with longitude; the pipeline keeps each as one point (its
+    # values at longitude 0, where the server reads a pole), so a point just off the pole
+    # reads what the pole does (less 0.02 % of the next row), whatever its longitude.
+    pole = forecast(forecast_server, (math.copysign(90, lat), 0), units="si")["currently"]
+    assert (pole["temperature"], pole["windSpeed"], pole["windDirection"]) == (-20.0, 5.0, 270)
+    for lon in (0, 90, -135, 180):
+        here = forecast(forecast_server, (lat, lon), units="si")["currently"]
+        for name in ("temperature", "dewPoint", "windSpeed", "windGust", "pressure"):
+            assert here[name] == pytest.approx(pole[name], abs=0.02), (lon, name)
+        assert here["windDirection"] == pole["windDirection"], lon
+
+
 def test_a_calm_has_no_wind_direction(forecast_server):
     body = forecast(forecast_server, CALM, units="si")
     entries = [body["currently"], *body["hourly"]["data"], *body["daily"]["data"]]

@@ -1,0 +1,186 @@
+"""The forecast response builder at fixed instants, over a real build of a known GFS-format run
+from 2026-03-27 12:00 UTC (global 10° grid, 288 hours): daily blocks across DST changes (23 h
+days in Zürich and Beirut, 25 h days in Sydney and Santiago), and block icons that are the
+condition their summaries name. The response is built by the server's own code (forecast_data.load,
+forecast_place.locate, forecast_blocks.respond) at a chosen `now`; only HTTP is left out.
+
+Known fields: temperature rises 0.1 °C an hour from 10 °C at the run in the northern
+hemisphere and falls as fast in the southern one, so every hour has its own value and a day's
+high and low name the hours they were taken from; 50 % cloud; rain of 2 mm/h from 14 to 17 UTC
+on the 27th; on the 30th rain of 1 mm/h at 10 UTC, then snow of 3 mm/h at 11 and 12 UTC.
+"""
+
+from __future__ import annotations
+
+import calendar
+import datetime as dt
+from collections import Counter
+from zoneinfo import ZoneInfo
+
+import ephem
+import numpy as np
+import orjson
+import pytest
+
+import contract
+from server.areas import forecast_blocks, forecast_data
+from server.areas.forecast_blocks import BLOCKS, Request
+from server.areas.forecast_place import locate
+from server.science.units import SYSTEMS
+from tests.support import forecast_inputs as fi
+from tests.support.procs import run_pipeline
+
+HOUR = 3600
+RUN = calendar.timegm((2026, 3, 27, 12, 0, 0))
+HORIZON_H = 288
+RAIN = {calendar.timegm((2026, 3, 27, h, 0, 0)): (2.0, "crain") for h in (14, 15, 16)}
+RAIN_THEN_SNOW = {calendar.timegm((2026, 3, 30, 10, 0, 0)): (1.0, "crain"),
+                  calendar.timegm((2026, 3, 30, 11, 0, 0)): (3.0, "csnow"),
+                  calendar.timegm((2026, 3, 30, 12, 0, 0)): (3.0, "csnow")}
+ZURICH, SYDNEY, SANTIAGO, BEIRUT = (47.37, 8.54), (-33.87, 151.21), (-33.45, -70.67), \
+    (33.89, 35.5)
+
+
+def temperature_c(t: float, lat: float) -> float:
+    """The known temperature at a time (a whole hour) and latitude."""
+    return 10.0 + (0.1 if lat > 0 else -0.1) * (t - RUN) / HOUR
+
+
+def _ramp(t, la, lo):
+    return 283.15 + np.where(la > 0, 0.1, -0.1) * (t - RUN) / HOUR
+
+
+def _precipitation(name):
+    """prate (kg m-2 s-1) or a categorical flag at a valid time, the same everywhere."""
+    def value(t, la, lo):
+        rate, flag = {**RAIN, **RAIN_THEN_SNOW}.get(t, (0.0, None))
+        level = rate / 3600.0 if name == "prate" else float(flag == name)
+        return np.full(la.shape, level)
+    return value
+
+
+@pytest.fixture(scope="module")
+def data(tmp_path_factory):
+    root = tmp_path_factory.mktemp("forecast-fixed")
+    lat, lon = fi.global_axes(10.0)
+    fields = {**fi.KNOWN, "t2m": _ramp, "d2m": lambda t, la, lo: _ramp(t, la, lo) - 10.0,
+              **{name: _precipitation(name) for name in ("prate", "crain", "csnow")}}
+    groups = {"heightAboveGround2": ("t2m", "d2m"), "heightAboveGround10": ("u10", "v10"),
+              "meanSea": ("prmsl",), "atmosphere": ("tcc",),
+              "surface": ("prate", "vis", "gust", "orog", "crain", "csnow", "cfrzr", "cicep")}
+    for suffix, names in groups.items():
+        fi.write_step_file(root / "datasets" / "forecast" / f"gfs.{suffix}.nc", RUN,
+                           fi.gfs_steps(HORIZON_H), lat, lon, {n: fields[n] for n in names})
+    run_pipeline("build", "--datasets", str(root / "datasets"), "--out", str(root / "build"),
+                 "--only", "forecast")
+    version = contract.current_version_dir(root / "build")
+    return forecast_data.load(version, contract.read_manifest(version)["areas"]["forecast"])
+
+
+def answer(data, point, now: str, hours: int = 48, blocks=BLOCKS) -> dict:
+    """The response body at a point at an instant (ISO 8601, UTC), in si units."""
+    now_s = calendar.timegm(dt.datetime.fromisoformat(now).timetuple())
+    request = Request(lat=point[0], lon=point[1], units="si", lang="en", hours=hours,
+                      blocks=frozenset(blocks))
+    body = forecast_blocks.respond(data, locate(*point, None), request, SYSTEMS["si"], now_s)
+    return orjson.loads(body)
+
+
+def local_s(zone: ZoneInfo, day: dt.date, hour: int) -> int:
+    """A local wall-clock hour of a day as a Unix time."""
+    return int(dt.datetime(day.year, day.month, day.day, hour, tzinfo=zone).timestamp())
+
+
+@pytest.mark.parametrize("point, timezone, now, changed, length_h", [
+    (ZURICH, "Europe/Zurich", "2026-03-28T09:00:00", dt.date(2026, 3, 29), 23),
+    (SYDNEY, "Australia/Sydney", "2026-04-01T00:00:00", dt.date(2026, 4, 5), 25),
+    # Chile turns its clocks back at midnight: 23:00 comes twice on the 4th
+    (SANTIAGO, "America/Santiago", "2026-04-01T15:00:00", dt.date(2026, 4, 4), 25),
+    # Lebanon turns them forward at midnight: the 29th begins at 01:00
+    (BEIRUT, "Asia/Beirut", "2026-03-28T10:00:00", dt.date(2026, 3, 29), 23),
+])
+def test_daily_days_are_local_calendar_days_across_a_dst_change(data, point, timezone, now,
+                                                                  changed, length_h):
+    body = answer(data, point, now)
+    assert body["timezone"] == timezone
+    zone = ZoneInfo(timezone)
+    today = dt.datetime.fromisoformat(now + "+00:00").astimezone(zone).date()
+    days = body["daily"]["data"]
+    lengths = {}
+    for d, entry in enumerate(days):
+        day = today + dt.timedelta(days=d)
+        following = day + dt.timedelta(days=1)
+        assert entry["time"] == local_s(zone, day, 0), day
+        lengths[day] = (local_s(zone, following, 0) - entry["time"]) // HOUR
+        # High: the hours from 06:00 to 18:00 local; low: from 18:00 to 06:00 the next morning.
+        high = max(temperature_c(t, point[0])
+                   for t in range(local_s(zone, day, 6), local_s(zone, day, 18), HOUR))
+        low = min(temperature_c(t, point[0])
+                  for t in range(local_s(zone, day, 18), local_s(zone, following, 6), HOUR))
+        assert entry["temperatureHigh"] == pytest.approx(high, abs=0.006), day
+        assert entry["temperatureLow"] == pytest.approx(low, abs=0.006), day
+        _assert_sun_as_the_ephemeris(entry, point, zone, day)
+    assert lengths[changed] == length_h
+    assert {h for day, h in lengths.items() if day != changed} == {24}
+
+
+def _assert_sun_as_the_ephemeris(entry: dict, point, zone: ZoneInfo, day: dt.date) -> None:
+    """Sunrise and sunset within a minute of PyEphem's around the day's local noon, and
+    within the local day."""
+    observer = ephem.Observer()
+    observer.lat, observer.lon, observer.pressure, observer.horizon = \
+        str(point[0]), str(point[1]), 0, "-0:34"
+    noon = dt.datetime.fromtimestamp(local_s(zone, day, 12), dt.timezone.utc)
+    observer.date = ephem.Date(noon.replace(tzinfo=None))
+    rise = observer.previous_rising(ephem.Sun()).datetime()
+    set_ = observer.next_setting(ephem.Sun()).datetime()
+    assert abs(entry["sunriseTime"] - calendar.timegm(rise.timetuple())) <= 60, day
+    assert abs(entry["sunsetTime"] - calendar.timegm(set_.timetuple())) <= 60, day
+    midnight, next_midnight = local_s(zone, day, 0), local_s(zone, day + dt.timedelta(1), 0)
+    assert midnight < entry["sunriseTime"] < entry["sunsetTime"] < next_midnight, day
+
+
+@pytest.mark.parametrize("point, now", [(ZURICH, "2026-03-28T09:00:00"),
+                                        (SYDNEY, "2026-04-01T00:00:00")])
+def test_hourly_entries_are_local_hours_across_a_dst_change(data, point, now):
+    body = answer(data, point, now, hours=168)
+    hours = body["hourly"]["data"]
+    zone = ZoneInfo(body["timezone"])
+    assert len({dt.datetime.fromtimestamp(h["time"], zone).utcoffset() for h in hours}) == 2
+    assert [b["time"] - a["time"] for a, b in zip(hours, hours[1:])] == [HOUR] * 167
+    for h in hours:
+        assert dt.datetime.fromtimestamp(h["time"], zone).minute == 0
+        assert h["temperature"] == pytest.approx(temperature_c(h["time"], point[0]), abs=0.006)
+
+
+def test_a_few_wet_hours_summarised_as_rain_give_the_rain_icon(data):
+    # From 11:00 in Zürich: three hours of light rain (each hour's icon 09, showers under a
+    # broken sky) among 24 partly cloudy ones (03). The summary says light rain, so the icon
+    # is rain (10), not the most frequent hour's cloud.
+    hourly = answer(data, ZURICH, "2026-03-27T10:00:00")["hourly"]
+    hours = hourly["data"][:24]
+    assert [h["icon"] for h in hours if h["precipitationType"] == "rain"] == ["09d"] * 3
+    assert Counter(h["icon"][:2] for h in hours).most_common(1)[0][0] == "03"
+    assert hourly["summary"] == "Light rain from this afternoon until tonight."
+    assert hourly["icon"] == "10d"
+
+
+def test_the_daily_block_icon_is_the_precipitation_its_summary_names(data):
+    # Two wet days of seven (rain today, Friday; rain then snow on Monday: a mix), five partly
+    # cloudy ones: the week's summary names mixed precipitation, so its icon is 13 (snow or
+    # sleet), not the most frequent day's.
+    daily = answer(data, ZURICH, "2026-03-27T10:00:00")["daily"]
+    icons = [day["icon"] for day in daily["data"]]
+    assert icons.count("03d") == 5
+    assert daily["summary"].startswith("Mixed precipitation today and Monday,")
+    assert daily["icon"] == "13d"
+
+
+def test_the_minutely_icon_is_the_precipitation_its_summary_names(data):
+    # 20 minutes of rain, then 41 of snow (more of it): the next hour's summary names the
+    # precipitation that falls first, rain, and so does its icon.
+    minutely = answer(data, ZURICH, "2026-03-30T10:40:00")["minutely"]
+    kinds = [m["precipitationType"] for m in minutely["data"]]
+    assert kinds == ["rain"] * 20 + ["snow"] * 41
+    assert minutely["summary"] == "Rain for the hour."
+    assert minutely["icon"] == "10d"
