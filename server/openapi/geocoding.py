@@ -74,7 +74,8 @@ neither, is a 400 (an empty value still counts as given). `language` applies to 
 the search-only parameters (`field`, `country`, `limit`) are ignored in id mode.
 
 **Search (`q`)** answers `{results: [Location], count}` (an empty list when nothing matches).
-Matching is case-, accent- and punctuation-insensitive (`zurich` finds Zürich), covers
+Matching is case-, accent- and punctuation-insensitive (`zurich` finds Zürich) and ignores
+invisible format characters (zero-width spaces and joiners, soft hyphens), covers
 alternate names (Zurigo, Muenchen), airport IATA/ICAO codes and airport names without their
 leading (city) and generic words (`heathrow`, `schiphol`), matches prefixes for typing-as-you-go
 (`zur` finds Zürich), and tolerates typos: none below 4 characters, one edit for 4 to 7, two
