@@ -101,8 +101,11 @@ class Filter:
 def search(index: GeocodingIndex, text: str, *, field_all: bool, country: str | None,
            limit: int) -> list[int]:
     """Rows of the best matches for `text`."""
-    parts = [query_key(p) for p in text.split(",")]
-    name, contexts = parts[0], [p for p in parts[1:] if p]
+    # Empty parts (", paris", "paris, ,") are as if absent: the first non-empty one is the name.
+    parts = [k for k in (query_key(p) for p in text.split(",")) if k]
+    if not parts:
+        return []
+    name, contexts = parts[0], parts[1:]
     base = Filter(index.country_index(country) if country else None)
     hits = Hits()
     if contexts:

@@ -82,7 +82,7 @@ leading (city) and generic words (`heathrow`, `schiphol`), matches prefixes for 
 from 8 (a transposition is one edit); typo matches are sought only when no name matches exactly
 and fewer than `limit` places matched. Text after a comma narrows the search to
 a country or first-level region named (or coded) there: `springfield, illinois`, `paris, tx`;
-a part naming no region is ignored. With `field=all` the query may also name an admin1 region
+a part naming no region is ignored, and so is an empty part (`, paris` is `paris`). With `field=all` the query may also name an admin1 region
 or country, alone (`bavaria`: the region's places by importance) or after the place name
 (`springfield illinois`, `paris texas`, `san jose costa rica`).
 

@@ -90,6 +90,11 @@ def test_own_name_before_alternate_name_before_prefix(ranked):
     assert ids(ranked, "lindon") == ["5777107", "4298960"]
 
 
+@pytest.mark.parametrize("q", [", paris", "paris,", "paris, ,", " ,paris, , "])
+def test_empty_parts_around_commas_are_ignored(ranked, q):
+    assert ids(ranked, q) == ids(ranked, "paris")
+
+
 def test_alternate_names_still_find_the_place_first(ranked):
     assert ids(ranked, "zurigo")[0] == ZURICH
     assert ids(ranked, "muenchen")[0] == MUNICH
