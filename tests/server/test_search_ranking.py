@@ -37,6 +37,9 @@ PLACES = [
     # Antarctica's only places are airports (as in the packaged default).
     ("9990102", "Teniente R. Marsh Airport", "TNM,SCRM", "S", "AIRP", "AQ", "", 0,
      "Antarctica/Palmer"),
+    # A soft hyphen inside a name (invisible); the larger of two places so called.
+    ("9990105", "Wester\u00adwald", "", "P", "PPL", "DE", "02", 3000, "Europe/Berlin"),
+    ("9990106", "Westerwald", "", "P", "PPL", "DE", "02", 1000, "Europe/Berlin"),
 ]
 # Real countryInfo.txt lines (columns up to geonameid) for the countries the places add.
 COUNTRIES = [
@@ -93,6 +96,17 @@ def test_own_name_before_alternate_name_before_prefix(ranked):
 @pytest.mark.parametrize("q", [", paris", "paris,", "paris, ,", " ,paris, , "])
 def test_empty_parts_around_commas_are_ignored(ranked, q):
     assert ids(ranked, q) == ids(ranked, "paris")
+
+
+@pytest.mark.parametrize("q", ["par\u200bis", "pa\u200dris", "\u2060paris", "par\u00adis"])
+def test_invisible_format_characters_in_q_are_ignored(ranked, q):
+    assert ids(ranked, q) == ids(ranked, "paris")
+
+
+def test_invisible_format_characters_in_names_are_ignored(ranked):
+    # Both are exact matches of their own name, so the larger comes first.
+    assert ids(ranked, "westerwald") == ["9990105", "9990106"]
+    assert ids(ranked, "wester\u200bwald") == ["9990105", "9990106"]
 
 
 def test_alternate_names_still_find_the_place_first(ranked):
