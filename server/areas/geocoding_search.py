@@ -2,8 +2,9 @@
 
 Results are ordered by match tier (the place's own name exactly, whole-region match, an
 alternate name exactly, prefix of the own name, prefix of an alternate name, typo), then edit
-distance, then the place's precomputed importance rank (population, capitals, admin seats, id).
-An airport's codes count as its own name (see pipeline.areas.geocoding_keys).
+distance (typos of own names before typos of alternate names at each distance), then the
+place's precomputed importance rank (population, capitals, admin seats, id). An airport's codes
+count as its own name (see pipeline.areas.geocoding_keys).
 """
 
 from __future__ import annotations
@@ -15,12 +16,14 @@ from rapidfuzz import process
 from rapidfuzz.distance import OSA
 
 from contract import Geocoding as G
+from contract import name_keys
 from server.areas.geocoding_index import GeocodingIndex, query_key
 from server.mapped import arrow_indices
 
 TIER_EXACT, TIER_REGION, TIER_EXACT_ALT, TIER_PREFIX, TIER_PREFIX_ALT, TIER_FUZZY = range(6)
 PREFIX_POOL = 400          # best-ranked prefix matches considered per query
 TRIGRAM_POOL = 3000        # most promising typo candidates verified per query
+SPELLING_CHECKS = 20       # alternate-name matches whose own name is compared with the query
 ALPHABET = "abcdefghijklmnopqrstuvwxyz0123456789 "
 
 Region = tuple  # (kind, region id, is_code, start, end)
@@ -50,18 +53,18 @@ def typo_budget(key: str) -> int:
 
 @dataclass
 class Hits:
-    """Chunks of candidate rows, each with one tier and edit distance; the best entry per row
-    wins. Tiers and distances become per-row arrays once, in best()."""
+    """Chunks of candidate rows, each with one tier and order within it (edit distance, own
+    names first); the best entry per row wins. Both become per-row arrays once, in best()."""
 
     rows: list[np.ndarray] = field(default_factory=list)
     tiers: list[int] = field(default_factory=list)
     dists: list[int] = field(default_factory=list)
 
-    def add(self, rows: np.ndarray, tier: int, dist: int = 0) -> None:
+    def add(self, rows: np.ndarray, tier: int, dist: int = 0, alternate: bool = False) -> None:
         if len(rows):
             self.rows.append(rows)
             self.tiers.append(tier)
-            self.dists.append(dist)
+            self.dists.append(2 * dist + alternate)
 
     def count(self) -> int:
         return len(np.unique(np.concatenate(self.rows))) if self.rows else 0
@@ -157,8 +160,9 @@ def name_hits(index: GeocodingIndex, hits: Hits, key: str, where: Filter, limit:
         own = int(np.searchsorted(index.key_rank[exact], index.size))
     chunks = len(hits.rows)
     hits.add(rows[:own][keep[:own]], TIER_EXACT)
-    hits.add(rows[own:][keep[own:]], TIER_EXACT_ALT)
-    found_exact = len(hits.rows) > chunks
+    own_found = len(hits.rows) > chunks
+    alternates = rows[own:][keep[own:]]
+    hits.add(alternates, TIER_EXACT_ALT)
     positions = np.arange(lo, end)
     if len(key.encode()) >= G.KEY_BYTES:
         positions = positions[[index.keys_full[int(p)].as_py().startswith(key) for p in positions]]
@@ -174,8 +178,24 @@ def name_hits(index: GeocodingIndex, hits: Hits, key: str, where: Filter, limit:
     hits.add(rows[own_name], TIER_PREFIX)
     hits.add(rows[~own_name], TIER_PREFIX_ALT)
     budget = typo_budget(key) if typos else 0
-    if budget and not found_exact and hits.count() < limit:
+    if (budget and not own_found and hits.count() < limit
+            and (not len(alternates) or misspells_own_name(index, alternates, key, budget))):
         typo_hits(index, hits, key, budget, where)
+
+
+def misspells_own_name(index: GeocodingIndex, rows: np.ndarray, key: str, budget: int) -> bool:
+    """True when `key`, an alternate name of some of `rows`, is within `budget` edits of such a
+    place's own name.
+
+    GeoNames records many misspellings as alternate names (London's "Londn"): matching one
+    does not show that the query was typed as meant, so typo matching stays on for the other
+    places so called. An alternate name that is another word (Zurigo, Gatwick) turns it off.
+    """
+    for row in rows[:SPELLING_CHECKS]:
+        for own in name_keys(index.name[int(row)].as_py()):
+            if OSA.distance(key, own, score_cutoff=budget) <= budget:
+                return True
+    return False
 
 
 def _verified(index: GeocodingIndex, lo: int, hi: int, key: str) -> np.ndarray:
@@ -187,23 +207,32 @@ def _verified(index: GeocodingIndex, lo: int, hi: int, key: str) -> np.ndarray:
 
 
 def typo_hits(index: GeocodingIndex, hits: Hits, key: str, budget: int, where: Filter) -> None:
-    """Keys within `budget` edits (OSA: a transposition counts as one edit)."""
+    """Keys within `budget` edits (OSA: a transposition counts as one edit).
+
+    At each distance own names come before alternate names: many of those are machine
+    transliterations ("Bergn" for Bergen), whose near misses are mostly noise.
+    """
     if budget == 1:
         variants = [v.encode() for v in edits1(key) if v and v != key]
         variants = np.array([v for v in variants if len(v) <= G.KEY_BYTES], dtype=f"S{G.KEY_BYTES}")
         lo = np.searchsorted(index.keys, variants, "left")
         hi = np.searchsorted(index.keys, variants, "right")
         found = hi > lo
-        if not found.any():
-            return
-        positions = np.concatenate([np.arange(a, b) for a, b in zip(lo[found], hi[found])])
-        rows = np.asarray(index.key_row[positions])
-        hits.add(rows[where.mask(index, rows)], TIER_FUZZY, 1)
+        spans = [(int(a), int(b), 1) for a, b in zip(lo[found], hi[found])]
+    else:
+        spans = [(int(index.ukey_start[u]), int(index.ukey_start[u + 1]), d)
+                 for u, d in trigram_candidates(index, key, budget)]
+    if not spans:
         return
-    for ukey, distance in trigram_candidates(index, key, budget):
-        start, stop = int(index.ukey_start[ukey]), int(index.ukey_start[ukey + 1])
-        rows = np.asarray(index.key_row[start:stop])
-        hits.add(rows[where.mask(index, rows)], TIER_FUZZY, distance)
+    positions = np.concatenate([np.arange(a, b) for a, b, _ in spans])
+    distances = np.repeat([d for _, _, d in spans], [b - a for a, b, _ in spans])
+    rows = np.asarray(index.key_row[positions])
+    alternate = np.asarray(index.key_rank[positions]) >= index.size  # contract KEY_RANK
+    keep = where.mask(index, rows)
+    for distance in range(1, budget + 1):
+        for alt in (False, True):
+            hits.add(rows[keep & (distances == distance) & (alternate == alt)], TIER_FUZZY,
+                     distance, alt)
 
 
 def trigram_candidates(index: GeocodingIndex, key: str, budget: int) -> list[tuple[int, int]]:
