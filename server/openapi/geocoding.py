@@ -83,8 +83,9 @@ transposition is one edit); typo matches are sought only when fewer than `limit`
 and no name matched exactly, except an alternate name within the typo budget of its place's own
 name (a recorded misspelling: `londn` finds London, then the other Londons). Text after a comma
 narrows the search to a country or first-level region named (or coded) there: `springfield,
-illinois`, `paris, tx`; a part naming no region is ignored, and so is an empty part (`, paris`
-is `paris`). With `field=all` the query may also name an admin1 region or country, alone
+illinois`, `paris, tx`, `hamilton, waikato` (a region's name may leave out a word such as
+Region, Province or Oblast); a part naming no region is ignored, and so is an empty part (`,
+paris` is `paris`). With `field=all` the query may also name an admin1 region or country, alone
 (`bavaria`: the region's places by importance) or after the place name (`springfield illinois`,
 `paris texas`, `san jose costa rica`).
 

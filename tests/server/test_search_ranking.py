@@ -40,6 +40,9 @@ PLACES = [
     # GeoNames lists the misspelling "Londn" among London's names.
     ("2643743", "London", "Londn,Londres", "P", "PPLC", "GB", "ENG", 8961989, "Europe/London"),
     ("4517009", "London", "", "P", "PPL", "US", "OH", 10060, "America/New_York"),
+    # Namesakes in two regions whose admin1 names end in "Region" (Erongo 29, Khomas 21).
+    ("9990103", "Rehoboth", "", "P", "PPL", "NA", "29", 2000, "Africa/Windhoek"),
+    ("9990104", "Rehoboth", "", "P", "PPL", "NA", "21", 1000, "Africa/Windhoek"),
     # A soft hyphen inside a name (invisible); the larger of two places so called.
     ("9990105", "Wester\u00adwald", "", "P", "PPL", "DE", "02", 3000, "Europe/Berlin"),
     ("9990106", "Westerwald", "", "P", "PPL", "DE", "02", 1000, "Europe/Berlin"),
@@ -124,6 +127,12 @@ def test_a_misspelt_alternate_name_keeps_typo_matching_on(ranked):
 
 def test_typos_of_own_names_before_typos_of_alternate_names(ranked):
     assert ids(ranked, "mardn") == ["9990107", "9990108"]
+
+
+@pytest.mark.parametrize("q", ["rehoboth, khomas", "rehoboth, khomas region"])
+def test_a_region_is_named_without_its_kind_word(ranked, q):
+    assert ids(ranked, q) == ["9990104"]
+    assert ids(ranked, "rehoboth") == ["9990103", "9990104"]
 
 
 def test_alternate_names_still_find_the_place_first(ranked):
