@@ -23,7 +23,7 @@ from pipeline.sources.gazetteer import Gazetteer
 
 log = logging.getLogger("pipeline.geocoding")
 # Bump when the derived tables change for the same inputs (part of the data version).
-BUILDER_REVISION = 4     # 4: search keys drop invisible format characters (contract.normalise)
+BUILDER_REVISION = 4     # 4: keys without invisible format characters; regions without kind word
 LICENCE = ("GeoNames (https://www.geonames.org/), CC BY 4.0 "
            "(https://creativecommons.org/licenses/by/4.0/); transformed: filtered to populated "
            "places and airports, names normalised, admin names joined; provided as is, without "
