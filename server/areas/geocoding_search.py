@@ -184,13 +184,9 @@ def name_hits(index: GeocodingIndex, hits: Hits, key: str, where: Filter, limit:
 
 
 def misspells_own_name(index: GeocodingIndex, rows: np.ndarray, key: str, budget: int) -> bool:
-    """True when `key`, an alternate name of some of `rows`, is within `budget` edits of such a
-    place's own name.
-
-    GeoNames records many misspellings as alternate names (London's "Londn"): matching one
-    does not show that the query was typed as meant, so typo matching stays on for the other
-    places so called. An alternate name that is another word (Zurigo, Gatwick) turns it off.
-    """
+    """True when `key` is within `budget` edits of the own name of one of (the first) `rows`."""
+    # GeoNames records many misspellings among alternate names (London's "Londn"): matching one
+    # does not show that the query was typed as meant. Another word (Zurigo, Gatwick) does.
     for row in rows[:SPELLING_CHECKS]:
         for own in name_keys(index.name[int(row)].as_py()):
             if OSA.distance(key, own, score_cutoff=budget) <= budget:
@@ -207,11 +203,7 @@ def _verified(index: GeocodingIndex, lo: int, hi: int, key: str) -> np.ndarray:
 
 
 def typo_hits(index: GeocodingIndex, hits: Hits, key: str, budget: int, where: Filter) -> None:
-    """Keys within `budget` edits (OSA: a transposition counts as one edit).
-
-    At each distance own names come before alternate names: many of those are machine
-    transliterations ("Bergn" for Bergen), whose near misses are mostly noise.
-    """
+    """Keys within `budget` edits (OSA: a transposition counts as one edit)."""
     if budget == 1:
         variants = [v.encode() for v in edits1(key) if v and v != key]
         variants = np.array([v for v in variants if len(v) <= G.KEY_BYTES], dtype=f"S{G.KEY_BYTES}")
@@ -229,6 +221,8 @@ def typo_hits(index: GeocodingIndex, hits: Hits, key: str, budget: int, where: F
     rows = np.asarray(index.key_row[positions])
     alternate = np.asarray(index.key_rank[positions]) >= index.size  # contract KEY_RANK
     keep = where.mask(index, rows)
+    # At each distance own names first: many alternate names are machine transliterations
+    # ("Bergn" for Bergen, "Beren" for Belém), whose near misses are mostly noise.
     for distance in range(1, budget + 1):
         for alt in (False, True):
             hits.add(rows[keep & (distances == distance) & (alternate == alt)], TIER_FUZZY,
