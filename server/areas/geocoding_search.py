@@ -16,14 +16,13 @@ from rapidfuzz import process
 from rapidfuzz.distance import OSA
 
 from contract import Geocoding as G
-from contract import name_keys
 from server.areas.geocoding_index import GeocodingIndex, query_key
 from server.mapped import arrow_indices
 
 TIER_EXACT, TIER_REGION, TIER_EXACT_ALT, TIER_PREFIX, TIER_PREFIX_ALT, TIER_FUZZY = range(6)
 PREFIX_POOL = 400          # best-ranked prefix matches considered per query
 TRIGRAM_POOL = 3000        # most promising typo candidates verified per query
-SPELLING_CHECKS = 20       # alternate-name matches whose own name is compared with the query
+SPELLING_CHECKS = 5        # alternate-name matches whose own name is compared with the query
 ALPHABET = "abcdefghijklmnopqrstuvwxyz0123456789 "
 
 Region = tuple  # (kind, region id, is_code, start, end)
@@ -178,8 +177,9 @@ def name_hits(index: GeocodingIndex, hits: Hits, key: str, where: Filter, limit:
     hits.add(rows[own_name], TIER_PREFIX)
     hits.add(rows[~own_name], TIER_PREFIX_ALT)
     budget = typo_budget(key) if typos else 0
-    if (budget and not own_found and hits.count() < limit
-            and (not len(alternates) or misspells_own_name(index, alternates, key, budget))):
+    if (budget and not own_found
+            and (not len(alternates) or misspells_own_name(index, alternates, key, budget))
+            and hits.count() < limit):
         typo_hits(index, hits, key, budget, where)
 
 
@@ -187,11 +187,9 @@ def misspells_own_name(index: GeocodingIndex, rows: np.ndarray, key: str, budget
     """True when `key` is within `budget` edits of the own name of one of (the first) `rows`."""
     # GeoNames records many misspellings among alternate names (London's "Londn"): matching one
     # does not show that the query was typed as meant. Another word (Zurigo, Gatwick) does.
-    for row in rows[:SPELLING_CHECKS]:
-        for own in name_keys(index.name[int(row)].as_py()):
-            if OSA.distance(key, own, score_cutoff=budget) <= budget:
-                return True
-    return False
+    names = index.name
+    return any(OSA.distance(key, query_key(names[row].as_py()), score_cutoff=budget) <= budget
+               for row in rows[:SPELLING_CHECKS].tolist())
 
 
 def _verified(index: GeocodingIndex, lo: int, hi: int, key: str) -> np.ndarray:
