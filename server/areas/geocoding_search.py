@@ -162,10 +162,12 @@ def name_hits(index: GeocodingIndex, hits: Hits, key: str, where: Filter, limit:
     own_found = len(hits.rows) > chunks
     alternates = rows[own:][keep[own:]]
     hits.add(alternates, TIER_EXACT_ALT)
-    positions = np.arange(lo, end)
-    if len(key.encode()) >= G.KEY_BYTES:
+    if len(needle) < G.KEY_BYTES:
+        positions = np.arange(hi, end)  # after the keys equal to it come the longer ones
+    else:  # truncated: the full keys tell
+        positions = np.arange(lo, end)
         positions = positions[[index.keys_full[int(p)].as_py().startswith(key) for p in positions]]
-    positions = np.setdiff1d(positions, exact, assume_unique=True)
+        positions = np.setdiff1d(positions, exact, assume_unique=True)
     rows = np.asarray(index.key_row[positions])
     keep = where.mask(index, rows)
     positions, rows = positions[keep], rows[keep]
