@@ -141,8 +141,8 @@ def regions(index: GeocodingIndex, key: str, *, codes: bool) -> tuple[Region, ..
 
 def name_hits(index: GeocodingIndex, hits: Hits, key: str, where: Filter, limit: int,
               typos: bool = True) -> None:
-    """Add exact and prefix matches of one name key, and typo matches when nothing matched
-    exactly and fewer than `limit` places did."""
+    """Add exact and prefix matches of one name key, and typo matches when no name matched
+    exactly (bar misspellings: misspells_own_name) and fewer than `limit` places did."""
     if not key:
         return
     needle = key.encode()[:G.KEY_BYTES]
