@@ -356,7 +356,10 @@ def normalise(text: str) -> str:
     """Case-, accent- and punctuation-insensitive search key ("St. John’s" -> "st johns")."""
     s = _APOSTROPHES.sub("", text.casefold().translate(_FOLD))
     s = unicodedata.normalize("NFKD", s)
-    s = "".join(c for c in s if not unicodedata.combining(c))
+    # Invisible format characters (zero-width space and joiners, soft hyphen, BOM: category
+    # Cf) sit inside words: dropped, not turned into word breaks as other non-word ones are.
+    s = "".join(c for c in s if c < "\x80" or not (unicodedata.combining(c)
+                                                  or unicodedata.category(c) == "Cf"))
     return _NON_WORD.sub(" ", s).strip()
 
 

@@ -23,7 +23,9 @@ from pipeline.sources.gazetteer import Gazetteer
 
 log = logging.getLogger("pipeline.geocoding")
 # Bump when the derived tables change for the same inputs (part of the data version).
-BUILDER_REVISION = 4     # 4: airports keep their IATA/ICAO codes from alternateNamesV2
+# 4: airports keep their IATA/ICAO codes from alternateNamesV2; 5: keys without invisible
+# format characters, regions also without their kind word
+BUILDER_REVISION = 5
 LICENCE = ("GeoNames (https://www.geonames.org/), CC BY 4.0 "
            "(https://creativecommons.org/licenses/by/4.0/); transformed: filtered to populated "
            "places and airports, names normalised, admin names joined; provided as is, without "

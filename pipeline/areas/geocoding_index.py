@@ -28,6 +28,17 @@ FILES = [G.PLACES_ARROW, G.IDS, G.XYZ, G.KEYS, G.KEYS_ARROW, G.KEY_ROW, G.KEY_RA
          G.UKEY_START, G.TRIGRAMS, G.TRIGRAM_OFFSETS, G.TRIGRAM_POSTINGS, G.REGIONS_ARROW,
          G.REGION_ROWS, G.LOCAL_NAMES_ARROW, G.COUNTRIES_ARROW, G.COUNTRY_NAMES_ARROW,
          *geocoding_nearest.FILES]
+# Words saying what kind of region an admin1 name is ("Waikato Region", "Moscow Oblast",
+# "State of Berlin"): people leave them out, so the rest of the name also names the region.
+REGION_KINDS = frozenset("""
+    canton county department district division emirate governorate krai kraj municipality
+    oblast parish prefecture province region republic state territory voivodeship
+    """.split())
+# ... unless the rest only says where ("North Province", "Central Region", "Capital District").
+REGION_PLACES = frozenset("""
+    capital central north south east west northern southern eastern western northeast
+    northwest southeast southwest northeastern northwestern southeastern southwestern
+    """.split())
 # What the later indexes need of a place: write_places returns only these columns, so that
 # the caller can drop the full table (about a gigabyte for allCountries) before going on.
 SLIM_COLUMNS = ("row", "id", "name", "rank", "country_idx", "admin1_idx", "is_airport")
@@ -111,7 +122,8 @@ def write_regions(version: Path, places: pl.DataFrame, admin1: pl.DataFrame,
     for code, name in country_names.select("code", "name").unique().iter_rows():
         entries.append(("country", idx[code], name, False))
     for row in admin1.iter_rows(named=True):
-        entries.append(("admin1", row["admin1_idx"], row["admin1_name"], False))
+        for name in region_names(row["admin1_name"]):
+            entries.append(("admin1", row["admin1_idx"], name, False))
         code = row["admin1_code"]
         if code and code.isalpha() and len(code) == 2:
             entries.append(("admin1", row["admin1_idx"], code, True))
@@ -123,6 +135,20 @@ def write_regions(version: Path, places: pl.DataFrame, admin1: pl.DataFrame,
     regions = (regions.join(pl.concat(spans), on=["kind", "region"])
                .sort("key", "kind", "region", "is_code"))
     write_arrow(regions.to_arrow(), version / G.REGIONS_ARROW)
+
+
+def region_names(name: str) -> list[str]:
+    """An admin1 name, and without its kind word if the rest names a place (Waikato Region)."""
+    words = name.split()
+    keys = [contract.normalise(w) for w in words]
+    rest = None
+    if len(words) > 1 and keys[-1] in REGION_KINDS:
+        rest = slice(0, -1)
+    elif len(words) > 2 and keys[0] in REGION_KINDS and keys[1] == "of":
+        rest = slice(2, None)
+    if rest and not REGION_PLACES.issuperset(" ".join(keys[rest]).split()):
+        return [name, " ".join(words[rest])]
+    return [name]
 
 
 def write_local_names(version: Path, places: pl.DataFrame, names: pl.DataFrame) -> pl.DataFrame:

@@ -2,8 +2,9 @@
 
 Results are ordered by match tier (the place's own name exactly, whole-region match, an
 alternate name exactly, prefix of the own name, prefix of an alternate name, typo), then edit
-distance, then the place's precomputed importance rank (population, capitals, admin seats, id).
-An airport's codes count as its own name (see pipeline.areas.geocoding_keys).
+distance (typos of own names before typos of alternate names at each distance), then the
+place's precomputed importance rank (population, capitals, admin seats, id). An airport's codes
+count as its own name (see pipeline.areas.geocoding_keys).
 """
 
 from __future__ import annotations
@@ -21,6 +22,7 @@ from server.mapped import arrow_indices
 TIER_EXACT, TIER_REGION, TIER_EXACT_ALT, TIER_PREFIX, TIER_PREFIX_ALT, TIER_FUZZY = range(6)
 PREFIX_POOL = 400          # best-ranked prefix matches considered per query
 TRIGRAM_POOL = 3000        # most promising typo candidates verified per query
+SPELLING_CHECKS = 5        # alternate-name matches whose own name is compared with the query
 ALPHABET = "abcdefghijklmnopqrstuvwxyz0123456789 "
 
 Region = tuple  # (kind, region id, is_code, start, end)
@@ -50,18 +52,18 @@ def typo_budget(key: str) -> int:
 
 @dataclass
 class Hits:
-    """Chunks of candidate rows, each with one tier and edit distance; the best entry per row
-    wins. Tiers and distances become per-row arrays once, in best()."""
+    """Chunks of candidate rows, each with one tier and order within it (edit distance, own
+    names first); the best entry per row wins. Both become per-row arrays once, in best()."""
 
     rows: list[np.ndarray] = field(default_factory=list)
     tiers: list[int] = field(default_factory=list)
     dists: list[int] = field(default_factory=list)
 
-    def add(self, rows: np.ndarray, tier: int, dist: int = 0) -> None:
+    def add(self, rows: np.ndarray, tier: int, dist: int = 0, alternate: bool = False) -> None:
         if len(rows):
             self.rows.append(rows)
             self.tiers.append(tier)
-            self.dists.append(dist)
+            self.dists.append(2 * dist + alternate)
 
     def count(self) -> int:
         return len(np.unique(np.concatenate(self.rows))) if self.rows else 0
@@ -101,8 +103,11 @@ class Filter:
 def search(index: GeocodingIndex, text: str, *, field_all: bool, country: str | None,
            limit: int) -> list[int]:
     """Rows of the best matches for `text`."""
-    parts = [query_key(p) for p in text.split(",")]
-    name, contexts = parts[0], [p for p in parts[1:] if p]
+    # Empty parts (", paris", "paris, ,") are as if absent: the first non-empty one is the name.
+    parts = [k for k in (query_key(p) for p in text.split(",")) if k]
+    if not parts:
+        return []
+    name, contexts = parts[0], parts[1:]
     base = Filter(index.country_index(country) if country else None)
     hits = Hits()
     if contexts:
@@ -136,8 +141,8 @@ def regions(index: GeocodingIndex, key: str, *, codes: bool) -> tuple[Region, ..
 
 def name_hits(index: GeocodingIndex, hits: Hits, key: str, where: Filter, limit: int,
               typos: bool = True) -> None:
-    """Add exact and prefix matches of one name key, and typo matches when nothing matched
-    exactly and fewer than `limit` places did."""
+    """Add exact and prefix matches of one name key, and typo matches when no name matched
+    exactly (bar misspellings: misspells_own_name) and fewer than `limit` places did."""
     if not key:
         return
     needle = key.encode()[:G.KEY_BYTES]
@@ -154,12 +159,15 @@ def name_hits(index: GeocodingIndex, hits: Hits, key: str, where: Filter, limit:
         own = int(np.searchsorted(index.key_rank[exact], index.size))
     chunks = len(hits.rows)
     hits.add(rows[:own][keep[:own]], TIER_EXACT)
-    hits.add(rows[own:][keep[own:]], TIER_EXACT_ALT)
-    found_exact = len(hits.rows) > chunks
-    positions = np.arange(lo, end)
-    if len(key.encode()) >= G.KEY_BYTES:
+    own_found = len(hits.rows) > chunks
+    alternates = rows[own:][keep[own:]]
+    hits.add(alternates, TIER_EXACT_ALT)
+    if len(needle) < G.KEY_BYTES:
+        positions = np.arange(hi, end)  # after the keys equal to it come the longer ones
+    else:  # truncated: the full keys tell
+        positions = np.arange(lo, end)
         positions = positions[[index.keys_full[int(p)].as_py().startswith(key) for p in positions]]
-    positions = np.setdiff1d(positions, exact, assume_unique=True)
+        positions = np.setdiff1d(positions, exact, assume_unique=True)
     rows = np.asarray(index.key_row[positions])
     keep = where.mask(index, rows)
     positions, rows = positions[keep], rows[keep]
@@ -171,8 +179,19 @@ def name_hits(index: GeocodingIndex, hits: Hits, key: str, where: Filter, limit:
     hits.add(rows[own_name], TIER_PREFIX)
     hits.add(rows[~own_name], TIER_PREFIX_ALT)
     budget = typo_budget(key) if typos else 0
-    if budget and not found_exact and hits.count() < limit:
+    if (budget and not own_found
+            and (not len(alternates) or misspells_own_name(index, alternates, key, budget))
+            and hits.count() < limit):
         typo_hits(index, hits, key, budget, where)
+
+
+def misspells_own_name(index: GeocodingIndex, rows: np.ndarray, key: str, budget: int) -> bool:
+    """True when `key` is within `budget` edits of the own name of one of (the first) `rows`."""
+    # GeoNames records many misspellings among alternate names (London's "Londn"): matching one
+    # does not show that the query was typed as meant. Another word (Zurigo, Gatwick) does.
+    names = index.name
+    return any(OSA.distance(key, query_key(names[row].as_py()), score_cutoff=budget) <= budget
+               for row in rows[:SPELLING_CHECKS].tolist())
 
 
 def _verified(index: GeocodingIndex, lo: int, hi: int, key: str) -> np.ndarray:
@@ -191,16 +210,23 @@ def typo_hits(index: GeocodingIndex, hits: Hits, key: str, budget: int, where: F
         lo = np.searchsorted(index.keys, variants, "left")
         hi = np.searchsorted(index.keys, variants, "right")
         found = hi > lo
-        if not found.any():
-            return
-        positions = np.concatenate([np.arange(a, b) for a, b in zip(lo[found], hi[found])])
-        rows = np.asarray(index.key_row[positions])
-        hits.add(rows[where.mask(index, rows)], TIER_FUZZY, 1)
+        spans = [(int(a), int(b), 1) for a, b in zip(lo[found], hi[found])]
+    else:
+        spans = [(int(index.ukey_start[u]), int(index.ukey_start[u + 1]), d)
+                 for u, d in trigram_candidates(index, key, budget)]
+    if not spans:
         return
-    for ukey, distance in trigram_candidates(index, key, budget):
-        start, stop = int(index.ukey_start[ukey]), int(index.ukey_start[ukey + 1])
-        rows = np.asarray(index.key_row[start:stop])
-        hits.add(rows[where.mask(index, rows)], TIER_FUZZY, distance)
+    positions = np.concatenate([np.arange(a, b) for a, b, _ in spans])
+    distances = np.repeat([d for _, _, d in spans], [b - a for a, b, _ in spans])
+    rows = np.asarray(index.key_row[positions])
+    alternate = np.asarray(index.key_rank[positions]) >= index.size  # contract KEY_RANK
+    keep = where.mask(index, rows)
+    # At each distance own names first: many alternate names are machine transliterations
+    # ("Bergn" for Bergen, "Beren" for Belém), whose near misses are mostly noise.
+    for distance in range(1, budget + 1):
+        for alt in (False, True):
+            hits.add(rows[keep & (distances == distance) & (alternate == alt)], TIER_FUZZY,
+                     distance, alt)
 
 
 def trigram_candidates(index: GeocodingIndex, key: str, budget: int) -> list[tuple[int, int]]:

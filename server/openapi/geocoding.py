@@ -74,21 +74,26 @@ neither, is a 400 (an empty value still counts as given). `language` applies to 
 the search-only parameters (`field`, `country`, `limit`) are ignored in id mode.
 
 **Search (`q`)** answers `{results: [Location], count}` (an empty list when nothing matches).
-Matching is case-, accent- and punctuation-insensitive (`zurich` finds Zürich), covers
-alternate names (Zurigo, Muenchen), airport IATA/ICAO codes and airport names without their
-leading (city) and generic words (`heathrow`, `schiphol`), matches prefixes for typing-as-you-go
-(`zur` finds Zürich), and tolerates typos: none below 4 characters, one edit for 4 to 7, two
-from 8 (a transposition is one edit); typo matches are sought only when no name matches exactly
-and fewer than `limit` places matched. Text after a comma narrows the search to
-a country or first-level region named (or coded) there: `springfield, illinois`, `paris, tx`;
-a part naming no region is ignored. With `field=all` the query may also name an admin1 region
-or country, alone (`bavaria`: the region's places by importance) or after the place name
-(`springfield illinois`, `paris texas`, `san jose costa rica`).
+Matching is case-, accent- and punctuation-insensitive (`zurich` finds Zürich) and ignores
+invisible format characters (zero-width spaces and joiners, soft hyphens), covers alternate
+names (Zurigo, Muenchen), airport IATA/ICAO codes and airport names without their leading (city)
+and generic words (`heathrow`, `schiphol`), matches prefixes for typing-as-you-go (`zur` finds
+Zürich), and tolerates typos: none below 4 characters, one edit for 4 to 7, two from 8 (a
+transposition is one edit); typo matches are sought only when fewer than `limit` places matched
+and no name matched exactly, except an alternate name within the typo budget of its place's own
+name (a recorded misspelling: `londn` finds London, then the other Londons). Text after a comma
+narrows the search to a country or first-level region named (or coded) there: `springfield,
+illinois`, `paris, tx`, `hamilton, waikato` (a region's name may leave out a word such as
+Region, Province or Oblast); a part naming no region is ignored, and so is an empty part (`,
+paris` is `paris`). With `field=all` the query may also name an admin1 region or country, alone
+(`bavaria`: the region's places by importance) or after the place name (`springfield illinois`,
+`paris texas`, `san jose costa rica`).
 
 Results are ordered by match quality first (the place's own name exactly, an airport's codes
 counting as its own name; whole region name; an alternate name exactly; prefix of the own name;
-prefix of an alternate name; typo, then fewer edits), then population (largest first), then
-feature importance (capital, admin seats PPLA to PPLA5, other places, airports last), then id.
+prefix of an alternate name; typo, then fewer edits, an own name before an alternate name), then
+population (largest first), then feature importance (capital, admin seats PPLA to PPLA5, other
+places, airports last), then id.
 
 **Lookup by id (`id`)** answers one `LocationDetail` object (not wrapped in results), which adds
 `admin2_name` and `elevation`. A malformed id is 400; an unknown one is 404.

@@ -23,6 +23,14 @@ from contract import flag_emoji, name_keys, normalise
     ("Москва", "москва"),
     ("東京", "東京"),
     ("!!!", ""),
+    # Invisible format characters (Unicode Cf) inside a word do not split it.
+    ("Par\u200bis", "paris"),         # zero-width space
+    ("Pa\u200cris", "paris"),         # zero-width non-joiner
+    ("Pa\u200dris", "paris"),         # zero-width joiner
+    ("Pa\u2060ris", "paris"),         # word joiner
+    ("\ufeffParis", "paris"),         # byte order mark
+    ("Wester\u00adwald", "westerwald"),  # soft hyphen
+    ("São\u200b Paulo", "sao paulo"),
 ])
 def test_normalise(raw, key):
     assert normalise(raw) == key

@@ -37,6 +37,18 @@ PLACES = [
     # Antarctica's only places are airports (as in the packaged default).
     ("9990102", "Teniente R. Marsh Airport", "TNM,SCRM", "S", "AIRP", "AQ", "", 0,
      "Antarctica/Palmer"),
+    # GeoNames lists the misspelling "Londn" among London's names.
+    ("2643743", "London", "Londn,Londres", "P", "PPLC", "GB", "ENG", 8961989, "Europe/London"),
+    ("4517009", "London", "", "P", "PPL", "US", "OH", 10060, "America/New_York"),
+    # Namesakes in two regions whose admin1 names end in "Region" (Erongo 29, Khomas 21).
+    ("9990103", "Rehoboth", "", "P", "PPL", "NA", "29", 2000, "Africa/Windhoek"),
+    ("9990104", "Rehoboth", "", "P", "PPL", "NA", "21", 1000, "Africa/Windhoek"),
+    # A soft hyphen inside a name (invisible); the larger of two places so called.
+    ("9990105", "Wester\u00adwald", "", "P", "PPL", "DE", "02", 3000, "Europe/Berlin"),
+    ("9990106", "Westerwald", "", "P", "PPL", "DE", "02", 1000, "Europe/Berlin"),
+    # One edit from "mardn": an own name, and an alternate name of a larger place.
+    ("9990107", "Marden", "", "P", "PPL", "US", "TX", 800, "America/Chicago"),
+    ("9990108", "Kestrel", "Mardon", "P", "PPL", "US", "TX", 50000, "America/Chicago"),
 ]
 # Real countryInfo.txt lines (columns up to geonameid) for the countries the places add.
 COUNTRIES = [
@@ -88,6 +100,39 @@ def test_own_name_before_alternate_name_before_prefix(ranked):
     # (and is more populous), then Parisville (a prefix, the most populous of all).
     assert ids(ranked, "paris") == ["2988507", "4717560", "968662", "9990100"]
     assert ids(ranked, "lindon") == ["5777107", "4298960"]
+
+
+@pytest.mark.parametrize("q", [", paris", "paris,", "paris, ,", " ,paris, , "])
+def test_empty_parts_around_commas_are_ignored(ranked, q):
+    assert ids(ranked, q) == ids(ranked, "paris")
+
+
+@pytest.mark.parametrize("q", ["par\u200bis", "pa\u200dris", "\u2060paris", "par\u00adis"])
+def test_invisible_format_characters_in_q_are_ignored(ranked, q):
+    assert ids(ranked, q) == ids(ranked, "paris")
+
+
+def test_invisible_format_characters_in_names_are_ignored(ranked):
+    # Both are exact matches of their own name, so the larger comes first.
+    assert ids(ranked, "westerwald") == ["9990105", "9990106"]
+    assert ids(ranked, "wester\u200bwald") == ["9990105", "9990106"]
+
+
+def test_a_misspelt_alternate_name_keeps_typo_matching_on(ranked):
+    # "Londn" is London's alternate name, and one edit from its own name: the query may be a
+    # typo, so the other Londons come too (after the exact match).
+    assert ids(ranked, "londn") == ["2643743", "4517009"]
+    assert ids(ranked, "london")[:2] == ["2643743", "4517009"]
+
+
+def test_typos_of_own_names_before_typos_of_alternate_names(ranked):
+    assert ids(ranked, "mardn") == ["9990107", "9990108"]
+
+
+@pytest.mark.parametrize("q", ["rehoboth, khomas", "rehoboth, khomas region"])
+def test_a_region_is_named_without_its_kind_word(ranked, q):
+    assert ids(ranked, q) == ["9990104"]
+    assert ids(ranked, "rehoboth") == ["9990103", "9990104"]
 
 
 def test_alternate_names_still_find_the_place_first(ranked):
