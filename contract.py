@@ -47,9 +47,10 @@ class Geocoding:
     KEYS = "geocoding/index/keys.npy"
     KEYS_ARROW = "geocoding/index/keys.arrow"
     KEY_ROW = "geocoding/index/key_row.npy"
-    # The place's rank for keys of its own name (an airport's IATA/ICAO codes count as its
-    # own name); rank + the number of places for keys that come only from alternate names (so
-    # own names sort first, and search ranks own-name matches above alternate-name ones).
+    # The place's rank for keys of its own name (its preferred names in a language and an
+    # airport's IATA/ICAO codes count as its own name); rank + the number of places for keys
+    # that come only from alternate names (so own names sort first, and search ranks own-name
+    # matches above alternate-name ones).
     KEY_RANK = "geocoding/index/key_rank.npy"
     UKEY_START = "geocoding/index/ukey_start.npy"
     TRIGRAMS = "geocoding/index/trigrams.npy"

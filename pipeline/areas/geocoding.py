@@ -24,8 +24,9 @@ from pipeline.sources.gazetteer import Gazetteer
 log = logging.getLogger("pipeline.geocoding")
 # Bump when the derived tables change for the same inputs (part of the data version).
 # 4: airports keep their IATA/ICAO codes from alternateNamesV2; 5: keys without invisible
-# format characters, regions also without their kind word
-BUILDER_REVISION = 5
+# format characters, regions also without their kind word; 6: CLDR city names, preferred names
+# ranked as own names
+BUILDER_REVISION = 6
 LICENCE = ("GeoNames (https://www.geonames.org/), CC BY 4.0 "
            "(https://creativecommons.org/licenses/by/4.0/); transformed: filtered to populated "
            "places and airports, names normalised, admin names joined; provided as is, without "
@@ -88,7 +89,7 @@ def build(datasets: Path, version: Path) -> dict:
     geocoding_index.write_countries(version, countries, country_names)
     # The keys need these columns only; dropping the others frees them.
     places = places.select("row", "rank", "name", "id", "is_airport")
-    names = names.select("id", "name")
+    names = names.select("id", "name", "language", "is_preferred")
     geocoding_keys.write(version, places, names)
     tables = {name: {"file": contract.TABLES[name], "rows": rows[name]} for name in contract.TABLES}
     return _manifest_entry(gazetteer, datasets, coverage, tables,

@@ -52,7 +52,7 @@ _WORD_SPLIT = re.compile(r"[^\w'’`ʻʼ‘]+")
 
 def write(version: Path, places: pl.DataFrame, names: pl.DataFrame) -> None:
     """Write the key and trigram files from places (row, rank, name, id, is_airport) and names
-    (id, name)."""
+    (id, name, language, is_preferred)."""
     # String views: DuckDB scans the columns where polars keeps them, without a copy.
     newest = pl.CompatLevel.newest()
     place_names = places.select("id", "row", "rank", "name").to_arrow(compat_level=newest)
@@ -76,12 +76,15 @@ def write(version: Path, places: pl.DataFrame, names: pl.DataFrame) -> None:
 
 def search_names(places: pl.DataFrame, names: pl.DataFrame) -> pl.DataFrame:
     """(id, name, alternate) of every name but the places' own: alternate names, except an
-    airport's codes, plus the distinctive names of airports (alternate)."""
+    airport's codes and a place's preferred name in a language (the name the API shows for it
+    in that language: "Roma" is Rome's as much as "Rome" is), plus the distinctive names of
+    airports (alternate)."""
     airports = places.filter(pl.col("is_airport")).select("id", "name")
     codes = (names.select("id", "name").with_row_index("i")
              .filter(pl.col("id").is_in(airports["id"].implode()))
              .filter(pl.col("name").str.contains(AIRPORT_CODE))["i"].to_numpy())
-    alternate = np.ones(names.height, dtype=bool)
+    alternate = ~(names["is_preferred"] & names["language"].is_not_null()).fill_null(False) \
+        .to_numpy()
     alternate[codes] = False
     derived = [(i, n) for i, name in airports.iter_rows() for n in airport_names(name)]
     return pl.concat([

@@ -1,4 +1,5 @@
-"""Country names in every CLDR language, from Babel's bundled CLDR data."""
+"""Country names, and the names of the cities that name time zones, in every CLDR language,
+from Babel's bundled CLDR data."""
 
 from __future__ import annotations
 
@@ -35,3 +36,23 @@ def country_names(codes: list[str]) -> pl.DataFrame:
     rows.sort()
     return pl.DataFrame(rows, schema={"code": pl.String, "language": pl.String,
                                       "name": pl.String}, orient="row")
+
+
+def zone_city(zone: str) -> str:
+    """The English exemplar city of a time zone, as CLDR derives it ("America/New_York" ->
+    "New York"); CLDR lists a locale's city only where it differs from this."""
+    return zone.rsplit("/", 1)[-1].replace("_", " ")
+
+
+def zone_city_names(zones: set[str]) -> pl.DataFrame:
+    """Rows (zone, language, name): the exemplar city of each of `zones` in every CLDR
+    language that names it otherwise than English does (it: Europe/Rome -> "Roma")."""
+    rows = set()
+    for ident in language_tags():
+        tag = ident.replace("_", "-")
+        for zone, info in Locale.parse(ident).time_zones.items():
+            city = info.get("city")
+            if zone in zones and city and city != zone_city(zone):
+                rows.add((zone, tag, city))
+    return pl.DataFrame(sorted(rows), schema={"zone": pl.String, "language": pl.String,
+                                              "name": pl.String}, orient="row")

