@@ -203,21 +203,18 @@ def week_facts(stats, highs, wet_days, weekday, fahrenheit, out):
 @njit(cache=True, nogil=True)
 def minutely_facts(rate, kind, probability, out):
     """Facts of the next hour: when precipitation starts or stops (minutes after the first),
-    and what falls; DRY_HOUR when nothing does."""
+    and what falls (the main kind by amount, or mixed, as for periods); DRY_HOUR when nothing
+    does."""
     out[:] = 0
     out[0] = MINUTELY
     n = len(rate) - 1
-    seen = np.zeros(4, dtype=np.int64)
-    kinds, first_kind, peak, top = 0, 0, -np.inf, np.nan
+    amounts = np.zeros(4)
+    peak, top = -np.inf, np.nan
     start1 = end1 = again = -1
     for i in range(n + 1):
         wet = kind[i] > 0
         if wet:
-            if not seen[kind[i]]:
-                seen[kind[i]] = 1
-                kinds += 1
-                if first_kind == 0:
-                    first_kind = kind[i]
+            amounts[kind[i]] += rate[i]
             peak = max(peak, rate[i])
             if probability[i] == probability[i] and not probability[i] <= top:
                 top = probability[i]
@@ -232,10 +229,8 @@ def minutely_facts(rate, kind, probability, out):
     if start1 < 0:
         out[M_CASE] = DRY_HOUR
         return
-    if kinds <= 2:
-        possible = peak < _SURE or (top == top and top < _SURE_P)
-        out[M_KIND], out[M_LEVEL] = first_kind, level(peak, first_kind)
-        out[M_POSSIBLE] = 1 if possible else 0
+    out[M_KIND], out[M_LEVEL], out[M_POSSIBLE] = condition(amounts[1], amounts[2], amounts[3],
+                                                          peak, top)
     if end1 < 0:
         end1 = n
     _minutely_case(start1, end1, again, n, out)

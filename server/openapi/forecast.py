@@ -261,7 +261,9 @@ SCHEMAS = {
     "MinutelyPoint": _MINUTE,
     "MinutelyBlock": _block("MinutelyPoint", "61 entries, one a minute from the start of the "
                                              "current minute; the summary says when "
-                                             "precipitation starts or stops."),
+                                             "precipitation starts or stops, and names its "
+                                             "main kind by amount (mixed when a second kind "
+                                             "makes a quarter of it or more)."),
     "HourlyBlock": _block("HourlyPoint", "48 hours from the current local hour (168 with "
                                          "`extend=hourly`); the summary and the icon cover "
                                          "the next 24 hours (the periods of today and "

@@ -105,6 +105,21 @@ def test_minutely_summaries(wet, expected):
     assert text.render(phrase, "en") == expected
 
 
+
+@pytest.mark.parametrize("snow_from, expected", [
+    (10, "Snow for the hour."),             # 51 of 61 minutes snow after rain: snow, by amount
+    (55, "Light rain for the hour."),       # 6 of 61 minutes snow: rain
+    (20, "Mixed precipitation for the hour."),   # 20 of 61 rain: a sizeable second kind
+])
+def test_the_hours_summary_names_the_main_kind_by_amount(snow_from, expected):
+    rate, kinds, probability = minutes([(0, 61)])
+    kinds[snow_from:] = 2
+    facts = np.empty(F.FACTS, dtype=np.int64)
+    F.minutely_facts(rate, kinds, probability, facts)
+    assert text.render(summary.minutely_phrase_of(tuple(facts.tolist())), "en") == expected
+    icon = text.ICON_CODES[F.summary_icon(facts, 0)]
+    assert icon == {"S": "13", "L": "10", "M": "13"}[expected[0]]
+
 def week(totals, kinds=None, highs=(20, 21, 22, 25, 23, 21, 20)):
     kinds = kinds or [1] * 7
     by_kind = [[t if k == kk else 0.0 for kk in (1, 2, 3)] for t, k in zip(totals, kinds)]
