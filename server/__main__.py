@@ -154,6 +154,8 @@ def serve_command(argv: list[str]) -> int:
         return 2
     if not config.signing_secrets and not _prepare_secrets_file(config):
         return 2
+    from server import numba_cache
+    numba_cache.purge_if_stale()    # once, before any worker loads compiled code
     return serve(config)
 
 

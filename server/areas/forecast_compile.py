@@ -15,6 +15,7 @@ import time
 
 import numpy as np
 
+from server import numba_cache
 from server.areas import forecast_blocks, forecast_render
 from server.areas import forecast_kernels as k
 
@@ -56,6 +57,8 @@ class SyntheticData:
 
 def main() -> None:
     started = time.perf_counter()
+    # Before any compiled code is loaded (importing only declares it; the first call loads).
+    numba_cache.purge_if_stale()
     forecast_blocks.warm_up(SyntheticData())
     print(f"forecast: compiled code ready in {time.perf_counter() - started:.1f} s")
 

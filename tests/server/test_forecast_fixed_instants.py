@@ -177,10 +177,10 @@ def test_the_daily_block_icon_is_the_precipitation_its_summary_names(data):
 
 
 def test_the_minutely_icon_is_the_precipitation_its_summary_names(data):
-    # 20 minutes of rain, then 41 of snow (more of it): the next hour's summary names the
-    # precipitation that falls first, rain, and so does its icon.
+    # 20 minutes of rain, then 41 of snow: rain is a third of the amount, so the next hour's
+    # summary says mixed, as a period's would, and its icon is the mix's (13).
     minutely = answer(data, ZURICH, "2026-03-30T10:40:00")["minutely"]
     kinds = [m["precipitationType"] for m in minutely["data"]]
     assert kinds == ["rain"] * 20 + ["snow"] * 41
-    assert minutely["summary"] == "Rain for the hour."
-    assert minutely["icon"] == "10d"
+    assert minutely["summary"] == "Mixed precipitation for the hour."
+    assert minutely["icon"] == "13d"
