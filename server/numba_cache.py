@@ -35,11 +35,15 @@ def purge_if_stale(root: Path = ROOT) -> bool:
     except OSError:
         pass
     removed = 0
-    for cached in root.rglob("__pycache__/*.nb[ic]"):
-        cached.unlink(missing_ok=True)
-        removed += 1
-    stamp.parent.mkdir(exist_ok=True)
-    stamp.write_text(current + "\n")
+    try:
+        for cached in root.rglob("__pycache__/*.nb[ic]"):
+            cached.unlink(missing_ok=True)
+            removed += 1
+        stamp.parent.mkdir(exist_ok=True)
+        stamp.write_text(current + "\n")
+    except OSError as exc:   # a read-only install: numba cannot cache there either
+        log.warning("numba cache: cannot update %s (%s)", stamp.parent, exc.strerror or exc)
+        return False
     if removed:
         log.info("numba cache: sources changed, %d cached files removed", removed)
     return True

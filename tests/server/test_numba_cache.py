@@ -28,3 +28,11 @@ def test_the_cache_is_purged_when_a_module_with_compiled_code_changes(tmp_path):
     assert numba_cache.purge_if_stale(tmp_path)
     assert not any(path.exists() for path in made)
     assert bytecode.exists()                                 # only numba's files go
+
+
+
+def test_a_cache_that_cannot_be_written_does_not_stop_the_server(tmp_path):
+    # As in a read-only install (a file where __pycache__ would be fails as root too).
+    (tmp_path / "kernels.py").write_text("from numba import njit\n")
+    (tmp_path / "__pycache__").write_text("not a directory")
+    assert not numba_cache.purge_if_stale(tmp_path)
