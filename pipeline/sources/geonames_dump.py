@@ -43,7 +43,7 @@ LANGUAGE_TAG = re.compile(r"^[a-z]{2,3}(-[A-Za-z0-9]{2,8})?$")
 # But an airport's IATA and ICAO codes are what people search it by (the packaged default and
 # the places file's alternatenames column list them among its names): kept for airports, as
 # untagged names (matched, never shown).
-AIRPORT_CODE_TAGS = ("iata", "icao")
+AIRPORT_CODE_TAGS = pa.array(["iata", "icao"])
 BLOCK_BYTES = 16 << 20
 
 
@@ -290,14 +290,12 @@ def read_alternate_names(path: Path, ids: pa.Array | pa.ChunkedArray,
     used = tuple(c for c in ALTNAME_COLUMNS if c not in ("alternatenameid", "from", "to"))
     with Spill() as kept:
         for batch in _batches(path, ALTNAME_COLUMNS, used):
-            batch = _names_kept(batch.filter(wanted.contains(batch.column("geonameid"))),
-                                airports)
-            code = pc.is_in(batch.column("isolanguage"), pa.array(AIRPORT_CODE_TAGS))
-            language = pc.if_else(code, pa.scalar(None, pa.string()), batch.column("isolanguage"))
+            batch, language = _name_rows(
+                batch.filter(wanted.contains(batch.column("geonameid"))), airports)
             flag = lambda c: pc.equal(batch.column(c), "1")  # noqa: E731
             kept.append(pa.table({
                 "id": batch.column("geonameid"), "name": batch.column("alternate_name"),
-                "language": _empty_to_null(language),
+                "language": language,
                 "is_preferred": flag("is_preferred"), "is_short": flag("is_short"),
                 "is_colloquial": flag("is_colloquial"), "is_historic": flag("is_historic"),
             }))
@@ -307,14 +305,17 @@ def read_alternate_names(path: Path, ids: pa.Array | pa.ChunkedArray,
     return empty_names() if names is None else names
 
 
-def _names_kept(batch: pa.RecordBatch, airports: _IdSet) -> pa.RecordBatch:
-    """The rows that are names: a language tag or none, or an airport's IATA or ICAO code."""
+def _name_rows(batch: pa.RecordBatch, airports: _IdSet) -> tuple[pa.RecordBatch, pa.Array]:
+    """The rows that are names (a language tag or none, or an airport's IATA or ICAO code), and
+    their language: null for untagged names and codes, which are matched but never shown."""
     lang = batch.column("isolanguage")
+    code = pc.is_in(lang, value_set=AIRPORT_CODE_TAGS)
     keep = pc.or_(pc.equal(lang, ""), pc.match_substring_regex(lang, LANGUAGE_TAG.pattern))
-    code = pc.is_in(lang, pa.array(AIRPORT_CODE_TAGS))
     if pc.any(code).as_py():   # a batch without codes needs no id test
         keep = pc.or_(keep, pc.and_(code, airports.contains(batch.column("geonameid"))))
-    return batch.filter(keep)
+    kept = batch.filter(keep)
+    untagged = pc.or_(pc.equal(lang, ""), code).filter(keep)
+    return kept, pc.if_else(untagged, pa.scalar(None, pa.string()), kept.column("isolanguage"))
 
 
 class _IdSet:
