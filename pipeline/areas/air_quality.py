@@ -32,7 +32,8 @@ from pipeline.sources import cams, cams_europe, cams_generated, cams_global
 from pipeline.sources.cams import Run
 
 log = logging.getLogger("pipeline.air_quality")
-BUILDER_REVISION = 3     # 2: dust AOD regridded onto the European grid; 3: no AQI columns
+BUILDER_REVISION = 4     # 2: dust AOD regridded onto the European grid; 3: no AQI columns;
+                         # 4: a pole row holds one point's values
 HISTORY_H = max(hours for _, _, hours in AQ.WINDOWS) - 1
 SCRATCH = ".air_quality-scratch"
 SOURCES = {AQ.EUROPE: cams_europe, AQ.GLOBAL: cams_global}
@@ -217,7 +218,8 @@ def _band(domain: str, stitched: Stitched, a: int, b: int, extra=None) -> np.nda
     for name, source, window in AQ.WINDOWS:
         columns[name] = series.trailing_mean(columns[source], window, axis=0)
     stitched.us_aqi_known |= aqi.known(aqi.US_AQI, columns)[skip:].any(axis=(1, 2))
-    return np.stack([columns.get(name, empty)[skip:] for name in VARIABLES[domain]])
+    band = np.stack([columns.get(name, empty)[skip:] for name in VARIABLES[domain]])
+    return grid.one_point_poles(band, stitched.lat[a:b], stitched.lon)
 
 
 def _us_aqi_from(name: str, stitched: Stitched) -> int | None:

@@ -206,6 +206,17 @@ def test_a_pole_has_one_answer_whatever_the_longitude(aq, lat):
     assert all(body == bodies[0] for body in bodies[1:])
 
 
+@pytest.mark.parametrize("lat", [89.999, -89.999])
+@pytest.mark.parametrize("lon", [60, -135, 180])
+def test_points_next_to_a_pole_converge_to_its_answer(aq, lat, lon):
+    # The model's pole row varies along longitude (PM2.5 50 µg/m³ at 60°E, 20 at 0°); the
+    # pipeline writes a pole as one point, its longitude-0 value, so the answer is continuous.
+    assert fetch(aq, f"{lat},{lon}")["current"]["pm25"] == round(float(known.global_pm25(0.0)), 1)
+    # Half way between the last row but one (85°, 50 µg/m³ at 60°E) and the pole (20).
+    halfway = fetch(aq, f"{87.5 if lat > 0 else -87.5},60")["current"]["pm25"]
+    assert halfway == round((float(known.global_pm25(60.0)) + float(known.global_pm25(0.0))) / 2, 1)
+
+
 @pytest.mark.parametrize("coordinates", ["-0,-0", "-0.0,-0.000001", "0,0"])
 def test_a_negative_zero_coordinate_is_echoed_as_zero(aq, coordinates):
     reply = get(f"{aq.url}/air-quality/{coordinates}", {"X-API-Key": aq.key})
