@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import math
 import re
+import unicodedata
 from functools import lru_cache
 from typing import Collection, Mapping
 
@@ -100,14 +101,25 @@ def _language(raw: str, name: str) -> tuple[str, ...]:
 
 
 def free_text(raw: str, name: str) -> str:
-    """Free text, trimmed of surrounding whitespace: a control character (but tab, line feed
-    and carriage return) or bytes that are not UTF-8 anywhere in it are malformed."""
+    """Free text, trimmed of surrounding whitespace and invisible format characters: a control
+    character (but tab, line feed and carriage return) or bytes that are not UTF-8 anywhere in
+    it are malformed."""
     found = CONTROL.search(raw)
     if found:
         what = "bytes that are not UTF-8" if found.group() == "\ufffd" else \
             f"control character U+{ord(found.group()):04X}"
         raise bad_request(name, f"{name} must be text without control characters, got {what}")
-    return raw.strip()
+    text = raw.strip()
+    # A zero-width space, joiner or BOM at an end is no character a person typed (a search
+    # ignores them): "\u200b\u200b" is as empty as "  ".
+    while text and (_invisible(text[0]) or _invisible(text[-1])):
+        text = text[1:] if _invisible(text[0]) else text[:-1]
+        text = text.strip()
+    return text
+
+
+def _invisible(char: str) -> bool:
+    return char > "\x7f" and unicodedata.category(char) == "Cf"
 
 
 def latlon(query: Mapping[str, str]) -> tuple[float, float]:

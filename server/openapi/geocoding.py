@@ -108,7 +108,8 @@ def paths() -> dict:
         ref("schemas", "LocationSearchResults"), ref("schemas", "LocationDetail")]})
     lookup_params = [
         param("q", "query", "Search text (search mode): 2 to 200 characters after trimming "
-              "surrounding whitespace. A control character other than tab, line feed or "
+              "surrounding whitespace and invisible format characters (zero-width space, joiners, "
+              "BOM, soft hyphen; inside the text they are ignored). A control character other than tab, line feed or "
               "carriage return, or bytes that are not UTF-8, are a 400. Required unless `id` "
               "is given.",
               {"type": "string", "minLength": 2, "maxLength": 200}, example="zurich"),

@@ -450,6 +450,19 @@ def test_q_is_trimmed_of_whitespace(server, q):
     assert json_of(f"{server.url}/geocoding/lookup?q={q}")["results"][0]["id"] == ZURICH
 
 
+@pytest.mark.parametrize("q", ["%E2%80%8B%E2%80%8B", "%EF%BB%BF%20%E2%81%A0", "%E2%80%8Bz%C2%AD"])
+def test_q_of_invisible_characters_is_too_short(server, q):
+    # Zero-width space, BOM, word joiner, soft hyphen: trimmed as whitespace is (rule 14).
+    reply = get(f"{server.url}/geocoding/lookup?q={q}")
+    assert reply.status == 400, reply.body
+    assert reply.json()["errors"][0]["parameter"] == "q"
+
+
+def test_q_is_trimmed_of_invisible_characters(server):
+    assert json_of(f"{server.url}/geocoding/lookup?q=%E2%80%8Bzurich%EF%BB%BF")["results"][0][
+        "id"] == ZURICH
+
+
 def test_whitespace_inside_q_separates_words(server):
     assert json_of(f"{server.url}/geocoding/lookup?q=new%0Ayork")["results"][0]["name"] == \
         "New York City"
