@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 import asyncio
+import errno
 import logging
 import multiprocessing
 import os
 import signal
 import socket
+import sys
 from dataclasses import replace
 
 from server.config import Config
@@ -39,7 +41,15 @@ def _redact(record: logging.LogRecord) -> bool:
 
 def serve(config: Config) -> int:
     """Bind the port (0 picks one), announce the URL on stdout, run the worker(s)."""
-    reserved = bind(config.host, config.port)
+    try:
+        if config.port:
+            ensure_free(config.host, config.port)
+        reserved = bind(config.host, config.port)
+    except OSError as exc:      # in use, not ours to bind (< 1024), no such address
+        busy = " (is another server running there?)" if exc.errno == errno.EADDRINUSE else ""
+        print(f"error: cannot serve on {config.host}:{config.port}: {exc.strerror or exc}{busy}",
+              file=sys.stderr)
+        return 2
     port = reserved.getsockname()[1]
     host = f"[{config.host}]" if ":" in config.host else config.host
     print(f"serving {config.build_dir}/current on http://{host}:{port} "
@@ -63,6 +73,16 @@ def serve(config: Config) -> int:
         for process in workers:
             process.terminate()
     return 0
+
+
+def ensure_free(host: str, port: int) -> None:
+    """Raise OSError when something listens on the port already: SO_REUSEPORT would let this
+    server join it, and the two would split its connections (another build, other keys)."""
+    # Only a socket without SO_REUSEPORT is refused a port that any socket listens on.
+    family = socket.AF_INET6 if ":" in host else socket.AF_INET
+    with socket.socket(family, socket.SOCK_STREAM) as probe:
+        probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)  # TIME_WAIT is no owner
+        probe.bind((host, port))
 
 
 def bind(host: str, port: int) -> socket.socket:

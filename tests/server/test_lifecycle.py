@@ -200,6 +200,32 @@ def test_several_workers_share_the_port(tmp_path):
         assert {r.status for r in replies} == {200}
 
 
+@pytest.mark.parametrize("workers", ["1", "2"])
+def test_a_second_server_on_a_busy_port_refuses_to_start(tmp_path, workers):
+    # With SO_REUSEPORT it would join the port and take half its connections.
+    with Server(tmp_path / "empty") as srv:
+        srv.wait_ready()
+        port = srv.url.rsplit(":", 1)[1]
+        second = subprocess.run(
+            [sys.executable, "-m", "server", "--build", str(tmp_path / "other"), "--port", port,
+             "--workers", workers], cwd=ROOT, env=srv.env, capture_output=True, text=True,
+            timeout=60)
+        assert second.returncode == 2 and second.stdout == ""
+        assert f"cannot serve on 127.0.0.1:{port}: Address already in use" in second.stderr
+        assert get(srv.url + "/health").status == 200
+
+
+def test_a_server_restarts_on_its_port_at_once(tmp_path):
+    # Connections the stopped server leaves in TIME_WAIT do not hold the port.
+    with Server(tmp_path / "empty") as srv:
+        srv.wait_ready()
+        port = srv.url.rsplit(":", 1)[1]
+        assert get(srv.url + "/health").status == 200
+    with Server(tmp_path / "empty", None, "--port", port) as again:   # the last --port wins
+        again.wait_ready()
+        assert again.url.endswith(f":{port}")
+
+
 def test_keys_in_requests_the_parser_rejects_are_not_logged(tmp_path):
     secret = "SECRETKEY4567890"
     with Server(tmp_path / "empty") as srv:
