@@ -12,6 +12,8 @@ import socket
 import sys
 from dataclasses import replace
 
+from aiohttp.http_exceptions import HttpProcessingError
+
 from server.config import Config
 
 KEEPALIVE_TIMEOUT_S = 75.0   # aiohttp's web.run_app default
@@ -30,11 +32,21 @@ def configure_logging() -> None:
 
 
 def _redact(record: logging.LogRecord) -> bool:
-    """Keep the event, drop the request bytes: the message template only, no arguments, and
-    the exception's type instead of its text and traceback."""
+    """Keep the event, drop the request bytes: the message template with the client's address
+    only, and the exception's type instead of its text and traceback. A request the parser
+    rejects is the client's error: logged at DEBUG (anyone could fill the log at ERROR)."""
     template = str(record.msg).split("\n")[0][:120]
-    if record.exc_info and record.exc_info[0] is not None:
-        template = f"{template} ({record.exc_info[0].__name__})"
+    if template.endswith(" from %s"):   # aiohttp's argument there is the client's address
+        args = record.args if isinstance(record.args, tuple) else ()
+        remote = args[0] if len(args) == 1 and isinstance(args[0], str) else "-"
+        template = template[:-2] + remote[:64]
+    kind = record.exc_info[0] if record.exc_info else None
+    if kind is not None:
+        if issubclass(kind, HttpProcessingError):
+            if not logging.getLogger(record.name).isEnabledFor(logging.DEBUG):
+                return False
+            record.levelno, record.levelname = logging.DEBUG, "DEBUG"
+        template = f"{template} ({kind.__name__})"
     record.msg, record.args, record.exc_info, record.exc_text = template, (), None, None
     return True
 

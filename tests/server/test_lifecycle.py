@@ -245,6 +245,24 @@ def test_keys_in_requests_the_parser_rejects_are_not_logged(tmp_path):
     assert secret not in srv.log
 
 
+@pytest.mark.parametrize("level", ["INFO", "DEBUG"])
+def test_requests_the_parser_rejects_are_logged_only_at_debug(tmp_path, level):
+    # They are the client's error, and anyone can send them: at ERROR they would flood the log.
+    with Server(tmp_path / "empty", None, WEATHERAPI_LOG_LEVEL=level) as srv:
+        srv.wait_ready()
+        host, port = srv.url.removeprefix("http://").rsplit(":", 1)
+        for _ in range(3):
+            reply = _raw_request(host, int(port), b"GET /x HTTP/1.1\n\n")
+            assert reply.split(b"\r\n")[0].endswith(b" 400 Bad Request"), reply[:100]
+        if level == "DEBUG":
+            lines = srv.wait_log("Error handling request", count=3)
+            assert all("DEBUG" in line and "from 127.0.0.1 (BadStatusLine)" in line
+                       for line in lines), lines
+        assert get(srv.url + "/health").status == 200
+    assert ("Error handling request" in srv.log) == (level == "DEBUG")
+    assert " ERROR " not in srv.log
+
+
 def _raw_request(host: str, port: int, raw: bytes) -> bytes:
     """Send raw bytes; read the answer until the server closes the connection."""
     with socket.create_connection((host, port), timeout=10) as conn:
