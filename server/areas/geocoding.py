@@ -14,7 +14,7 @@ from aiohttp import web
 from contract import Geocoding as G
 from server import params
 from server.areas.geocoding_index import GeocodingIndex
-from server.areas.geocoding_search import search
+from server.areas.geocoding_search import query_parts, search
 from server.errors import ApiError, bad_request
 from server.http import STORE, endpoint
 
@@ -83,6 +83,11 @@ def parse_lookup(query: Mapping[str, str]) -> SearchQuery | IdQuery:
     text = params.free_text(query["q"], "q")
     if len(text) < 2 or len(text) > 200:
         raise bad_request("q", f"q must be 2 to 200 characters after trimming, got {len(text)}")
+    # "a." or "a," is two characters but a one-letter search: a list of every place in "a".
+    parts = query_parts(text)
+    if not parts or len(parts[0]) < 2:
+        raise bad_request("q", "q must name a place with at least 2 letters or digits, got "
+                               f"{params.show(text)}")
     return SearchQuery(text=text, field_all=field_all,
                        country=country.upper() if country else None,
                        limit=limit, languages=languages)

@@ -103,8 +103,7 @@ class Filter:
 def search(index: GeocodingIndex, text: str, *, field_all: bool, country: str | None,
            limit: int) -> list[int]:
     """Rows of the best matches for `text`."""
-    # Empty parts (", paris", "paris, ,") are as if absent: the first non-empty one is the name.
-    parts = [k for k in (query_key(p) for p in text.split(",")) if k]
+    parts = query_parts(text)
     if not parts:
         return []
     name, contexts = parts[0], parts[1:]
@@ -132,6 +131,12 @@ def search(index: GeocodingIndex, text: str, *, field_all: bool, country: str | 
     # Typos in the whole text only matter when it matched nothing as name plus region.
     name_hits(index, hits, name, base, limit, typos=not hits.rows)
     return hits.best(index, limit)
+
+
+def query_parts(text: str) -> list[str]:
+    """The search keys of the comma-separated parts: the name, then its context."""
+    # Empty parts (", paris", "paris, ,") are as if absent: the first non-empty one is the name.
+    return [k for k in (query_key(p) for p in text.split(",")) if k]
 
 
 def regions(index: GeocodingIndex, key: str, *, codes: bool) -> tuple[Region, ...]:

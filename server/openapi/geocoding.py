@@ -71,7 +71,8 @@ _COUNTRY_LIST = ("code", "name", "flag", "population", "continent")
 LOOKUP = """\
 Two modes, chosen by the parameter present. Exactly one of `q` and `id` must be given: both, or
 neither, is a 400 (an empty value still counts as given). `language` applies to both modes;
-the search-only parameters (`field`, `country`, `limit`) are ignored in id mode.
+the search-only parameters (`field`, `country`, `limit`) are validated in id mode (a malformed
+one is a 400, decisions rule 2) but do not change the answer.
 
 **Search (`q`)** answers `{results: [Location], count}` (an empty list when nothing matches).
 Matching is case-, accent- and punctuation-insensitive (`zurich` finds Zürich) and ignores
@@ -108,10 +109,11 @@ def paths() -> dict:
         ref("schemas", "LocationSearchResults"), ref("schemas", "LocationDetail")]})
     lookup_params = [
         param("q", "query", "Search text (search mode): 2 to 200 characters after trimming "
-              "surrounding whitespace and invisible format characters (zero-width space, joiners, "
-              "BOM, soft hyphen; inside the text they are ignored). A control character other than tab, line feed or "
-              "carriage return, or bytes that are not UTF-8, are a 400. Required unless `id` "
-              "is given.",
+              "surrounding whitespace and invisible format characters (zero-width space, "
+              "joiners, BOM, soft hyphen; inside the text they are ignored), whose place name "
+              "(the text before any comma) has at least 2 letters or digits (`a.` is a 400). A "
+              "control character other than tab, line feed or carriage return, or bytes that "
+              "are not UTF-8, are a 400. Required unless `id` is given.",
               {"type": "string", "minLength": 2, "maxLength": 200}, example="zurich"),
         param("id", "query", "Public location id (lookup mode): the GeoNames id as a decimal "
               "string; airports of the packaged offline default build, which have no GeoNames "
