@@ -121,6 +121,9 @@ def presented_key(request: web.Request) -> str | None:
     api_key is no key; two non-empty ones are a 400 (which would the caller mean?)."""
     header = request.headers.get("X-API-Key")
     if header:
+        # Two header lines are one comma-separated list (RFC 9110 5.3): which would it mean?
+        if "," in header or len(request.headers.getall("X-API-Key")) > 1:
+            raise bad_request("X-API-Key", "the X-API-Key header is given more than once")
         return header
     query = request.rel_url.raw_query_string     # as sent, without any fragment
     # Parsing the whole query (yarl) costs time on every request; most carry no api_key
@@ -199,7 +202,12 @@ async def api_middleware(request: web.Request, handler: Handler) -> web.StreamRe
         app = request.app
         by_token = False
         if meta.auth != "none":
-            key, by_token = _authenticate(request, app[KEYS], meta)
+            try:
+                key, by_token = _authenticate(request, app[KEYS], meta)
+            except ApiError as exc:
+                if exc.status == 400 and meta.limited:  # a malformed key: the address pays
+                    await _limit(request, app[CONFIG], app[LIMITER], None, False, headers)
+                raise
             request[AUTHORISED] = key
         if meta.limited:
             limiter = app[LIMITER]
@@ -327,9 +335,13 @@ async def _take(limiter: RateLimiter | SharedRateLimiter, identity: str, limit: 
 
 
 def _not_modified(response: web.StreamResponse) -> web.Response:
-    """A 304 for a 200, keeping the Cache-Control and Vary the handler chose."""
+    """A 304 for a 200, keeping the Cache-Control and Vary the handler chose, and the Vary
+    that compressing the 200 would add (a 304 sends the 200's Vary: RFC 9110 15.4.5)."""
     kept = {name: response.headers[name] for name in ("Cache-Control", "Vary")
             if name in response.headers}
+    body = getattr(response, "body", None)
+    if isinstance(body, (bytes, bytearray)) and len(body) > GZIP_MIN_BYTES:
+        kept["Vary"] = f"{kept['Vary']}, Accept-Encoding" if "Vary" in kept else "Accept-Encoding"
     return web.Response(status=304, headers=kept or None)
 
 

@@ -39,7 +39,8 @@ CORS-open (`Access-Control-Allow-Origin: *`); JSON bodies over 1 KiB are gzip-co
 the client accepts it.
 
 **Keys and limits.** An API key travels in the `X-API-Key` header or the `api_key` query
-parameter (the header wins; an empty `api_key` is none, two non-empty ones are a 400).
+parameter (the header wins; an empty `api_key` is none; two non-empty `api_key`s, or two keys in
+the header, are a 400, which draws from the client address's budget).
 Forecast, air quality and webcam operations need one (403 otherwise); geocoding needs none, and
 a valid key sent there is counted against that key's own limit (an unknown key there is treated
 as no key). Rate limits are token buckets per key, or per client address without a key; calls

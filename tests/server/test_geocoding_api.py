@@ -332,6 +332,21 @@ def test_a_matching_tag_never_skips_validation(server):
     assert again.status == 304 and again.headers["Cache-Control"] == "public, max-age=3600"
 
 
+def test_a_304_varies_as_its_200_does(server):
+    # The 200 is over 1 KiB, so it varies on Accept-Encoding; a cache keys both alike.
+    url = f"{server.url}/geocoding/lookup?q=london&limit=20"
+    full = get(url, {"Accept-Encoding": "gzip"})
+    assert full.status == 200 and full.headers["Vary"] == "Accept-Encoding"
+    again = get(url, {"Accept-Encoding": "gzip", "If-None-Match": full.headers["ETag"]})
+    assert again.status == 304 and again.headers["Vary"] == "Accept-Encoding"
+
+
+def test_a_malformed_key_still_draws_from_the_address_budget(server):
+    reply = get(f"{server.url}/geocoding/lookup?q=zurich&api_key=a&api_key=b")
+    assert reply.status == 400 and reply.json()["errors"][0]["parameter"] == "api_key"
+    assert {"RateLimit-Limit", "RateLimit-Remaining", "RateLimit-Reset"} <= set(reply.headers)
+
+
 def test_keyed_answers_vary_by_key(server):
     """Rule 9 makes answers public; Vary keeps a shared cache from serving a keyed answer to
     a request with another key or none. Keyless areas need no Vary on the key."""

@@ -9,7 +9,7 @@ import tomllib
 import numpy as np
 import pytest
 from aiohttp.test_utils import make_mocked_request
-from multidict import MultiDict
+from multidict import CIMultiDict, MultiDict
 
 from server import params
 from server.areas.geocoding_index import haversine_km
@@ -205,6 +205,17 @@ def test_two_api_keys_are_a_400(query):
         presented_key(make_mocked_request("GET", f"/health?{query}"))
     assert err.value.errors == [{"parameter": "api_key",
                                  "message": "api_key is given more than once"}]
+
+
+@pytest.mark.parametrize("headers", [[("X-API-Key", "k1"), ("X-API-Key", "k2")],
+                                     [("X-API-Key", "k1"), ("X-API-Key", "k1")],
+                                     [("X-API-Key", "k1, k2")]])
+def test_two_api_key_headers_are_a_400(headers):
+    # Two header lines mean the comma-joined list (RFC 9110 5.3); which key would it be?
+    request = make_mocked_request("GET", "/health", headers=CIMultiDict(headers))
+    with pytest.raises(ApiError) as err:
+        presented_key(request)
+    assert err.value.status == 400 and err.value.errors[0]["parameter"] == "X-API-Key"
 
 
 def test_presented_key_header_wins():
