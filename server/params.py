@@ -9,9 +9,9 @@ from functools import lru_cache
 from typing import Collection, Mapping
 
 from contract import Geocoding
+from server import languages
 from server.errors import ApiError, bad_request
 
-LANGUAGE = re.compile(r"[A-Za-z]{2,3}(?:[-_][A-Za-z0-9]{2,8}){0,4}")
 # Unambiguous, so a failed match is linear (no backtracking blow-up on long digit runs).
 NUMBER = re.compile(r"[+-]?(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)(?:[eE][+-]?[0-9]{1,3})?")
 # Bounded (no megabyte numbers to parse) but above any float's shortest repr (24 characters)
@@ -23,6 +23,7 @@ INTEGER = re.compile(r"[+-]?[0-9]{1,18}")
 # hold (trimmed, or read as spaces), and U+FFFD, which is what bytes that are not UTF-8 decode to.
 CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f\ufffd]")
 FALLBACK_LANGUAGE = Geocoding.DEFAULT_LANGUAGE
+assert FALLBACK_LANGUAGE == languages.FALLBACK
 
 
 def once(query: Mapping[str, str], names: Collection[str]) -> None:
@@ -80,24 +81,17 @@ def choice(query: Mapping[str, str], name: str, default: str, allowed: tuple[str
 def language(query: Mapping[str, str], name: str = "language",
              default: str = FALLBACK_LANGUAGE) -> tuple[str, ...]:
     """A well-formed language tag as lookup candidates, most specific first, then English
-    ('pt-BR' -> 'pt-BR', 'pt', 'en'): an unsupported language falls back to English."""
+    ('pt-BR' -> 'pt-BR', 'pt', 'en'; see languages.candidates): an unsupported language falls
+    back to English."""
     return _language(query.get(name, default), name)
 
 
 @lru_cache(maxsize=1024)
 def _language(raw: str, name: str) -> tuple[str, ...]:
-    if not LANGUAGE.fullmatch(raw):
-        raise bad_request(name, f"{name} must be a language code such as en, de or pt-BR, "
-                                f"got {show(raw)}")
-    parts = re.split(r"[-_]", raw)
-    canon = [parts[0].lower()]
-    for part in parts[1:]:
-        canon.append(part.title() if len(part) == 4 else part.upper() if len(part) == 2
-                     else part.lower())
-    candidates = ["-".join(canon[:i]) for i in range(len(canon), 0, -1)]
-    if FALLBACK_LANGUAGE not in candidates:
-        candidates.append(FALLBACK_LANGUAGE)
-    return tuple(candidates)
+    if not languages.well_formed(raw):
+        raise bad_request(name, f"{name} must be a language tag (BCP 47) such as en, de or "
+                                f"pt-BR, got {show(raw)}")
+    return languages.candidates(raw)
 
 
 def free_text(raw: str, name: str) -> str:

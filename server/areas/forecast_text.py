@@ -51,7 +51,8 @@ DEFAULT_LANGUAGE = "en"
 LANGUAGES = frozenset(name[:-3] for name in os.listdir(os.path.dirname(_lang_package.__file__))
                       if name.endswith(".py") and not name.startswith("__"))
 ALIASES = {"nb": "no", "nn": "no", "zh-hant": "zh-tw", "zh-hk": "zh-tw", "zh-mo": "zh-tw",
-           "zh-hans": "zh", "zh-cn": "zh", "zh-sg": "zh", "iw": "he", "in": "id"}
+           "zh-hans": "zh", "zh-cn": "zh", "zh-sg": "zh", "iw": "he", "in": "id",
+           "sr-latn": "sr"}    # the package's Serbian is written in Latin letters
 
 
 def language(candidates: tuple[str, ...]) -> str:

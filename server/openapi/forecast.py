@@ -230,10 +230,11 @@ def paths() -> dict:
                "pirateweather-translations (ar, az, be, bg, bn, bs, ca, cs, cy, da, de, el, en, "
                "eo, es, et, fa, fi, fr, ga, gd, he, hi, hr, hu, id, is, it, ja, ka, kn, ko, kw, "
                "lv, ml, mr, nl, no, pa, pl, pt, ro, ru, sk, sl, sr, sv, ta, te, tet, tr, uk, ur, "
-               "vi, zh, zh-tw); a region falls back to its language (pt-BR to pt, zh-Hant to "
-               "zh-tw, nb to no). A well-formed but unsupported code falls back to English; a "
-               "malformed one is 400.",
-               {"type": "string", "pattern": LANGUAGE, "default": "en"}),
+               "vi, x-pig-latin, zh, zh-tw); a region falls back to its language (pt-BR to pt; "
+               "zh-TW, zh-HK and zh-Hant to zh-tw; nb to no; sr-Latn to sr, which the package "
+               "writes in Latin letters). A well-formed BCP 47 tag (extensions and private use "
+               "included) that is not supported falls back to English; a malformed one is 400.",
+               {"type": "string", "pattern": LANGUAGE, "maxLength": 64, "default": "en"}),
          param("extend", "query", "`hourly` extends the hourly block to 168 hours (as far as "
                "the data reaches).", {"type": "string", "enum": ["hourly"]}),
          param("exclude", "query", "Comma-separated blocks to omit: an excluded block is "

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from contract import Geocoding
+from server import languages
 
 JSON = "application/json"
 PROBLEM_JSON = "application/problem+json"
@@ -11,7 +12,7 @@ CACHING = ("ETag", "X-Data-Version", "Cache-Control")
 OPTIONAL_KEY = [{}, {"ApiKeyHeader": []}, {"ApiKeyQuery": []}]
 KEY = [{"ApiKeyHeader": []}, {"ApiKeyQuery": []}]
 NUMBER = r"[+-]?(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][+-]?[0-9]{1,3})?"
-LANGUAGE = r"^[A-Za-z]{2,3}(?:[-_][A-Za-z0-9]{2,8}){0,4}$"
+LANGUAGE = f"^(?:{languages.PATTERN})$"
 COUNTRY = "^[A-Za-z]{2}$"
 LOCATION_ID = f"^(?:{Geocoding.PUBLIC_ID})$"
 
@@ -158,17 +159,21 @@ def limit(default: int, maximum: int, what: str) -> dict:
 
 
 LANGUAGE_TEXT = (
-    "Language for names: a tag such as `de`, `fr`, `pt-BR` or `zh-Hant` (case-insensitive, `_` "
-    "accepted for `-`). Place names use the place's name in that language, trying the full tag "
-    "and then shorter prefixes (`pt-BR`, then `pt`), then English, else the place's default "
-    "(GeoNames) name; `country_name` comes from the Unicode CLDR in that language, else "
-    "English. A well-formed tag the data does not cover falls back to English; a malformed one "
-    "is 400.")
+    "Language for names: a BCP 47 tag such as `de`, `fr`, `pt-BR`, `zh-TW` or `sr-Latn` "
+    "(case-insensitive, `_` accepted for `-`; extensions and private use such as "
+    "`ja-JP-u-ca-japanese` are accepted and ignored). Place names use the place's name in that "
+    "language, trying the full tag, then the language with its region, then with its script "
+    "(as CLDR's likely subtags give it: `zh-TW` is `zh-Hant`), then the language alone when it "
+    "is written in that script (`zh-TW` never shows Simplified `zh` names, `sr-Latn` never "
+    "Cyrillic `sr` ones), then English, else the place's default (GeoNames) name; "
+    "`country_name` comes from the Unicode CLDR in that language, else English. A well-formed "
+    "tag the data does not cover falls back to English; a malformed one is 400.")
 
 
 def language(name: str = "language") -> dict:
     """The language parameter."""
     return param(name, "query", LANGUAGE_TEXT, {"type": "string", "pattern": LANGUAGE,
+                                                "maxLength": languages.MAX_CHARS,
                                                 "default": "en"})
 
 

@@ -28,6 +28,18 @@ def test_a_zone_city_is_named_in_the_language_asked_for(server, language, name):
     assert lookup(server, id=ROME, language=language)["name"] == name
 
 
+@pytest.mark.parametrize("language, name, country", [
+    ("zh-TW", "倫敦", "英國"), ("zh-HK", "倫敦", "英國"), ("zh", "伦敦", "英国"),
+    ("sr-Latn", "London", "Ujedinjeno Kraljevstvo"), ("sr-ME", "London", "Ujedinjeno Kraljevstvo"),
+    ("sr", "Лондон", "Уједињено Краљевство"),
+])
+def test_a_language_is_never_shown_in_another_script(server, language, name, country):
+    # zh-TW is written in Traditional characters, zh in Simplified; sr-Latn's London is the
+    # English name (so not stored apart), and must not fall back to Cyrillic sr.
+    place = lookup(server, id=LONDON, language=language)
+    assert (place["name"], place["country_name"]) == (name, country)
+
+
 @pytest.mark.parametrize("q, place_id", [("Roma", ROME), ("Rom", ROME), ("Londres", LONDON),
                                          ("ローマ", ROME)])
 def test_a_name_languages_agree_on_ranks_as_the_places_own(server, q, place_id):

@@ -251,13 +251,18 @@ def test_exclude_leaves_blocks_out(forecast_server):
     ("de", "In der kommenden Stunde leicht bewölkt"), ("fr", "Faibles passages nuageux"),
     ("pt-BR", None),
     ("zh-TW", None), ("xx", "Partly cloudy"), ("EN", "Partly cloudy"),
+    # Well-formed BCP 47 (rule 30): extensions and private use are ignored, or all there is.
+    ("de-CH-u-ca-gregory", "In der kommenden Stunde leicht bewölkt"),
+    ("en-US-x-twain", "Partly cloudy"), ("x-pig-latin", "Artlypay"),
+    ("sr-Latn", None),
 ])
 def test_summaries_in_the_requested_language(forecast_server, lang, expected):
     body = forecast(forecast_server, lang=lang)
     summary = body["minutely"]["summary"]
     if expected:
         assert summary.startswith(expected)
-    assert summary != forecast(forecast_server)["minutely"]["summary"] or lang in ("xx", "EN")
+    assert summary != forecast(forecast_server)["minutely"]["summary"] or lang in (
+        "xx", "EN", "en-US-x-twain")
 
 
 @pytest.mark.parametrize("path, parameter", [

@@ -19,7 +19,7 @@ REPO = Path(__file__).resolve().parents[2]
 if str(REPO) not in sys.path:  # plain `pytest` does not put the checkout on sys.path
     sys.path.insert(0, str(REPO))
 
-from server import openapi, params  # noqa: E402
+from server import languages, openapi  # noqa: E402
 from server.app import create_app  # noqa: E402
 from server.areas import geocoding, webcams_params  # noqa: E402
 from server.config import Config  # noqa: E402
@@ -140,7 +140,7 @@ def test_documented_patterns_are_the_servers():
     lookup = "/geocoding/lookup"
     assert parameter(lookup, "id")["schema"]["pattern"] in anchored(geocoding.ID.pattern)
     assert parameter(lookup, "country")["schema"]["pattern"] in anchored(geocoding.COUNTRY.pattern)
-    assert parameter(lookup, "language")["schema"]["pattern"] in anchored(params.LANGUAGE.pattern)
+    assert parameter(lookup, "language")["schema"]["pattern"] in anchored(languages.PATTERN)
     code = parameter("/geocoding/countries/{code}", "code")["schema"]["pattern"]
     assert code in anchored(geocoding.COUNTRY.pattern)
     schema_id = DOC["components"]["schemas"]["Location"]["properties"]["id"]["pattern"]

@@ -11,7 +11,7 @@ import pytest
 from aiohttp.test_utils import make_mocked_request
 from multidict import CIMultiDict, MultiDict
 
-from server import params
+from server import languages, params
 from server.areas.geocoding_index import haversine_km
 from server.areas.geocoding_search import edits1, typo_budget
 from server.errors import ApiError
@@ -119,7 +119,8 @@ def test_once_refuses_a_parameter_read_twice(query, repeated):
 @pytest.mark.parametrize("raw, text", [
     (" zurich\t", "zurich"), ("new\nyork", "new\nyork"), ("\r\nzu rich\u3000", "zu rich"),
     ("St. John’s", "St. John’s"),
-    ("\u200bzurich", "\u200bzurich"),         # a format character (Cf) is text
+    ("\u200bzurich\ufeff", "zurich"),          # a format character (Cf) at an end is trimmed
+    ("zu\u200brich", "zu\u200brich"),          # inside, it is text (the search ignores it)
 ])
 def test_free_text_is_trimmed(raw, text):
     assert params.free_text(raw, "q") == text
@@ -136,11 +137,47 @@ def test_free_text_refuses_control_characters_and_bytes_that_are_not_utf8(raw, w
 
 
 @pytest.mark.parametrize("raw, candidates", [
-    ("de", ("de", "en")), ("pt-br", ("pt-BR", "pt", "en")), ("zh_hant", ("zh-Hant", "zh", "en")),
-    ("EN", ("en",)),
+    ("de", ("de", "en")), ("pt-br", ("pt-BR", "pt", "en")), ("zh_hant", ("zh-Hant", "en")),
+    ("EN", ("en", "en-Latn")),
+    # A region or script never falls back to names of another script.
+    ("zh-TW", ("zh-TW", "zh-Hant", "en")), ("zh", ("zh", "zh-Hans", "en")),
+    ("zh-Hant-HK", ("zh-Hant-HK", "zh-HK", "zh-Hant", "en")), ("sr-Latn", ("sr-Latn", "en")),
+    ("sr-ME", ("sr-ME", "sr-Latn", "en")), ("sr", ("sr", "sr-Cyrl", "en")),
+    # Variants are tried first; extensions and private use are dropped, unless they are all.
+    ("de-CH-1996", ("de-CH-1996", "de-CH", "de", "en")),
+    ("ja-JP-u-ca-japanese", ("ja-JP", "ja", "en")), ("en-US-x-twain", ("en-US", "en-Latn", "en")),
+    ("x-pig-latin", ("x-pig-latin", "en")), ("i-klingon", ("i-klingon", "en")),
 ])
 def test_language_candidates(raw, candidates):
     assert params.language({"language": raw}) == candidates
+
+
+@pytest.mark.parametrize("raw", ["en-12", "pt-br-xx", "e", "en--us", "en-", "x", "x-", "en-x",
+                                 "1en", "en-US-u", "a" * 9, "en-" + "a" * 9, "de-" + "-de" * 30,
+                                 "zh-yue-yue-yue-yue", "en US", "en-US-" + "1996-" * 20 + "x-a"])
+def test_malformed_language_tags_are_400(raw):
+    with pytest.raises(ApiError) as err:
+        params.language({"lang": raw}, "lang")
+    assert err.value.status == 400 and err.value.errors[0]["parameter"] == "lang"
+
+
+def test_the_likely_scripts_are_cldrs():
+    # server.languages copies CLDR's likely scripts (babel's likely_subtags) of the languages
+    # CLDR writes in more than one script, so that the server need not load babel.
+    from babel import localedata
+    from babel.core import get_global
+
+    likely = get_global("likely_subtags")
+    several = {i.split("_")[0] for i in localedata.locale_identifiers()
+               if len(i.split("_")) > 1 and len(i.split("_")[1]) == 4}
+    expected = {}
+    for language in several:
+        default = likely[language].split("_")[1]
+        regions = {k.split("_")[1]: v.split("_")[1] for k, v in likely.items()
+                   if k.split("_")[0] == language and len(k.split("_")) == 2
+                   and len(k.split("_")[1]) == 2 and v.split("_")[1] != default}
+        expected[language] = (default, regions)
+    assert languages.SCRIPTS == expected
 
 
 @pytest.mark.parametrize("name", ["keys.json", "keys.toml"])
