@@ -22,8 +22,11 @@ POLE_LON = contract.Grid.POLE_LON
 
 
 def point_lon(lat: float, lon: float) -> float:
-    """The longitude a point's values and timezone are taken at: POLE_LON at a pole."""
-    return POLE_LON if abs(lat) >= 90.0 else lon
+    """The longitude a point's values and timezone are taken at: POLE_LON at a pole, 180 for
+    -180 (one meridian: the nautical zones either side of it are a day apart)."""
+    if abs(lat) >= 90.0:
+        return POLE_LON
+    return 180.0 if lon == -180.0 else lon
 
 
 class PointGrid:

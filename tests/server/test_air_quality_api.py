@@ -206,6 +206,15 @@ def test_a_pole_has_one_answer_whatever_the_longitude(aq, lat):
     assert all(body == bodies[0] for body in bodies[1:])
 
 
+def test_longitude_180_and_minus_180_are_one_place(aq):
+    for _ in range(3):           # the answers name the hour: the same hour for both
+        east, west = fetch(aq, "-40,180"), fetch(aq, "-40,-180")
+        if east["current"]["time"] == west["current"]["time"]:
+            break
+    assert (east.pop("longitude"), west.pop("longitude")) == (180, -180)
+    assert east["timezone"] == "Etc/GMT-12" and east == west
+
+
 @pytest.mark.parametrize("lat", [89.999, -89.999])
 @pytest.mark.parametrize("lon", [60, -135, 180])
 def test_points_next_to_a_pole_converge_to_its_answer(aq, lat, lon):

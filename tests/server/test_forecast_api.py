@@ -479,6 +479,19 @@ def test_a_pole_has_one_answer_whatever_the_longitude(forecast_server, lat, time
     assert all(body == bodies[0] for body in bodies[1:])
 
 
+@pytest.mark.parametrize("lat, timezone", [(0, "Etc/GMT-12"), (-40, "Etc/GMT-12"),
+                                           (52, "America/Adak")])    # Aleutian waters
+def test_longitude_180_and_minus_180_are_one_place(forecast_server, lat, timezone):
+    # The nautical zones either side of the date line (Etc/GMT-12, Etc/GMT+12) are a day
+    # apart: one meridian gets one timezone, offset and weekday names (those of 180).
+    for _ in range(3):           # the answers name the minute: the same minute for both
+        east, west = (forecast(forecast_server, (lat, lon), units="si") for lon in (180, -180))
+        if east["currently"]["time"] == west["currently"]["time"]:
+            break
+    assert (east.pop("longitude"), west.pop("longitude")) == (180, -180)
+    assert east["timezone"] == timezone and east == west
+
+
 @pytest.mark.parametrize("lat", [89.999, -89.999])
 def test_points_near_a_pole_answer_as_the_pole(forecast_server, lat):
     # The input's pole rows vary with longitude; the pipeline keeps each as one point (its
