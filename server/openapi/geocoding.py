@@ -32,7 +32,9 @@ _LOCATION = {
                                      "digital elevation model)."),
     "feature_code": {"type": "string", "description": "GeoNames feature code, e.g. PPL "
                      "(populated place), PPLA (seat of a first-order division), PPLC (capital), "
-                     "AIRP (airport).", "examples": ["PPLA", "AIRP"]},
+                     "AIRP (airport). The packaged offline default build has only PPL, PPLC "
+                     "and AIRP (its sources carry no feature codes).",
+                     "examples": ["PPLA", "AIRP"]},
 }
 _SEARCH_FIELDS = ("id", "name", "lat", "lon", "country_code", "country_name", "admin1_name",
                   "timezone", "population", "feature_code")
