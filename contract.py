@@ -350,6 +350,9 @@ _FOLD = str.maketrans({
 })
 _GERMAN = str.maketrans({"ä": "ae", "ö": "oe", "ü": "ue"})
 _APOSTROPHES = re.compile(r"['’`ʻʼ‘]")
+# Apostrophes that also part words ("Côte d'Ivoire" is typed "cote d ivoire" too); not the
+# ʻokina, a letter of Hawaiian and Uzbek names.
+_SPACED_APOSTROPHES = re.compile(r"['’`ʼ‘]")
 _NON_WORD = re.compile(r"[\W_]+")
 
 
@@ -365,11 +368,15 @@ def normalise(text: str) -> str:
 
 
 def name_keys(name: str) -> set[str]:
-    """All search keys of one name: the normalised form plus the German ae/oe/ue spelling."""
-    keys = {normalise(name)}
+    """All search keys of one name: normalised, also with ae/oe/ue for ä/ö/ü and with
+    apostrophes read as spaces."""
     folded = name.casefold()
+    spellings = {folded}
     if any(c in folded for c in "äöü"):
-        keys.add(normalise(folded.translate(_GERMAN)))
+        spellings.add(folded.translate(_GERMAN))
+    if _SPACED_APOSTROPHES.search(folded):
+        spellings |= {_SPACED_APOSTROPHES.sub(" ", s) for s in spellings}
+    keys = {normalise(spelling) for spelling in spellings}
     keys.discard("")
     return keys
 

@@ -43,6 +43,18 @@ def test_name_keys_add_the_german_transliteration():
     assert name_keys("...") == set()
 
 
+@pytest.mark.parametrize("name, keys", [
+    ("Côte d'Ivoire", {"cote divoire", "cote d ivoire"}),
+    ("L’Aquila", {"laquila", "l aquila"}),
+    ("Villeneuve-d'Ascq", {"villeneuve dascq", "villeneuve d ascq"}),
+    ("St. John's", {"st johns", "st john s"}),
+    # The Hawaiian ʻokina is a letter: no word break there.
+    ("Hawaiʻi", {"hawaii"}),
+])
+def test_name_keys_also_read_an_apostrophe_as_a_space(name, keys):
+    assert name_keys(name) == keys
+
+
 @pytest.mark.parametrize("code, flag", [("CH", "🇨🇭"), ("na", "🇳🇦"), ("XK", "🇽🇰")])
 def test_flag_emoji(code, flag):
     assert flag_emoji(code) == flag

@@ -83,6 +83,13 @@ def test_field_all_matches_regions_and_countries(server):
     assert "Munich" not in {r["name"] for r in search(server, "bavaria")["results"]}
 
 
+def test_country_names_with_an_apostrophe_read_as_a_space(server):
+    for q in ("cote d ivoire", "cote d'ivoire", "cote divoire"):
+        top = first(server, q, field="all")
+        assert top["country_code"] == "CI", q
+    assert first(server, "san pedro, cote d ivoire")["country_code"] == "CI"
+
+
 def test_search_result_shape_and_order(server):
     body = search(server, "Springfield", limit=5)
     assert body["count"] == len(body["results"]) == 5

@@ -49,6 +49,9 @@ PLACES = [
     # One edit from "mardn": an own name, and an alternate name of a larger place.
     ("9990107", "Marden", "", "P", "PPL", "US", "TX", 800, "America/Chicago"),
     ("9990108", "Kestrel", "Mardon", "P", "PPL", "US", "TX", 50000, "America/Chicago"),
+    # An apostrophe in a name, and a smaller place whose name also starts with "laq".
+    ("3175121", "L'Aquila", "", "P", "PPLA", "IT", "65", 33691, "Europe/Rome"),
+    ("9990109", "Laquinta", "", "P", "PPL", "IT", "65", 500, "Europe/Rome"),
 ]
 # Real countryInfo.txt lines (columns up to geonameid) for the countries the places add.
 COUNTRIES = [
@@ -61,6 +64,7 @@ COUNTRIES = [
     "\t2635167",
     "SI\tSVN\t705\tSI\tSlovenia\tLjubljana\t20273\t2067372\tEU\t.si\tEUR\tEuro\t386\t\t\t\t"
     "3190538",
+    "IT\tITA\t380\tIT\tItaly\tRome\t301230\t60431283\tEU\t.it\tEUR\tEuro\t39\t\t\t\t3175395",
     "AQ\tATA\t010\tAY\tAntarctica\t\t14000000\t0\tAN\t.aq\t\t\t\t\t\t\t6697173",
     "BV\tBVT\t074\tBV\tBouvet Island\t\t49\t0\tAN\t.bv\tNOK\tKrone\t\t\t\t\t3371123",
 ]
@@ -127,6 +131,11 @@ def test_a_misspelt_alternate_name_keeps_typo_matching_on(ranked):
 
 def test_typos_of_own_names_before_typos_of_alternate_names(ranked):
     assert ids(ranked, "mardn") == ["9990107", "9990108"]
+
+
+@pytest.mark.parametrize("q", ["l'aquila", "l aquila", "laquila", "l aq", "l'aq"])
+def test_an_apostrophe_is_also_read_as_a_space(ranked, q):
+    assert ids(ranked, q)[0] == "3175121"
 
 
 @pytest.mark.parametrize("q", ["rehoboth, khomas", "rehoboth, khomas region"])
