@@ -25,7 +25,8 @@ log = logging.getLogger("pipeline.geocoding")
 # Bump when the derived tables change for the same inputs (part of the data version).
 # 4: airports keep their IATA/ICAO codes from alternateNamesV2; 5: keys without invisible
 # format characters, regions also without their kind word; 6: CLDR city names, preferred names
-# ranked as own names; 7: names also keyed with apostrophes read as spaces
+# ranked as own names; 7: names also keyed with apostrophes read as spaces, and with
+# Saint/St., Sainte/Ste., Mount/Mt., Fort/Ft. spelt the other way
 BUILDER_REVISION = 7
 LICENCE = ("GeoNames (https://www.geonames.org/), CC BY 4.0 "
            "(https://creativecommons.org/licenses/by/4.0/); transformed: filtered to populated "

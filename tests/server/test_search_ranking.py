@@ -52,6 +52,9 @@ PLACES = [
     # An apostrophe in a name, and a smaller place whose name also starts with "laq".
     ("3175121", "L'Aquila", "", "P", "PPLA", "IT", "65", 33691, "Europe/Rome"),
     ("9990109", "Laquinta", "", "P", "PPL", "IT", "65", 500, "Europe/Rome"),
+    # Saint written out and abbreviated.
+    ("9990110", "St. Marys", "", "P", "PPL", "US", "TX", 3000, "America/Chicago"),
+    ("9990111", "Saint Marys", "", "P", "PPL", "US", "TX", 1000, "America/Chicago"),
 ]
 # Real countryInfo.txt lines (columns up to geonameid) for the countries the places add.
 COUNTRIES = [
@@ -136,6 +139,12 @@ def test_typos_of_own_names_before_typos_of_alternate_names(ranked):
 @pytest.mark.parametrize("q", ["l'aquila", "l aquila", "laquila", "l aq", "l'aq"])
 def test_an_apostrophe_is_also_read_as_a_space(ranked, q):
     assert ids(ranked, q)[0] == "3175121"
+
+
+@pytest.mark.parametrize("q", ["st marys", "st. marys", "saint marys", "st mar", "saint mar"])
+def test_saint_and_st_are_one_word(ranked, q):
+    # Both are exact matches of their own name whichever way it is written: the larger first.
+    assert ids(ranked, q) == ["9990110", "9990111"]
 
 
 @pytest.mark.parametrize("q", ["rehoboth, khomas", "rehoboth, khomas region"])
