@@ -147,6 +147,15 @@ def test_saint_and_st_are_one_word(ranked, q):
     assert ids(ranked, q) == ["9990110", "9990111"]
 
 
+@pytest.mark.parametrize("q, expected", [
+    ("rehoboth, kh", ["9990104"]),     # ISO 3166-2 NA-KH: Khomas Region
+    ("rehoboth, er", ["9990103"]),     # NA-ER: Erongo Region (er is also Eritrea)
+    ("munich, by", [MUNICH]),          # DE-BY: Bavaria (by is also Belarus)
+])
+def test_a_region_is_named_by_its_iso_code(ranked, q, expected):
+    assert ids(ranked, q) == expected
+
+
 @pytest.mark.parametrize("q", ["rehoboth, khomas", "rehoboth, khomas region"])
 def test_a_region_is_named_without_its_kind_word(ranked, q):
     assert ids(ranked, q) == ["9990104"]
