@@ -350,7 +350,20 @@ _FOLD = str.maketrans({
 })
 _GERMAN = str.maketrans({"ä": "ae", "ö": "oe", "ü": "ue"})
 _APOSTROPHES = re.compile(r"['’`ʻʼ‘]")
+# Apostrophes that also part words ("Côte d'Ivoire" is typed "cote d ivoire" too); not the
+# ʻokina, a letter of Hawaiian and Uzbek names.
+_SPACED_APOSTROPHES = re.compile(r"['’`ʼ‘]")
 _NON_WORD = re.compile(r"[\W_]+")
+# Words of names written either way (normalised): a name has a key for each spelling. Sankt
+# is also abbreviated St. ("st polten" finds Sankt Pölten), but St. is not read as Sankt:
+# GeoNames writes Sankt out in German names, and a sankt key for every English and French
+# St. name would find nothing anyone types.
+ABBREVIATIONS = {
+    "st": ("saint",), "saint": ("st",), "ste": ("sainte",), "sainte": ("ste",),
+    "mt": ("mount",), "mount": ("mt",), "ft": ("fort",), "fort": ("ft",), "sankt": ("st",),
+}
+# Words spelt both ways per name (2 ** 3 keys at most); names rarely have more than one.
+_ABBREVIATED_WORDS = 3
 
 
 def normalise(text: str) -> str:
@@ -365,13 +378,29 @@ def normalise(text: str) -> str:
 
 
 def name_keys(name: str) -> set[str]:
-    """All search keys of one name: the normalised form plus the German ae/oe/ue spelling."""
-    keys = {normalise(name)}
+    """All search keys of one name: normalised, also with ae/oe/ue for ä/ö/ü, with apostrophes
+    read as spaces, and with the other spelling of ABBREVIATIONS before the last word."""
     folded = name.casefold()
+    spellings = {folded}
     if any(c in folded for c in "äöü"):
-        keys.add(normalise(folded.translate(_GERMAN)))
+        spellings.add(folded.translate(_GERMAN))
+    if _SPACED_APOSTROPHES.search(folded):
+        spellings |= {_SPACED_APOSTROPHES.sub(" ", s) for s in spellings}
+    keys = set()
+    for spelling in spellings:
+        keys.update(_spelt_both_ways(normalise(spelling)))
     keys.discard("")
     return keys
+
+
+def _spelt_both_ways(key: str) -> list[str]:
+    """The key with each abbreviated word (not the last: "Main St" is a street) either way."""
+    words = key.split(" ")
+    variants = [words]
+    at = [i for i, w in enumerate(words[:-1]) if w in ABBREVIATIONS][:_ABBREVIATED_WORDS]
+    for i in at:
+        variants += [v[:i] + [other] + v[i + 1:] for v in variants for other in ABBREVIATIONS[v[i]]]
+    return [" ".join(v) for v in variants]
 
 
 def flag_emoji(code: str) -> str:

@@ -25,12 +25,15 @@ log = logging.getLogger("pipeline.geocoding")
 # Bump when the derived tables change for the same inputs (part of the data version).
 # 4: airports keep their IATA/ICAO codes from alternateNamesV2; 5: keys without invisible
 # format characters, regions also without their kind word; 6: CLDR city names, preferred names
-# ranked as own names
-BUILDER_REVISION = 6
+# ranked as own names; 7: names also keyed with apostrophes read as spaces, and with
+# Saint/St., Sainte/Ste., Mount/Mt., Fort/Ft. spelt the other way; admin1 regions also
+# named by their ISO 3166-2 codes
+BUILDER_REVISION = 7
 LICENCE = ("GeoNames (https://www.geonames.org/), CC BY 4.0 "
            "(https://creativecommons.org/licenses/by/4.0/); transformed: filtered to populated "
            "places and airports, names normalised, admin names joined; provided as is, without "
-           "warranty. Country names: Unicode CLDR via Babel (Unicode licence).")
+           "warranty. Country names: Unicode CLDR via Babel (Unicode licence). Region codes: ISO "
+           "3166-2 via pycountry (LGPL 2.1).")
 
 
 def build(datasets: Path, version: Path) -> dict:

@@ -21,6 +21,7 @@ import contract
 from contract import Geocoding as G
 from pipeline.areas import geocoding_nearest
 from pipeline.io import fixed_width_bytes, write_arrow, write_npy
+from pipeline.sources import iso3166
 from pipeline.science.sphere import unit_vectors
 
 log = logging.getLogger("pipeline.geocoding")
@@ -121,11 +122,17 @@ def write_regions(version: Path, places: pl.DataFrame, admin1: pl.DataFrame,
     idx = {c: i for i, c in enumerate(countries["code"].to_list())}
     for code, name in country_names.select("code", "name").unique().iter_rows():
         entries.append(("country", idx[code], name, False))
-    for row in admin1.iter_rows(named=True):
+    iso_codes = iso3166.subdivision_codes(admin1)
+    log.info("admin1 regions with an ISO 3166-2 code: %d of %d",
+             sum(c is not None for c in iso_codes), admin1.height)
+    for row, iso_code in zip(admin1.iter_rows(named=True), iso_codes):
         for name in region_names(row["admin1_name"]):
             entries.append(("admin1", row["admin1_idx"], name, False))
-        code = row["admin1_code"]
-        if code and code.isalpha() and len(code) == 2:
+        # GeoNames' own code where it is two letters (US states: TX, as ISO's), and ISO's
+        # (CA-ON: ON, where GeoNames has 08).
+        own = row["admin1_code"]
+        own = own if own and own.isalpha() and len(own) == 2 else None
+        for code in {own, iso_code} - {None}:
             entries.append(("admin1", row["admin1_idx"], code, True))
     regions = pl.DataFrame(
         [(kind, region, key, is_code) for kind, region, name, is_code in entries

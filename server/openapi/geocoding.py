@@ -77,8 +77,11 @@ the search-only parameters (`field`, `country`, `limit`) are validated in id mod
 one is a 400, decisions rule 2) but do not change the answer.
 
 **Search (`q`)** answers `{results: [Location], count}` (an empty list when nothing matches).
-Matching is case-, accent- and punctuation-insensitive (`zurich` finds Zürich) and ignores
-invisible format characters (zero-width spaces and joiners, soft hyphens), covers alternate
+Matching is case-, accent- and punctuation-insensitive (`zurich` finds Zürich; an apostrophe
+may also be typed as a space: `cote d ivoire`, `l aquila`) and ignores invisible format
+characters (zero-width spaces and joiners, soft hyphens). Saint and St., Sainte and Ste., Mount
+and Mt., Fort and Ft. are one word before a name's last word (`st paul` finds Saint Paul,
+`saint louis` St. Louis; Sankt is also St.). Search covers alternate
 names (Zurigo, Muenchen), airport IATA/ICAO codes and airport names without their leading (city)
 and generic words (`heathrow`, `schiphol`), matches prefixes for typing-as-you-go (`zur` finds
 Zürich), and tolerates typos: none below 4 characters, one edit for 4 to 7, two from 8 (a
@@ -86,11 +89,14 @@ transposition is one edit); typo matches are sought only when fewer than `limit`
 and no name matched exactly, except an alternate name within the typo budget of its place's own
 name (a recorded misspelling: `londn` finds London, then the other Londons). Text after a comma
 narrows the search to a country or first-level region named (or coded) there: `springfield,
-illinois`, `paris, tx`, `hamilton, waikato` (a region's name may leave out a word such as
-Region, Province or Oblast); a part naming no region is ignored, and so is an empty part (`,
-paris` is `paris`). With `field=all` the query may also name an admin1 region or country, alone
-(`bavaria`: the region's places by importance) or after the place name (`springfield illinois`,
-`paris texas`, `san jose costa rica`).
+illinois`, `paris, tx`, `london, on`, `sydney, nsw`, `hamilton, waikato` (a region's name may
+leave out a word such as Region, Province or Oblast; its code is the ISO 3166-2 one after the
+hyphen, where that is two or three letters, and a code shared by regions, or by a region and a
+country, names them all: `by` is Bavaria and Belarus); a part naming no region is ignored, and
+so is an empty part (`, paris` is `paris`). With `field=all` the query may also name an admin1
+region or country, alone (`bavaria`: the region's places by importance) or after the place name
+(`springfield illinois`, `paris texas`, `san jose costa rica`; a code only as the last word:
+`vancouver bc`).
 
 Results are ordered by match quality first (the place's own name exactly, its preferred names
 in a language and an airport's codes counting as its own name; whole region name; an alternate

@@ -43,6 +43,45 @@ def test_name_keys_add_the_german_transliteration():
     assert name_keys("...") == set()
 
 
+@pytest.mark.parametrize("name, keys", [
+    ("St. Louis", {"st louis", "saint louis"}),
+    ("Saint-Louis", {"saint louis", "st louis"}),
+    ("Sault Ste. Marie", {"sault ste marie", "sault sainte marie"}),
+    ("Sainte-Foy", {"sainte foy", "ste foy"}),
+    ("Mt Pleasant", {"mt pleasant", "mount pleasant"}),
+    ("Fort Worth", {"fort worth", "ft worth"}),
+    ("Bury St Edmunds", {"bury st edmunds", "bury saint edmunds"}),
+    # Two such words: every combination.
+    ("St. Mary's Mount", {"st marys mount", "saint marys mount", "st mary s mount",
+                          "saint mary s mount"}),
+    ("Mount St. Helens Park", {"mount st helens park", "mt st helens park",
+                               "mount saint helens park", "mt saint helens park"}),
+    # Sankt is also written St. (St. Pölten); St. is not read as Sankt.
+    ("Sankt Pölten", {"sankt polten", "sankt poelten", "st polten", "st poelten"}),
+    # The last word is left alone: Main St is a street, Rocky Mount a mount.
+    ("Main St", {"main st"}),
+    ("Rocky Mount", {"rocky mount"}),
+    ("Saint", {"saint"}),
+    # Words that merely start so are not abbreviations.
+    ("Stuttgart", {"stuttgart"}),
+    ("Fortaleza", {"fortaleza"}),
+])
+def test_name_keys_spell_abbreviated_words_both_ways(name, keys):
+    assert name_keys(name) == keys
+
+
+@pytest.mark.parametrize("name, keys", [
+    ("Côte d'Ivoire", {"cote divoire", "cote d ivoire"}),
+    ("L’Aquila", {"laquila", "l aquila"}),
+    ("Villeneuve-d'Ascq", {"villeneuve dascq", "villeneuve d ascq"}),
+    ("St. John's", {"st johns", "saint johns", "st john s", "saint john s"}),
+    # The Hawaiian ʻokina is a letter: no word break there.
+    ("Hawaiʻi", {"hawaii"}),
+])
+def test_name_keys_also_read_an_apostrophe_as_a_space(name, keys):
+    assert name_keys(name) == keys
+
+
 @pytest.mark.parametrize("code, flag", [("CH", "🇨🇭"), ("na", "🇳🇦"), ("XK", "🇽🇰")])
 def test_flag_emoji(code, flag):
     assert flag_emoji(code) == flag

@@ -83,6 +83,35 @@ def test_field_all_matches_regions_and_countries(server):
     assert "Munich" not in {r["name"] for r in search(server, "bavaria")["results"]}
 
 
+@pytest.mark.parametrize("q, admin1, countries", [
+    ("toronto, on", {"Ontario"}, set()),
+    ("sydney, nsw", {"New South Wales"}, set()),
+    ("london, on", {"Ontario"}, set()),
+    ("neustadt, by", {"Bavaria"}, {"BY"}),   # by: Bavaria (DE-BY), and Belarus
+])
+def test_region_codes_after_a_comma_filter_the_places(server, q, admin1, countries):
+    results = search(server, q, limit=50)["results"]
+    assert results and all(r["admin1_name"] in admin1 or r["country_code"] in countries
+                           for r in results), [(r["name"], r["admin1_name"]) for r in results]
+
+
+@pytest.mark.parametrize("q, name, admin1", [
+    ("vancouver bc", "Vancouver", "British Columbia"),
+    ("sydney nsw", "Sydney", "New South Wales"),
+    ("sydney ns", "Sydney", "Nova Scotia"),
+])
+def test_field_all_takes_a_last_word_as_a_region_code(server, q, name, admin1):
+    top = first(server, q, field="all")
+    assert (top["name"], top["admin1_name"]) == (name, admin1)
+
+
+def test_country_names_with_an_apostrophe_read_as_a_space(server):
+    for q in ("cote d ivoire", "cote d'ivoire", "cote divoire"):
+        top = first(server, q, field="all")
+        assert top["country_code"] == "CI", q
+    assert first(server, "san pedro, cote d ivoire")["country_code"] == "CI"
+
+
 def test_search_result_shape_and_order(server):
     body = search(server, "Springfield", limit=5)
     assert body["count"] == len(body["results"]) == 5

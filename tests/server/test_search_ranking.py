@@ -49,6 +49,12 @@ PLACES = [
     # One edit from "mardn": an own name, and an alternate name of a larger place.
     ("9990107", "Marden", "", "P", "PPL", "US", "TX", 800, "America/Chicago"),
     ("9990108", "Kestrel", "Mardon", "P", "PPL", "US", "TX", 50000, "America/Chicago"),
+    # An apostrophe in a name, and a smaller place whose name also starts with "laq".
+    ("3175121", "L'Aquila", "", "P", "PPLA", "IT", "65", 33691, "Europe/Rome"),
+    ("9990109", "Laquinta", "", "P", "PPL", "IT", "65", 500, "Europe/Rome"),
+    # Saint written out and abbreviated.
+    ("9990110", "St. Marys", "", "P", "PPL", "US", "TX", 3000, "America/Chicago"),
+    ("9990111", "Saint Marys", "", "P", "PPL", "US", "TX", 1000, "America/Chicago"),
 ]
 # Real countryInfo.txt lines (columns up to geonameid) for the countries the places add.
 COUNTRIES = [
@@ -61,6 +67,7 @@ COUNTRIES = [
     "\t2635167",
     "SI\tSVN\t705\tSI\tSlovenia\tLjubljana\t20273\t2067372\tEU\t.si\tEUR\tEuro\t386\t\t\t\t"
     "3190538",
+    "IT\tITA\t380\tIT\tItaly\tRome\t301230\t60431283\tEU\t.it\tEUR\tEuro\t39\t\t\t\t3175395",
     "AQ\tATA\t010\tAY\tAntarctica\t\t14000000\t0\tAN\t.aq\t\t\t\t\t\t\t6697173",
     "BV\tBVT\t074\tBV\tBouvet Island\t\t49\t0\tAN\t.bv\tNOK\tKrone\t\t\t\t\t3371123",
 ]
@@ -127,6 +134,26 @@ def test_a_misspelt_alternate_name_keeps_typo_matching_on(ranked):
 
 def test_typos_of_own_names_before_typos_of_alternate_names(ranked):
     assert ids(ranked, "mardn") == ["9990107", "9990108"]
+
+
+@pytest.mark.parametrize("q", ["l'aquila", "l aquila", "laquila", "l aq", "l'aq"])
+def test_an_apostrophe_is_also_read_as_a_space(ranked, q):
+    assert ids(ranked, q)[0] == "3175121"
+
+
+@pytest.mark.parametrize("q", ["st marys", "st. marys", "saint marys", "st mar", "saint mar"])
+def test_saint_and_st_are_one_word(ranked, q):
+    # Both are exact matches of their own name whichever way it is written: the larger first.
+    assert ids(ranked, q) == ["9990110", "9990111"]
+
+
+@pytest.mark.parametrize("q, expected", [
+    ("rehoboth, kh", ["9990104"]),     # ISO 3166-2 NA-KH: Khomas Region
+    ("rehoboth, er", ["9990103"]),     # NA-ER: Erongo Region (er is also Eritrea)
+    ("munich, by", [MUNICH]),          # DE-BY: Bavaria (by is also Belarus)
+])
+def test_a_region_is_named_by_its_iso_code(ranked, q, expected):
+    assert ids(ranked, q) == expected
 
 
 @pytest.mark.parametrize("q", ["rehoboth, khomas", "rehoboth, khomas region"])
