@@ -350,9 +350,12 @@ _FOLD = str.maketrans({
 })
 _GERMAN = str.maketrans({"ä": "ae", "ö": "oe", "ü": "ue"})
 _APOSTROPHES = re.compile(r"['’`ʻʼ‘]")
-# Apostrophes that also part words ("Côte d'Ivoire" is typed "cote d ivoire" too); not the
-# ʻokina, a letter of Hawaiian and Uzbek names.
-_SPACED_APOSTROPHES = re.compile(r"['’`ʼ‘]")
+# Elisions, whose apostrophe also parts words ("Côte d'Ivoire" is typed "cote d ivoire" too):
+# after one letter (d', l', O', N') or an Italian article or preposition (dell', sull',
+# Sant'). Not other apostrophes (Bol'shaya, Ch'in: transliterations nobody types apart, "St.
+# John's"), nor the ʻokina, a letter of Hawaiian and Uzbek names.
+_SPACED_APOSTROPHES = re.compile(
+    r"(?<!\w)([^\W\d_]|[dns]ell|dall|coll|pell|all|quell|sant|sull)['’`ʼ‘](?=\w)")
 _NON_WORD = re.compile(r"[\W_]+")
 # Words of names written either way (normalised): a name has a key for each spelling. Sankt
 # is also abbreviated St. ("st polten" finds Sankt Pölten), but St. is not read as Sankt:
@@ -385,7 +388,7 @@ def name_keys(name: str) -> set[str]:
     if any(c in folded for c in "äöü"):
         spellings.add(folded.translate(_GERMAN))
     if _SPACED_APOSTROPHES.search(folded):
-        spellings |= {_SPACED_APOSTROPHES.sub(" ", s) for s in spellings}
+        spellings |= {_SPACED_APOSTROPHES.sub(r"\1 ", s) for s in spellings}
     keys = set()
     for spelling in spellings:
         keys.update(_spelt_both_ways(normalise(spelling)))

@@ -77,8 +77,8 @@ the search-only parameters (`field`, `country`, `limit`) are validated in id mod
 one is a 400, decisions rule 2) but do not change the answer.
 
 **Search (`q`)** answers `{results: [Location], count}` (an empty list when nothing matches).
-Matching is case-, accent- and punctuation-insensitive (`zurich` finds Zürich; an apostrophe
-may also be typed as a space: `cote d ivoire`, `l aquila`) and ignores invisible format
+Matching is case-, accent- and punctuation-insensitive (`zurich` finds Zürich; an elision's
+apostrophe may also be typed as a space: `cote d ivoire`, `l aquila`) and ignores invisible format
 characters (zero-width spaces and joiners, soft hyphens). Saint and St., Sainte and Ste., Mount
 and Mt., Fort and Ft. are one word before a name's last word (`st paul` finds Saint Paul,
 `saint louis` St. Louis; Sankt is also St.). Search covers alternate

@@ -52,8 +52,7 @@ def test_name_keys_add_the_german_transliteration():
     ("Fort Worth", {"fort worth", "ft worth"}),
     ("Bury St Edmunds", {"bury st edmunds", "bury saint edmunds"}),
     # Two such words: every combination.
-    ("St. Mary's Mount", {"st marys mount", "saint marys mount", "st mary s mount",
-                          "saint mary s mount"}),
+    ("St. Mary's Mount", {"st marys mount", "saint marys mount"}),
     ("Mount St. Helens Park", {"mount st helens park", "mt st helens park",
                                "mount saint helens park", "mt saint helens park"}),
     # Sankt is also written St. (St. Pölten); St. is not read as Sankt.
@@ -74,7 +73,10 @@ def test_name_keys_spell_abbreviated_words_both_ways(name, keys):
     ("Côte d'Ivoire", {"cote divoire", "cote d ivoire"}),
     ("L’Aquila", {"laquila", "l aquila"}),
     ("Villeneuve-d'Ascq", {"villeneuve dascq", "villeneuve d ascq"}),
-    ("St. John's", {"st johns", "saint johns", "st john s", "saint john s"}),
+    ("St. John's", {"st johns", "saint johns"}),          # a possessive, not an elision
+    ("Sant'Agata de' Goti", {"santagata de goti", "sant agata de goti"}),
+    ("N’Djamena", {"ndjamena", "n djamena"}), ("O'Fallon", {"ofallon", "o fallon"}),
+    ("Bol'shaya Rechka", {"bolshaya rechka"}),            # a transliteration's soft sign
     # The Hawaiian ʻokina is a letter: no word break there.
     ("Hawaiʻi", {"hawaii"}),
 ])
