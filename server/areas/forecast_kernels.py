@@ -229,13 +229,21 @@ def _classify(i, rate, probability, snow, sleet, t, td, rh, wind, vis, cloud, ca
         parts[p, i] = values[p]
         code = code * _RADIX[p] + values[p]
     codes[i] = code
+    icons[i] = _icon(kind, level, possible, thunder, visibility, sky)
+
+
+@njit(cache=True, nogil=True)
+def _icon(kind, level, possible, thunder, visibility, sky):
+    """An instant's icon (index into forecast_text.ICON_CODES): what its title names first.
+    Thunderstorms (11) whenever named, even with "possible" precipitation; precipitation
+    that is sure; else fog or mist; else the sky ("possible" precipitation keeps it)."""
+    if kind and thunder == 2:
+        return 6
     if kind and not possible:
-        icon = 6 if thunder == 2 else (7 if kind >= 2 else (4 if level == 1 or sky < 3 else 5))
-    elif visibility:
-        icon = 8
-    else:
-        icon = min(sky, 3)
-    icons[i] = icon
+        return 7 if kind >= 2 else (4 if level == 1 or sky < 3 else 5)
+    if visibility:
+        return 8
+    return min(sky, 3)
 
 
 @njit(cache=True, nogil=True)

@@ -40,7 +40,9 @@ with `d` or `n` (daily: always `d`). A block's or a day's icon is the condition 
 names (Dark Sky's rule), so the two never disagree: the precipitation it names (11 with
 thunder, 13 snow, sleet or a mix, 09 drizzle, else 10), else fog (50), else a sky: the
 cloudiest one a block's summary names, a day's mean cloud from 06 to 18; a week whose summary
-names no precipitation takes its most frequent day icon (ties to the more severe).
+names no precipitation takes its most frequent day icon (ties to the more severe). An entry's
+icon is what its title names first: 11 whenever it names thunderstorms, sure precipitation,
+fog, else the sky ("possible" precipitation keeps the sky's icon).
 
 **Units** (`flags.units`; humidity, cloud cover and probabilities are fractions 0-1, pressure
 hPa, directions degrees the wind comes from):
