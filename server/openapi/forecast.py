@@ -42,7 +42,9 @@ thunder, 13 snow, sleet or a mix, 09 drizzle, else 10), else fog (50), else a sk
 cloudiest one a block's summary names, a day's mean cloud from 06 to 18; a week whose summary
 names no precipitation takes its most frequent day icon (ties to the more severe). An entry's
 icon is what its title names first: 11 whenever it names thunderstorms, sure precipitation,
-fog, else the sky ("possible" precipitation keeps the sky's icon).
+fog, else the sky ("possible" precipitation keeps the sky's icon). A day's
+`precipitationType` is the one its summary names: sleet for mixed precipitation (a wintry mix,
+icon 13).
 
 **Units** (`flags.units`; humidity, cloud cover and probabilities are fractions 0-1, pressure
 hPa, directions degrees the wind comes from):
@@ -116,9 +118,10 @@ _DAY = {
                                         "2 decimals.", minimum=0),
     "precipitationProbability": {**_FRACTION, "description": "Highest hourly probability."},
     "precipitationType": {**_PRECIP_TYPE, "description": "The main type by amount of the "
-                          "periods the day's summary calls wet (0.2 mm or more); none when "
-                          "it calls none wet (a trace is reported untyped, as hours below "
-                          "0.02 mm/h are)."},
+                          "periods the day's summary calls wet (0.2 mm or more), sleet when "
+                          "it calls them mixed (a wintry mix: icon 13); none when it calls "
+                          "none wet (a trace is reported untyped, as hours below 0.02 mm/h "
+                          "are)."},
     "sunriseTime": nullable("integer", "NOAA algorithm at -0.833°; null on days of polar "
                                        "night or midnight sun."),
     "sunsetTime": nullable("integer", "As sunriseTime; may fall after local midnight."),

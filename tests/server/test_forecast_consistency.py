@@ -121,3 +121,13 @@ def test_an_entry_naming_thunderstorms_has_the_thunderstorm_icon(data):
     entries = [body["currently"], *body["hourly"]["data"][:36]]
     assert {e["summary"] for e in entries} == {"Thunderstorms and Possible Drizzle"}
     assert {e["icon"][:2] for e in entries} == {"11"}
+
+
+def test_a_mixed_day_is_typed_sleet_as_its_icon_and_summary_say(data):
+    # 21 mm of rain, 15 of freezing rain, 10.5 of snow: mixed precipitation (a second kind
+    # has a quarter of the amount or more), icon 13 (snow or sleet) and type sleet (a wintry
+    # mix, as Dark Sky typed it), although rain is the largest kind.
+    day = answer(data, WINTRY, "2026-12-01T12:00:00")["daily"]["data"][1]
+    assert day["precipitation"] == 46.5
+    assert day["summary"].startswith("Mixed precipitation"), day["summary"]
+    assert day["icon"] == "13d" and day["precipitationType"] == "sleet"
