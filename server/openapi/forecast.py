@@ -42,9 +42,12 @@ thunder, 13 snow, sleet or a mix, 09 drizzle, else 10), else fog (50), else a sk
 cloudiest one a block's summary names, a day's mean cloud from 06 to 18; a week whose summary
 names no precipitation takes its most frequent day icon (ties to the more severe). An entry's
 icon is what its title names first: 11 whenever it names thunderstorms, sure precipitation,
-fog, else the sky ("possible" precipitation keeps the sky's icon). A day's
-`precipitationType` is the one its summary names: sleet for mixed precipitation (a wintry mix,
-icon 13).
+fog, else the sky ("possible" precipitation keeps the sky's icon). An hour's
+`precipitationType` is the largest of its rain, snow and sleet shares; the present and each
+minute take their shares interpolated as their other values, and the type of one of the two
+hours around them (the one with the larger share then), so `currently`, the current minute
+(whose values are the present's) and their hours agree. A day's type is the one its summary names: sleet for mixed
+precipitation (a wintry mix, icon 13).
 
 **Units** (`flags.units`; humidity, cloud cover and probabilities are fractions 0-1, pressure
 hPa, directions degrees the wind comes from):

@@ -114,6 +114,33 @@ def _kinds(minutely: dict) -> list[str]:
     return [m["precipitationType"] for m in minutely["data"]]
 
 
+def test_minutes_below_freezing_are_snow_when_their_hour_is_too_light_to_be_typed(data):
+    # 06:00 is -10 °C with 0.01 mm/h (untyped), 07:00 snow of 0.1 mm/h: the rate crosses the
+    # 0.02 mm/h that is typed after 6 2/3 minutes, and what falls then is snow, not rain.
+    body = answer(data, COLD, "2026-12-01T06:00:30")
+    hours = body["hourly"]["data"]
+    assert hours[0]["temperature"] == -10.0 and hours[0]["precipitationType"] == "none"
+    assert hours[1]["precipitationType"] == "snow"
+    minutely = body["minutely"]
+    assert _kinds(minutely) == ["none"] * 7 + ["snow"] * 54
+    assert "drizzle" not in minutely["summary"].lower()
+    assert "flurries" in minutely["summary"].lower() and minutely["icon"] == "13n"
+
+
+def test_the_present_its_minute_and_its_hour_agree_on_the_kind(data):
+    # At 10:25 the point has 40 % rain, 35 % sleet, 25 % snow: rain is the largest share, but
+    # the hour before is sleet and the hour after snow. The present and its minute take one
+    # of the two (sleet, the larger share of the two), then the minutes turn to snow.
+    body = answer(data, MIX, "2026-12-01T10:25:00")
+    hours = body["hourly"]["data"]
+    assert [h["precipitationType"] for h in hours[:3]] == ["sleet", "snow", "snow"]
+    kinds = _kinds(body["minutely"])
+    assert body["currently"]["precipitationType"] == kinds[0] == "sleet"
+    assert body["currently"]["precipitation"] == body["minutely"]["data"][0]["precipitation"]
+    assert set(kinds) == {"sleet", "snow"} and kinds == sorted(kinds)    # sleet, then snow
+    assert kinds[-1] == "snow"
+
+
 def test_an_entry_naming_thunderstorms_has_the_thunderstorm_icon(data):
     # 0.05 mm/h is "possible" drizzle, whose icon would be the sky's; the summary names
     # thunderstorms (CAPE 3000 J/kg), so the icon is 11, for every hour and the present.
