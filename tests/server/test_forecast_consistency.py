@@ -50,7 +50,7 @@ WET = {(COLD, _utc(1, 6)): (0.01, None), (COLD, _utc(1, 7)): (0.1, "csnow"),
        (MIX_NODE, _utc(1, 10)): (1.0, "cfrzr"),
        **{(MIX_NODE, _utc(1, h)): (1.0, "csnow") for h in (11, 12)},
        **{(STORM, RUN + h * HOUR): (0.05, None) for h in range(HORIZON_H + 1)},
-       **{(WINTRY, _utc(2, h)): (3.0, "crain") for h in range(0, 7)},
+       **{(WINTRY, _utc(2, h)): (3.0, "crain") for h in range(7)},
        **{(WINTRY, _utc(2, h)): (3.0, "cfrzr") for h in range(7, 12)},
        **{(WINTRY, _utc(2, h)): (3.5, "csnow") for h in range(12, 15)}}
 
