@@ -41,6 +41,7 @@ M_CASE, M_KIND, M_LEVEL, M_POSSIBLE, M_A, M_B = range(1, 7)
 C_CODE = 1
 PERIOD_MM = 0.2                  # a period counts as wet (is summarised as such) from this total
 MIXED = 0                        # kind: a second kind has MIXED_SHARE of the amount or more
+SLEET = 3                        # forecast_text.KINDS: the type of a mixed day
 MIXED_SHARE = 0.25
 
 _RAIN, _SNOW = T.RAIN_LEVELS, T.SNOW_LEVELS
@@ -58,15 +59,21 @@ def level(rate, kind):
 
 
 @njit(cache=True, nogil=True)
-def condition(rain, snow, sleet, peak, probability):
-    """(kind, level, possible) of precipitation: the main kind by amount (the first of equal
-    amounts), or MIXED when a second kind is sizeable; its level at the strongest rate,
-    "possible" when light or unlikely."""
-    kind = first_max(rain, snow, sleet)
+def main_kind(rain, snow, sleet):
+    """The kind a summary names: the main one by amount (the first of equal amounts), or
+    MIXED when a second kind is sizeable."""
     total = rain + snow + sleet
     second = total - max(rain, snow, sleet) - min(rain, snow, sleet)
     if total > 0 and second >= MIXED_SHARE * total:
-        kind = MIXED
+        return MIXED
+    return first_max(rain, snow, sleet)
+
+
+@njit(cache=True, nogil=True)
+def condition(rain, snow, sleet, peak, probability):
+    """(kind, level, possible) of precipitation: main_kind, its level at the strongest rate,
+    "possible" when light or unlikely."""
+    kind = main_kind(rain, snow, sleet)
     possible = peak < _SURE or (probability == probability and probability < _SURE_P)
     return kind, level(peak, kind), 1 if possible else 0
 
@@ -146,8 +153,10 @@ def name_index(j):
 @njit(cache=True, nogil=True)
 def day_kind(stats, first):
     """A day's precipitation type (forecast_text.KINDS) from its four periods
-    stats[first:first + 4]: the main kind of the periods its summary calls wet (PERIOD_MM),
-    none when it calls none wet (a trace is reported, untyped, as hours below WET_MMH are)."""
+    stats[first:first + 4]: the kind its summary names for the periods it calls wet
+    (PERIOD_MM), sleet when that is mixed precipitation (Dark Sky's sleet includes a wintry
+    mix; the icon is 13 either way), none when it calls none wet (a trace is reported,
+    untyped, as hours below WET_MMH are)."""
     wet = False
     rain = snow = sleet = 0.0
     for q in range(4):
@@ -155,7 +164,10 @@ def day_kind(stats, first):
         if row[S_TOTAL] >= PERIOD_MM:
             wet = True
             rain, snow, sleet = rain + row[S_RAIN], snow + row[S_SNOW], sleet + row[S_SLEET]
-    return first_max(rain, snow, sleet) if wet else 0
+    if not wet:
+        return 0
+    kind = main_kind(rain, snow, sleet)
+    return SLEET if kind == MIXED else kind
 
 
 @njit(cache=True, nogil=True)

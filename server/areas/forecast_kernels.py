@@ -22,10 +22,11 @@ from server.science import weather
 # Input columns, in the order of point_series' `inputs` (-1: absent from the grid).
 INPUTS = (F.TEMPERATURE, F.DEWPOINT, F.WIND_U, F.WIND_V, F.PRESSURE, F.CLOUD, F.PRECIP,
           F.PRECIP_PROBABILITY, F.SNOW, F.SLEET, F.VISIBILITY, F.GUST, F.CAPE)
-# Derived rows (forecast_series.ROWS has the same order).
-NROWS = 14
+# Derived rows (forecast_series.ROWS has the same order); SNOW and SLEET are the model's
+# shares as read (NaN: unknown), kept so that instants between hours are typed from them.
+NROWS = 16
 (TEMPERATURE, APPARENT, DEWPOINT, HUMIDITY, PRESSURE, WIND, GUST, DIRECTION, CLOUD,
- VISIBILITY, RATE, PROBABILITY, U, V) = range(NROWS)
+ VISIBILITY, RATE, PROBABILITY, U, V, SNOW, SLEET) = range(NROWS)
 # Condition parts (forecast_text.RADIX has the same order).
 KIND, LEVEL, POSSIBLE, THUNDER, WINDLEVEL, VISCODE, HUMID, SKY = range(8)
 # Span statistics columns.
@@ -161,10 +162,13 @@ def window_at(values, cell, positions, out):
 
 
 @njit(cache=True, nogil=True)
-def point_series(values, inputs, lift, rows, parts, codes, icons, shown_from, shown_to):
+def point_series(values, inputs, lift, rows, parts, codes, icons, shown_from, shown_to,
+                 around):
     """Derive (rows, SI) and classify (parts, codes, icons) every instant of values (n, nvar).
     The apparent temperature and the wind direction, which only entries show, are derived
-    for the instants [shown_from, shown_to) and the last (the present); NaN elsewhere."""
+    for the instants [shown_from, shown_to) and the last (the present); NaN elsewhere. When
+    `around` >= 0 the last instant lies between instants `around` and `around + 1` (the
+    hours around the present) and takes the kind of one of them (kind_between)."""
     last = values.shape[0] - 1
     for i in range(values.shape[0]):
         t = _get(values, i, inputs[0]) + lift
@@ -180,6 +184,7 @@ def point_series(values, inputs, lift, rows, parts, codes, icons, shown_from, sh
             rate = 0.0
         probability = _unit(_get(values, i, inputs[7]))
         vis = _get(values, i, inputs[10])
+        snow, sleet = _get(values, i, inputs[8]), _get(values, i, inputs[9])
         rows[TEMPERATURE, i], rows[DEWPOINT, i], rows[HUMIDITY, i] = t, td, rh
         shown = shown_from <= i < shown_to or i == last
         rows[APPARENT, i] = _apparent(t, rh, wind) if shown else np.nan
@@ -188,24 +193,64 @@ def point_series(values, inputs, lift, rows, parts, codes, icons, shown_from, sh
         rows[DIRECTION, i] = _direction(u, v) if shown else np.nan
         rows[CLOUD, i], rows[VISIBILITY, i] = cloud, vis * 0.001
         rows[RATE, i], rows[PROBABILITY, i], rows[U, i], rows[V, i] = rate, probability, u, v
-        _classify(i, rate, probability, _get(values, i, inputs[8]), _get(values, i, inputs[9]),
-                  t, td, rh, wind, vis, cloud, _get(values, i, inputs[12]), parts, codes, icons)
+        rows[SNOW, i], rows[SLEET, i] = snow, sleet
+        if i == last and around >= 0:
+            kind = kind_between(rate, snow, sleet, phase_of(rows, around),
+                                phase_of(rows, around + 1))
+        else:
+            kind = kind_of(rate, snow, sleet)
+        _classify(i, kind, rate, probability, t, td, rh, wind, vis, cloud,
+                  _get(values, i, inputs[12]), parts, codes, icons)
 
 
 @njit(cache=True, nogil=True)
-def _classify(i, rate, probability, snow, sleet, t, td, rh, wind, vis, cloud, cape, parts,
-              codes, icons):
+def phase(snow, sleet):
+    """What falls (1 rain, 2 snow, 3 sleet) with these shares of snow and sleet (NaN counts
+    as none): the largest share, rain on ties, then snow."""
+    snow = snow if snow == snow else 0.0
+    sleet = sleet if sleet == sleet else 0.0
+    rain = 1.0 - snow - sleet
+    if snow > rain and snow >= sleet:
+        return 2
+    return 3 if sleet > rain and sleet > snow else 1
+
+
+@njit(cache=True, nogil=True)
+def phase_of(rows, i):
+    """phase() of instant i of the rows, whether or not anything falls then."""
+    return phase(rows[SNOW, i], rows[SLEET, i])
+
+
+@njit(cache=True, nogil=True)
+def kind_of(rate, snow, sleet):
+    """An hour's kind (forecast_text.KINDS): none below WET_MMH, else its phase."""
+    return phase(snow, sleet) if rate >= _WET else 0
+
+
+@njit(cache=True, nogil=True)
+def _share(kind, snow, sleet):
+    snow = snow if snow == snow else 0.0
+    sleet = sleet if sleet == sleet else 0.0
+    return snow if kind == 2 else (sleet if kind == 3 else 1.0 - snow - sleet)
+
+
+@njit(cache=True, nogil=True)
+def kind_between(rate, snow, sleet, before, after):
+    """The kind of an instant between two hours whose phases are `before` and `after`, from
+    its own rate and (interpolated) shares: none below WET_MMH, else the one of the two with
+    the larger share then (`before` on ties). Shares interpolated between a sleet hour and a
+    snow hour can make rain the largest; what the hours around say is not contradicted."""
+    if not rate >= _WET:
+        return 0
+    if before == after:
+        return before
+    return after if _share(after, snow, sleet) > _share(before, snow, sleet) else before
+
+
+@njit(cache=True, nogil=True)
+def _classify(i, kind, rate, probability, t, td, rh, wind, vis, cloud, cape, parts, codes,
+              icons):
     """One instant's condition (forecast_text's rules, Pirate Weather's thresholds)."""
-    kind = 0
-    if rate >= _WET:
-        snow = snow if snow == snow else 0.0
-        sleet = sleet if sleet == sleet else 0.0
-        rain = 1.0 - snow - sleet
-        kind = 1
-        if snow > rain and snow >= sleet:
-            kind = 2
-        elif sleet > rain and sleet > snow:
-            kind = 3
     level = possible = thunder = 0
     if kind:
         level = 1 + _count(rate, _SNOW if kind == 2 else _RAIN)
@@ -229,13 +274,21 @@ def _classify(i, rate, probability, snow, sleet, t, td, rh, wind, vis, cloud, ca
         parts[p, i] = values[p]
         code = code * _RADIX[p] + values[p]
     codes[i] = code
+    icons[i] = _icon(kind, level, possible, thunder, visibility, sky)
+
+
+@njit(cache=True, nogil=True)
+def _icon(kind, level, possible, thunder, visibility, sky):
+    """An instant's icon (index into forecast_text.ICON_CODES): what its title names first.
+    Thunderstorms (11) whenever named, even with "possible" precipitation; precipitation
+    that is sure; else fog or mist; else the sky ("possible" precipitation keeps it)."""
+    if kind and thunder == 2:
+        return 6
     if kind and not possible:
-        icon = 6 if thunder == 2 else (7 if kind >= 2 else (4 if level == 1 or sky < 3 else 5))
-    elif visibility:
-        icon = 8
-    else:
-        icon = min(sky, 3)
-    icons[i] = icon
+        return 7 if kind >= 2 else (4 if level == 1 or sky < 3 else 5)
+    if visibility:
+        return 8
+    return min(sky, 3)
 
 
 @njit(cache=True, nogil=True)

@@ -164,9 +164,10 @@ def respond(values, static, p, marks, mi, shift, moon, suns, conv, inputs, title
 
 
 @njit(cache=True, nogil=True)
-def _series(values, static, p, t0, shift, count, shown_from, shown_to, inputs, o):
-    """(rows, parts, codes, icons) of the local hours from t0 and, last, the present (the
-    apparent temperature and wind direction only for the hours shown and the present)."""
+def _series(values, static, p, t0, shift, count, h0, shown_to, inputs, o):
+    """(rows, parts, codes, icons) of the local hours from t0 and, last, the present, which
+    lies in hour h0 (the apparent temperature and wind direction only for the hours shown,
+    [h0, shown_to), and the present)."""
     vals = np.empty((count + 1, values.shape[3]))
     if shift[:count].any():          # hours not evenly spaced: each read at its own time
         at = np.empty(count + 1)
@@ -188,7 +189,9 @@ def _series(values, static, p, t0, shift, count, shown_from, shown_to, inputs, o
     n = count + 1
     rows, parts = np.empty((k.NROWS, n)), np.empty((8, n), dtype=np.int64)
     codes, icons = np.empty(n, dtype=np.int64), np.empty(n, dtype=np.int64)
-    k.point_series(vals, inputs, lift, rows, parts, codes, icons, shown_from, shown_to)
+    # The present is typed as a minute is (minute_kind): between its hours, never against both.
+    k.point_series(vals, inputs, lift, rows, parts, codes, icons, h0, shown_to,
+                   min(h0, count - 2))
     return rows, parts, codes, icons
 
 
@@ -284,12 +287,14 @@ def _minutely(o, n, p, t0, shift, count, day_now, s):
     first = p[P_NOW] // 60 * 60
     rate, probability = np.empty(MINUTES), np.empty(MINUTES)
     kind = np.zeros(MINUTES, dtype=np.int64)
-    for i in range(MINUTES):
+    # The current minute is the present (currently's values, so the two cannot disagree).
+    rate[0], probability[0], kind[0] = rows[k.RATE, count], rows[k.PROBABILITY, count], \
+        parts[k.KIND, count]
+    for i in range(1, MINUTES):
         at = position(first + 60 * i, t0, shift)
         rate[i] = interp(at, rows[k.RATE], count)
         probability[i] = interp(at, rows[k.PROBABILITY], count)
-        if rate[i] >= T.WET_MMH:
-            kind[i] = max(parts[k.KIND, min(int(at), count - 1)], 1)
+        kind[i] = minute_kind(at, rate[i], rows, count)
     facts = np.empty(F.FACTS, dtype=np.int64)
     F.minutely_facts(rate, kind, probability, facts)
     if facts[F.M_CASE] == F.DRY_HOUR:
@@ -309,6 +314,16 @@ def _minutely(o, n, p, t0, shift, count, day_now, s):
         n = _put(o, n, KINDS, KINDS_AT, kind[i])
         n = _close(o, n)
     return _put(o, n, BLOCK_KEYS, BLOCK_AT, END)
+
+
+@njit(cache=True, nogil=True)
+def minute_kind(at, rate, rows, count):
+    """The kind at fractional hour `at` with this rate: the snow and sleet shares interpolated
+    as the values are, typed by the hours around (forecast_kernels.kind_between): a kind one
+    of its hours has, or would have were it wet (an untyped hour's shares still say snow)."""
+    j = min(max(int(at), 0), count - 2)
+    snow, sleet = interp(at, rows[k.SNOW], count), interp(at, rows[k.SLEET], count)
+    return k.kind_between(rate, snow, sleet, k.phase_of(rows, j), k.phase_of(rows, j + 1))
 
 
 @njit(cache=True, nogil=True)

@@ -15,15 +15,17 @@ from server.areas import forecast_kernels as k
 from server.science.units import UnitSystem
 
 ROWS = ("temperature", "apparent", "dewpoint", "humidity", "pressure", "wind", "gust",
-        "direction", "cloud", "visibility_km", "rate", "probability", "u", "v")
+        "direction", "cloud", "visibility_km", "rate", "probability", "u", "v", "snow_frac",
+        "sleet_frac")
 (TEMPERATURE, APPARENT, DEWPOINT, HUMIDITY, PRESSURE, WIND, GUST, DIRECTION, CLOUD,
- VISIBILITY, RATE, PROBABILITY, U, V) = range(len(ROWS))
-assert len(ROWS) == k.NROWS and (TEMPERATURE, V) == (k.TEMPERATURE, k.V)
+ VISIBILITY, RATE, PROBABILITY, U, V, SNOW, SLEET) = range(len(ROWS))
+assert len(ROWS) == k.NROWS and (TEMPERATURE, SLEET) == (k.TEMPERATURE, k.SLEET)
 # What each row is, for unit conversion: temperature, speed, precipitation, visibility.
 QUANTITY = {TEMPERATURE: "t", APPARENT: "t", DEWPOINT: "t", WIND: "s", GUST: "s", RATE: "p",
             VISIBILITY: "v"}
 DIGITS = {TEMPERATURE: 2, APPARENT: 2, DEWPOINT: 2, HUMIDITY: 2, PRESSURE: 1, WIND: 2,
-          GUST: 2, DIRECTION: 0, CLOUD: 2, VISIBILITY: 2, RATE: 4, PROBABILITY: 2, U: 2, V: 2}
+          GUST: 2, DIRECTION: 0, CLOUD: 2, VISIBILITY: 2, RATE: 4, PROBABILITY: 2, U: 2, V: 2,
+          SNOW: 2, SLEET: 2}
 
 
 @dataclass
@@ -57,7 +59,7 @@ def derive(values: np.ndarray, inputs: np.ndarray, lift_c: float) -> Series:
     rows, parts = np.empty((len(ROWS), n)), np.empty((8, n), dtype=np.int64)
     codes, icons = np.empty(n, dtype=np.int64), np.empty(n, dtype=np.int64)
     k.point_series(np.ascontiguousarray(values), inputs, float(lift_c), rows, parts, codes,
-                   icons, 0, n)
+                   icons, 0, n, -1)
     return Series(rows=rows, parts=parts, codes=codes, icons=icons)
 
 

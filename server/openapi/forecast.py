@@ -40,7 +40,14 @@ with `d` or `n` (daily: always `d`). A block's or a day's icon is the condition 
 names (Dark Sky's rule), so the two never disagree: the precipitation it names (11 with
 thunder, 13 snow, sleet or a mix, 09 drizzle, else 10), else fog (50), else a sky: the
 cloudiest one a block's summary names, a day's mean cloud from 06 to 18; a week whose summary
-names no precipitation takes its most frequent day icon (ties to the more severe).
+names no precipitation takes its most frequent day icon (ties to the more severe). An entry's
+icon is what its title names first: 11 whenever it names thunderstorms, sure precipitation,
+fog, else the sky ("possible" precipitation keeps the sky's icon). An hour's
+`precipitationType` is the largest of its rain, snow and sleet shares; the present and each
+minute take their shares interpolated as their other values, and the type of one of the two
+hours around them (the one with the larger share then), so `currently`, the current minute
+(whose values are the present's) and their hours agree. A day's type is the one its summary names: sleet for mixed
+precipitation (a wintry mix, icon 13).
 
 **Units** (`flags.units`; humidity, cloud cover and probabilities are fractions 0-1, pressure
 hPa, directions degrees the wind comes from):
@@ -114,9 +121,10 @@ _DAY = {
                                         "2 decimals.", minimum=0),
     "precipitationProbability": {**_FRACTION, "description": "Highest hourly probability."},
     "precipitationType": {**_PRECIP_TYPE, "description": "The main type by amount of the "
-                          "periods the day's summary calls wet (0.2 mm or more); none when "
-                          "it calls none wet (a trace is reported untyped, as hours below "
-                          "0.02 mm/h are)."},
+                          "periods the day's summary calls wet (0.2 mm or more), sleet when "
+                          "it calls them mixed (a wintry mix: icon 13); none when it calls "
+                          "none wet (a trace is reported untyped, as hours below 0.02 mm/h "
+                          "are)."},
     "sunriseTime": nullable("integer", "NOAA algorithm at -0.833°; null on days of polar "
                                        "night or midnight sun."),
     "sunsetTime": nullable("integer", "As sunriseTime; may fall after local midnight."),

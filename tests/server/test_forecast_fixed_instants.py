@@ -177,10 +177,12 @@ def test_the_daily_block_icon_is_the_precipitation_its_summary_names(data):
 
 
 def test_the_minutely_icon_is_the_precipitation_its_summary_names(data):
-    # 20 minutes of rain, then 41 of snow: rain is a third of the amount, so the next hour's
-    # summary says mixed, as a period's would, and its icon is the mix's (13).
-    minutely = answer(data, ZURICH, "2026-03-30T10:40:00")["minutely"]
+    # Rain at 10:00 UTC, snow at 11:00: between them the interpolated shares are mostly
+    # rain until 10:30, then mostly snow. From 10:05, 26 minutes of rain, then 35 of snow:
+    # rain is nearly a third of the amount, so the next hour's summary says mixed, as a
+    # period's would, and its icon is the mix's (13).
+    minutely = answer(data, ZURICH, "2026-03-30T10:05:00")["minutely"]
     kinds = [m["precipitationType"] for m in minutely["data"]]
-    assert kinds == ["rain"] * 20 + ["snow"] * 41
+    assert kinds == ["rain"] * 26 + ["snow"] * 35
     assert minutely["summary"] == "Mixed precipitation for the hour."
     assert minutely["icon"] == "13d"
