@@ -76,7 +76,7 @@ def candidates(raw: str) -> tuple[str, ...]:
     found = ["-".join([base, *variants]), base]
     if region and script and fits(likely):
         found.append(f"{language}-{region}")
-    if wanted:
+    if wanted and wanted != default:    # names in the default script are the language's own
         found.append(f"{language}-{wanted}")
     if fits(default):
         found.append(language)

@@ -138,14 +138,14 @@ def test_free_text_refuses_control_characters_and_bytes_that_are_not_utf8(raw, w
 
 @pytest.mark.parametrize("raw, candidates", [
     ("de", ("de", "en")), ("pt-br", ("pt-BR", "pt", "en")), ("zh_hant", ("zh-Hant", "en")),
-    ("EN", ("en", "en-Latn")),
+    ("EN", ("en",)),             # just English: the default, whose answers are precomputed
     # A region or script never falls back to names of another script.
-    ("zh-TW", ("zh-TW", "zh-Hant", "en")), ("zh", ("zh", "zh-Hans", "en")),
+    ("zh-TW", ("zh-TW", "zh-Hant", "en")), ("zh", ("zh", "en")), ("zh-CN", ("zh-CN", "zh", "en")),
     ("zh-Hant-HK", ("zh-Hant-HK", "zh-HK", "zh-Hant", "en")), ("sr-Latn", ("sr-Latn", "en")),
-    ("sr-ME", ("sr-ME", "sr-Latn", "en")), ("sr", ("sr", "sr-Cyrl", "en")),
+    ("sr-ME", ("sr-ME", "sr-Latn", "en")), ("sr", ("sr", "en")),
     # Variants are tried first; extensions and private use are dropped, unless they are all.
     ("de-CH-1996", ("de-CH-1996", "de-CH", "de", "en")),
-    ("ja-JP-u-ca-japanese", ("ja-JP", "ja", "en")), ("en-US-x-twain", ("en-US", "en-Latn", "en")),
+    ("ja-JP-u-ca-japanese", ("ja-JP", "ja", "en")), ("en-US-x-twain", ("en-US", "en")),
     ("x-pig-latin", ("x-pig-latin", "en")), ("i-klingon", ("i-klingon", "en")),
 ])
 def test_language_candidates(raw, candidates):
