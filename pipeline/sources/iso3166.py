@@ -18,6 +18,7 @@ subdivision, then dropped.
 from __future__ import annotations
 
 import gettext
+import os
 import re
 from collections import defaultdict
 from functools import lru_cache
@@ -45,6 +46,9 @@ KINDS = frozenset("""
     of de del des di du
     """.split())
 FUZZY_CHARS = 4          # one edit allowed per this many characters of the shorter name
+# ... but a short name's edit only at its end (Moscow: French Moscou, Mosco): a letter
+# apart earlier (Taiwan, Tainan) is another place.
+SHORT_NAME = 8
 CODE, SAME, LEADING, FUZZY = range(4)
 _SPLIT = re.compile(r"\s*[\[\]();/]\s*")
 
@@ -123,6 +127,10 @@ def _matches(mine: list[tuple], theirs: list[tuple]):
                 yield r, s, n, LEADING, 0
     # 0 edits: the same key, found above.
     for i, j in zip(*np.nonzero((distances > 0) & (distances <= allowed))):
+        a, b = keys[i], other_keys[j]
+        if min(len(a), len(b)) < SHORT_NAME and len(os.path.commonprefix((a, b))) < min(
+                len(a), len(b)) - 1:
+            continue
         yield mine[i][0], theirs[j][0], theirs[j][2], FUZZY, int(distances[i, j])
 
 

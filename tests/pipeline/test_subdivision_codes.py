@@ -26,6 +26,7 @@ REGIONS = [
     ("JP", "Tokyo", "40", None),
     ("IE", "Leinster", "L", None),             # one letter (IE-L): no code people type
     ("ZZ", "Nowhere", "01", None),             # no such country
+    ("TW", "Taiwan", "03", None),              # not Tainan (TW-TNN), a letter apart
 ]
 
 
