@@ -64,13 +64,15 @@ def candidates(raw: str) -> tuple[str, ...]:
         elif len(part) in (2, 3) and region is None and not variants:
             region = part.upper()
         else:
-            variants.append(part.lower())
+            variants.append(part.upper())   # as CLDR's identifiers (be-TARASK) have them
     default, by_region = SCRIPTS.get(language, (None, {}))
     likely = by_region.get(region, default)
     wanted = script or likely
 
     def fits(implied: str | None) -> bool:
-        return wanted is None or implied is None or implied == wanted
+        # A script asked for, of a language whose usual script is unknown here (ja-Latn):
+        # the language's names without one are not in it.
+        return wanted is None or implied == wanted or (implied is None and script is None)
 
     base = "-".join(p for p in (language, script, region) if p)
     found = ["-".join([base, *variants]), base]

@@ -52,7 +52,7 @@ LANGUAGES = frozenset(name[:-3] for name in os.listdir(os.path.dirname(_lang_pac
                       if name.endswith(".py") and not name.startswith("__"))
 ALIASES = {"nb": "no", "nn": "no", "zh-hant": "zh-tw", "zh-hk": "zh-tw", "zh-mo": "zh-tw",
            "zh-hans": "zh", "zh-cn": "zh", "zh-sg": "zh", "iw": "he", "in": "id",
-           "sr-latn": "sr"}    # the package's Serbian is written in Latin letters
+           "sr-latn": "sr", "sr-cyrl": "sr"}   # the package has one Serbian (in Latin letters)
 
 
 def language(candidates: tuple[str, ...]) -> str:

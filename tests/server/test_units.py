@@ -145,6 +145,9 @@ def test_free_text_refuses_control_characters_and_bytes_that_are_not_utf8(raw, w
     ("sr-ME", ("sr-ME", "sr-Latn", "en")), ("sr", ("sr", "en")),
     # Variants are tried first; extensions and private use are dropped, unless they are all.
     ("de-CH-1996", ("de-CH-1996", "de-CH", "de", "en")),
+    ("be-tarask", ("be-TARASK", "be", "en")),
+    # A script asked for, of a language not known to be written in several: not the bare one.
+    ("ja-Latn", ("ja-Latn", "en")), ("ru-Latn-RU", ("ru-Latn-RU", "ru-Latn", "en")),
     ("ja-JP-u-ca-japanese", ("ja-JP", "ja", "en")), ("en-US-x-twain", ("en-US", "en")),
     ("x-pig-latin", ("x-pig-latin", "en")), ("i-klingon", ("i-klingon", "en")),
 ])
