@@ -103,17 +103,18 @@ def free_text(raw: str, name: str) -> str:
         what = "bytes that are not UTF-8" if found.group() == "\ufffd" else \
             f"control character U+{ord(found.group()):04X}"
         raise bad_request(name, f"{name} must be text without control characters, got {what}")
-    text = raw.strip()
     # A zero-width space, joiner or BOM at an end is no character a person typed (a search
-    # ignores them): "\u200b\u200b" is as empty as "  ".
-    while text and (_invisible(text[0]) or _invisible(text[-1])):
-        text = text[1:] if _invisible(text[0]) else text[:-1]
-        text = text.strip()
-    return text
+    # ignores them): "\u200b\u200b" is as empty as "  ". One pass from each end.
+    start, stop = 0, len(raw)
+    while start < stop and _blank(raw[start]):
+        start += 1
+    while stop > start and _blank(raw[stop - 1]):
+        stop -= 1
+    return raw[start:stop]
 
 
-def _invisible(char: str) -> bool:
-    return char > "\x7f" and unicodedata.category(char) == "Cf"
+def _blank(char: str) -> bool:
+    return char.isspace() or (char > "\x7f" and unicodedata.category(char) == "Cf")
 
 
 def latlon(query: Mapping[str, str]) -> tuple[float, float]:

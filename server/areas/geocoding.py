@@ -84,8 +84,9 @@ def parse_lookup(query: Mapping[str, str]) -> SearchQuery | IdQuery:
     if len(text) < 2 or len(text) > 200:
         raise bad_request("q", f"q must be 2 to 200 characters after trimming, got {len(text)}")
     # "a." or "a," is two characters but a one-letter search: a list of every place in "a".
+    # With a context it names a place (Å, Norway; Y, Somme).
     parts = query_parts(text)
-    if not parts or len(parts[0]) < 2:
+    if not parts or (len(parts) == 1 and len(parts[0]) < 2):
         raise bad_request("q", "q must name a place with at least 2 letters or digits, got "
                                f"{params.show(text)}")
     return SearchQuery(text=text, field_all=field_all,

@@ -118,8 +118,9 @@ def paths() -> dict:
     lookup_params = [
         param("q", "query", "Search text (search mode): 2 to 200 characters after trimming "
               "surrounding whitespace and invisible format characters (zero-width space, "
-              "joiners, BOM, soft hyphen; inside the text they are ignored), whose place name "
-              "(the text before any comma) has at least 2 letters or digits (`a.` is a 400). A "
+              "joiners, BOM, soft hyphen; inside the text they are ignored), with at least 2 "
+              "letters or digits unless a comma adds a context (`a.` is a 400, `å, norway` "
+              "is not). A "
               "control character other than tab, line feed or carriage return, or bytes that "
               "are not UTF-8, are a 400. Required unless `id` is given.",
               {"type": "string", "minLength": 2, "maxLength": 200}, example="zurich"),

@@ -495,13 +495,20 @@ def test_q_is_trimmed_of_whitespace(server, q):
 
 
 @pytest.mark.parametrize("q", ["%E2%80%8B%E2%80%8B", "%EF%BB%BF%20%E2%81%A0", "%E2%80%8Bz%C2%AD",
-                               "a,", "a.", "..", "%2C%2C", "a%2C%20zurich", "-%20-"])
+                               "a,", "a.", "..", "%2C%2C", "%2C%20a%2C", "-%20-"])
 def test_q_that_names_less_than_two_letters_is_too_short(server, q):
     # Zero-width space, BOM, word joiner, soft hyphen: trimmed as whitespace is (rule 14); and
     # "a." is a one-letter search (punctuation is ignored), not a list of places in "a".
     reply = get(f"{server.url}/geocoding/lookup?q={q}")
     assert reply.status == 400, reply.body
     assert reply.json()["errors"][0]["parameter"] == "q"
+
+
+def test_a_one_letter_name_with_a_context_is_a_search(server):
+    # Å (Norway) and Y (Somme) are places; with a context the letter is not a whole search.
+    reply = get(f"{server.url}/geocoding/lookup?q=a%2C%20zurich")
+    assert reply.status == 200 and reply.json()["results"]
+    assert {r["admin1_name"] for r in reply.json()["results"]} == {"Zurich"}
 
 
 def test_q_is_trimmed_of_invisible_characters(server):
