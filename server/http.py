@@ -120,11 +120,12 @@ def presented_key(request: web.Request) -> str | None:
     """The key from the X-API-Key header, else the api_key parameter (header wins). An empty
     api_key is no key; two non-empty ones are a 400 (which would the caller mean?)."""
     header = request.headers.get("X-API-Key")
-    if header:
+    if header is not None:
         # Two header lines are one comma-separated list (RFC 9110 5.3): which would it mean?
         if "," in header or len(request.headers.getall("X-API-Key")) > 1:
             raise bad_request("X-API-Key", "the X-API-Key header is given more than once")
-        return header
+        if header:
+            return header
     query = request.rel_url.raw_query_string     # as sent, without any fragment
     # Parsing the whole query (yarl) costs time on every request; most carry no api_key
     # ("api%5Fkey" too), and the rest mostly need no decoding.
@@ -191,7 +192,6 @@ async def api_middleware(request: web.Request, handler: Handler) -> web.StreamRe
     """Run one request through auth, limits and caching; turn every failure into problem+json."""
     started = time.perf_counter() if access_log.isEnabledFor(logging.INFO) else 0.0
     headers: dict[str, str] = {}
-    key: ApiKey | None = None
     meta: Endpoint = getattr(handler, "endpoint", None) or UNLIMITED
     try:
         # Answered for every path that exists (routed, but not for OPTIONS: a 405 there),
@@ -199,20 +199,8 @@ async def api_middleware(request: web.Request, handler: Handler) -> web.StreamRe
         if request.method == "OPTIONS" and request.match_info.http_exception is not None \
                 and request.match_info.http_exception.status == 405:
             return web.Response(status=204, headers=PREFLIGHT)
-        app = request.app
-        by_token = False
-        if meta.auth != "none":
-            try:
-                key, by_token = _authenticate(request, app[KEYS], meta)
-            except ApiError as exc:
-                if exc.status == 400 and meta.limited:  # a malformed key: the address pays
-                    await _limit(request, app[CONFIG], app[LIMITER], None, False, headers)
-                raise
-            request[AUTHORISED] = key
-        if meta.limited:
-            limiter = app[LIMITER]
-            await _limit(request, app[CONFIG], limiter, key, by_token, headers)
-        store = app[STORE]
+        await _admit(request, meta, headers)
+        store = request.app[STORE]
         version = store.area(meta.area).version if meta.area else None
         cacheable = meta.etag and version is not None and request.method in ("GET", "HEAD")
         period = now = None
@@ -250,6 +238,7 @@ async def api_middleware(request: web.Request, handler: Handler) -> web.StreamRe
                         extra={"request_id": request_id}, headers={"X-Request-Id": request_id})
     finally:
         if started:
+            key = request.get(AUTHORISED)    # set once the key is known (also for a 429)
             access_log.info("%s %s key=%s %.1fms", request.method, request.path,
                             key.name if key else "-", (time.perf_counter() - started) * 1e3)
 
@@ -266,6 +255,23 @@ async def _error_answer(request: web.Request, meta: Endpoint, exc: ApiError,
                         headers={**headers, **exc.headers})
     page.headers.update({**STATIC_HEADERS, **headers, **exc.headers})
     return page
+
+
+async def _admit(request: web.Request, meta: Endpoint, headers: dict[str, str]) -> None:
+    """Authenticate (the key, if any) and take one request from its budget (RateLimit headers
+    into `headers`); ApiError 400/403/429 otherwise. A malformed key draws from the client
+    address's budget before its 400."""
+    app, key, by_token = request.app, None, False
+    if meta.auth != "none":
+        try:
+            key, by_token = _authenticate(request, app[KEYS], meta)
+        except ApiError as exc:
+            if exc.status == 400 and meta.limited:
+                await _limit(request, app[CONFIG], app[LIMITER], None, False, headers)
+            raise
+        request[AUTHORISED] = key
+    if meta.limited:
+        await _limit(request, app[CONFIG], app[LIMITER], key, by_token, headers)
 
 
 def _authenticate(request: web.Request, keys: KeyStore,

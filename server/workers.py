@@ -59,11 +59,11 @@ def serve(config: Config) -> int:
         reserved = bind(config.host, config.port)
     except OSError as exc:      # in use, not ours to bind (< 1024), no such address
         busy = " (is another server running there?)" if exc.errno == errno.EADDRINUSE else ""
-        print(f"error: cannot serve on {config.host}:{config.port}: {exc.strerror or exc}{busy}",
-              file=sys.stderr)
+        print(f"error: cannot serve on {_bracketed(config.host)}:{config.port}: "
+              f"{exc.strerror or exc}{busy}", file=sys.stderr)
         return 2
     port = reserved.getsockname()[1]
-    host = f"[{config.host}]" if ":" in config.host else config.host
+    host = _bracketed(config.host)
     print(f"serving {config.build_dir}/current on http://{host}:{port} "
           f"with {config.workers} worker(s)", flush=True)
     if config.workers == 1:
@@ -85,6 +85,11 @@ def serve(config: Config) -> int:
         for process in workers:
             process.terminate()
     return 0
+
+
+def _bracketed(host: str) -> str:
+    """A host as it is written before :port in a URL ([::1] for an IPv6 address)."""
+    return f"[{host}]" if ":" in host else host
 
 
 def ensure_free(host: str, port: int) -> None:
