@@ -249,7 +249,8 @@ def test_two_api_keys_are_a_400(query):
 
 @pytest.mark.parametrize("headers", [[("X-API-Key", "k1"), ("X-API-Key", "k2")],
                                      [("X-API-Key", "k1"), ("X-API-Key", "k1")],
-                                     [("X-API-Key", "k1, k2")]])
+                                     [("X-API-Key", "k1, k2")],
+                                     [("X-API-Key", ""), ("X-API-Key", "k2")]])
 def test_two_api_key_headers_are_a_400(headers):
     # Two header lines mean the comma-joined list (RFC 9110 5.3); which key would it be?
     request = make_mocked_request("GET", "/health", headers=CIMultiDict(headers))
