@@ -85,16 +85,9 @@ def _cape(t, la, lo):
 @pytest.fixture(scope="module")
 def data(tmp_path_factory):
     root = tmp_path_factory.mktemp("forecast-consistency")
-    lat, lon = fi.global_axes(10.0)
     fields = {**fi.KNOWN, "t2m": _temperature(0.0), "d2m": _temperature(3.0), "cape": _cape,
               **{name: _precipitation(name) for name in ("prate", "crain", "csnow", "cfrzr")}}
-    groups = {"heightAboveGround2": ("t2m", "d2m"), "heightAboveGround10": ("u10", "v10"),
-              "meanSea": ("prmsl",), "atmosphere": ("tcc",),
-              "surface": ("prate", "vis", "gust", "orog", "crain", "csnow", "cfrzr", "cicep",
-                          "cape")}
-    for suffix, names in groups.items():
-        fi.write_step_file(root / "datasets" / "forecast" / f"gfs.{suffix}.nc", RUN,
-                           fi.gfs_steps(HORIZON_H), lat, lon, {n: fields[n] for n in names})
+    fi.write_gfs_run(root / "datasets" / "forecast", RUN, HORIZON_H, fields)
     run_pipeline("build", "--datasets", str(root / "datasets"), "--out", str(root / "build"),
                  "--only", "forecast")
     version = contract.current_version_dir(root / "build")

@@ -62,15 +62,9 @@ def _precipitation(name):
 @pytest.fixture(scope="module")
 def data(tmp_path_factory):
     root = tmp_path_factory.mktemp("forecast-fixed")
-    lat, lon = fi.global_axes(10.0)
     fields = {**fi.KNOWN, "t2m": _ramp, "d2m": lambda t, la, lo: _ramp(t, la, lo) - 10.0,
               **{name: _precipitation(name) for name in ("prate", "crain", "csnow")}}
-    groups = {"heightAboveGround2": ("t2m", "d2m"), "heightAboveGround10": ("u10", "v10"),
-              "meanSea": ("prmsl",), "atmosphere": ("tcc",),
-              "surface": ("prate", "vis", "gust", "orog", "crain", "csnow", "cfrzr", "cicep")}
-    for suffix, names in groups.items():
-        fi.write_step_file(root / "datasets" / "forecast" / f"gfs.{suffix}.nc", RUN,
-                           fi.gfs_steps(HORIZON_H), lat, lon, {n: fields[n] for n in names})
+    fi.write_gfs_run(root / "datasets" / "forecast", RUN, HORIZON_H, fields)
     run_pipeline("build", "--datasets", str(root / "datasets"), "--out", str(root / "build"),
                  "--only", "forecast")
     version = contract.current_version_dir(root / "build")

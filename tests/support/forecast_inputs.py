@@ -96,6 +96,24 @@ def gfs_steps(horizon_h: int) -> list[int]:
     return list(range(0, min(horizon_h, 120) + 1)) + list(range(123, horizon_h + 1, 3))
 
 
+# The step files cfgrib writes for a GFS run, one per kind of level, and their fields.
+GFS_FILES = {"heightAboveGround2": ("t2m", "d2m"), "heightAboveGround10": ("u10", "v10"),
+             "meanSea": ("prmsl",), "atmosphere": ("tcc",),
+             "surface": ("prate", "vis", "gust", "orog", "crain", "csnow", "cfrzr", "cicep",
+                         "cape")}
+
+
+def write_gfs_run(folder: Path, run_s: int, horizon_h: int, fields: dict,
+                  step_deg: float = 10.0) -> Path:
+    """A GFS run on a global grid as cfgrib writes it (gfs.<level>.nc step files) with the
+    given fields (values or functions of time, lat, lon); FOLDER."""
+    lat, lon = global_axes(step_deg)
+    for level, names in GFS_FILES.items():
+        write_step_file(folder / f"gfs.{level}.nc", run_s, gfs_steps(horizon_h), lat, lon,
+                        {n: fields[n] for n in names if n in fields})
+    return folder
+
+
 def nws_alert(ident: str, event: str, ring_lonlat: list, onset: str, ends: str | None,
               severity: str = "Severe", area: str = "Test County; Other County") -> dict:
     """One NWS-style GeoJSON feature."""
