@@ -345,10 +345,15 @@ def _not_modified(response: web.StreamResponse) -> web.Response:
     that compressing the 200 would add (a 304 sends the 200's Vary: RFC 9110 15.4.5)."""
     kept = {name: response.headers[name] for name in ("Cache-Control", "Vary")
             if name in response.headers}
-    body = getattr(response, "body", None)
-    if isinstance(body, (bytes, bytearray)) and len(body) > GZIP_MIN_BYTES:
+    if _compressible(response):
         kept["Vary"] = f"{kept['Vary']}, Accept-Encoding" if "Vary" in kept else "Accept-Encoding"
     return web.Response(status=304, headers=kept or None)
+
+
+def _compressible(response: web.StreamResponse) -> bool:
+    """True for a body gzip is worth it for (so its answer varies on Accept-Encoding)."""
+    body = getattr(response, "body", None)
+    return isinstance(body, (bytes, bytearray)) and len(body) > GZIP_MIN_BYTES
 
 
 def _decorate(request: web.Request, response: web.StreamResponse, meta: Endpoint,
@@ -371,8 +376,7 @@ def _decorate(request: web.Request, response: web.StreamResponse, meta: Endpoint
         chosen = response.headers.get("Vary")
         headers["Vary"] = f"{chosen}, X-API-Key" if chosen else "X-API-Key"
     response.headers.update(headers)
-    body = getattr(response, "body", None)
-    if isinstance(body, (bytes, bytearray)) and len(body) > GZIP_MIN_BYTES:
+    if _compressible(response):
         vary = response.headers.get("Vary")
         response.headers["Vary"] = f"{vary}, Accept-Encoding" if vary else "Accept-Encoding"
         if _accepts_gzip(request.headers.get("Accept-Encoding", "")):

@@ -96,19 +96,22 @@ def ensure_free(host: str, port: int) -> None:
     """Raise OSError when something listens on the port already: SO_REUSEPORT would let this
     server join it, and the two would split its connections (another build, other keys)."""
     # Only a socket without SO_REUSEPORT is refused a port that any socket listens on.
-    family = socket.AF_INET6 if ":" in host else socket.AF_INET
-    with socket.socket(family, socket.SOCK_STREAM) as probe:
-        probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)  # TIME_WAIT is no owner
+    with _tcp_socket(host) as probe:
         probe.bind((host, port))
 
 
 def bind(host: str, port: int) -> socket.socket:
     """A TCP socket bound with SO_REUSEPORT, so sibling workers can bind the same port."""
-    family = socket.AF_INET6 if ":" in host else socket.AF_INET
-    sock = socket.socket(family, socket.SOCK_STREAM)
-    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    sock = _tcp_socket(host)
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEPORT, 1)
     sock.bind((host, port))
+    return sock
+
+
+def _tcp_socket(host: str) -> socket.socket:
+    """A TCP socket for `host` with SO_REUSEADDR (connections in TIME_WAIT hold no port)."""
+    sock = socket.socket(socket.AF_INET6 if ":" in host else socket.AF_INET, socket.SOCK_STREAM)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
     return sock
 
 

@@ -66,7 +66,7 @@ def main_kind(rain, snow, sleet):
     second = total - max(rain, snow, sleet) - min(rain, snow, sleet)
     if total > 0 and second >= MIXED_SHARE * total:
         return MIXED
-    return first_max(rain, snow, sleet)
+    return k.first_max(rain, snow, sleet)
 
 
 @njit(cache=True, nogil=True)
@@ -317,11 +317,3 @@ def day_icon(facts, daytime_cloud, cloud):
     if daytime_cloud != daytime_cloud:
         daytime_cloud = cloud
     return min(k._count(daytime_cloud, T.CLOUD_LEVELS), 3)
-
-
-@njit(cache=True, nogil=True)
-def first_max(rain, snow, sleet):
-    """1 rain, 2 snow, 3 sleet: the kind with the largest amount (the first of equals)."""
-    if snow > rain and snow >= sleet:
-        return 2
-    return 3 if sleet > rain and sleet > snow else 1

@@ -204,15 +204,28 @@ def point_series(values, inputs, lift, rows, parts, codes, icons, shown_from, sh
 
 
 @njit(cache=True, nogil=True)
-def phase(snow, sleet):
-    """What falls (1 rain, 2 snow, 3 sleet) with these shares of snow and sleet (NaN counts
-    as none): the largest share, rain on ties, then snow."""
-    snow = snow if snow == snow else 0.0
-    sleet = sleet if sleet == sleet else 0.0
-    rain = 1.0 - snow - sleet
+def first_max(rain, snow, sleet):
+    """1 rain, 2 snow, 3 sleet: the kind with the largest amount (the first of equals)."""
     if snow > rain and snow >= sleet:
         return 2
     return 3 if sleet > rain and sleet > snow else 1
+
+
+@njit(cache=True, nogil=True)
+def shares(snow, sleet):
+    """(rain, snow, sleet) shares of what falls, from the model's snow and sleet shares (NaN
+    counts as none)."""
+    snow = snow if snow == snow else 0.0
+    sleet = sleet if sleet == sleet else 0.0
+    return 1.0 - snow - sleet, snow, sleet
+
+
+@njit(cache=True, nogil=True)
+def phase(snow, sleet):
+    """What falls (1 rain, 2 snow, 3 sleet) with these shares of snow and sleet: the largest
+    share, rain on ties, then snow."""
+    rain, snow, sleet = shares(snow, sleet)
+    return first_max(rain, snow, sleet)
 
 
 @njit(cache=True, nogil=True)
@@ -228,13 +241,6 @@ def kind_of(rate, snow, sleet):
 
 
 @njit(cache=True, nogil=True)
-def _share(kind, snow, sleet):
-    snow = snow if snow == snow else 0.0
-    sleet = sleet if sleet == sleet else 0.0
-    return snow if kind == 2 else (sleet if kind == 3 else 1.0 - snow - sleet)
-
-
-@njit(cache=True, nogil=True)
 def kind_between(rate, snow, sleet, before, after):
     """The kind of an instant between two hours whose phases are `before` and `after`, from
     its own rate and (interpolated) shares: none below WET_MMH, else the one of the two with
@@ -244,7 +250,8 @@ def kind_between(rate, snow, sleet, before, after):
         return 0
     if before == after:
         return before
-    return after if _share(after, snow, sleet) > _share(before, snow, sleet) else before
+    share = shares(snow, sleet)      # indexed by kind - 1
+    return after if share[after - 1] > share[before - 1] else before
 
 
 @njit(cache=True, nogil=True)
