@@ -56,7 +56,7 @@ def serve(config: Config) -> int:
     try:
         if config.port:
             ensure_free(config.host, config.port)
-        reserved = bind(config.host, config.port)
+        reserved = bind(config.host, config.port, hold_only=config.workers > 1)
     except OSError as exc:      # in use, not ours to bind (< 1024), no such address
         busy = " (is another server running there?)" if exc.errno == errno.EADDRINUSE else ""
         print(f"error: cannot serve on {_bracketed(config.host)}:{config.port}: "
@@ -100,18 +100,23 @@ def ensure_free(host: str, port: int) -> None:
         probe.bind((host, port))
 
 
-def bind(host: str, port: int) -> socket.socket:
-    """A TCP socket bound with SO_REUSEPORT, so sibling workers can bind the same port."""
-    sock = _tcp_socket(host)
+def bind(host: str, port: int, hold_only: bool = False) -> socket.socket:
+    """A TCP socket bound with SO_REUSEPORT, so sibling workers can bind the same port.
+    `hold_only`: the parent's socket, never listening, that holds the port while the workers
+    start; without SO_REUSEADDR, for a probe (which has it) may bind beside a bound socket
+    that has it too and does not listen."""
+    sock = _tcp_socket(host, reuse_address=not hold_only)
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEPORT, 1)
     sock.bind((host, port))
     return sock
 
 
-def _tcp_socket(host: str) -> socket.socket:
-    """A TCP socket for `host` with SO_REUSEADDR (connections in TIME_WAIT hold no port)."""
+def _tcp_socket(host: str, reuse_address: bool = True) -> socket.socket:
+    """A TCP socket for `host`, with SO_REUSEADDR unless told not to (with it, connections in
+    TIME_WAIT hold no port)."""
     sock = socket.socket(socket.AF_INET6 if ":" in host else socket.AF_INET, socket.SOCK_STREAM)
-    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    if reuse_address:
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
     return sock
 
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import errno
 import hashlib
 import json
 import shutil
@@ -16,6 +17,7 @@ from pathlib import Path
 
 import pytest
 
+from server.workers import bind, ensure_free
 from tests.support.procs import ROOT, Server, add_key, get, run_pipeline
 
 FIXTURE = ROOT / "tests" / "fixtures" / "geonames"
@@ -215,14 +217,29 @@ def test_a_second_server_on_a_busy_port_refuses_to_start(tmp_path, workers):
         assert get(srv.url + "/health").status == 200
 
 
-def test_a_server_restarts_on_its_port_at_once(tmp_path):
+def test_the_port_is_held_while_the_workers_start():
+    # The parent of several workers holds the port with a bound socket that does not listen
+    # until they do: another server's probe must not pass beside it.
+    held = bind("127.0.0.1", 0, hold_only=True)
+    try:
+        with pytest.raises(OSError) as refused:
+            ensure_free("127.0.0.1", held.getsockname()[1])
+        assert refused.value.errno == errno.EADDRINUSE
+        worker = bind("127.0.0.1", held.getsockname()[1])     # its own workers still join it
+        worker.close()
+    finally:
+        held.close()
+
+
+@pytest.mark.parametrize("workers", ["1", "2"])
+def test_a_server_restarts_on_its_port_at_once(tmp_path, workers):
     # Connections the stopped server leaves in TIME_WAIT do not hold the port.
-    with Server(tmp_path / "empty") as srv:
+    with Server(tmp_path / "empty", None, "--workers", workers) as srv:
         srv.wait_ready()
         port = srv.url.rsplit(":", 1)[1]
         assert get(srv.url + "/health").status == 200
-    with Server(tmp_path / "empty", None, "--port", port) as again:   # the last --port wins
-        again.wait_ready()
+    with Server(tmp_path / "empty", None, "--workers", workers, "--port", port) as again:
+        again.wait_ready()                                             # the last --port wins
         assert again.url.endswith(f":{port}")
 
 
