@@ -13,7 +13,7 @@ from aiohttp import web
 from server import params
 from server.areas import webcams_embed, webcams_images, webcams_params
 from server.areas.webcams_data import WebcamsData, load
-from server.areas.webcams_links import BASES, Links
+from server.areas.webcams_links import BASES, EMBED_PATH, Links
 from server.areas.webcams_secrets import ensure_secrets_file, parse_secrets
 from server.areas.webcams_tokens import (CLUSTERS, EMBED, PERIOD_S, SIGNER, TTL_S, Signer,
                                          TokenError)
@@ -174,7 +174,8 @@ def _embed_page(request: web.Request) -> web.Response:
     name = data.catalog.name(row)
     page_data = {"name": name, "timezone": data.catalog.timezones[row], "range": range_,
                  "now": links.now, "expires": expires, "frames": frames}
-    base = f"{request.path}?token={token}"
+    # Where the page itself is served ({embed_base_url}, or {base_url} with its path prefix).
+    base = f"{links.embed}{EMBED_PATH}{raw_id}?token={token}"
     ranges = {"24h": base, "30d": base + "&range=30d"}
     response = webcams_embed.page(name, page_data, ranges, range_,
                                   webcams_embed.origin(links.cdn))

@@ -259,6 +259,20 @@ def test_a_base_url_is_used_whatever_the_host_header(built):
         assert detail["player"]["embed"].startswith("https://api.example.org/webcams/embed/")
 
 
+def test_the_players_range_links_keep_the_base_urls_path(built):
+    # Behind a proxy that serves the API under /weather, a link to /webcams/... is a 404.
+    root, keys, key = built
+    with Server(root / "build", keys, WEATHERAPI_BASE_URL="https://api.example.org/weather") as srv:
+        srv.wait_ready()
+        embed = get(f"{srv.url}/webcams/zrh-1", {"X-API-Key": key}).json()["player"]["embed"]
+        assert embed.startswith("https://api.example.org/weather/webcams/embed/zrh-1?token=")
+        page = get(embed.replace("https://api.example.org/weather", srv.url)).body.decode()
+    token = embed.split("token=")[1]
+    assert f'<a href="{embed}" aria-current=page>24h</a>' in page
+    assert f'<a href="{embed}&amp;range=30d">30d</a>' in page
+    assert token and "href=\"/webcams" not in page
+
+
 def test_workers_share_the_signing_secrets(built):
     root, keys, key = built
     with Server(root / "build", keys, "--workers", "2") as srv:
