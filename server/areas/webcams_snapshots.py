@@ -73,10 +73,10 @@ class Snapshots:
     def window(self, row: int, range_: str, now: int, timezone: str
                ) -> tuple[np.ndarray, np.ndarray]:
         """(indices, capture times) of the row's snapshots in `range_` ending at `now`, oldest
-        first: 24h every snapshot captured in [now - 24 h, now]; 30d for each of the 30 local
-        calendar days up to today (the webcam's timezone), the snapshot closest to 12:00 local
-        time (one captured after now is left out: a feed's clock may run ahead), today's only
-        once it is final (_final)."""
+        first: 24h every snapshot captured in [now - 24 h, now]; 30d for each of the last 30
+        local calendar days (the webcam's timezone) whose pick is final, the snapshot closest to
+        12:00 local time (one captured after now is left out: a feed's clock may run ahead):
+        up to today once today's pick is final (_final), else up to yesterday."""
         if range_ == "24h":
             a, b = int(self.offsets[row]), int(self.offsets[row + 1])
             lo = self.search(a, b, now - DAY_S, "left")
@@ -87,15 +87,21 @@ class Snapshots:
         today, noon = local_day_noon(now, timezone)
         da, db = int(self.daily_offsets[row]), int(self.daily_offsets[row + 1])
         days = self.daily_day[da:db]
-        lo = da + int(np.searchsorted(days, today - (DAYS_30 - 1), side="left"))
+        # A day more than 30: the first is in only while today is not (not final yet).
+        lo = da + int(np.searchsorted(days, today - DAYS_30, side="left"))
         hi = da + int(np.searchsorted(days, today, side="right"))
-        times = self.daily_time[lo:hi]
+        times, days = self.daily_time[lo:hi], days[lo - da:hi - da]
         keep = times <= now
-        indices, times = self.daily_index[lo:hi][keep], times[keep]
-        if len(times) and keep[-1] and int(self.daily_day[hi - 1]) == today \
-                and not self._final(row, int(indices[-1]), int(times[-1]), noon, now):
-            return indices[:-1], times[:-1]
-        return indices, times
+        indices, times, days = self.daily_index[lo:hi][keep], times[keep], days[keep]
+        if len(times) and int(days[-1]) == today \
+                and self._final(row, int(indices[-1]), int(times[-1]), noon, now):
+            first = today - (DAYS_30 - 1)
+        else:       # today has no pick, or one that may still change
+            if len(times) and int(days[-1]) == today:
+                indices, times, days = indices[:-1], times[:-1], days[:-1]
+            first = today - DAYS_30
+        start = int(np.searchsorted(days, first, side="left"))
+        return indices[start:], times[start:]
 
     def _final(self, row: int, index: int, pick: int, noon: int, now: int) -> bool:
         """Today's pick (captured at `pick` <= now) can no longer change: a snapshot captured

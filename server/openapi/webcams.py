@@ -53,8 +53,10 @@ PUBLIC_ID = param("public_id", "path", "Webcam public id. A malformed id is 400,
                   "one 404.", {"type": "string", "pattern": PUBLIC_ID_PATTERN})
 RANGE = param("range", "query", "`24h`: every snapshot captured in the last 24 hours (from now "
               "minus 24 h to now, both included); `30d`: for each of the last 30 local "
-              "calendar days of the webcam's timezone (today included), the snapshot closest to "
-              "12:00 local time (ties: the earlier one); days without snapshots are skipped. "
+              "calendar days of the webcam's timezone, the snapshot closest to 12:00 local time "
+              "(ties: the earlier one); days without snapshots are skipped. The 30 days end "
+              "today once today's pick is final (a snapshot captured at or after local noon "
+              "exists), else yesterday. "
               "Snapshots are ordered oldest first.",
               {"type": "string", "enum": ["24h", "30d"], "default": "24h"})
 BBOX_TEXT = ("Bounding box `min_lat,min_lng,max_lat,max_lng` in decimal degrees, edges "

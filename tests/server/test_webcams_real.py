@@ -192,8 +192,10 @@ def _window(built, public_id: str, range_: str, now: str) -> list[str]:
     # series starts at 23:00 local on 5 April).
     ("lhi", "2024-04-09T00:00:00", ["2024-04-05T12:00", "2024-04-06T01:00",
                                     "2024-04-07T01:30", "2024-04-08T01:30"]),
-    # Thirty days later only the last day is still inside the window.
-    ("zrh-1", "2024-04-30T12:00:00", ["2024-04-01T10:00"]),
+    # The last 30 days with a final pick: without one today, 31 March to 29 April...
+    ("zrh-1", "2024-04-30T12:00:00", ["2024-03-31T10:00", "2024-04-01T10:00"]),
+    # ... and a day later only the last day is still inside the window.
+    ("zrh-1", "2024-05-01T12:00:00", ["2024-04-01T10:00"]),
     # Today is shown only once its pick is final. Kiritimati on 3 June (noon 22:00Z on the
     # 2nd): at 11:30 local the 11:00 snapshot is left out (a later one could be closer)...
     ("kiri", "2024-06-02T21:30:00", ["2024-06-01T00:00", "2024-06-01T21:00"]),

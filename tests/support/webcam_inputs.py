@@ -144,9 +144,10 @@ def expected_snapshots(now: int) -> dict[str, list[tuple[int, str]]]:
 
 def brute_30d(times: list[int], zone: str, now: int) -> list[int]:
     """The 30d history by definition (decisions rule 39), one datetime at a time: per local
-    day of the last 30 up to `now`, the snapshot captured by `now` closest to 12:00 local (the
-    earlier on a tie); today's only once a snapshot captured at or after its local noon exists
-    by `now` (before that a later snapshot could still be closer)."""
+    day of the last 30 whose pick is final by `now`, the snapshot captured by `now` closest to
+    12:00 local (the earlier on a tie): up to today once a snapshot captured at or after its
+    local noon exists by `now` (before that a later snapshot could still be closer), else (or
+    without one today) up to yesterday."""
     tz = ZoneInfo(zone)
     local_now = dt.datetime.fromtimestamp(now, tz)
     today = local_now.date()
@@ -154,11 +155,12 @@ def brute_30d(times: list[int], zone: str, now: int) -> list[int]:
     best: dict = {}
     for t in times:
         local = dt.datetime.fromtimestamp(t, tz)
-        if t > now or (today - local.date()).days >= 30:
+        if t > now or (today - local.date()).days > 30:
             continue
         distance = abs(local.hour * 3600 + local.minute * 60 + local.second - 43_200)
         if local.date() not in best or (distance, t) < best[local.date()]:
             best[local.date()] = (distance, t)
     if today in best and not any(noon <= t <= now for t in times):
         del best[today]
-    return [t for _, (_, t) in sorted(best.items())]
+    first = today - dt.timedelta(days=30 if today not in best else 29)
+    return [t for day, (_, t) in sorted(best.items()) if day >= first]
