@@ -160,16 +160,18 @@ def _tags(if_none_match: str | None) -> set[str]:
     return {t.strip().removeprefix("W/") for t in if_none_match.split(",")}
 
 
-def _etag(version: str, request: web.Request, period: int | None = None) -> str:
+def _etag(version: str, request: web.Request, period: int | None = None,
+          by_host: bool = False) -> str:
     """A weak tag (gzip and identity bodies are equivalent) of the data version and the request
-    without its api_key (the same answer whoever asks), and of the period for answers that
-    change with time."""
+    without its api_key (the same answer whoever asks), of the period for answers that change
+    with time, and of the Host header for answers that vary on it (links on its origin)."""
     path, _, query = request.raw_path.partition("?")
     if "api" in query.lower():
         query = "&".join(p for p in query.split("&")
                          if p.split("=", 1)[0].lower() not in ("api_key", "api%5fkey"))
     when = "" if period is None else f"\n{period}"
-    digest = hashlib.blake2b(f"{API_VERSION}\n{version}\n{path}?{query}{when}".encode(),
+    host = f"\n{request.host}" if by_host else ""
+    digest = hashlib.blake2b(f"{API_VERSION}\n{version}\n{path}?{query}{when}{host}".encode(),
                              digest_size=12)
     return f'W/"{digest.hexdigest()}"'
 
@@ -207,14 +209,14 @@ async def api_middleware(request: web.Request, handler: Handler) -> web.StreamRe
         if meta.period_s:
             request[NOW] = now = time.time()
             period = int(now // meta.period_s)
+        # The handler runs even when the tag matches: a 304 must not skip its validation or
+        # its stale-data check (an invalid or stale request is never "not modified").
+        response = await handler(request)
         etag = meta.fixed_etag
         if cacheable:
             versions = version if not meta.also else version + "".join(
                 f"\n{store.area(a).version}" for a in meta.also)
-            etag = _etag(versions, request, period)
-        # The handler runs even when the tag matches: a 304 must not skip its validation or
-        # its stale-data check (an invalid or stale request is never "not modified").
-        response = await handler(request)
+            etag = _etag(versions, request, period, "Host" in response.headers.get("Vary", ""))
         if etag and response.status == 200 and request.headers.get("If-None-Match"):
             tags = _tags(request.headers["If-None-Match"])
             if etag.removeprefix("W/") in tags or "*" in tags:

@@ -185,6 +185,20 @@ def test_answers_with_links_from_the_host_vary_on_it(own):
     assert "Host" not in _vary(get(f"{own.url}/geocoding/countries/CH"))
 
 
+def test_answers_with_links_from_the_host_are_tagged_by_it(own):
+    # Another Host's answer has other links: its tag must not make this one "not modified".
+    key = {"X-API-Key": own.keys["alpha"]}
+    path = f"/webcams/{get(f'{own.url}/webcams?limit=1', key).json()['results'][0]['public_id']}"
+    first = get(own.url + path, {**key, "Host": "a.example"})
+    second = get(own.url + path, {**key, "Host": "b.example"})
+    assert first.json()["image"]["current"].startswith("http://a.example/")
+    assert first.headers["ETag"] != second.headers["ETag"]
+    again = get(own.url + path, {**key, "Host": "b.example", "If-None-Match": first.headers["ETag"]})
+    assert again.status == 200 and again.headers["ETag"] == second.headers["ETag"]
+    same = get(own.url + path, {**key, "Host": "a.example", "If-None-Match": first.headers["ETag"]})
+    assert same.status == 304
+
+
 @pytest.mark.parametrize("host, env, warned", [
     ("0.0.0.0", {}, True), ("127.0.0.1", {}, False), ("localhost", {}, False),
     ("0.0.0.0", {"WEATHERAPI_BASE_URL": "https://api.example.org"}, False)])
