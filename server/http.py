@@ -177,16 +177,18 @@ def _etag(version: str, request: web.Request, period: int | None = None,
 
 
 def _accepts_gzip(accept_encoding: str) -> bool:
-    """True when Accept-Encoding allows gzip (an explicit q=0 refuses it)."""
+    """True when Accept-Encoding allows gzip: its own entry decides, else that of * (RFC 9110
+    12.5.3); q=0 refuses."""
+    allowed: dict[str, bool] = {}
     for part in accept_encoding.lower().split(","):
         name, _, params = part.partition(";")
-        if name.strip() in ("gzip", "*"):
-            q = params.strip().removeprefix("q=")
+        name, q = name.strip(), params.strip().removeprefix("q=")
+        if name in ("gzip", "*"):
             try:
-                return not params.strip() or float(q) > 0
+                allowed.setdefault(name, not params.strip() or float(q) > 0)
             except ValueError:
-                return False
-    return False
+                allowed.setdefault(name, False)
+    return allowed.get("gzip", allowed.get("*", False))
 
 
 @web.middleware

@@ -396,6 +396,11 @@ def test_gzip_negotiation(server):
     plain, zipped = get(url), get(url, {"Accept-Encoding": "br, gzip;q=0.5"})
     assert zipped.headers["Content-Encoding"] == "gzip" and plain.headers["Vary"]
     assert plain.headers["ETag"].startswith("W/")  # equivalent bodies share a weak tag
+    # gzip's own entry decides over * (RFC 9110 12.5.3), in either order
+    for header, gzipped in (("*;q=0, gzip", True), ("gzip, *;q=0", True), ("*", True),
+                            ("*, gzip;q=0", False), ("identity", False)):
+        reply = get(url, {"Accept-Encoding": header})
+        assert (reply.headers.get("Content-Encoding") == "gzip") is gzipped, header
 
 
 def test_api_key_forms(server):
