@@ -135,6 +135,8 @@ def test_keyboard_controls(browser, server, webcam):
     assert watched.value() == (paused - 2) % (last + 1)
     page.keyboard.press(" ")
     assert page.get_attribute("#play", "aria-pressed") == "true"
+    page.keyboard.press("Shift+K")                 # the hint's K, as typed with Shift or Caps Lock
+    assert page.get_attribute("#play", "aria-pressed") == "false"
     assert watched.errors == []
     watched.close()
 

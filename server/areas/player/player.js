@@ -102,7 +102,7 @@
     if (event.altKey || event.ctrlKey || event.metaKey) return;
     const onSlider = event.target === slider;
     const onButton = event.target === play;
-    if (event.key === "k" || (event.key === " " && !onButton)) {
+    if (event.key === "k" || event.key === "K" || (event.key === " " && !onButton)) {
       event.preventDefault();
       setPlaying(!timer);
     } else if (!onSlider && (event.key === "ArrowRight" || event.key === "ArrowLeft")) {
