@@ -154,7 +154,7 @@ async def embed(request: web.Request) -> web.Response:
 
 def _embed_page(request: web.Request) -> web.Response:
     range_ = webcams_params.range_(request.query, webcams_params.EMBED_PARAMETERS)
-    raw_id = request.match_info["public_id"]
+    raw_id = webcams_params.public_id(request.match_info["public_id"])  # malformed: 400
     token = request.query.get("token")
     if not token:
         raise ApiError(403, "token is required: use the player.embed link of the webcam detail")

@@ -19,7 +19,7 @@ from functools import lru_cache
 from aiohttp import web
 
 from server import params
-from server.areas import webcams_sky
+from server.areas import webcams_params, webcams_sky
 from server.areas.webcams_data import WebcamsData
 from server.areas.webcams_tokens import SIGNER, TokenError
 from server.errors import ApiError
@@ -73,7 +73,8 @@ def parse_name(name: str) -> tuple[int, str]:
 @endpoint(area=AREA, auth="none", limited=False, also=("forecast",))   # cloud cover
 async def image(request: web.Request) -> web.StreamResponse:
     """GET /cdn/webcams/{public_id}/{image}: one snapshot image."""
-    public_id = request.match_info["public_id"]
+    # A malformed id is the caller's mistake (400), not a bad signature.
+    public_id = webcams_params.public_id(request.match_info["public_id"])
     query = request.query
     params.once(query, SIGNATURE_PARAMETERS)
     try:

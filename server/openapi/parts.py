@@ -131,9 +131,26 @@ def operation(op_id: str, tag: str, summary: str, description: str, parameters: 
     op = {"operationId": op_id, "tags": [tag], "summary": summary, "description": description}
     if params:
         op["parameters"] = params
+    if any("ApiKeyHeader" in scheme for scheme in security):
+        responses_ = _key_twice(responses_)
     op["responses"] = responses_
     op["security"] = security
     return op
+
+
+TWICE = ("An API key sent more than once (two X-API-Key values, as two lines or a comma list, "
+         "or two non-empty api_key parameters).")
+
+
+def _key_twice(responses_: dict) -> dict:
+    """The responses with the 400 of an operation that reads an API key saying it covers a key
+    sent twice (which of them would the caller mean?)."""
+    out = dict(responses_)
+    if "400" in out:
+        out["400"] = {**out["400"], "description": f"{out['400']['description']} Or: {TWICE}"}
+    else:
+        out["400"] = problem(400, TWICE)
+    return {status: out[status] for status in sorted(out)}
 
 
 def unavailable(area: str) -> str:

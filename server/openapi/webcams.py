@@ -103,7 +103,7 @@ def paths() -> dict:
 def _token_get() -> dict:
     op = operation(
         "getWebcamTokenNotAllowed", "webcams", "Not allowed: tokens are made by POST",
-        "Always 405 with `Allow: POST`, before any key check and whether or not webcam data "
+        "Always 405 with `Allow: OPTIONS,POST`, before any key check and whether or not webcam data "
         "is loaded: this path is not a webcam's public_id. Not rate limited.",
         [], {"405": problem(405, "Use POST to create a token.", limited=False)}, [],
         cached=False)
@@ -186,12 +186,15 @@ def _embed(down: str) -> dict:
         "carries a webcam-specific `token`; the page's image links expire with it, and the "
         "page then says that the link has expired. Errors are problem+json, or a small HTML "
         "page with the same status when the client prefers text/html (as a browser loading "
-        "an iframe does). Not cached (`no-store`).",
+        "an iframe does). Not cached (`no-store`) and without an ETag: the page holds the time "
+        "it was made. A malformed public_id is 400 before the token is checked.",
         [PUBLIC_ID, RANGE],
-        responses(success("The player page.", {"type": "string"}, media="text/html"), {
+        responses(success("The player page.", {"type": "string"}, media="text/html",
+                          cached=False), {
             400: WEBCAM_400,
             403: "Token missing, expired, tampered, malformed, or issued for another webcam or "
-                 "purpose.", 404: WEBCAM_404, 503: down}), [{"EmbedToken": []}])
+                 "purpose.", 404: WEBCAM_404, 503: down}, cached=False), [{"EmbedToken": []}],
+        cached=False)
     for status in ("403", "404"):
         op["responses"][status]["content"]["text/html"] = {"schema": {"type": "string"}}
     return op
@@ -203,9 +206,10 @@ def _image(down: str) -> dict:
         "The default {cdn_url}: serves the images that image links point to. Generated "
         "catalogs' images are rendered on demand as SVG (a sky for the local time and the "
         "cloud cover, the camera's name and the capture time); images of a real catalog are "
-        "the files it supplied, copied into the data artifact. The link's signature is checked "
-        "first (403), then the snapshot is looked up (404). Images never change: "
-        "`Cache-Control: public, immutable` with a max-age up to the link's expiry. Not rate "
+        "the files it supplied, copied into the data artifact. A malformed public_id is 400; "
+        "then the link's signature is checked (403), then the snapshot is looked up (404). "
+        "Cache-Control is `public` with a max-age up to the link's expiry, and `immutable` for "
+        "a catalog's files (a rendered sky follows the forecast's cloud cover). Not rate "
         "limited (a player loads many frames). Catalog images that are object keys on an "
         "external CDN are linked there instead (`{cdn_url}/{key}?webcam=…&expires=…&kid=…"
         "&sig=…`).",
@@ -221,7 +225,8 @@ def _image(down: str) -> dict:
                                                                          "Cache-Control")},
             "content": {media: {"schema": {"type": "string", "format": "binary"}} for media in (
                 "image/svg+xml", "image/jpeg", "image/png", "image/webp")}},
-            {403: "Missing, malformed, expired or invalid signature.",
+            {400: "Malformed public_id, or expires, kid or sig given more than once.",
+             403: "Missing, malformed, expired or invalid signature.",
              404: "No such snapshot or image.", 503: down}, limited=False), [])
     op["x-rate-limited"] = False
     return op

@@ -115,8 +115,18 @@ def test_limited_operations_document_rate_limit_and_caching_headers():
         ok = op["responses"]["200"]["headers"]
         assert {"RateLimit-Limit", "RateLimit-Remaining", "RateLimit-Reset"} <= set(ok), path
         assert "Retry-After" in op["responses"]["503"]["headers"], path
-        if method == "get":
+        if method == "get" and path != "/webcams/embed/{public_id}":
             assert "ETag" in ok and "X-Data-Version" in ok and "304" in op["responses"], path
+    # The player page holds the time it was made: never the same twice, so no tag.
+    embed = dict(((p, m), op) for p, m, op in operations())[("/webcams/embed/{public_id}", "get")]
+    assert "ETag" not in embed["responses"]["200"]["headers"] and "304" not in embed["responses"]
+
+
+def test_operations_reading_a_key_document_the_400_of_a_key_sent_twice():
+    for path, method, op in operations():
+        reads_key = any("ApiKeyHeader" in scheme for scheme in op["security"])
+        text = op["responses"].get("400", {}).get("description", "")
+        assert ("API key sent more than once" in text) is reads_key, f"{method.upper()} {path}"
 
 
 def test_security_schemes():

@@ -346,6 +346,8 @@ def test_embed_tokens(server, signer, catalog):
     assert get(f"{server.url}/webcams/embed/{first}?token={token}&range=1y").status == 400
     twice = get(f"{server.url}/webcams/embed/{first}?token={token}&token={token}")
     assert twice.status == 400 and "token is given more than once" in twice.body.decode()
+    malformed = get(f"{server.url}/webcams/embed/-abc?token={token}")   # before the token
+    assert malformed.status == 400 and malformed.json()["errors"][0]["parameter"] == "public_id"
 
 
 # ---- images --------------------------------------------------------------------------------
@@ -362,6 +364,8 @@ def test_image_host(server, catalog):
     assert 0 < int(control.split("=")[1]) <= expires - time.time() + 2
     assert get(url, {"If-None-Match": reply.headers["ETag"]}).status == 304
     assert get(url).body == reply.body                            # deterministic rendering
+    malformed = get(url.replace(f"/{public_id}/", "/-x/"))         # before the signature
+    assert malformed.status == 400 and malformed.json()["errors"][0]["parameter"] == "public_id"
     path, query = url.split("?")
     for bad, status in [(f"{path}?{query.replace('sig=', 'sig=A')}", 403), (path, 403),
                         (url.replace(public_id, sorted(catalog)[8]), 403),
