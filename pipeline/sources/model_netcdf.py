@@ -65,7 +65,7 @@ class Piece:
     factor: float
     offset: float
     run_s: int
-    times_s: np.ndarray | None      # valid times, None for a field without time
+    times_s: np.ndarray | None      # valid times (ascending, unique), None without time
     lat_descending: bool
     lon_order: np.ndarray
     averaged: bool = False          # values are means over the step's bucket (GFS prate)
@@ -245,6 +245,21 @@ def _seconds(values, path: Path, what: str) -> np.ndarray:
                            "'seconds since 1970-01-01' are needed)")
 
 
+def _last_of_each(times: np.ndarray) -> np.ndarray:
+    """Indices of the times in ascending order, a repeated time by its last occurrence (as a
+    later file wins a repeated time, so does a later entry of one file)."""
+    _, first_reversed = np.unique(times[::-1], return_index=True)
+    return len(times) - 1 - first_reversed
+
+
+def _take(da: xr.DataArray, dim: str, index: np.ndarray) -> xr.DataArray:
+    """da at the indices of dim, lazily; da itself when they are all of them in order (the
+    usual case: its reads stay contiguous)."""
+    if np.array_equal(index, np.arange(da.sizes[dim])):
+        return da
+    return da.isel({dim: index})
+
+
 def _step_pieces(path, ds, da, lat_dim, lon_dim, common) -> list[Piece]:
     """cfgrib layout: step (lead time) with the run time in `time` (a scalar, or a dimension
     when the file holds several runs)."""
@@ -253,11 +268,13 @@ def _step_pieces(path, ds, da, lat_dim, lon_dim, common) -> list[Piece]:
                                "variable `time`")
     steps = _seconds(ds["step"].values, path, "step")
     runs = np.atleast_1d(_seconds(ds["time"].values, path, "time"))
+    order = _last_of_each(steps)
+    da = _take(da, "step", order)
     pieces = []
     for i, run_s in enumerate(runs):
         array = da.isel(time=i) if "time" in da.dims else da
         pieces.append(Piece(array=array.transpose("step", lat_dim, lon_dim), run_s=int(run_s),
-                            times_s=int(run_s) + steps, **common))
+                            times_s=int(run_s) + steps[order], **common))
     return pieces
 
 
@@ -276,7 +293,7 @@ def _time_pieces(path, ds, da, lat_dim, lon_dim, common) -> list[Piece]:
     pieces = []
     for run_s in np.unique(run_of):
         index = np.flatnonzero(run_of == run_s)
-        order = index[np.argsort(valid[index], kind="stable")]
-        array = da.isel(time=order).transpose("time", lat_dim, lon_dim)
+        order = index[_last_of_each(valid[index])]
+        array = _take(da, "time", order).transpose("time", lat_dim, lon_dim)
         pieces.append(Piece(array=array, run_s=int(run_s), times_s=valid[order], **common))
     return pieces
