@@ -237,10 +237,13 @@ def _averaged(da: xr.DataArray) -> bool:
 
 def _seconds(values, path: Path, what: str) -> np.ndarray:
     array = np.asarray(values)
-    if np.issubdtype(array.dtype, np.datetime64):
-        return array.astype("datetime64[s]").astype(np.int64)
-    if np.issubdtype(array.dtype, np.timedelta64):
-        return array.astype("timedelta64[s]").astype(np.int64)
+    if np.issubdtype(array.dtype, np.datetime64) or np.issubdtype(array.dtype, np.timedelta64):
+        missing = np.flatnonzero(np.isnat(array))
+        if missing.size:   # NaT would become -2**63 s and shift or blank the whole series
+            raise InputError(path, f"{what} has {missing.size} missing value(s) (NaT), the "
+                                   f"first at index {missing[0]}")
+        unit = "datetime64[s]" if np.issubdtype(array.dtype, np.datetime64) else "timedelta64[s]"
+        return array.astype(unit).astype(np.int64)
     raise InputError(path, f"{what} is not a decodable time (units such as 'hours' or "
                            "'seconds since 1970-01-01' are needed)")
 
@@ -282,14 +285,7 @@ def _time_pieces(path, ds, da, lat_dim, lon_dim, common) -> list[Piece]:
     """A `time` dimension of valid times; the run time from a forecast_reference_time
     coordinate (per time when several runs are concatenated), else the first valid time."""
     valid = _seconds(ds["time"].values, path, "time")
-    reference = next((v for name, v in ds.variables.items()
-                      if v.attrs.get("standard_name") == "forecast_reference_time"
-                      and name != "time"), None)
-    if reference is None:
-        run_of = np.full(valid.shape, valid.min())
-    else:
-        run_of = np.broadcast_to(_seconds(reference.values, path, "forecast_reference_time"),
-                                 valid.shape)
+    run_of = _reference_times(path, ds, valid)
     pieces = []
     for run_s in np.unique(run_of):
         index = np.flatnonzero(run_of == run_s)
@@ -297,3 +293,21 @@ def _time_pieces(path, ds, da, lat_dim, lon_dim, common) -> list[Piece]:
         array = _take(da, "time", order).transpose("time", lat_dim, lon_dim)
         pieces.append(Piece(array=array, run_s=int(run_s), times_s=valid[order], **common))
     return pieces
+
+
+def _reference_times(path: Path, ds: xr.Dataset, valid: np.ndarray) -> np.ndarray:
+    """The run time of each valid time: the forecast_reference_time coordinate (a scalar, one
+    per time, or one value on another dimension), else the first valid time."""
+    name, reference = next(((n, v) for n, v in ds.variables.items()
+                            if v.attrs.get("standard_name") == "forecast_reference_time"
+                            and n != "time"), (None, None))
+    if reference is None:
+        return np.full(valid.shape, valid.min())
+    runs = _seconds(reference.values, path, "forecast_reference_time")
+    if reference.dims == ("time",):
+        return runs
+    if np.unique(runs).size != 1:   # which valid time belongs to which run is not said
+        raise InputError(path, f"forecast_reference_time {name} has {runs.size} different "
+                               f"values along {', '.join(map(str, reference.dims))}, not along "
+                               "time: give one run time, or one per valid time")
+    return np.full(valid.shape, runs.flat[0])

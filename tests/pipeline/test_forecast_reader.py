@@ -8,6 +8,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+import xarray as xr
 
 import contract
 from contract import Forecast as F
@@ -65,3 +66,61 @@ def test_unsorted_steps_are_read_in_time_order(pipeline_cli, tmp_path):
                        lat, lon, {**CALM, "t2m": hours_since(run)})
     build(pipeline_cli, tmp_path / "d", tmp_path / "out")
     np.testing.assert_allclose(temperature(tmp_path / "out", run), np.arange(49), atol=1e-4)
+
+
+def _rewrite(path: Path, change) -> None:
+    """The file with its dataset changed by `change` (time coordinates xarray would not
+    write through the helpers)."""
+    with xr.open_dataset(path) as ds:
+        ds = change(ds.load())
+    path.unlink()
+    ds.to_netcdf(path)
+
+
+def _missing_time(ds: xr.Dataset) -> xr.Dataset:
+    times = ds["time"].values.copy()
+    times[5] = np.datetime64("NaT")
+    return ds.assign_coords(time=times)
+
+
+def _reference_on_another_dimension(ds: xr.Dataset) -> xr.Dataset:
+    run = np.datetime64(fi.last_run(), "s").astype("datetime64[ns]")
+    ds = ds.assign_coords(reftime=("ref", [run, run - np.timedelta64(6, "h")]))
+    ds["reftime"].attrs["standard_name"] = "forecast_reference_time"
+    return ds
+
+
+@pytest.mark.parametrize("change, problem", [
+    (_missing_time, "time has 1 missing value(s) (NaT), the first at index 5"),
+    (_reference_on_another_dimension,
+     "forecast_reference_time reftime has 2 different values along ref, not along time"),
+])
+def test_broken_time_coordinates_fail_with_the_file_and_problem(pipeline_cli, tmp_path, change,
+                                                                problem):
+    run = fi.last_run()
+    lat, lon = fi.global_axes(STEP)
+    path = fi.write_time_file(tmp_path / "d" / "forecast" / "a.nc", None,
+                              run + 3600 * np.arange(25), lat, lon, {**CALM, "t2m": 293.15})
+    _rewrite(path, change)
+    result = build(pipeline_cli, tmp_path / "d", tmp_path / "out", check=False)
+    assert result.returncode == 1, result.stderr[-2000:]
+    assert f"a.nc: {problem}" in result.stderr, result.stderr[-2000:]
+    assert "Traceback" not in result.stderr and "Warning" not in result.stderr
+
+
+def test_one_reference_time_on_another_dimension_is_the_run(pipeline_cli, tmp_path):
+    run = fi.last_run()
+    lat, lon = fi.global_axes(STEP)
+    path = fi.write_time_file(tmp_path / "d" / "forecast" / "a.nc", None,
+                              run + 3600 * np.arange(6, 31), lat, lon,
+                              {**CALM, "t2m": hours_since(run)})
+    reference = np.datetime64(run, "s").astype("datetime64[ns]")
+    _rewrite(path, lambda ds: ds.assign_coords(reftime=(
+        "ref", [reference], {"standard_name": "forecast_reference_time"})))
+    build(pipeline_cli, tmp_path / "d", tmp_path / "out")
+    entry = contract.read_manifest(contract.current_version_dir(tmp_path / "out"))
+    assert entry["areas"]["forecast"]["run_times"] == [fi_iso(run)]
+
+
+def fi_iso(unix_s: int) -> str:
+    return np.datetime_as_string(np.datetime64(unix_s, "s"), unit="s") + "Z"
