@@ -50,6 +50,7 @@ FIELDS: dict[str, tuple[str, tuple[str, ...]]] = {
     "orog": ("length_m", ("orog", "z", "HGT_surface")),
 }
 NAME_TO_FIELD = {name: f for f, (_, names) in FIELDS.items() for name in names}
+PREFERENCE = {name: rank for _, names in FIELDS.values() for rank, name in enumerate(names)}
 LATITUDE, LONGITUDE = ("latitude", "lat"), ("longitude", "lon")
 CENTRES = {"kwbc": "gfs", "ecmf": "ecmwf-ifs"}
 
@@ -153,7 +154,8 @@ def scan(files: list[Path], stack: contextlib.ExitStack) -> Scan:
                     raise InputError(path, f"{name} is on another grid than {axes[2].name}; "
                                            "all fields must share one grid")
                 if piece.field == "orog":   # static, or the same height repeated at each step
-                    orography = orography or piece
+                    if orography is None or PREFERENCE[name] < PREFERENCE[orography.name]:
+                        orography = piece
                     continue
                 if piece.times_s is None:
                     raise InputError(path, f"{name} has no time dimension (only the "
@@ -164,10 +166,18 @@ def scan(files: list[Path], stack: contextlib.ExitStack) -> Scan:
         raise InputError(files[0].parent, "no forecast fields (t2m, u10, ...) in the NetCDF "
                                           "files; see pipeline/sources/model_netcdf.py FIELDS")
     for run in runs.values():
-        for pieces in run.pieces.values():
-            pieces.sort(key=lambda p: (int(p.times_s[0]), str(p.path)))
+        for name, pieces in run.pieces.items():
+            run.pieces[name] = _preferred(pieces)
     return Scan(lat=axes[0], lon=axes[1], runs=[runs[k] for k in sorted(runs)],
                 orography=orography, centre="+".join(sorted(centres)), files=files)
+
+
+def _preferred(pieces: list[Piece]) -> list[Piece]:
+    """A field's pieces of one run under its most preferred name (FIELDS: prmsl before mslet),
+    in time order: two names are two estimates of it, not two parts of one series."""
+    best = min(PREFERENCE[p.name] for p in pieces)
+    return sorted((p for p in pieces if PREFERENCE[p.name] == best),
+                  key=lambda p: (int(p.times_s[0]), str(p.path)))
 
 
 def _open(path: Path, stack: contextlib.ExitStack) -> xr.Dataset:

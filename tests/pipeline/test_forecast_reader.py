@@ -68,6 +68,18 @@ def test_unsorted_steps_are_read_in_time_order(pipeline_cli, tmp_path):
     np.testing.assert_allclose(temperature(tmp_path / "out", run), np.arange(49), atol=1e-4)
 
 
+def test_prmsl_is_preferred_to_mslet(pipeline_cli, tmp_path):
+    # GFS's meanSea file holds both; FIELDS lists prmsl first.
+    run = fi.last_run()
+    folder = fi.write_gfs_run(tmp_path / "d" / "forecast", run, 24, fi.KNOWN)
+    lat, lon = fi.global_axes(STEP)
+    fi.write_step_file(folder / "gfs.meanSea.nc", run, fi.gfs_steps(24), lat, lon,
+                       {"prmsl": 101325.0, "mslet": 100000.0}, units={"mslet": "Pa"})
+    build(pipeline_cli, tmp_path / "d", tmp_path / "out")
+    spec, values = grid(contract.current_version_dir(tmp_path / "out"))
+    np.testing.assert_allclose(column(spec, values, F.PRESSURE), 1013.25, atol=1e-3)
+
+
 def _rewrite(path: Path, change) -> None:
     """The file with its dataset changed by `change` (time coordinates xarray would not
     write through the helpers)."""
