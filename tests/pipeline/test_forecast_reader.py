@@ -80,6 +80,17 @@ def test_prmsl_is_preferred_to_mslet(pipeline_cli, tmp_path):
     np.testing.assert_allclose(column(spec, values, F.PRESSURE), 1013.25, atol=1e-3)
 
 
+def test_an_hour_on_a_step_keeps_its_value_beside_an_unknown_step(pipeline_cli, tmp_path):
+    run = fi.last_run()
+    lat, lon = fi.global_axes(STEP)
+    six = run + 6 * 3600
+    fi.write_step_file(tmp_path / "d" / "forecast" / "a.nc", run, fi.gfs_steps(24), lat, lon, {
+        **CALM, "t2m": lambda t, la, lo: np.full(la.shape, np.nan if t == six else 293.15)})
+    build(pipeline_cli, tmp_path / "d", tmp_path / "out")
+    values = temperature(tmp_path / "out", run)
+    assert np.isnan(values[6]) and np.allclose(np.delete(values, 6), 20.0)
+
+
 def _rewrite(path: Path, change) -> None:
     """The file with its dataset changed by `change` (time coordinates xarray would not
     write through the helpers)."""

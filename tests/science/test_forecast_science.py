@@ -189,6 +189,15 @@ def test_linear_interpolation_and_holding_at_the_ends():
     assert out[12] == 9 and np.isnan(out[13])     # held six hours, then unknown
 
 
+def test_a_time_on_a_step_keeps_its_value_next_to_an_unknown_step():
+    # NaN * 0 is NaN: a blend with weight 0 on the unknown step would blank hours 0 and 6.
+    times = np.array([0, 3 * 3600, 6 * 3600, 9 * 3600])
+    values = np.array([1.0, np.nan, 4.0, np.nan], dtype=np.float32)[:, None]
+    out = series.interpolate(times, values, series.hours(0, 9 * 3600))[:, 0]
+    assert out[0] == 1.0 and out[6] == 4.0
+    assert np.isnan(out[1:6]).all() and np.isnan(out[7:]).all()
+
+
 def test_deaccumulation_with_and_without_buckets():
     acc = np.array([0, 1, 3, 1, 4, 4], dtype=np.float32)[:, None]
     resets = series.reset_steps(acc[:, 0])
