@@ -91,6 +91,22 @@ def test_an_hour_on_a_step_keeps_its_value_beside_an_unknown_step(pipeline_cli, 
     assert np.isnan(values[6]) and np.allclose(np.delete(values, 6), 20.0)
 
 
+def test_udunits_spellings_of_units(pipeline_cli, tmp_path):
+    run = fi.last_run()
+    lat, lon = fi.global_axes(STEP)
+    fi.write_step_file(tmp_path / "d" / "forecast" / "a.nc", run, fi.gfs_steps(24), lat, lon,
+                       {"t2m": 20.0, "d2m": 10.0, "u10": 3.0, "v10": 4.0, "prmsl": 1013.25,
+                        "tcc": 50.0, "prate": 0.5, "gust": 28.8},
+                       units={"t2m": "degree_Celsius", "d2m": "deg_C", "prmsl": "millibar",
+                              "prate": "mm/hr", "gust": "km/hr"})
+    build(pipeline_cli, tmp_path / "d", tmp_path / "out")
+    spec, values = grid(contract.current_version_dir(tmp_path / "out"))
+    expected = {F.TEMPERATURE: 20.0, F.DEWPOINT: 10.0, F.PRESSURE: 1013.25, F.PRECIP: 0.5,
+                F.GUST: 8.0}
+    for name, value in expected.items():
+        np.testing.assert_allclose(column(spec, values, name), value, atol=1e-4, err_msg=name)
+
+
 def _rewrite(path: Path, change) -> None:
     """The file with its dataset changed by `change` (time coordinates xarray would not
     write through the helpers)."""

@@ -170,6 +170,12 @@ def test_unit_systems():
     ("%", "fraction", 0.01, 0), ("(0 - 1)", "fraction", 1, 0), ("Pa", "pressure_hpa", 0.01, 0),
     ("m**2 s**-2", "length_m", 1 / 9.80665, 0), ("Code table 4.222", "category", 1, 0),
     ("-", "category", 1, 0), ("non-dim", "category", 1, 0),
+    # UDUNITS / CF spellings
+    ("degree_Celsius", "temperature_c", 1, 0), ("deg_C", "temperature_c", 1, 0),
+    ("degC", "temperature_c", 1, 0), ("degree_C", "temperature_c", 1, 0),
+    ("degK", "temperature_c", 1, -273.15), ("hPa", "pressure_hpa", 1, 0),
+    ("mbar", "pressure_hpa", 1, 0), ("millibar", "pressure_hpa", 1, 0),
+    ("mm/hr", "rate_mmh", 1, 0), ("mm h-1", "rate_mmh", 1, 0), ("km/hr", "speed_ms", 1 / 3.6, 0),
 ])
 def test_unit_spellings(raw, quantity, factor, offset):
     assert converter(quantity, raw) == pytest.approx((factor, offset))
