@@ -51,8 +51,12 @@ FIELDS: dict[str, tuple[str, tuple[str, ...]]] = {
 }
 NAME_TO_FIELD = {name: f for f, (_, names) in FIELDS.items() for name in names}
 PREFERENCE = {name: rank for _, names in FIELDS.values() for rank, name in enumerate(names)}
+WGRIB2_NAMES = {name for _, names in FIELDS.values() for name in names if "_" in name}
 LATITUDE, LONGITUDE = ("latitude", "lat"), ("longitude", "lon")
+# GRIB centre (cfgrib's GRIB_centre) or words of a CF `institution` -> model
 CENTRES = {"kwbc": "gfs", "ecmf": "ecmwf-ifs"}
+INSTITUTIONS = {"ncep": "gfs", "national weather service": "gfs",
+                "ecmwf": "ecmwf-ifs", "european centre": "ecmwf-ifs"}
 
 
 @dataclass
@@ -96,6 +100,7 @@ class Run:
 
     run_s: int
     pieces: dict[str, list[Piece]] = field(default_factory=dict)
+    models: set[str] = field(default_factory=set)   # of its files (see _model)
 
     def times(self, name: str) -> np.ndarray:
         """Valid times of a field over all its pieces (unique, ascending)."""
@@ -137,11 +142,9 @@ def scan(files: list[Path], stack: contextlib.ExitStack) -> Scan:
     runs: dict[int, Run] = {}
     orography: Piece | None = None
     axes: tuple[np.ndarray, np.ndarray, Path] | None = None
-    centres: set[str] = set()
     for path in files:
         ds = _open(path, stack)
-        centre = str(ds.attrs.get("GRIB_centre", "")).lower()
-        centres.add(CENTRES.get(centre, centre or str(ds.attrs.get("institution", "model"))))
+        model = _model(ds)
         for name in ds.data_vars:
             if name not in NAME_TO_FIELD:
                 continue
@@ -160,8 +163,9 @@ def scan(files: list[Path], stack: contextlib.ExitStack) -> Scan:
                 if piece.times_s is None:
                     raise InputError(path, f"{name} has no time dimension (only the "
                                            "orography may be time-independent)")
-                runs.setdefault(piece.run_s, Run(piece.run_s)).pieces.setdefault(
-                    piece.field, []).append(piece)
+                run = runs.setdefault(piece.run_s, Run(piece.run_s))
+                run.pieces.setdefault(piece.field, []).append(piece)
+                run.models.add(model)
     if axes is None or not runs:
         raise InputError(files[0].parent, "no forecast fields (t2m, u10, ...) in the NetCDF "
                                           "files; see pipeline/sources/model_netcdf.py FIELDS")
@@ -169,7 +173,9 @@ def scan(files: list[Path], stack: contextlib.ExitStack) -> Scan:
         for name, pieces in run.pieces.items():
             run.pieces[name] = _preferred(pieces)
     return Scan(lat=axes[0], lon=axes[1], runs=[runs[k] for k in sorted(runs)],
-                orography=orography, centre="+".join(sorted(centres)), files=files)
+                orography=orography,
+                centre="+".join(sorted(set().union(*(r.models for r in runs.values())))),
+                files=files)
 
 
 def _preferred(pieces: list[Piece]) -> list[Piece]:
@@ -178,6 +184,19 @@ def _preferred(pieces: list[Piece]) -> list[Piece]:
     best = min(PREFERENCE[p.name] for p in pieces)
     return sorted((p for p in pieces if PREFERENCE[p.name] == best),
                   key=lambda p: (int(p.times_s[0]), str(p.path)))
+
+
+def _model(ds: xr.Dataset) -> str:
+    """The model of a file: its GRIB centre (cfgrib), else its CF institution, else GFS for
+    wgrib2's names (wgrib2 -netcdf writes no centre; the names are NCEP's), else 'model'."""
+    centre = str(ds.attrs.get("GRIB_centre", "")).strip().lower()
+    if centre:
+        return CENTRES.get(centre, centre)
+    institution = str(ds.attrs.get("institution", "")).strip()
+    if institution:
+        return next((m for words, m in INSTITUTIONS.items() if words in institution.lower()),
+                    institution)
+    return "gfs" if any(name in WGRIB2_NAMES for name in ds.data_vars) else "model"
 
 
 def _open(path: Path, stack: contextlib.ExitStack) -> xr.Dataset:

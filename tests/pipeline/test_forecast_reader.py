@@ -12,6 +12,7 @@ import xarray as xr
 
 import contract
 from contract import Forecast as F
+from server.areas.forecast_data import ForecastData
 from tests.pipeline.test_forecast_build import STEP, build, column, grid
 from tests.support import forecast_inputs as fi
 
@@ -163,3 +164,43 @@ def test_one_reference_time_on_another_dimension_is_the_run(pipeline_cli, tmp_pa
 
 def fi_iso(unix_s: int) -> str:
     return np.datetime_as_string(np.datetime64(unix_s, "s"), unit="s") + "Z"
+
+
+WGRIB2 = {"TMP_2maboveground": 293.15, "DPT_2maboveground": 283.15,
+          "UGRD_10maboveground": 3.0, "VGRD_10maboveground": 4.0,
+          "PRMSL_meansealevel": 101325.0, "TCDC_entireatmosphere": 50.0, "PRATE_surface": 0.0}
+WGRIB2_UNITS = {"TMP_2maboveground": "K", "DPT_2maboveground": "K",
+                "UGRD_10maboveground": "m/s", "VGRD_10maboveground": "m/s",
+                "PRMSL_meansealevel": "Pa", "TCDC_entireatmosphere": "%",
+                "PRATE_surface": "kg/m^2/s"}
+
+
+def test_wgrib2_files_are_gfs_and_a_mix_credits_each_model(pipeline_cli, tmp_path):
+    # wgrib2 -netcdf writes no centre: its names are NCEP's, so GFS (public domain); an
+    # ECMWF run beside it keeps its CC BY 4.0 credit, and each run is named by its model.
+    run = fi.last_run()
+    lat, lon = fi.global_axes(STEP)
+    valid = run + 3600 * np.arange(25)
+    fi.write_time_file(tmp_path / "w" / "forecast" / "gfs.nc", None, valid, lat, lon, WGRIB2,
+                       units=WGRIB2_UNITS)
+    build(pipeline_cli, tmp_path / "w", tmp_path / "out-w")
+    source = contract.read_manifest(contract.current_version_dir(tmp_path / "out-w"))[
+        "areas"]["forecast"]["source"]
+    assert source["model"] == "gfs" and "public domain" in source["licence"]
+    assert [r["model"] for r in source["runs"]] == ["gfs"]
+    mix = tmp_path / "m" / "forecast"
+    fi.write_time_file(mix / "gfs.nc", None, valid, lat, lon, WGRIB2, units=WGRIB2_UNITS)
+    fi.write_step_file(mix / "ifs.nc", run - 12 * 3600, list(range(0, 37, 3)), lat, lon,
+                       {"t2m": 293.15, "d2m": 283.15, "u10": 3.0, "v10": 4.0, "msl": 101325.0,
+                        "tcc": 50.0, "tp": 0.0}, units={"tp": "m"}, attrs={"GRIB_centre": "ecmf"})
+    build(pipeline_cli, tmp_path / "m", tmp_path / "out-m")
+    version = contract.current_version_dir(tmp_path / "out-m")
+    entry = contract.read_manifest(version)["areas"]["forecast"]
+    source = entry["source"]
+    assert source["model"] == "ecmwf-ifs+gfs"
+    assert "public domain" in source["licence"] and "CC BY 4.0" in source["licence"]
+    assert [r["model"] for r in source["runs"]] == ["ecmwf-ifs", "gfs"]
+    # flags.sources of every answer: newest run first, each by its own model
+    assert ForecastData(version, entry).sources == [
+        {"name": "gfs", "run_time": fi_iso(run)},
+        {"name": "ecmwf-ifs", "run_time": fi_iso(run - 12 * 3600)}]
