@@ -21,7 +21,9 @@ from pipeline.sources.model_hourly import HourlyFields
 
 log = logging.getLogger("pipeline.forecast")
 # Bump when the artifacts change for the same inputs (part of the data version).
-BUILDER_REVISION = 2                  # 2: a pole row holds one point's values
+# 2: a pole row holds one point's values; 3: a file's repeated or unsorted times read once
+# in order, prmsl before mslet, an hour on a step keeps its value beside an unknown step
+BUILDER_REVISION = 3
 GENERATED_STEP_DEG = 2.0
 CYCLE_S = 6 * 3600                     # runs at 00, 06, 12 and 18 UTC
 # When the next run is usually complete after its nominal time (the generated default is
@@ -89,13 +91,22 @@ def generate(folder: Path, now_s: int, write_alerts: bool,
     return files
 
 
+def licence(model: str) -> str:
+    """The licence note of a model, or each one's of a mix ('ecmwf-ifs+gfs')."""
+    return " ".join(LICENCES.get(m, f"{m}: see the model provider's terms.")
+                    for m in model.split("+"))
+
+
 def _manifest_entry(kind: str, model: str, fields: HourlyFields, inputs: list[dict],
                     hourly: dict, static: dict, alerts: dict) -> dict:
     digest = hashlib.sha256(repr((contract.SCHEMA_VERSION, BUILDER_REVISION, kind,
                                   [i["sha256"] for i in inputs])).encode()).hexdigest()
     runs = fields.runs()
+    if kind == "generated":
+        runs = [{**run, "model": model} for run in runs]
     newest = int(fields.scan.runs[-1].run_s)
-    delay = PUBLICATION_DELAY_S.get(model, PUBLICATION_DELAY_S["gfs"])
+    delay = max(PUBLICATION_DELAY_S.get(m, PUBLICATION_DELAY_S["gfs"])
+                for m in runs[-1]["model"].split("+"))
     files = sorted([F.HOURLY, F.STATIC] + forecast_alerts.FILES)
     return {
         "version": f"forecast-{digest[:12]}",
@@ -105,7 +116,7 @@ def _manifest_entry(kind: str, model: str, fields: HourlyFields, inputs: list[di
             "generated": kind == "generated",
             "model": model,
             "runs": runs,
-            "licence": LICENCES.get(model, "See the model provider's terms."),
+            "licence": licence(model),
             "notes": ("generated offline default: a synthetic GFS-format run written by "
                       "pipeline/sources/generated_model.py and read by the real reader"
                       if kind == "generated" else f"model NetCDF files ({model})"),

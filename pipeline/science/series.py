@@ -89,6 +89,11 @@ def interpolate(times_s: np.ndarray, values: np.ndarray, out_s: np.ndarray,
     shape = (-1,) + (1,) * (values.ndim - 1)
     w = weight.reshape(shape)
     out = values[left] * (np.float32(1) - w) + values[right] * w
+    # A time on a step (or held beyond the ends) takes that step's value alone: NaN * 0 is NaN,
+    # so the blend would let an unknown neighbouring step blank it (as to_hours avoids too).
+    for weight_one, steps in ((0, left), (1, right)):
+        exact = np.flatnonzero(weight == weight_one)
+        out[exact] = values[steps[exact]]
     out[_outside(times_s, out_s, max_gap_s)] = np.nan
     return out
 

@@ -60,8 +60,9 @@ class HourlyFields:
         self._known: dict[tuple[int, str], bool] = {}   # (run, field) -> has a value
 
     def runs(self) -> list[dict]:
-        """Each run's time, fields and hourly coverage (for the manifest)."""
-        return [{"run_time": _iso(run.run_s), "fields": sorted(run.pieces),
+        """Each run's time, model, fields and hourly coverage (for the manifest)."""
+        return [{"run_time": _iso(run.run_s), "model": "+".join(sorted(run.models)),
+                 "fields": sorted(run.pieces),
                  "first_hour": _iso(int(self.run_hours[run.run_s][0])),
                  "last_hour": _iso(int(self.run_hours[run.run_s][-1]))}
                 for run in self.scan.runs]

@@ -50,8 +50,13 @@ FIELDS: dict[str, tuple[str, tuple[str, ...]]] = {
     "orog": ("length_m", ("orog", "z", "HGT_surface")),
 }
 NAME_TO_FIELD = {name: f for f, (_, names) in FIELDS.items() for name in names}
+PREFERENCE = {name: rank for _, names in FIELDS.values() for rank, name in enumerate(names)}
+WGRIB2_NAMES = {name for _, names in FIELDS.values() for name in names if "_" in name}
 LATITUDE, LONGITUDE = ("latitude", "lat"), ("longitude", "lon")
+# GRIB centre (cfgrib's GRIB_centre) or words of a CF `institution` -> model
 CENTRES = {"kwbc": "gfs", "ecmf": "ecmwf-ifs"}
+INSTITUTIONS = {"ncep": "gfs", "national weather service": "gfs",
+                "ecmwf": "ecmwf-ifs", "european centre": "ecmwf-ifs"}
 
 
 @dataclass
@@ -65,7 +70,7 @@ class Piece:
     factor: float
     offset: float
     run_s: int
-    times_s: np.ndarray | None      # valid times, None for a field without time
+    times_s: np.ndarray | None      # valid times (ascending, unique), None without time
     lat_descending: bool
     lon_order: np.ndarray
     averaged: bool = False          # values are means over the step's bucket (GFS prate)
@@ -95,6 +100,7 @@ class Run:
 
     run_s: int
     pieces: dict[str, list[Piece]] = field(default_factory=dict)
+    models: set[str] = field(default_factory=set)   # of its files (see _model)
 
     def times(self, name: str) -> np.ndarray:
         """Valid times of a field over all its pieces (unique, ascending)."""
@@ -136,11 +142,9 @@ def scan(files: list[Path], stack: contextlib.ExitStack) -> Scan:
     runs: dict[int, Run] = {}
     orography: Piece | None = None
     axes: tuple[np.ndarray, np.ndarray, Path] | None = None
-    centres: set[str] = set()
     for path in files:
         ds = _open(path, stack)
-        centre = str(ds.attrs.get("GRIB_centre", "")).lower()
-        centres.add(CENTRES.get(centre, centre or str(ds.attrs.get("institution", "model"))))
+        model = _model(ds)
         for name in ds.data_vars:
             if name not in NAME_TO_FIELD:
                 continue
@@ -153,21 +157,46 @@ def scan(files: list[Path], stack: contextlib.ExitStack) -> Scan:
                     raise InputError(path, f"{name} is on another grid than {axes[2].name}; "
                                            "all fields must share one grid")
                 if piece.field == "orog":   # static, or the same height repeated at each step
-                    orography = orography or piece
+                    if orography is None or PREFERENCE[name] < PREFERENCE[orography.name]:
+                        orography = piece
                     continue
                 if piece.times_s is None:
                     raise InputError(path, f"{name} has no time dimension (only the "
                                            "orography may be time-independent)")
-                runs.setdefault(piece.run_s, Run(piece.run_s)).pieces.setdefault(
-                    piece.field, []).append(piece)
+                run = runs.setdefault(piece.run_s, Run(piece.run_s))
+                run.pieces.setdefault(piece.field, []).append(piece)
+                run.models.add(model)
     if axes is None or not runs:
         raise InputError(files[0].parent, "no forecast fields (t2m, u10, ...) in the NetCDF "
                                           "files; see pipeline/sources/model_netcdf.py FIELDS")
     for run in runs.values():
-        for pieces in run.pieces.values():
-            pieces.sort(key=lambda p: (int(p.times_s[0]), str(p.path)))
+        for name, pieces in run.pieces.items():
+            run.pieces[name] = _preferred(pieces)
     return Scan(lat=axes[0], lon=axes[1], runs=[runs[k] for k in sorted(runs)],
-                orography=orography, centre="+".join(sorted(centres)), files=files)
+                orography=orography,
+                centre="+".join(sorted(set().union(*(r.models for r in runs.values())))),
+                files=files)
+
+
+def _preferred(pieces: list[Piece]) -> list[Piece]:
+    """A field's pieces of one run under its most preferred name (FIELDS: prmsl before mslet),
+    in time order: two names are two estimates of it, not two parts of one series."""
+    best = min(PREFERENCE[p.name] for p in pieces)
+    return sorted((p for p in pieces if PREFERENCE[p.name] == best),
+                  key=lambda p: (int(p.times_s[0]), str(p.path)))
+
+
+def _model(ds: xr.Dataset) -> str:
+    """The model of a file: its GRIB centre (cfgrib), else its CF institution, else GFS for
+    wgrib2's names (wgrib2 -netcdf writes no centre; the names are NCEP's), else 'model'."""
+    centre = str(ds.attrs.get("GRIB_centre", "")).strip().lower()
+    if centre:
+        return CENTRES.get(centre, centre)
+    institution = str(ds.attrs.get("institution", "")).strip()
+    if institution:
+        return next((m for words, m in INSTITUTIONS.items() if words in institution.lower()),
+                    institution)
+    return "gfs" if any(name in WGRIB2_NAMES for name in ds.data_vars) else "model"
 
 
 def _open(path: Path, stack: contextlib.ExitStack) -> xr.Dataset:
@@ -237,12 +266,30 @@ def _averaged(da: xr.DataArray) -> bool:
 
 def _seconds(values, path: Path, what: str) -> np.ndarray:
     array = np.asarray(values)
-    if np.issubdtype(array.dtype, np.datetime64):
-        return array.astype("datetime64[s]").astype(np.int64)
-    if np.issubdtype(array.dtype, np.timedelta64):
-        return array.astype("timedelta64[s]").astype(np.int64)
+    if np.issubdtype(array.dtype, np.datetime64) or np.issubdtype(array.dtype, np.timedelta64):
+        missing = np.flatnonzero(np.isnat(array))
+        if missing.size:   # NaT would become -2**63 s and shift or blank the whole series
+            raise InputError(path, f"{what} has {missing.size} missing value(s) (NaT), the "
+                                   f"first at index {missing[0]}")
+        unit = "datetime64[s]" if np.issubdtype(array.dtype, np.datetime64) else "timedelta64[s]"
+        return array.astype(unit).astype(np.int64)
     raise InputError(path, f"{what} is not a decodable time (units such as 'hours' or "
                            "'seconds since 1970-01-01' are needed)")
+
+
+def _last_of_each(times: np.ndarray) -> np.ndarray:
+    """Indices of the times in ascending order, a repeated time by its last occurrence (as a
+    later file wins a repeated time, so does a later entry of one file)."""
+    _, first_reversed = np.unique(times[::-1], return_index=True)
+    return len(times) - 1 - first_reversed
+
+
+def _take(da: xr.DataArray, dim: str, index: np.ndarray) -> xr.DataArray:
+    """da at the indices of dim, lazily; da itself when they are all of them in order (the
+    usual case: its reads stay contiguous)."""
+    if np.array_equal(index, np.arange(da.sizes[dim])):
+        return da
+    return da.isel({dim: index})
 
 
 def _step_pieces(path, ds, da, lat_dim, lon_dim, common) -> list[Piece]:
@@ -253,11 +300,13 @@ def _step_pieces(path, ds, da, lat_dim, lon_dim, common) -> list[Piece]:
                                "variable `time`")
     steps = _seconds(ds["step"].values, path, "step")
     runs = np.atleast_1d(_seconds(ds["time"].values, path, "time"))
+    order = _last_of_each(steps)
+    da = _take(da, "step", order)
     pieces = []
     for i, run_s in enumerate(runs):
         array = da.isel(time=i) if "time" in da.dims else da
         pieces.append(Piece(array=array.transpose("step", lat_dim, lon_dim), run_s=int(run_s),
-                            times_s=int(run_s) + steps, **common))
+                            times_s=int(run_s) + steps[order], **common))
     return pieces
 
 
@@ -265,18 +314,29 @@ def _time_pieces(path, ds, da, lat_dim, lon_dim, common) -> list[Piece]:
     """A `time` dimension of valid times; the run time from a forecast_reference_time
     coordinate (per time when several runs are concatenated), else the first valid time."""
     valid = _seconds(ds["time"].values, path, "time")
-    reference = next((v for name, v in ds.variables.items()
-                      if v.attrs.get("standard_name") == "forecast_reference_time"
-                      and name != "time"), None)
-    if reference is None:
-        run_of = np.full(valid.shape, valid.min())
-    else:
-        run_of = np.broadcast_to(_seconds(reference.values, path, "forecast_reference_time"),
-                                 valid.shape)
+    run_of = _reference_times(path, ds, valid)
     pieces = []
     for run_s in np.unique(run_of):
         index = np.flatnonzero(run_of == run_s)
-        order = index[np.argsort(valid[index], kind="stable")]
-        array = da.isel(time=order).transpose("time", lat_dim, lon_dim)
+        order = index[_last_of_each(valid[index])]
+        array = _take(da, "time", order).transpose("time", lat_dim, lon_dim)
         pieces.append(Piece(array=array, run_s=int(run_s), times_s=valid[order], **common))
     return pieces
+
+
+def _reference_times(path: Path, ds: xr.Dataset, valid: np.ndarray) -> np.ndarray:
+    """The run time of each valid time: the forecast_reference_time coordinate (a scalar, one
+    per time, or one value on another dimension), else the first valid time."""
+    name, reference = next(((n, v) for n, v in ds.variables.items()
+                            if v.attrs.get("standard_name") == "forecast_reference_time"
+                            and n != "time"), (None, None))
+    if reference is None:
+        return np.full(valid.shape, valid.min())
+    runs = _seconds(reference.values, path, "forecast_reference_time")
+    if reference.dims == ("time",):
+        return runs
+    if np.unique(runs).size != 1:   # which valid time belongs to which run is not said
+        raise InputError(path, f"forecast_reference_time {name} has {runs.size} different "
+                               f"values along {', '.join(map(str, reference.dims))}, not along "
+                               "time: give one run time, or one per valid time")
+    return np.full(valid.shape, runs.flat[0])

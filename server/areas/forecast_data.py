@@ -114,7 +114,7 @@ class ForecastData:
         self.first_s, self.last_s = self.grid.time0, self.grid.time_end
         self.next_version_s = int(entry["next_version_expected_s"])
         model = entry["source"]["model"]
-        self.sources = [{"name": model, "run_time": run["run_time"]}
+        self.sources = [{"name": run.get("model", model), "run_time": run["run_time"]}
                         for run in reversed(entry["source"]["runs"])]
         self.generated = bool(entry["source"]["generated"])
         self.alerts = AlertIndex(version_dir)

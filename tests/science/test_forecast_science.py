@@ -170,6 +170,12 @@ def test_unit_systems():
     ("%", "fraction", 0.01, 0), ("(0 - 1)", "fraction", 1, 0), ("Pa", "pressure_hpa", 0.01, 0),
     ("m**2 s**-2", "length_m", 1 / 9.80665, 0), ("Code table 4.222", "category", 1, 0),
     ("-", "category", 1, 0), ("non-dim", "category", 1, 0),
+    # UDUNITS / CF spellings
+    ("degree_Celsius", "temperature_c", 1, 0), ("deg_C", "temperature_c", 1, 0),
+    ("degC", "temperature_c", 1, 0), ("degree_C", "temperature_c", 1, 0),
+    ("degK", "temperature_c", 1, -273.15), ("hPa", "pressure_hpa", 1, 0),
+    ("mbar", "pressure_hpa", 1, 0), ("millibar", "pressure_hpa", 1, 0),
+    ("mm/hr", "rate_mmh", 1, 0), ("mm h-1", "rate_mmh", 1, 0), ("km/hr", "speed_ms", 1 / 3.6, 0),
 ])
 def test_unit_spellings(raw, quantity, factor, offset):
     assert converter(quantity, raw) == pytest.approx((factor, offset))
@@ -187,6 +193,15 @@ def test_linear_interpolation_and_holding_at_the_ends():
     out = series.interpolate(times, values, series.hours(0, 6 * 3600 + 7 * 3600))[:, 0]
     assert out[:7].tolist() == [0, 1, 2, 3, 5, 7, 9]
     assert out[12] == 9 and np.isnan(out[13])     # held six hours, then unknown
+
+
+def test_a_time_on_a_step_keeps_its_value_next_to_an_unknown_step():
+    # NaN * 0 is NaN: a blend with weight 0 on the unknown step would blank hours 0 and 6.
+    times = np.array([0, 3 * 3600, 6 * 3600, 9 * 3600])
+    values = np.array([1.0, np.nan, 4.0, np.nan], dtype=np.float32)[:, None]
+    out = series.interpolate(times, values, series.hours(0, 9 * 3600))[:, 0]
+    assert out[0] == 1.0 and out[6] == 4.0
+    assert np.isnan(out[1:6]).all() and np.isnan(out[7:]).all()
 
 
 def test_deaccumulation_with_and_without_buckets():
