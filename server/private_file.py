@@ -4,9 +4,12 @@ and refusing to read one that others could have written."""
 from __future__ import annotations
 
 import errno
+import fcntl
 import os
 import stat
 import tempfile
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 Stamp = tuple[int, int, int, int, int, int]
@@ -120,6 +123,34 @@ def read_trusted(path: Path, secret: bool = True) -> tuple[str, Stamp]:
         check_trusted(path, info, secret)
         check_directories(path)
         return handle.read(), stamp(info)
+
+
+@contextmanager
+def locked(path: Path) -> Iterator[None]:
+    """Hold an exclusive flock on `path`'s lock file, .NAME.lock beside it (made mode 0600 and
+    kept: removing it would let a waiter lock a file no newcomer sees), for a
+    read-modify-replace of `path`: the lock cannot be on `path` itself, which the replace
+    swaps for a new inode. O_NOFOLLOW, and a lock file that is not this user's regular file is
+    refused: a planted one must not make us create or open a file elsewhere."""
+    lock = path.parent / f".{path.name}.lock"
+    path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
+    flags = os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC | os.O_NONBLOCK
+    try:
+        fd = os.open(lock, flags, 0o600)
+    except OSError as exc:
+        if exc.errno != errno.ELOOP:
+            raise
+        raise FileRefusedError(f"{lock} (the lock file of {path}) is a symlink; remove "
+                               "it") from None
+    try:
+        info = os.fstat(fd)
+        if not stat.S_ISREG(info.st_mode) or info.st_uid != os.geteuid():
+            raise FileRefusedError(f"{lock} (the lock file of {path}) is not a regular file "
+                                   f"of uid {os.geteuid()}; remove it")
+        fcntl.flock(fd, fcntl.LOCK_EX)
+        yield
+    finally:
+        os.close(fd)
 
 
 def write_private(path: Path, text: str, replace: bool = True) -> None:

@@ -362,3 +362,36 @@ def test_a_worker_starts_on_a_keys_file_broken_after_the_start_up_check(tmp_path
                                            "(char 10)")
     assert any(r.getMessage().endswith(f"{keys} is loaded again (1 key)")
                for r in caplog.records)
+
+
+def _keys_add(path: Path, name: str) -> subprocess.Popen:
+    """`python -m server keys add NAME --keys-file PATH`, started and left running."""
+    return subprocess.Popen([sys.executable, "-m", "server", "keys", "add", name,
+                             "--keys-file", str(path)], cwd=ROOT, stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True)
+
+
+def test_concurrent_keys_adds_keep_every_key(tmp_path):
+    # Each reads the file, adds its key and writes it back: unlocked, the last writer wins.
+    path = tmp_path / "keys.json"
+    procs = {f"k{i}": _keys_add(path, f"k{i}") for i in range(8)}
+    printed = {}
+    for name, proc in procs.items():
+        out, err = proc.communicate(timeout=120)
+        assert proc.returncode == 0 and err == "", (name, err)
+        printed[name] = out.strip().splitlines()[-1]
+    store = KeyStore(path)
+    assert store.count == 8
+    assert {name: store.authenticate(key).name for name, key in printed.items()} == \
+        {name: name for name in printed}
+    lock = tmp_path / ".keys.json.lock"
+    assert lock.is_file() and not lock.is_symlink() and lock.stat().st_mode & 0o777 == 0o600
+
+
+def test_keys_add_refuses_a_symlink_planted_as_its_lock_file(tmp_path):
+    path, target = tmp_path / "keys.json", tmp_path / "elsewhere"
+    (tmp_path / ".keys.json.lock").symlink_to(target)
+    with pytest.raises(FileRefusedError, match=re.escape(
+            f"{tmp_path / '.keys.json.lock'} (the lock file of {path}) is a symlink")):
+        add_key_in_process(path, "alice")
+    assert not target.exists() and not path.exists()
