@@ -165,6 +165,16 @@ def load_keys(path: Path) -> list[ApiKey]:
     return parse_keys(read_trusted(path, secret=False)[0], path)
 
 
+def _stored(path: Path) -> dict:
+    """The data of the keys file `path` ({} when there is none yet), refused (naming the file)
+    where the server would refuse it."""
+    if not path.exists():
+        return {}
+    text = read_trusted(path, secret=False)[0]
+    parse_keys(text, path)
+    return _parse(text, path)
+
+
 def add_key(path: Path, name: str, rate_limit: int | None = None) -> str:
     """Create a key named `name`, store its hash in `path`, and return the key itself."""
     if not NAME.fullmatch(name):
@@ -176,7 +186,7 @@ def add_key(path: Path, name: str, rate_limit: int | None = None) -> str:
     check_directories(path)
     # Locked from read to replace: concurrent adds would each write back only their own key.
     with locked(path):
-        data = _parse(read_trusted(path, secret=False)[0], path) if path.exists() else {}
+        data = _stored(path)
         entries = data.setdefault("keys", [])
         if any(e["name"] == name for e in entries):
             raise ValueError(f"a key named {name!r} already exists in {path}")

@@ -118,11 +118,20 @@ def read_trusted(path: Path, secret: bool = True) -> tuple[str, Stamp]:
     file checks apply to the file read, by fstat on the open descriptor, so nothing can be
     swapped in between. O_NONBLOCK: opening a FIFO must not hang before it is refused."""
     fd = os.open(path, os.O_RDONLY | os.O_CLOEXEC | os.O_NONBLOCK)
-    with os.fdopen(fd, "r", encoding="utf-8") as handle:
-        info = os.fstat(handle.fileno())
+    try:
+        # Checked before fdopen: on a directory it fails naming the descriptor, not the file.
+        info = os.fstat(fd)
         check_trusted(path, info, secret)
         check_directories(path)
-        return handle.read(), stamp(info)
+    except BaseException:
+        os.close(fd)
+        raise
+    with os.fdopen(fd, "rb") as handle:
+        data = handle.read()
+    try:
+        return data.decode("utf-8"), stamp(info)
+    except UnicodeDecodeError as exc:
+        raise FileRefusedError(f"{path} is not UTF-8 text (byte {exc.start})") from None
 
 
 @contextmanager

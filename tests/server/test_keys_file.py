@@ -395,3 +395,40 @@ def test_keys_add_refuses_a_symlink_planted_as_its_lock_file(tmp_path):
             f"{tmp_path / '.keys.json.lock'} (the lock file of {path}) is a symlink")):
         add_key_in_process(path, "alice")
     assert not target.exists() and not path.exists()
+
+
+def _keys_add_error(path: Path) -> str:
+    """stderr of a `keys add` that must fail without output or change."""
+    result = subprocess.run([sys.executable, "-m", "server", "keys", "add", "bob",
+                             "--keys-file", str(path)], cwd=ROOT, capture_output=True,
+                            text=True, timeout=60)
+    assert result.returncode == 1 and result.stdout == "", result
+    assert result.stderr.count("\n") == 1 and "Traceback" not in result.stderr
+    return result.stderr
+
+
+@pytest.mark.parametrize("name, content, problem", [
+    ("keys.json", '{"keys": [\n', "is not a valid keys file (JSON with a list of keys, each "
+     "with name and sha256): JSONDecodeError Expecting value: line 2 column 1 (char 11)"),
+    ("keys.toml", "[[keys]]\nname = 'a'\n", "is not a valid keys file (TOML with a list of "
+     "keys, each with name and sha256): KeyError 'sha256'"),
+    ("keys.json", '{"keys": [{"sha256": "00"}]}', "is not a valid keys file (JSON with a "
+     "list of keys, each with name and sha256): KeyError 'name'"),
+    ("keys.json", b'{"keys": []}\xff', "is not UTF-8 text (byte 12)"),
+])
+def test_keys_add_names_the_keys_file_it_cannot_read(tmp_path, name, content, problem):
+    path = tmp_path / name
+    (path.write_bytes if isinstance(content, bytes) else path.write_text)(content)
+    path.chmod(0o600)
+    assert _keys_add_error(path) == f"error: {path} {problem}\n"
+    assert (path.read_bytes() if isinstance(content, bytes) else path.read_text()) == content
+
+
+def test_keys_add_names_a_directory_given_as_the_keys_file(tmp_path):
+    (tmp_path / "keys").mkdir()
+    assert _keys_add_error(tmp_path / "keys") == (f"error: {tmp_path / 'keys'} is not a "
+                                                  "regular file\n")
+    (tmp_path / "file").write_text("")
+    path = tmp_path / "file" / "keys.json"
+    assert _keys_add_error(path) == (f"error: cannot update the keys file {path}: [Errno 17] "
+                                     f"File exists: '{tmp_path / 'file'}'\n")
