@@ -255,7 +255,8 @@ def _cap_polygon(raw: str, path: Path) -> np.ndarray:
 
 
 def _cap_circle(raw: str, path: Path) -> np.ndarray:
-    """A CAP circle ('lat,lon radius_km') as a polygon of CIRCLE_VERTICES points."""
+    """A CAP circle ('lat,lon radius_km') as a polygon of CIRCLE_VERTICES points; around a
+    pole it contains, the cap reaching to the pole's latitude at every longitude."""
     try:
         centre, radius = raw.split()
         lat, lon = (float(v) for v in centre.split(","))
@@ -264,10 +265,39 @@ def _cap_circle(raw: str, path: Path) -> np.ndarray:
         raise InputError(path, f"CAP circle {raw[:60]!r} is not 'lat,lon radius'") from None
     if not (abs(lat) <= 90 and math.isfinite(lon) and 0 <= radius_km < EARTH_RADIUS_KM):
         raise InputError(path, f"CAP circle {raw[:60]!r} is not a place and a radius in km")
-    bearings = np.radians(np.linspace(0, 360, CIRCLE_VERTICES, endpoint=False))
+    lon = (lon + 180.0) % 360.0 - 180.0      # the server tries a point's lon and lon ± 360
     d = radius_km / EARTH_RADIUS_KM
+    if math.radians(90.0 - abs(lat)) < d:
+        return _polar_cap(lat, lon, d)
+    return _closed(_circle_points(lat, lon, d), path)
+
+
+def _circle_points(lat: float, lon: float, d: float) -> np.ndarray:
+    """CIRCLE_VERTICES (lat, lon) points at angular distance `d` from the centre, by bearing."""
+    bearings = np.radians(np.linspace(0, 360, CIRCLE_VERTICES, endpoint=False))
     p1, l1 = math.radians(lat), math.radians(lon)
     p2 = np.arcsin(math.sin(p1) * math.cos(d) + math.cos(p1) * math.sin(d) * np.cos(bearings))
     l2 = l1 + np.arctan2(np.sin(bearings) * math.sin(d) * math.cos(p1),
                          math.cos(d) - math.sin(p1) * np.sin(p2))
-    return _closed(np.column_stack([np.degrees(p2), np.degrees(l2)]), path)
+    return np.column_stack([np.degrees(p2), np.degrees(l2)])
+
+
+def _polar_cap(lat: float, lon: float, d: float) -> np.ndarray:
+    """A circle containing a pole as a ring over one full turn of longitude, closed beyond the
+    pole: its boundary winds once around the pole, so as a plain ring of its points it would
+    enclose next to nothing (the points near the pole fell outside it)."""
+    if abs(lat) == 90.0:         # every bearing from a pole is along a meridian: a parallel
+        lons = np.linspace(-180.0, 180.0, CIRCLE_VERTICES, endpoint=False)
+        points = np.column_stack([np.full(CIRCLE_VERTICES, math.copysign(
+            90.0 - math.degrees(d), lat)), lons])
+    else:
+        points = _circle_points(lat, lon, d)
+    points[:, 1] = np.unwrap(points[:, 1], period=360.0)
+    points = points[np.argsort(points[:, 1], kind="stable")]     # monotonic: one turn
+    points[:, 1] -= 360.0 * math.floor((points[0, 1] + 180.0) / 360.0)
+    # Closed a degree past the pole: the server's test is half-open in latitude, and the pole
+    # itself on the ring's edge would fall outside it.
+    pole = math.copysign(91.0, lat)
+    first_lat, west = points[0]
+    return np.vstack([points, [[first_lat, west + 360.0], [pole, west + 360.0],
+                               [pole, west], [first_lat, west]]])
