@@ -22,7 +22,7 @@ from pipeline.sources.model_hourly import HourlyFields
 log = logging.getLogger("pipeline.forecast")
 # Bump when the artifacts change for the same inputs (part of the data version).
 BUILDER_REVISION = 3                  # 2: a pole row holds one point's values; 3: CAP circles
-                                      # around a pole
+                                      # around a pole; CAP 1.1 is read
 GENERATED_STEP_DEG = 2.0
 CYCLE_S = 6 * 3600                     # runs at 00, 06, 12 and 18 UTC
 # When the next run is usually complete after its nominal time (the generated default is

@@ -1,4 +1,4 @@
-"""Weather alerts: NWS-style GeoJSON collections and CAP 1.2 XML files, normalised.
+"""Weather alerts: NWS-style GeoJSON collections and CAP 1.2 or 1.1 XML files, normalised.
 
 Each alert keeps its polygons (lists of rings of (lat, lon) vertices); an alert without a
 polygon (NWS alerts that name forecast zones only) cannot be placed and is counted as skipped.
@@ -21,7 +21,10 @@ from contract import Forecast as F
 from pipeline.io import InputError
 
 log = logging.getLogger("pipeline.forecast")
-CAP_NS = {"cap": "urn:oasis:names:tc:emergency:cap:1.2"}
+# CAP 1.1 differs from 1.2 in nothing read here (info, area, polygon, circle) but its
+# namespace, and real feeds still publish it.
+CAP_NAMESPACES = ("urn:oasis:names:tc:emergency:cap:1.2",
+                  "urn:oasis:names:tc:emergency:cap:1.1")
 CIRCLE_VERTICES = 36
 EARTH_RADIUS_KM = 6371.0088
 # GeoJSON geometries without an area: an alert having only these cannot be placed.
@@ -191,7 +194,7 @@ def _closed(ring: np.ndarray, path: Path) -> np.ndarray:
     return ring if np.array_equal(ring[0], ring[-1]) else np.vstack([ring, ring[:1]])
 
 
-# ---- CAP 1.2 XML ------------------------------------------------------------------------
+# ---- CAP 1.2 and 1.1 XML -------------------------------------------------------------
 
 
 def _read_cap(path: Path) -> tuple[list[Alert], int]:
@@ -199,42 +202,68 @@ def _read_cap(path: Path) -> tuple[list[Alert], int]:
         root = ET.parse(path).getroot()
     except ET.ParseError as exc:
         raise InputError(path, f"not well-formed XML: {exc}") from None
-    roots = [root] if root.tag.endswith("alert") else root.findall(".//cap:alert", CAP_NS)
     alerts, skipped = [], 0
-    for alert in roots:
+    for element, namespace in _cap_alerts(root, path):
+        ns = {"cap": namespace}
+
         def text(el, name: str) -> str:
-            return (el.findtext(f"cap:{name}", default="", namespaces=CAP_NS) or "").strip()
-        if text(alert, "status") != "Actual" or text(alert, "msgType") == "Cancel":
+            return (el.findtext(f"cap:{name}", default="", namespaces=ns) or "").strip()
+        if text(element, "status") != "Actual" or text(element, "msgType") == "Cancel":
             continue
-        infos = alert.findall("cap:info", CAP_NS)
-        if not infos:
-            raise InputError(path, f"CAP alert {text(alert, 'identifier')!r} has no info")
-        info = next((i for i in infos if text(i, "language").lower().startswith("en")), infos[0])
-        polygons, regions = [], []
-        for area in info.findall("cap:area", CAP_NS):
-            regions.append(text(area, "areaDesc"))
-            polygons += [[_cap_polygon(p.text or "", path)]
-                         for p in area.findall("cap:polygon", CAP_NS)]
-            polygons += [[_cap_circle(c.text or "", path)]
-                         for c in area.findall("cap:circle", CAP_NS)]
-        if not polygons:
+        alert = _cap_alert(element, ns, text, path, f"{path.name}#{len(alerts)}")
+        if alert is None:
             skipped += 1
-            continue
-        onset = (_time(text(info, "onset"), path, "onset")
-                 or _time(text(info, "effective"), path, "effective")
-                 or _time(text(alert, "sent"), path, "sent"))
-        if onset is None:
-            raise InputError(path, "CAP alert without onset, effective or sent time")
-        description = "\n\n".join(t for t in (text(info, "description"),
-                                              text(info, "instruction")) if t)
-        alerts.append(Alert(
-            id=text(alert, "identifier") or f"{path.name}#{len(alerts)}",
-            title=text(info, "event") or text(info, "headline") or "Weather alert",
-            description=description, severity=_severity(text(info, "severity")),
-            onset=onset, expires=_time(text(info, "expires"), path, "expires"),
-            regions=[r for r in regions if r], uri=text(info, "web") or None,
-            source=path.name, polygons=polygons))
+        else:
+            alerts.append(alert)
     return alerts, skipped
+
+
+def _cap_alerts(root: ET.Element, path: Path) -> list[tuple[ET.Element, str]]:
+    """The CAP alerts of a file with the namespace of each: the root element, or the alerts
+    in it (a feed). An alert of another CAP version is refused: read with these names it
+    would have no status and be dropped without a word."""
+    namespace, _, local = root.tag[1:].partition("}") if root.tag.startswith("{") else \
+        ("", "", root.tag)
+    if local == "alert":
+        if namespace not in CAP_NAMESPACES:
+            raise InputError(path, f"an alert in namespace {namespace!r}, not CAP 1.2 or 1.1 "
+                                   f"({' or '.join(CAP_NAMESPACES)})")
+        return [(root, namespace)]
+    found = [(element, ns) for ns in CAP_NAMESPACES for element in root.iter(f"{{{ns}}}alert")]
+    if not found:
+        log.warning("alerts: %s has no CAP 1.2 or 1.1 alert (its root element is %s); "
+                    "nothing is read from it", path, root.tag)
+    return found
+
+
+def _cap_alert(alert: ET.Element, ns: dict, text, path: Path, fallback_id: str
+               ) -> Alert | None:
+    """One actual CAP alert, in English if it has an info in English; None without an area."""
+    infos = alert.findall("cap:info", ns)
+    if not infos:
+        raise InputError(path, f"CAP alert {text(alert, 'identifier')!r} has no info")
+    info = next((i for i in infos if text(i, "language").lower().startswith("en")), infos[0])
+    polygons, regions = [], []
+    for area in info.findall("cap:area", ns):
+        regions.append(text(area, "areaDesc"))
+        polygons += [[_cap_polygon(p.text or "", path)] for p in area.findall("cap:polygon", ns)]
+        polygons += [[_cap_circle(c.text or "", path)] for c in area.findall("cap:circle", ns)]
+    if not polygons:
+        return None
+    onset = (_time(text(info, "onset"), path, "onset")
+             or _time(text(info, "effective"), path, "effective")
+             or _time(text(alert, "sent"), path, "sent"))
+    if onset is None:
+        raise InputError(path, "CAP alert without onset, effective or sent time")
+    description = "\n\n".join(t for t in (text(info, "description"),
+                                          text(info, "instruction")) if t)
+    return Alert(
+        id=text(alert, "identifier") or fallback_id,
+        title=text(info, "event") or text(info, "headline") or "Weather alert",
+        description=description, severity=_severity(text(info, "severity")),
+        onset=onset, expires=_time(text(info, "expires"), path, "expires"),
+        regions=[r for r in regions if r], uri=text(info, "web") or None,
+        source=path.name, polygons=polygons)
 
 
 def _pairs(raw: str, path: Path) -> np.ndarray:

@@ -1,6 +1,6 @@
 """CAP alerts through `python -m pipeline build --only forecast`, then found by the server's
 point-in-polygon index (AlertIndex) read from the build: circles around a pole and across the
-antimeridian."""
+antimeridian, CAP 1.1, and XML that is not CAP 1.2 or 1.1."""
 
 from __future__ import annotations
 
@@ -13,6 +13,7 @@ import contract
 from server.areas.forecast_data import AlertIndex
 from tests.support import forecast_inputs as fi
 
+CAP_1_1 = "urn:oasis:names:tc:emergency:cap:1.1"
 CAP_1_2 = "urn:oasis:names:tc:emergency:cap:1.2"
 ONSET = "2030-01-01T00:00:00+00:00"
 DURING = 1893456000 + 3600          # an hour after ONSET
@@ -48,7 +49,8 @@ def index(tmp_path_factory, pipeline_cli) -> AlertIndex:
             ("north.xml", CAP_1_2, "North", "89.5,0 200"),
             ("south.cap", CAP_1_2, "South", "-90,0 300"),
             ("dateline.xml", CAP_1_2, "Dateline", "0,179.5 200"),
-            ("beyond.xml", CAP_1_2, "Beyond", "10,725 100")]:      # 725° E is 5° E
+            ("beyond.xml", CAP_1_2, "Beyond", "10,725 100"),       # 725° E is 5° E
+            ("zurich.xml", CAP_1_1, "Zurich", "47.37,8.54 20")]:
         (folder / name).write_text(cap(namespace, name, event, circle))
     result = build(pipeline_cli, root / "d", root / "out")
     assert result.returncode == 0, result.stderr[-3000:]
@@ -85,3 +87,28 @@ def test_a_circle_across_the_antimeridian_covers_both_sides(index, lat, lon, ins
 
 def test_a_circle_centred_past_180_east_is_where_its_longitude_points(index):
     assert titles(index, 10, 5) == ["Beyond"] and titles(index, 10, 0) == []
+
+
+def test_cap_1_1_alerts_are_read(index):
+    assert titles(index, 47.37, 8.54) == ["Zurich"] and titles(index, 47.0, 8.0) == []
+
+
+def test_an_alert_of_another_cap_version_fails_the_build_naming_the_file(pipeline_cli,
+                                                                         tmp_path):
+    path = tmp_path / "d" / "alerts" / "old.xml"
+    path.parent.mkdir(parents=True)
+    path.write_text(cap("http://www.incident.com/cap/1.0", "old", "Old", "47.37,8.54 20"))
+    result = build(pipeline_cli, tmp_path / "d", tmp_path / "out")
+    assert result.returncode == 1 and "Traceback" not in result.stderr
+    assert (f"{path}: an alert in namespace 'http://www.incident.com/cap/1.0', not CAP 1.2 or "
+            f"1.1 ({CAP_1_2} or {CAP_1_1})") in result.stderr, result.stderr[-2000:]
+
+
+def test_xml_without_a_cap_alert_is_said_in_the_log(pipeline_cli, tmp_path):
+    path = tmp_path / "d" / "alerts" / "feed.xml"
+    path.parent.mkdir(parents=True)
+    path.write_text('<feed xmlns="http://www.w3.org/2005/Atom"><title>empty</title></feed>')
+    result = build(pipeline_cli, tmp_path / "d", tmp_path / "out")
+    assert result.returncode == 0, result.stderr[-3000:]
+    assert (f"alerts: {path} has no CAP 1.2 or 1.1 alert (its root element is "
+            "{http://www.w3.org/2005/Atom}feed); nothing is read from it") in result.stderr
