@@ -13,6 +13,7 @@ import math
 import xml.etree.ElementTree as ET
 from dataclasses import dataclass, field
 from datetime import datetime
+from functools import partial
 from pathlib import Path
 
 import numpy as np
@@ -205,9 +206,7 @@ def _read_cap(path: Path) -> tuple[list[Alert], int]:
     alerts, skipped = [], 0
     for element, namespace in _cap_alerts(root, path):
         ns = {"cap": namespace}
-
-        def text(el, name: str) -> str:
-            return (el.findtext(f"cap:{name}", default="", namespaces=ns) or "").strip()
+        text = partial(_cap_text, ns)
         if text(element, "status") != "Actual" or text(element, "msgType") == "Cancel":
             continue
         alert = _cap_alert(element, ns, text, path, f"{path.name}#{len(alerts)}")
@@ -216,6 +215,11 @@ def _read_cap(path: Path) -> tuple[list[Alert], int]:
         else:
             alerts.append(alert)
     return alerts, skipped
+
+
+def _cap_text(ns: dict, element: ET.Element, name: str) -> str:
+    """The text of `element`'s child `name` in namespace ns["cap"], "" when absent."""
+    return (element.findtext(f"cap:{name}", default="", namespaces=ns) or "").strip()
 
 
 def _cap_alerts(root: ET.Element, path: Path) -> list[tuple[ET.Element, str]]:
