@@ -43,8 +43,11 @@ def keys_command(argv: list[str]) -> int:
     args = parser.parse_args(argv)
     try:
         key = add_key(args.keys_file, args.name, args.rate_limit)
-    except (ValueError, OSError) as exc:
+    except ValueError as exc:      # the message names the file where the file is at fault
         print(f"error: {exc}", file=sys.stderr)
+        return 1
+    except OSError as exc:         # may name a file beside it (its lock, a temporary file)
+        print(f"error: cannot update the keys file {args.keys_file}: {exc}", file=sys.stderr)
         return 1
     limit = f"{args.rate_limit} requests a minute" if args.rate_limit else "the default rate limit"
     print(f"Created key {args.name!r} ({limit}); its hash is stored in {args.keys_file}.")

@@ -12,8 +12,8 @@ import tomllib
 from dataclasses import dataclass
 from pathlib import Path
 
-from server.private_file import (FileRefusedError, Followed, check_directories, read_trusted,
-                                 write_private)
+from server.private_file import (FileRefusedError, Followed, check_directories, locked,
+                                 read_trusted, write_private)
 
 NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$")
 MAX_SUBJECT_SECRETS = 16
@@ -165,6 +165,16 @@ def load_keys(path: Path) -> list[ApiKey]:
     return parse_keys(read_trusted(path, secret=False)[0], path)
 
 
+def _stored(path: Path) -> dict:
+    """The data of the keys file `path` ({} when there is none yet), refused (naming the file)
+    where the server would refuse it."""
+    if not path.exists():
+        return {}
+    text = read_trusted(path, secret=False)[0]
+    parse_keys(text, path)
+    return _parse(text, path)
+
+
 def add_key(path: Path, name: str, rate_limit: int | None = None) -> str:
     """Create a key named `name`, store its hash in `path`, and return the key itself."""
     if not NAME.fullmatch(name):
@@ -174,14 +184,16 @@ def add_key(path: Path, name: str, rate_limit: int | None = None) -> str:
     # Refused like the server refuses it: a file others could write may hold their keys, and
     # one where everyone may write could be taken away.
     check_directories(path)
-    data = _parse(read_trusted(path, secret=False)[0], path) if path.exists() else {}
-    entries = data.setdefault("keys", [])
-    if any(e["name"] == name for e in entries):
-        raise ValueError(f"a key named {name!r} already exists in {path}")
-    key = secrets.token_urlsafe(32)
-    entry = {"name": name, "sha256": hash_key(key).hex()}
-    if rate_limit is not None:
-        entry["rate_limit"] = rate_limit
-    entries.append(entry)
-    write_private(path, _toml(data) if _is_toml(path) else json.dumps(data, indent=2) + "\n")
+    # Locked from read to replace: concurrent adds would each write back only their own key.
+    with locked(path):
+        data = _stored(path)
+        entries = data.setdefault("keys", [])
+        if any(e["name"] == name for e in entries):
+            raise ValueError(f"a key named {name!r} already exists in {path}")
+        key = secrets.token_urlsafe(32)
+        entry = {"name": name, "sha256": hash_key(key).hex()}
+        if rate_limit is not None:
+            entry["rate_limit"] = rate_limit
+        entries.append(entry)
+        write_private(path, _toml(data) if _is_toml(path) else json.dumps(data, indent=2) + "\n")
     return key

@@ -4,9 +4,12 @@ and refusing to read one that others could have written."""
 from __future__ import annotations
 
 import errno
+import fcntl
 import os
 import stat
 import tempfile
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 Stamp = tuple[int, int, int, int, int, int]
@@ -115,11 +118,48 @@ def read_trusted(path: Path, secret: bool = True) -> tuple[str, Stamp]:
     file checks apply to the file read, by fstat on the open descriptor, so nothing can be
     swapped in between. O_NONBLOCK: opening a FIFO must not hang before it is refused."""
     fd = os.open(path, os.O_RDONLY | os.O_CLOEXEC | os.O_NONBLOCK)
-    with os.fdopen(fd, "r", encoding="utf-8") as handle:
-        info = os.fstat(handle.fileno())
+    try:
+        # Checked before fdopen: on a directory it fails naming the descriptor, not the file.
+        info = os.fstat(fd)
         check_trusted(path, info, secret)
         check_directories(path)
-        return handle.read(), stamp(info)
+    except BaseException:
+        os.close(fd)
+        raise
+    with os.fdopen(fd, "rb") as handle:
+        data = handle.read()
+    try:
+        return data.decode("utf-8"), stamp(info)
+    except UnicodeDecodeError as exc:
+        raise FileRefusedError(f"{path} is not UTF-8 text (byte {exc.start})") from None
+
+
+@contextmanager
+def locked(path: Path) -> Iterator[None]:
+    """Hold an exclusive flock on `path`'s lock file, .NAME.lock beside it (made mode 0600 and
+    kept: removing it would let a waiter lock a file no newcomer sees), for a
+    read-modify-replace of `path`: the lock cannot be on `path` itself, which the replace
+    swaps for a new inode. O_NOFOLLOW, and a lock file that is not this user's regular file is
+    refused: a planted one must not make us create or open a file elsewhere."""
+    lock = path.parent / f".{path.name}.lock"
+    path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
+    flags = os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC | os.O_NONBLOCK
+    try:
+        fd = os.open(lock, flags, 0o600)
+    except OSError as exc:
+        if exc.errno != errno.ELOOP:
+            raise
+        raise FileRefusedError(f"{lock} (the lock file of {path}) is a symlink; remove "
+                               "it") from None
+    try:
+        info = os.fstat(fd)
+        if not stat.S_ISREG(info.st_mode) or info.st_uid != os.geteuid():
+            raise FileRefusedError(f"{lock} (the lock file of {path}) is not a regular file "
+                                   f"of uid {os.geteuid()}; remove it")
+        fcntl.flock(fd, fcntl.LOCK_EX)
+        yield
+    finally:
+        os.close(fd)
 
 
 def write_private(path: Path, text: str, replace: bool = True) -> None:

@@ -22,7 +22,8 @@ from pipeline.sources.model_hourly import HourlyFields
 log = logging.getLogger("pipeline.forecast")
 # Bump when the artifacts change for the same inputs (part of the data version).
 # 2: a pole row holds one point's values; 3: a file's repeated or unsorted times read once
-# in order, prmsl before mslet, an hour on a step keeps its value beside an unknown step
+# in order, prmsl before mslet, an hour on a step keeps its value beside an unknown step;
+# CAP circles around a pole, CAP 1.1 read
 BUILDER_REVISION = 3
 GENERATED_STEP_DEG = 2.0
 CYCLE_S = 6 * 3600                     # runs at 00, 06, 12 and 18 UTC

@@ -1,4 +1,4 @@
-"""Weather alerts: NWS-style GeoJSON collections and CAP 1.2 XML files, normalised.
+"""Weather alerts: NWS-style GeoJSON collections and CAP 1.2 or 1.1 XML files, normalised.
 
 Each alert keeps its polygons (lists of rings of (lat, lon) vertices); an alert without a
 polygon (NWS alerts that name forecast zones only) cannot be placed and is counted as skipped.
@@ -13,6 +13,7 @@ import math
 import xml.etree.ElementTree as ET
 from dataclasses import dataclass, field
 from datetime import datetime
+from functools import partial
 from pathlib import Path
 
 import numpy as np
@@ -21,7 +22,10 @@ from contract import Forecast as F
 from pipeline.io import InputError
 
 log = logging.getLogger("pipeline.forecast")
-CAP_NS = {"cap": "urn:oasis:names:tc:emergency:cap:1.2"}
+# CAP 1.1 differs from 1.2 in nothing read here (info, area, polygon, circle) but its
+# namespace, and real feeds still publish it.
+CAP_NAMESPACES = ("urn:oasis:names:tc:emergency:cap:1.2",
+                  "urn:oasis:names:tc:emergency:cap:1.1")
 CIRCLE_VERTICES = 36
 EARTH_RADIUS_KM = 6371.0088
 # GeoJSON geometries without an area: an alert having only these cannot be placed.
@@ -191,7 +195,7 @@ def _closed(ring: np.ndarray, path: Path) -> np.ndarray:
     return ring if np.array_equal(ring[0], ring[-1]) else np.vstack([ring, ring[:1]])
 
 
-# ---- CAP 1.2 XML ------------------------------------------------------------------------
+# ---- CAP 1.2 and 1.1 XML -------------------------------------------------------------
 
 
 def _read_cap(path: Path) -> tuple[list[Alert], int]:
@@ -199,42 +203,71 @@ def _read_cap(path: Path) -> tuple[list[Alert], int]:
         root = ET.parse(path).getroot()
     except ET.ParseError as exc:
         raise InputError(path, f"not well-formed XML: {exc}") from None
-    roots = [root] if root.tag.endswith("alert") else root.findall(".//cap:alert", CAP_NS)
     alerts, skipped = [], 0
-    for alert in roots:
-        def text(el, name: str) -> str:
-            return (el.findtext(f"cap:{name}", default="", namespaces=CAP_NS) or "").strip()
-        if text(alert, "status") != "Actual" or text(alert, "msgType") == "Cancel":
+    for element, namespace in _cap_alerts(root, path):
+        ns = {"cap": namespace}
+        text = partial(_cap_text, ns)
+        if text(element, "status") != "Actual" or text(element, "msgType") == "Cancel":
             continue
-        infos = alert.findall("cap:info", CAP_NS)
-        if not infos:
-            raise InputError(path, f"CAP alert {text(alert, 'identifier')!r} has no info")
-        info = next((i for i in infos if text(i, "language").lower().startswith("en")), infos[0])
-        polygons, regions = [], []
-        for area in info.findall("cap:area", CAP_NS):
-            regions.append(text(area, "areaDesc"))
-            polygons += [[_cap_polygon(p.text or "", path)]
-                         for p in area.findall("cap:polygon", CAP_NS)]
-            polygons += [[_cap_circle(c.text or "", path)]
-                         for c in area.findall("cap:circle", CAP_NS)]
-        if not polygons:
+        alert = _cap_alert(element, ns, text, path, f"{path.name}#{len(alerts)}")
+        if alert is None:
             skipped += 1
-            continue
-        onset = (_time(text(info, "onset"), path, "onset")
-                 or _time(text(info, "effective"), path, "effective")
-                 or _time(text(alert, "sent"), path, "sent"))
-        if onset is None:
-            raise InputError(path, "CAP alert without onset, effective or sent time")
-        description = "\n\n".join(t for t in (text(info, "description"),
-                                              text(info, "instruction")) if t)
-        alerts.append(Alert(
-            id=text(alert, "identifier") or f"{path.name}#{len(alerts)}",
-            title=text(info, "event") or text(info, "headline") or "Weather alert",
-            description=description, severity=_severity(text(info, "severity")),
-            onset=onset, expires=_time(text(info, "expires"), path, "expires"),
-            regions=[r for r in regions if r], uri=text(info, "web") or None,
-            source=path.name, polygons=polygons))
+        else:
+            alerts.append(alert)
     return alerts, skipped
+
+
+def _cap_text(ns: dict, element: ET.Element, name: str) -> str:
+    """The text of `element`'s child `name` in namespace ns["cap"], "" when absent."""
+    return (element.findtext(f"cap:{name}", default="", namespaces=ns) or "").strip()
+
+
+def _cap_alerts(root: ET.Element, path: Path) -> list[tuple[ET.Element, str]]:
+    """The CAP alerts of a file with the namespace of each: the root element, or the alerts
+    in it (a feed). An alert of another CAP version is refused: read with these names it
+    would have no status and be dropped without a word."""
+    namespace, _, local = root.tag[1:].partition("}") if root.tag.startswith("{") else \
+        ("", "", root.tag)
+    if local == "alert":
+        if namespace not in CAP_NAMESPACES:
+            raise InputError(path, f"an alert in namespace {namespace!r}, not CAP 1.2 or 1.1 "
+                                   f"({' or '.join(CAP_NAMESPACES)})")
+        return [(root, namespace)]
+    found = [(element, ns) for ns in CAP_NAMESPACES for element in root.iter(f"{{{ns}}}alert")]
+    if not found:
+        log.warning("alerts: %s has no CAP 1.2 or 1.1 alert (its root element is %s); "
+                    "nothing is read from it", path, root.tag)
+    return found
+
+
+def _cap_alert(alert: ET.Element, ns: dict, text, path: Path, fallback_id: str
+               ) -> Alert | None:
+    """One actual CAP alert, in English if it has an info in English; None without an area."""
+    infos = alert.findall("cap:info", ns)
+    if not infos:
+        raise InputError(path, f"CAP alert {text(alert, 'identifier')!r} has no info")
+    info = next((i for i in infos if text(i, "language").lower().startswith("en")), infos[0])
+    polygons, regions = [], []
+    for area in info.findall("cap:area", ns):
+        regions.append(text(area, "areaDesc"))
+        polygons += [[_cap_polygon(p.text or "", path)] for p in area.findall("cap:polygon", ns)]
+        polygons += [[_cap_circle(c.text or "", path)] for c in area.findall("cap:circle", ns)]
+    if not polygons:
+        return None
+    onset = (_time(text(info, "onset"), path, "onset")
+             or _time(text(info, "effective"), path, "effective")
+             or _time(text(alert, "sent"), path, "sent"))
+    if onset is None:
+        raise InputError(path, "CAP alert without onset, effective or sent time")
+    description = "\n\n".join(t for t in (text(info, "description"),
+                                          text(info, "instruction")) if t)
+    return Alert(
+        id=text(alert, "identifier") or fallback_id,
+        title=text(info, "event") or text(info, "headline") or "Weather alert",
+        description=description, severity=_severity(text(info, "severity")),
+        onset=onset, expires=_time(text(info, "expires"), path, "expires"),
+        regions=[r for r in regions if r], uri=text(info, "web") or None,
+        source=path.name, polygons=polygons)
 
 
 def _pairs(raw: str, path: Path) -> np.ndarray:
@@ -255,7 +288,8 @@ def _cap_polygon(raw: str, path: Path) -> np.ndarray:
 
 
 def _cap_circle(raw: str, path: Path) -> np.ndarray:
-    """A CAP circle ('lat,lon radius_km') as a polygon of CIRCLE_VERTICES points."""
+    """A CAP circle ('lat,lon radius_km') as a polygon of CIRCLE_VERTICES points; around a
+    pole it contains, the cap reaching to the pole's latitude at every longitude."""
     try:
         centre, radius = raw.split()
         lat, lon = (float(v) for v in centre.split(","))
@@ -264,10 +298,39 @@ def _cap_circle(raw: str, path: Path) -> np.ndarray:
         raise InputError(path, f"CAP circle {raw[:60]!r} is not 'lat,lon radius'") from None
     if not (abs(lat) <= 90 and math.isfinite(lon) and 0 <= radius_km < EARTH_RADIUS_KM):
         raise InputError(path, f"CAP circle {raw[:60]!r} is not a place and a radius in km")
-    bearings = np.radians(np.linspace(0, 360, CIRCLE_VERTICES, endpoint=False))
+    lon = (lon + 180.0) % 360.0 - 180.0      # the server tries a point's lon and lon ± 360
     d = radius_km / EARTH_RADIUS_KM
+    if math.radians(90.0 - abs(lat)) < d:
+        return _polar_cap(lat, lon, d)
+    return _closed(_circle_points(lat, lon, d), path)
+
+
+def _circle_points(lat: float, lon: float, d: float) -> np.ndarray:
+    """CIRCLE_VERTICES (lat, lon) points at angular distance `d` from the centre, by bearing."""
+    bearings = np.radians(np.linspace(0, 360, CIRCLE_VERTICES, endpoint=False))
     p1, l1 = math.radians(lat), math.radians(lon)
     p2 = np.arcsin(math.sin(p1) * math.cos(d) + math.cos(p1) * math.sin(d) * np.cos(bearings))
     l2 = l1 + np.arctan2(np.sin(bearings) * math.sin(d) * math.cos(p1),
                          math.cos(d) - math.sin(p1) * np.sin(p2))
-    return _closed(np.column_stack([np.degrees(p2), np.degrees(l2)]), path)
+    return np.column_stack([np.degrees(p2), np.degrees(l2)])
+
+
+def _polar_cap(lat: float, lon: float, d: float) -> np.ndarray:
+    """A circle containing a pole as a ring over one full turn of longitude, closed beyond the
+    pole: its boundary winds once around the pole, so as a plain ring of its points it would
+    enclose next to nothing (the points near the pole fell outside it)."""
+    if abs(lat) == 90.0:         # every bearing from a pole is along a meridian: a parallel
+        lons = np.linspace(-180.0, 180.0, CIRCLE_VERTICES, endpoint=False)
+        points = np.column_stack([np.full(CIRCLE_VERTICES, math.copysign(
+            90.0 - math.degrees(d), lat)), lons])
+    else:
+        points = _circle_points(lat, lon, d)
+    points[:, 1] = np.unwrap(points[:, 1], period=360.0)
+    points = points[np.argsort(points[:, 1], kind="stable")]     # monotonic: one turn
+    points[:, 1] -= 360.0 * math.floor((points[0, 1] + 180.0) / 360.0)
+    # Closed a degree past the pole: the server's test is half-open in latitude, and the pole
+    # itself on the ring's edge would fall outside it.
+    pole = math.copysign(91.0, lat)
+    first_lat, west = points[0]
+    return np.vstack([points, [[first_lat, west + 360.0], [pole, west + 360.0],
+                               [pole, west], [first_lat, west]]])

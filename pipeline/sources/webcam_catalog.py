@@ -22,6 +22,7 @@ import polars as pl
 from contract import Geocoding as G
 from contract import Webcams as W
 from pipeline.io import InputError
+from pipeline.sources import csv_check
 from pipeline.sources.webcams_normalised import (
     ACTIVE, FILE, IMAGES_SCHEMA, INACTIVE, KEY, SOURCE_SCHEMA, SnapshotSeries, WebcamCatalog,
     series_from_sorted)
@@ -66,7 +67,10 @@ def _csv(path: Path) -> pl.DataFrame:
     try:
         return pl.read_csv(path, infer_schema=False)
     except (pl.exceptions.PolarsError, UnicodeDecodeError) as exc:
-        raise InputError(path, f"not a readable CSV file ({type(exc).__name__})") from None
+        # polars names no line: find it (and what is wrong) with the csv module; else its
+        # message's first line.
+        found = csv_check.problem(path) or str(exc).strip().splitlines()[0][:200]
+        raise InputError(path, f"not a readable CSV file: {found}") from None
 
 
 def where(path: Path, record: int) -> str:

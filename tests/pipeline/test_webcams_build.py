@@ -287,6 +287,65 @@ def test_a_failed_webcams_build_names_file_and_line(tmp_path, pipeline_cli):
     assert "Traceback" not in result.stderr
 
 
+def _latin1(folder: Path) -> None:
+    path = folder / "webcams.csv"
+    path.write_bytes(path.read_bytes().replace("Zürich".encode(), "Zürich".encode("latin-1")))
+
+
+def _open_quote_at_the_end(folder: Path) -> None:
+    with open(folder / "webcams.csv", "a", encoding="utf-8") as handle:
+        handle.write('zz,"Open quote,1,1,CH,1,,,\n')
+
+
+@pytest.mark.parametrize("case, edit, message", [
+    ("extra columns", lambda d: _rewrite(d, "webcams.csv", "Zurich,active", "Zurich,active,x,y"),
+     "webcams.csv: not a readable CSV file: line 3: 11 fields where the header has 9"),
+    ("after a stray CR",
+     lambda d: _rewrite(d, "webcams.csv", "Zurich,active", "Zurich,active\r,x,y"),
+     "webcams.csv: not a readable CSV file: line 3: 11 fields where the header has 9"),
+    ("runs on", lambda d: _rewrite(d, "webcams.csv", 'Hauptbahnhof"', "Hauptbahnhof"),
+     "webcams.csv: not a readable CSV file: line 3: a quoted field runs on to line 6 (a quote "
+     "is missing or not doubled)"),
+    ("not closed", _open_quote_at_the_end, "webcams.csv: not a readable CSV file: line "
+     "{webcams}: a quoted field is not closed before the end of the file"),
+    ("after the quote", lambda d: _rewrite(d, "webcams.csv", 'Haupt', 'Haupt"x'),
+     "webcams.csv: not a readable CSV file: line 3: text after the closing quote of a field "
+     "(double the quotes inside a quoted field)"),
+    ("quote inside", lambda d: _rewrite(d, "webcams.csv", "Old camera", 'Old "camera'),
+     "webcams.csv: not a readable CSV file: line 5: a quote inside a field that does not start "
+     "with one (quote the whole field and double the quotes in it)"),
+    ("not UTF-8", _latin1, "webcams.csv: not a readable CSV file: line 2: the byte at offset "
+     "{offset} (0xfc) is not UTF-8; save the file as UTF-8"),
+    ("extra snapshot field", lambda d: _append(d, "mhorn,2024-07-09T00:00:00Z,mhorn.png,x"),
+     "snapshots.csv: not a readable CSV file: line {snapshots}: 4 fields where the header has "
+     "3"),
+])
+def test_an_unreadable_csv_says_what_is_wrong_and_where(tmp_path, case, edit, message):
+    datasets = tmp_path / "datasets"
+    folder = inputs.write_inputs(datasets, NOW)
+    edit(folder)
+    with pytest.raises(InputError) as caught:
+        catalog = webcam_catalog.read(datasets)
+        catalog.snapshots(catalog.webcams["public_id"])
+    assert str(caught.value).endswith(message.format(
+        webcams=(folder / "webcams.csv").read_bytes().count(b"\n"),
+        snapshots=_lines(folder / "snapshots.csv"),
+        offset=(folder / "webcams.csv").read_bytes().find(b"\xfc"))), case
+
+
+def test_a_webcams_csv_that_is_not_utf8_fails_the_build_in_one_line(tmp_path, pipeline_cli):
+    datasets = tmp_path / "datasets"
+    folder = inputs.write_inputs(datasets, NOW)
+    _latin1(folder)
+    result = pipeline_cli("build", "--datasets", datasets, "--out", tmp_path / "out",
+                          "--only", "webcams")
+    assert result.returncode == 1 and "Traceback" not in result.stderr
+    offset = (folder / "webcams.csv").read_bytes().find(b"\xfc")
+    assert (f"error: build failed: {folder / 'webcams.csv'}: not a readable CSV file: line 2: "
+            f"the byte at offset {offset} (0xfc) is not UTF-8; save the file as UTF-8; nothing "
+            "is published\n") in result.stderr, result.stderr
+
+
 def _lines(path: Path) -> int:
     return len(path.read_text(encoding="utf-8").splitlines())
 

@@ -362,3 +362,73 @@ def test_a_worker_starts_on_a_keys_file_broken_after_the_start_up_check(tmp_path
                                            "(char 10)")
     assert any(r.getMessage().endswith(f"{keys} is loaded again (1 key)")
                for r in caplog.records)
+
+
+def _keys_add(path: Path, name: str) -> subprocess.Popen:
+    """`python -m server keys add NAME --keys-file PATH`, started and left running."""
+    return subprocess.Popen([sys.executable, "-m", "server", "keys", "add", name,
+                             "--keys-file", str(path)], cwd=ROOT, stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True)
+
+
+def test_concurrent_keys_adds_keep_every_key(tmp_path):
+    # Each reads the file, adds its key and writes it back: unlocked, the last writer wins.
+    path = tmp_path / "keys.json"
+    procs = {f"k{i}": _keys_add(path, f"k{i}") for i in range(8)}
+    printed = {}
+    for name, proc in procs.items():
+        out, err = proc.communicate(timeout=120)
+        assert proc.returncode == 0 and err == "", (name, err)
+        printed[name] = out.strip().splitlines()[-1]
+    store = KeyStore(path)
+    assert store.count == 8
+    assert {name: store.authenticate(key).name for name, key in printed.items()} == \
+        {name: name for name in printed}
+    lock = tmp_path / ".keys.json.lock"
+    assert lock.is_file() and not lock.is_symlink() and lock.stat().st_mode & 0o777 == 0o600
+
+
+def test_keys_add_refuses_a_symlink_planted_as_its_lock_file(tmp_path):
+    path, target = tmp_path / "keys.json", tmp_path / "elsewhere"
+    (tmp_path / ".keys.json.lock").symlink_to(target)
+    with pytest.raises(FileRefusedError, match=re.escape(
+            f"{tmp_path / '.keys.json.lock'} (the lock file of {path}) is a symlink")):
+        add_key_in_process(path, "alice")
+    assert not target.exists() and not path.exists()
+
+
+def _keys_add_error(path: Path) -> str:
+    """stderr of a `keys add` that must fail without output or change."""
+    result = subprocess.run([sys.executable, "-m", "server", "keys", "add", "bob",
+                             "--keys-file", str(path)], cwd=ROOT, capture_output=True,
+                            text=True, timeout=60)
+    assert result.returncode == 1 and result.stdout == "", result
+    assert result.stderr.count("\n") == 1 and "Traceback" not in result.stderr
+    return result.stderr
+
+
+@pytest.mark.parametrize("name, content, problem", [
+    ("keys.json", '{"keys": [\n', "is not a valid keys file (JSON with a list of keys, each "
+     "with name and sha256): JSONDecodeError Expecting value: line 2 column 1 (char 11)"),
+    ("keys.toml", "[[keys]]\nname = 'a'\n", "is not a valid keys file (TOML with a list of "
+     "keys, each with name and sha256): KeyError 'sha256'"),
+    ("keys.json", '{"keys": [{"sha256": "00"}]}', "is not a valid keys file (JSON with a "
+     "list of keys, each with name and sha256): KeyError 'name'"),
+    ("keys.json", b'{"keys": []}\xff', "is not UTF-8 text (byte 12)"),
+])
+def test_keys_add_names_the_keys_file_it_cannot_read(tmp_path, name, content, problem):
+    path = tmp_path / name
+    (path.write_bytes if isinstance(content, bytes) else path.write_text)(content)
+    path.chmod(0o600)
+    assert _keys_add_error(path) == f"error: {path} {problem}\n"
+    assert (path.read_bytes() if isinstance(content, bytes) else path.read_text()) == content
+
+
+def test_keys_add_names_a_directory_given_as_the_keys_file(tmp_path):
+    (tmp_path / "keys").mkdir()
+    assert _keys_add_error(tmp_path / "keys") == (f"error: {tmp_path / 'keys'} is not a "
+                                                  "regular file\n")
+    (tmp_path / "file").write_text("")
+    path = tmp_path / "file" / "keys.json"
+    assert _keys_add_error(path) == (f"error: cannot update the keys file {path}: [Errno 17] "
+                                     f"File exists: '{tmp_path / 'file'}'\n")

@@ -189,8 +189,9 @@ def test_keys_cli_never_writes_through_a_planted_temporary_file(tmp_path):
     assert json.loads(keys.read_text())["keys"][0]["sha256"] == hashlib.sha256(
         key.encode()).hexdigest()
     assert stat.S_IMODE(keys.stat().st_mode) == 0o600
-    assert sorted(p.name for p in tmp_path.iterdir()) == ["keys.json", "keys.json.tmp",
-                                                          "victim.txt"]
+    # No temporary file left; the lock file stays (see server.private_file.locked).
+    assert sorted(p.name for p in tmp_path.iterdir()) == [".keys.json.lock", "keys.json",
+                                                          "keys.json.tmp", "victim.txt"]
 
 
 def test_several_workers_share_the_port(tmp_path):
