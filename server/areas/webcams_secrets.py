@@ -27,8 +27,8 @@ from hashlib import sha256
 from pathlib import Path
 from typing import Callable, Mapping
 
-from server.private_file import (FileRefusedError, Stamp, check_directories, read_trusted,
-                                 write_private)
+from server.private_file import (FileRefusedError, Stamp, check_directories, locked,
+                                 read_trusted, write_private)
 
 KID = re.compile(r"[A-Za-z0-9_-]{1,32}")
 MIN_SECRET_CHARS = 16
@@ -170,13 +170,17 @@ def new_secrets_data(data: dict, keep: int = 2, stage: bool = False) -> dict:
 
 def _update(path: Path, change: Callable[[dict], dict], create: bool = False) -> dict:
     """Apply `change` to the secrets file's data and write the result back (through a
-    symlink, to the file it names: a mount's links stay as they are)."""
-    if create and not os.path.lexists(path):
-        data = {}
-    else:
-        data = json.loads(read_private(path)[0])   # FileNotFoundError when missing
-    data = change(data)
-    _write_secrets(Path(os.path.realpath(path)), data, replace=True)
+    symlink, to the file it names: a mount's links stay as they are), under the file's lock:
+    two rotations at once must not lose one's secret."""
+    if not create and not os.path.lexists(path):    # no lock file left where none is
+        raise FileNotFoundError(errno.ENOENT, os.strerror(errno.ENOENT), str(path))
+    with locked(Path(os.path.realpath(path))):
+        if create and not os.path.lexists(path):
+            data = {}
+        else:
+            data = json.loads(read_private(path)[0])   # FileNotFoundError when missing
+        data = change(data)
+        _write_secrets(Path(os.path.realpath(path)), data, replace=True)
     return data
 
 

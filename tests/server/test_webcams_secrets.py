@@ -73,6 +73,22 @@ def test_rotate_command_adds_a_current_key_and_keeps_the_previous(tmp_path):
     assert len(read_secrets_file(path).keys) == 3       # the current one and two before it
 
 
+def test_concurrent_rotations_keep_every_secret(tmp_path):
+    # Each reads the file, adds a secret and writes it back: unlocked, the last writer wins.
+    path = tmp_path / "signing-secrets.json"
+    first = ensure_secrets_file(path)
+    command = [sys.executable, "-m", "server", "secrets", "rotate", "--file", str(path),
+               "--keep", "20"]
+    procs = [subprocess.Popen(command, cwd=ROOT, stdout=subprocess.PIPE,
+                              stderr=subprocess.PIPE, text=True) for _ in range(6)]
+    kids = {first.current}
+    for proc in procs:
+        out, err = proc.communicate(timeout=120)
+        assert proc.returncode == 0, err
+        kids.add(out.split("new signing key ")[1].split()[0])
+    assert len(kids) == 7 and set(read_secrets_file(path).keys) == kids
+
+
 def _secrets_cli(*args: str) -> subprocess.CompletedProcess:
     return subprocess.run([sys.executable, "-m", "server", "secrets", *args], cwd=ROOT,
                           capture_output=True, text=True, timeout=60)
