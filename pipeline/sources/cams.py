@@ -20,7 +20,7 @@ from pathlib import Path
 import numpy as np
 import xarray as xr
 
-from pipeline import grid
+from pipeline import grid, netcdf3
 from pipeline.io import InputError
 
 MISSING_AT_OR_BELOW = -999.0
@@ -181,6 +181,7 @@ def _unzip(path: Path, scratch: Path) -> list[Path]:
 
 def open_dataset(path: Path, decode_timedelta: bool | None = None) -> xr.Dataset:
     """Open lazily (values are read on access); unreadable files raise InputError."""
+    netcdf3.check_complete(path)
     try:
         return xr.open_dataset(path, decode_timedelta=decode_timedelta, cache=False)
     except (OSError, ValueError, RuntimeError, TypeError) as exc:

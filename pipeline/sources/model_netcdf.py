@@ -19,7 +19,7 @@ from pathlib import Path
 import numpy as np
 import xarray as xr
 
-from pipeline import grid
+from pipeline import grid, netcdf3
 from pipeline.io import InputError
 from pipeline.science import units
 
@@ -171,6 +171,7 @@ def scan(files: list[Path], stack: contextlib.ExitStack) -> Scan:
 
 
 def _open(path: Path, stack: contextlib.ExitStack) -> xr.Dataset:
+    netcdf3.check_complete(path)
     try:
         ds = xr.open_dataset(path, decode_times=True, decode_timedelta=True, cache=False,
                              mask_and_scale=True)
