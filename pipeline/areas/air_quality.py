@@ -198,7 +198,9 @@ def _stitch(runs: list[Run], name: str, hours: np.ndarray, path: Path) -> Path:
         leads = np.arange(steps[0], steps[-1] + 1)
         slots = (run.reference_time + leads * 3600 - hours[0]) // 3600
         keep = (slots >= 0) & (slots < len(hours))
-        values = series.to_hours(cams.read_field(run, name), steps, leads[keep])
+        required = name in SOURCES[run.domain].REQUIRED
+        values = series.to_hours(cams.read_field(run, name, required=required), steps,
+                                 leads[keep])
         for slot, field in zip(slots[keep], values):
             np.copyto(out[slot], field, where=~np.isnan(field))
         del values

@@ -256,8 +256,10 @@ def check_dims(ds: xr.Dataset, variable: str, expected: set[str], path: Path) ->
                                f"{sorted(expected)}")
 
 
-def read_field(run: Run, name: str, decode_timedelta: bool | None = None) -> np.ndarray:
-    """One field of a run, (lead, lat, lon) float32, normalised."""
+def read_field(run: Run, name: str, decode_timedelta: bool | None = None,
+               required: bool = False) -> np.ndarray:
+    """One field of a run, (lead, lat, lon) float32, normalised; a required field with no
+    value anywhere (a broken download) is an InputError, as in the forecast reader."""
     # Values at or below -999 (and fill values) are NaN; small negative model values are 0.
     where = run.fields[name]
     with open_dataset(where.path, decode_timedelta) as ds:
@@ -268,6 +270,10 @@ def read_field(run: Run, name: str, decode_timedelta: bool | None = None) -> np.
         except (OSError, RuntimeError, ValueError) as exc:
             raise InputError(where.path, f"{where.variable}: unreadable ({exc})") from None
     data[data <= MISSING_AT_OR_BELOW] = np.nan
+    if required and not np.isfinite(data).any():
+        raise InputError(where.path, f"{where.variable} of the {run.kind} of "
+                                     f"{iso(run.reference_time)} has no values (every value "
+                                     "is missing)")
     if run.axes.flip_lat:
         data = data[:, ::-1]
     if not np.array_equal(run.axes.columns, np.arange(data.shape[2])):

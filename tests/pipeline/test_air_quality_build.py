@@ -149,9 +149,17 @@ def _truncate(path: Path) -> None:
     path.write_bytes(path.read_bytes()[: path.stat().st_size // 2])
 
 
+def _no_pm25(path: Path) -> None:
+    """Every PM2.5 value missing, as a broken download can deliver them."""
+    ds = xr.load_dataset(path)
+    ds["pm2p5_conc"][:] = np.nan
+    ds.to_netcdf(path, format="NETCDF3_64BIT")
+
+
 @pytest.mark.parametrize("damage, problem", [
     (_truncate, "truncated: expected"),
-], ids=["truncated"])
+    (_no_pm25, "pm2p5_conc of the forecast of 2026-11-23T00:00:00Z has no values"),
+], ids=["truncated", "pm25-all-missing"])
 def test_a_broken_newest_european_run_fails_the_build_naming_it(tmp_path, pipeline_cli,
                                                                 damage, problem):
     datasets = known.write_known(tmp_path / "datasets", RUN)
