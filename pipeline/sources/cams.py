@@ -194,6 +194,7 @@ def axes(ds: xr.Dataset, path: Path) -> Axes:
         if name not in ds.variables or ds[name].ndim != 1:
             raise InputError(path, f"needs a 1-D {name} coordinate")
     lat = np.asarray(ds["latitude"].values, dtype=np.float64)
+    grid.check_finite(path, latitude=lat, longitude=ds["longitude"].values)
     flip = bool(lat.size > 1 and lat[0] > lat[-1])
     lat = lat[::-1] if flip else lat
     grid.regular_axis(lat, "latitude", path)

@@ -191,6 +191,7 @@ def _axes(ds: xr.Dataset, path: Path) -> tuple[np.ndarray, np.ndarray]:
     lon, _ = grid.lon_order(ds[lon_name].values)
     if lat.ndim != 1 or lon.ndim != 1:
         raise InputError(path, "latitude and longitude must be 1-D (a regular grid)")
+    grid.check_finite(path, latitude=lat, longitude=lon)
     return np.sort(lat), lon
 
 

@@ -216,6 +216,7 @@ def wgrib2_netcdf3(path: Path, run: int, lat, lon) -> Path:
     ("nan", "t2m of run"),
     ("unitless", "tcc has no units attribute"),
     ("truncated", "truncated: expected"),       # netCDF-C would read zeros past the end
+    ("nan-latitude", "latitude coordinates are not all finite"),
 ])
 def test_bad_inputs_fail_with_the_file_and_problem(pipeline_cli, tmp_path, case, problem):
     out = tmp_path / "out"
@@ -241,6 +242,10 @@ def test_bad_inputs_fail_with_the_file_and_problem(pipeline_cli, tmp_path, case,
         whole = wgrib2_netcdf3(tmp_path / "whole.nc", run, lat, lon)
         bad.mkdir(parents=True)
         (bad / "gfs.nc").write_bytes(whole.read_bytes()[: whole.stat().st_size * 7 // 10])
+    elif case == "nan-latitude":
+        lat = lat.copy()
+        lat[3] = np.nan
+        fi.write_step_file(bad / "a.nc", run, fi.gfs_steps(6), lat, lon, fi.KNOWN)
     elif case == "unitless":     # 50 (%) or 0.5? A fraction without its unit is ambiguous.
         gfs_run(bad, run, horizon_h=6)
         fi.write_step_file(bad / "gfs.t00z.0.atmosphere.nc", run, fi.gfs_steps(6), lat, lon,
