@@ -40,7 +40,7 @@ def main(argv: list[str] | None = None) -> int:
     except InputError as exc:
         return _fail(args.out, f"{exc.path}: {exc.problem}")
     except OSError as exc:
-        where = exc.filename or "output"
+        where = exc.filename or args.out
         return _fail(args.out, f"{where}: {exc.strerror or exc}")
     except KeyboardInterrupt:
         return _fail(args.out, "interrupted", code=130)

@@ -9,7 +9,7 @@ from typing import Callable
 import numpy as np
 
 import contract
-from pipeline.io import InputError
+from pipeline.io import InputError, naming
 
 # Read the source in bands of latitude rows so memory stays bounded for global 0.25° runs.
 BAND_BYTES = 256 * 1024 * 1024
@@ -104,7 +104,7 @@ def write(version: Path, grid: dict, read_band: Callable[[int, int], np.ndarray]
         "descr": np.lib.format.dtype_to_descr(np.dtype(np.float32)), "fortran_order": False,
         "shape": (nlat, nlon, ntime, nvar)})
     rows_per_band = max(1, band_bytes // max(1, nlon * ntime * nvar * 4))
-    with open(path, "wb") as handle:
+    with naming(path), open(path, "wb") as handle:
         handle.write(header.getvalue())
         for start in range(0, nlat, rows_per_band):
             stop = min(nlat, start + rows_per_band)
