@@ -1,6 +1,6 @@
-"""Builds that fail for other reasons than a bad input file: a full disk, a file size limit.
-Each leaves the published version serving, exits non-zero and says in one line what went
-wrong, naming the file."""
+"""Builds that fail for other reasons than a bad input file: a full disk, a file size limit, a
+broken published manifest. Each leaves the published version serving, exits non-zero and says
+in one line what went wrong, naming the file."""
 
 from __future__ import annotations
 
@@ -101,3 +101,22 @@ def test_a_full_disk_names_the_file_it_stopped(datasets, small_disk, leave_kb):
     assert_failed_cleanly(result, out, previous,
                           r"(No space left on device|\d+ requested and \d+ written; \d+ bytes "
                           r"free on its file system)")
+
+
+def test_a_broken_published_manifest_fails_a_partial_build_not_a_full_one(built):
+    datasets, out, previous = built
+    manifest = previous / contract.MANIFEST
+    manifest.write_text('{"areas": ', encoding="utf-8")
+    result = run(build_args(datasets, out, *GEOCODING))
+    assert result.returncode == 1
+    assert (f"error: build failed: {manifest}: the published manifest is unreadable "
+            "(JSONDecodeError: ") in result.stderr
+    assert "build every area (no --only) to replace it" in result.stderr
+    assert "Traceback" not in result.stderr
+    assert contract.current_version_dir(out) == previous
+    # A full build carries nothing over, so it needs nothing of the broken manifest.
+    result = run(build_args(datasets, out))
+    assert result.returncode == 0, result.stderr[-2000:]
+    version = contract.current_version_dir(out)
+    assert version != previous
+    assert set(contract.read_manifest(version)["areas"]) == set(contract.AREAS)
