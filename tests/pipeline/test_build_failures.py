@@ -1,13 +1,16 @@
 """Builds that fail for other reasons than a bad input file: a full disk, a file size limit, a
-broken published manifest. Each leaves the published version serving, exits non-zero and says
-in one line what went wrong, naming the file."""
+broken published manifest, a signal. Each leaves the published version serving, exits non-zero
+and says in one line what went wrong, naming the file."""
 
 from __future__ import annotations
 
+import os
 import re
 import resource
+import signal
 import subprocess
 import sys
+import threading
 from pathlib import Path
 
 import pytest
@@ -120,3 +123,39 @@ def test_a_broken_published_manifest_fails_a_partial_build_not_a_full_one(built)
     version = contract.current_version_dir(out)
     assert version != previous
     assert set(contract.read_manifest(version)["areas"]) == set(contract.AREAS)
+
+
+@pytest.mark.parametrize("signum, code, message", [
+    (signal.SIGINT, 130, "interrupted"),
+    (signal.SIGTERM, 143, "terminated (SIGTERM)"),
+])
+def test_a_signal_stops_the_build_and_removes_what_it_wrote(built, tmp_path, signum, code,
+                                                            message):
+    datasets, out, previous = built
+    # The places file is a FIFO without a writer: reading it blocks, so the build is
+    # certainly still running when the signal comes.
+    places = datasets / "geonames" / "cities500.txt"
+    places.unlink()
+    os.mkfifo(places)
+    scratch = tmp_path / "tmp"
+    scratch.mkdir()
+    build = subprocess.Popen(build_args(datasets, out, *GEOCODING), cwd=REPO, text=True,
+                             stderr=subprocess.PIPE, env=pipeline_env(TMPDIR=str(scratch)))
+    watchdog = threading.Timer(120, build.kill)     # a build deaf to the signal fails the test
+    watchdog.start()
+    try:
+        for line in build.stderr:
+            if "reading GeoNames dumps" in line:
+                break
+        build.send_signal(signum)
+        rest = build.stderr.read()
+        assert build.wait(timeout=60) == code
+    finally:
+        watchdog.cancel()
+        build.kill()
+        build.wait()
+    assert f"error: build failed: {message}; {previous.name} is still published" in rest
+    assert "Traceback" not in rest
+    assert contract.current_version_dir(out) == previous
+    assert sorted(p.name for p in (out / contract.VERSIONS).iterdir()) == [previous.name]
+    assert list(scratch.iterdir()) == []       # its spill files are gone too
