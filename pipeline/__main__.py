@@ -4,12 +4,24 @@ from __future__ import annotations
 
 import argparse
 import logging
+import signal
 import sys
 from pathlib import Path
 
 import contract
 from pipeline.build import BUILDERS, run_build
 from pipeline.io import InputError
+
+
+class Terminated(BaseException):
+    """SIGTERM, raised like KeyboardInterrupt so the build unwinds: its unpublished version
+    and temporary files are removed (the default action would kill the process at once)."""
+
+
+def _terminate(signum, frame) -> None:
+    # A second SIGTERM during the clean-up kills at once, as a supervisor expects.
+    signal.signal(signal.SIGTERM, signal.SIG_DFL)
+    raise Terminated
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -35,15 +47,24 @@ def main(argv: list[str] | None = None) -> int:
     if not args.only:
         skipped = [a for a in contract.AREAS if a not in BUILDERS]
         logging.getLogger("pipeline").info("not yet implemented, skipped: %s", ", ".join(skipped))
+    previous = {signal.SIGTERM: signal.signal(signal.SIGTERM, _terminate),
+                # Python's own: polars installs one that restarts blocking system calls, so a
+                # build waiting in one (a read from a pipe) would not stop on Ctrl-C.
+                signal.SIGINT: signal.signal(signal.SIGINT, signal.default_int_handler)}
     try:
         run_build(args.datasets, args.out, args.only)
     except InputError as exc:
         return _fail(args.out, f"{exc.path}: {exc.problem}")
     except OSError as exc:
-        where = exc.filename or "output"
+        where = exc.filename or args.out
         return _fail(args.out, f"{where}: {exc.strerror or exc}")
     except KeyboardInterrupt:
         return _fail(args.out, "interrupted", code=130)
+    except Terminated:
+        return _fail(args.out, "terminated (SIGTERM)", code=143)
+    finally:
+        for signum, handler in previous.items():
+            signal.signal(signum, handler)
     return 0
 
 

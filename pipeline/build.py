@@ -10,6 +10,7 @@ from typing import Callable
 import contract
 from pipeline import publish
 from pipeline.areas import air_quality, forecast, geocoding, webcams
+from pipeline.io import InputError
 
 log = logging.getLogger("pipeline")
 
@@ -27,7 +28,7 @@ def run_build(datasets: Path, out: Path, only: list[str] | None = None) -> Path:
     wanted = [a for a in contract.AREAS if a in BUILDERS and (not only or a in only)]
     with publish.build_lock(out):
         previous = contract.current_version_dir(out)
-        before = contract.read_manifest(previous) if previous else {"areas": {}}
+        carried = _carried_areas(previous, wanted)
         version = publish.new_version_dir(out)
         log.info("building %s into %s", ", ".join(wanted), version)
         try:
@@ -37,8 +38,8 @@ def run_build(datasets: Path, out: Path, only: list[str] | None = None) -> Path:
                     started = time.perf_counter()
                     areas[area] = BUILDERS[area](datasets, version)
                     log.info("%s: done in %.1f s", area, time.perf_counter() - started)
-                elif area in before["areas"] and previous is not None:
-                    areas[area] = publish.carry_over(previous, version, area, before["areas"][area])
+                elif area in carried:
+                    areas[area] = publish.carry_over(previous, version, area, carried[area])
                     log.info("%s: carried over from %s", area, previous.name)
             tables = {name: t["file"] for entry in areas.values()
                       for name, t in entry.get("tables", {}).items()}
@@ -55,3 +56,21 @@ def run_build(datasets: Path, out: Path, only: list[str] | None = None) -> Path:
         publish.prune(out)
     log.info("published %s", version.name)
     return version
+
+
+def _carried_areas(previous: Path | None, wanted: list[str]) -> dict:
+    """The published manifest's entries of the areas not rebuilt (read only when there are
+    such areas: a full build does not need the old manifest, so a broken one cannot stop it)."""
+    if previous is None or all(area in wanted for area in contract.AREAS):
+        return {}
+    path = previous / contract.MANIFEST
+    try:
+        areas = contract.read_manifest(previous)["areas"]
+        if not all(isinstance(entry, dict) for entry in areas.values()):
+            raise TypeError("an area entry is not an object")
+    except (ValueError, KeyError, TypeError, AttributeError) as exc:
+        # Building without the areas it lists would unpublish them: refuse instead.
+        raise InputError(path, f"the published manifest is unreadable ({type(exc).__name__}: "
+                               f"{exc}), so its areas cannot be carried over; build every "
+                               "area (no --only) to replace it") from None
+    return {area: entry for area, entry in areas.items() if area not in wanted}

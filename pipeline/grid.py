@@ -9,6 +9,7 @@ from typing import Callable
 import numpy as np
 
 import contract
+from pipeline.io import InputError, naming
 
 # Read the source in bands of latitude rows so memory stays bounded for global 0.25° runs.
 BAND_BYTES = 256 * 1024 * 1024
@@ -48,6 +49,15 @@ SNAP_DEG, SNAP_TOLERANCE_DEG = 4, 5e-5
 def _snapped(value: float) -> float:
     nearest = round(value, SNAP_DEG)
     return nearest if abs(value - nearest) <= SNAP_TOLERANCE_DEG else value
+
+
+def check_finite(path: Path | str, **axes: np.ndarray) -> None:
+    """InputError naming the first axis (by keyword) holding NaN or infinity."""
+    # NaN compares unequal to itself, so a later "same grid" check would blame the wrong thing.
+    for name, values in axes.items():
+        if not np.isfinite(np.asarray(values, dtype=np.float64)).all():
+            raise InputError(path, f"{name} coordinates are not all finite numbers (NaN or "
+                                   "infinity)")
 
 
 def regular_axis(values: np.ndarray, name: str, path: Path | str) -> tuple[float, float]:
@@ -94,7 +104,7 @@ def write(version: Path, grid: dict, read_band: Callable[[int, int], np.ndarray]
         "descr": np.lib.format.dtype_to_descr(np.dtype(np.float32)), "fortran_order": False,
         "shape": (nlat, nlon, ntime, nvar)})
     rows_per_band = max(1, band_bytes // max(1, nlon * ntime * nvar * 4))
-    with open(path, "wb") as handle:
+    with naming(path), open(path, "wb") as handle:
         handle.write(header.getvalue())
         for start in range(0, nlat, rows_per_band):
             stop = min(nlat, start + rows_per_band)

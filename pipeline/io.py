@@ -4,8 +4,11 @@ from __future__ import annotations
 
 import hashlib
 import io
+import os
 import tempfile
+from contextlib import contextmanager
 from pathlib import Path
+from typing import Iterator
 
 import numpy as np
 import polars as pl
@@ -26,6 +29,31 @@ class InputError(Exception):
         self.problem = problem
 
 
+@contextmanager
+def naming(path: Path | str) -> Iterator[None]:
+    """Give an OSError raised while writing `path` that file's name if it has none."""
+    # A failed write() (a full disk) names no file, and the build's failure message must.
+    try:
+        yield
+    except OSError as exc:
+        if exc.filename is not None:
+            raise
+        raise OSError(exc.errno, _write_problem(exc, path), str(path)) from exc
+
+
+def _write_problem(exc: OSError, path: Path | str) -> str:
+    """What went wrong writing `path`, for one line."""
+    if exc.errno:
+        return os.strerror(exc.errno)
+    # numpy's tofile says only "N requested and M written": add the free space, which tells
+    # whether the disk was full.
+    try:
+        stats = os.statvfs(Path(path).parent)
+    except OSError:
+        return str(exc)
+    return f"{exc}; {stats.f_bavail * stats.f_frsize} bytes free on its file system"
+
+
 _PARQUET_OPTIONS = dict(compression="zstd", compression_level=3, use_dictionary=True,
                         write_statistics=True)
 
@@ -42,8 +70,9 @@ def release_arrow_memory() -> None:
 def write_parquet(table: pa.Table, path: Path) -> int:
     """Write a Parquet file whose bytes depend only on the table; returns the row count."""
     path.parent.mkdir(parents=True, exist_ok=True)
-    pq.write_table(table.replace_schema_metadata(None), path, row_group_size=ROW_GROUP_ROWS,
-                   **_PARQUET_OPTIONS)
+    with naming(path):
+        pq.write_table(table.replace_schema_metadata(None), path, row_group_size=ROW_GROUP_ROWS,
+                       **_PARQUET_OPTIONS)
     return table.num_rows
 
 
@@ -55,7 +84,7 @@ def write_parquet_frame(frame: pl.DataFrame, path: Path, order: pl.Series | None
     """
     path.parent.mkdir(parents=True, exist_ok=True)
     schema = frame.head(0).to_arrow().schema.remove_metadata()
-    with pq.ParquetWriter(path, schema, **_PARQUET_OPTIONS) as writer:
+    with naming(path), pq.ParquetWriter(path, schema, **_PARQUET_OPTIONS) as writer:
         for start in range(0, max(frame.height, 1), ROW_GROUP_ROWS):
             part = (frame.slice(start, ROW_GROUP_ROWS) if order is None
                     else frame[order.slice(start, ROW_GROUP_ROWS)])
@@ -67,14 +96,16 @@ def write_parquet_frame(frame: pl.DataFrame, path: Path, order: pl.Series | None
 def write_arrow(table: pa.Table, path: Path) -> None:
     """Write an uncompressed Arrow IPC file so the server can memory-map it without copies."""
     path.parent.mkdir(parents=True, exist_ok=True)
-    feather.write_feather(table.replace_schema_metadata(None), str(path),
-                          compression="uncompressed", chunksize=max(table.num_rows, 1))
+    with naming(path):
+        feather.write_feather(table.replace_schema_metadata(None), str(path),
+                              compression="uncompressed", chunksize=max(table.num_rows, 1))
 
 
 def write_npy(array: np.ndarray, path: Path) -> None:
     """Write a .npy file (memory-mappable with numpy.load(mmap_mode='r'))."""
     path.parent.mkdir(parents=True, exist_ok=True)
-    np.save(path, np.ascontiguousarray(array), allow_pickle=False)
+    with naming(path):
+        np.save(path, np.ascontiguousarray(array), allow_pickle=False)
 
 
 class NpyWriter:
@@ -88,7 +119,8 @@ class NpyWriter:
         self.dtype, self.written = np.dtype(dtype), 0
         self._handle = open(path, "wb")
         self._header = self._header_bytes(0)
-        self._handle.write(self._header)
+        with naming(path):
+            self._handle.write(self._header)
 
     def _header_bytes(self, length: int) -> bytes:
         header = io.BytesIO()
@@ -99,7 +131,8 @@ class NpyWriter:
 
     def write(self, block: np.ndarray) -> None:
         """Append the next elements."""
-        self._handle.write(np.ascontiguousarray(block, dtype=self.dtype).tobytes())
+        with naming(self._handle.name):
+            self._handle.write(np.ascontiguousarray(block, dtype=self.dtype).tobytes())
         self.written += len(block)
 
     def close(self) -> None:
@@ -107,9 +140,10 @@ class NpyWriter:
         header = self._header_bytes(self.written)
         if len(header) != len(self._header):
             raise ValueError(f"{self._handle.name}: .npy header changed size")
-        self._handle.seek(0)
-        self._handle.write(header)
-        self._handle.close()
+        with naming(self._handle.name):
+            self._handle.seek(0)
+            self._handle.write(header)
+            self._handle.close()
 
 
 def fixed_width_bytes(strings: pa.Array | pl.Series, width: int) -> np.ndarray:
@@ -188,29 +222,38 @@ class Spill:
 
     def close(self) -> None:
         """Delete the file (also done when the object is garbage-collected)."""
-        self._close_writer()
+        try:
+            self._close_writer()
+        except OSError:
+            pass    # the file is deleted anyway; an error of the write that failed was raised
         self._file.close()
 
     def append(self, table: pa.Table) -> None:
         """Write a table (all with the same schema)."""
-        if self._writer is None:
-            self._sink = pa.OSFile(self._file.name, "wb")
-            # Compressed, each buffer is read back into an allocation of its own (uncompressed,
-            # a batch is one allocation that lives until its last column is freed).
-            self._writer = pa.ipc.new_file(self._sink, table.schema,
-                                           options=pa.ipc.IpcWriteOptions(compression="lz4"))
-        self._writer.write_table(table)
+        with naming(self._file.name):
+            if self._writer is None:
+                self._sink = pa.OSFile(self._file.name, "wb")
+                # Compressed, each buffer is read back into an allocation of its own
+                # (uncompressed, a batch is one allocation that lives until its last column is
+                # freed).
+                self._writer = pa.ipc.new_file(
+                    self._sink, table.schema, options=pa.ipc.IpcWriteOptions(compression="lz4"))
+            self._writer.write_table(table)
 
     def read(self) -> pa.Table | None:
         """Everything appended, as one table (None when nothing was)."""
         if self._writer is None:
             return None
-        self._close_writer()
+        with naming(self._file.name):
+            self._close_writer()
         with pa.OSFile(self._file.name, "rb") as source:
             return pa.ipc.open_file(source).read_all()
 
     def _close_writer(self) -> None:
-        if self._writer is not None:
-            self._writer.close()
-            self._sink.close()
-            self._writer = self._sink = None
+        # Forgotten first: after a failed close (a full disk), close() must not fail again.
+        writer, sink, self._writer, self._sink = self._writer, self._sink, None, None
+        if writer is not None:
+            try:
+                writer.close()
+            finally:
+                sink.close()

@@ -15,6 +15,7 @@ from typing import Iterator
 import duckdb
 
 import contract
+from pipeline.io import naming
 
 KEEP_VERSIONS = 3
 
@@ -47,7 +48,8 @@ def carry_over(previous: Path, version: Path, area: str, entry: dict) -> dict:
         try:
             os.link(src, dst)
         except OSError:
-            shutil.copy2(src, dst)
+            with naming(dst):
+                shutil.copy2(src, dst)
     return dict(entry, carried_over_from=previous.name)
 
 
@@ -55,15 +57,18 @@ def write_catalog(version: Path, tables: dict[str, str]) -> None:
     """Create catalog.duckdb with one view per Parquet table (absolute paths: DuckDB resolves
     relative ones against the reader's working directory, not the database file)."""
     path = version / contract.CATALOG
-    con = duckdb.connect(str(path))
     try:
-        for view, rel in sorted(tables.items()):
-            # DDL takes no bound parameters, so quote the identifier and the literal by hand.
-            parquet = str((version / rel).resolve()).replace("'", "''")
-            name = view.replace('"', '""')
-            con.execute(f"CREATE VIEW \"{name}\" AS SELECT * FROM read_parquet('{parquet}')")
-    finally:
-        con.close()
+        con = duckdb.connect(str(path))
+        try:
+            for view, rel in sorted(tables.items()):
+                # DDL takes no bound parameters: quote the identifier and the literal by hand.
+                parquet = str((version / rel).resolve()).replace("'", "''")
+                name = view.replace('"', '""')
+                con.execute(f"CREATE VIEW \"{name}\" AS SELECT * FROM read_parquet('{parquet}')")
+        finally:
+            con.close()
+    except duckdb.Error as exc:   # a full disk is one of these, not an OSError
+        raise OSError(None, str(exc).splitlines()[0], str(path)) from None
 
 
 def write_manifest(version: Path, manifest: dict) -> None:
@@ -71,8 +76,9 @@ def write_manifest(version: Path, manifest: dict) -> None:
     everything is flushed to disk first, so a crash cannot publish truncated files."""
     _fsync_tree(version)
     tmp = version / (contract.MANIFEST + ".tmp")
-    tmp.write_text(json.dumps(manifest, indent=2, sort_keys=True, ensure_ascii=False) + "\n",
-                   encoding="utf-8")
+    with naming(tmp):
+        tmp.write_text(json.dumps(manifest, indent=2, sort_keys=True, ensure_ascii=False) + "\n",
+                       encoding="utf-8")
     _fsync_file(tmp)
     os.replace(tmp, version / contract.MANIFEST)
     _fsync_dir(version)
@@ -114,7 +120,7 @@ def _fsync_tree(root: Path) -> None:
 
 
 def _fsync_file(path: Path) -> None:
-    with open(path, "rb") as handle:
+    with naming(path), open(path, "rb") as handle:
         os.fsync(handle.fileno())
 
 

@@ -26,7 +26,7 @@ import numpy as np
 import contract
 from contract import AirQuality as AQ
 from pipeline import grid, regrid
-from pipeline.io import InputError, describe_inputs
+from pipeline.io import InputError, describe_inputs, naming
 from pipeline.science import aqi, series
 from pipeline.sources import cams, cams_europe, cams_generated, cams_global
 from pipeline.sources.cams import Run
@@ -198,11 +198,13 @@ def _stitch(runs: list[Run], name: str, hours: np.ndarray, path: Path) -> Path:
         leads = np.arange(steps[0], steps[-1] + 1)
         slots = (run.reference_time + leads * 3600 - hours[0]) // 3600
         keep = (slots >= 0) & (slots < len(hours))
-        values = series.to_hours(cams.read_field(run, name), steps, leads[keep])
+        required = name in SOURCES[run.domain].REQUIRED
+        values = series.to_hours(cams.read_field(run, name, required=required), steps,
+                                 leads[keep])
         for slot, field in zip(slots[keep], values):
             np.copyto(out[slot], field, where=~np.isnan(field))
         del values
-    with open(path, "wb") as handle:
+    with naming(path), open(path, "wb") as handle:
         for row in range(out.shape[1]):
             handle.write(np.ascontiguousarray(out[:, row]).tobytes())
     return path

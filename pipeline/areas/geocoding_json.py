@@ -11,6 +11,7 @@ import polars as pl
 import pyarrow.parquet as pq
 
 from contract import Geocoding as G
+from pipeline.io import naming, write_npy
 
 BATCH_ROWS = 100_000
 
@@ -27,7 +28,7 @@ def write(version: Path, country_names: dict[str, str], display_names: pl.DataFr
     splits = np.zeros(total, dtype=np.int32)
     display_names = display_names.with_columns(pl.col("row").cast(pl.Int64))
     start = 0
-    with open(version / G.PLACE_JSON, "wb") as out:
+    with naming(version / G.PLACE_JSON), open(version / G.PLACE_JSON, "wb") as out:
         for batch in source.iter_batches(batch_size=BATCH_ROWS):
             frame = (pl.from_arrow(batch).with_row_index("row", offset=start)
                      .with_columns(pl.col("row").cast(pl.Int64))
@@ -38,8 +39,8 @@ def write(version: Path, country_names: dict[str, str], display_names: pl.DataFr
                 splits[i] = len(item) - 1
                 offsets[i + 1] = offsets[i] + len(detail)
             start += frame.height
-    np.save(version / G.PLACE_JSON_OFFSETS, offsets, allow_pickle=False)
-    np.save(version / G.PLACE_JSON_SPLIT, splits, allow_pickle=False)
+    write_npy(offsets, version / G.PLACE_JSON_OFFSETS)
+    write_npy(splits, version / G.PLACE_JSON_SPLIT)
     return [G.PLACE_JSON, G.PLACE_JSON_OFFSETS, G.PLACE_JSON_SPLIT]
 
 

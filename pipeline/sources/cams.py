@@ -20,7 +20,7 @@ from pathlib import Path
 import numpy as np
 import xarray as xr
 
-from pipeline import grid
+from pipeline import grid, netcdf3
 from pipeline.io import InputError
 
 MISSING_AT_OR_BELOW = -999.0
@@ -181,6 +181,7 @@ def _unzip(path: Path, scratch: Path) -> list[Path]:
 
 def open_dataset(path: Path, decode_timedelta: bool | None = None) -> xr.Dataset:
     """Open lazily (values are read on access); unreadable files raise InputError."""
+    netcdf3.check_complete(path)
     try:
         return xr.open_dataset(path, decode_timedelta=decode_timedelta, cache=False)
     except (OSError, ValueError, RuntimeError, TypeError) as exc:
@@ -193,6 +194,7 @@ def axes(ds: xr.Dataset, path: Path) -> Axes:
         if name not in ds.variables or ds[name].ndim != 1:
             raise InputError(path, f"needs a 1-D {name} coordinate")
     lat = np.asarray(ds["latitude"].values, dtype=np.float64)
+    grid.check_finite(path, latitude=lat, longitude=ds["longitude"].values)
     flip = bool(lat.size > 1 and lat[0] > lat[-1])
     lat = lat[::-1] if flip else lat
     grid.regular_axis(lat, "latitude", path)
@@ -255,8 +257,10 @@ def check_dims(ds: xr.Dataset, variable: str, expected: set[str], path: Path) ->
                                f"{sorted(expected)}")
 
 
-def read_field(run: Run, name: str, decode_timedelta: bool | None = None) -> np.ndarray:
-    """One field of a run, (lead, lat, lon) float32, normalised."""
+def read_field(run: Run, name: str, decode_timedelta: bool | None = None,
+               required: bool = False) -> np.ndarray:
+    """One field of a run, (lead, lat, lon) float32, normalised; a required field with no
+    value anywhere (a broken download) is an InputError, as in the forecast reader."""
     # Values at or below -999 (and fill values) are NaN; small negative model values are 0.
     where = run.fields[name]
     with open_dataset(where.path, decode_timedelta) as ds:
@@ -267,6 +271,10 @@ def read_field(run: Run, name: str, decode_timedelta: bool | None = None) -> np.
         except (OSError, RuntimeError, ValueError) as exc:
             raise InputError(where.path, f"{where.variable}: unreadable ({exc})") from None
     data[data <= MISSING_AT_OR_BELOW] = np.nan
+    if required and not np.isfinite(data).any():
+        raise InputError(where.path, f"{where.variable} of the {run.kind} of "
+                                     f"{iso(run.reference_time)} has no values (every value "
+                                     "is missing)")
     if run.axes.flip_lat:
         data = data[:, ::-1]
     if not np.array_equal(run.axes.columns, np.arange(data.shape[2])):

@@ -183,10 +183,7 @@ def iter_places(path: Path, admin1: dict[str, str], admin2: dict[str, str],
 def _normalise_places(path: Path, raw: pa.Table, admin1: tuple, admin2: tuple) -> pa.Table:
     lat = _to_number(path, raw["latitude"], pa.float64(), "latitude")
     lon = _to_number(path, raw["longitude"], pa.float64(), "longitude")
-    bad = pc.or_(pc.is_null(lat), pc.or_(pc.greater(pc.abs(lat), 90), pc.greater(pc.abs(lon), 180)))
-    if pc.any(pc.fill_null(bad, True)).as_py():
-        row = pc.index(pc.fill_null(bad, True), True).as_py()
-        raise InputError(path, f"geonameid {raw['geonameid'][row]}: coordinates out of range")
+    _check_coordinates(path, raw["geonameid"], lat, lon)
     population = _to_number(path, raw["population"], pa.int64(), "population")
     population = pc.if_else(pc.greater(population, 0), population, None)
     elevation = _to_number(path, raw["elevation"], pa.int32(), "elevation")
@@ -217,6 +214,23 @@ def _normalise_places(path: Path, raw: pa.Table, admin1: tuple, admin2: tuple) -
         **({"alternatenames": _with_ascii_name(raw)} if "alternatenames" in raw.column_names
            else {}),
     })
+
+
+def _check_coordinates(path: Path, ids, lat, lon) -> None:
+    """InputError naming the first place whose coordinates are missing, not finite or out of
+    range (a NaN passes every comparison, so finiteness is checked first)."""
+    finite = pc.fill_null(pc.and_(pc.is_finite(lat), pc.is_finite(lon)), False)
+    in_range = pc.fill_null(pc.and_(pc.less_equal(pc.abs(lat), 90),
+                                    pc.less_equal(pc.abs(lon), 180)), False)
+    bad = pc.invert(pc.and_(finite, in_range))
+    if not pc.any(bad).as_py():
+        return
+    row = pc.index(bad, True).as_py()
+    where = f"geonameid {ids[row]}: "
+    if lat[row].is_valid and lon[row].is_valid and not finite[row].as_py():
+        raise InputError(path, where + f"coordinates are not finite numbers (latitude "
+                                       f"{lat[row]}, longitude {lon[row]})")
+    raise InputError(path, where + "coordinates out of range")
 
 
 def _with_ascii_name(raw: pa.Table) -> pa.Array:

@@ -19,7 +19,7 @@ from pathlib import Path
 import numpy as np
 import xarray as xr
 
-from pipeline import grid
+from pipeline import grid, netcdf3
 from pipeline.io import InputError
 from pipeline.science import units
 
@@ -200,6 +200,7 @@ def _model(ds: xr.Dataset) -> str:
 
 
 def _open(path: Path, stack: contextlib.ExitStack) -> xr.Dataset:
+    netcdf3.check_complete(path)
     try:
         ds = xr.open_dataset(path, decode_times=True, decode_timedelta=True, cache=False,
                              mask_and_scale=True)
@@ -219,6 +220,7 @@ def _axes(ds: xr.Dataset, path: Path) -> tuple[np.ndarray, np.ndarray]:
     lon, _ = grid.lon_order(ds[lon_name].values)
     if lat.ndim != 1 or lon.ndim != 1:
         raise InputError(path, "latitude and longitude must be 1-D (a regular grid)")
+    grid.check_finite(path, latitude=lat, longitude=lon)
     return np.sort(lat), lon
 
 

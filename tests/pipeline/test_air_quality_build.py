@@ -142,3 +142,36 @@ def test_a_cropped_european_input_fails_the_build_naming_it(tmp_path, pipeline_c
                           "--only", "air_quality")
     assert result.returncode == 1
     assert f"error: build failed: {path}: covers latitudes 32 to 72" in result.stderr
+
+
+def _truncate(path: Path) -> None:
+    """Cut the file in half, as an interrupted download leaves it."""
+    path.write_bytes(path.read_bytes()[: path.stat().st_size // 2])
+
+
+def _no_pm25(path: Path) -> None:
+    """Every PM2.5 value missing, as a broken download can deliver them."""
+    ds = xr.load_dataset(path)
+    ds["pm2p5_conc"][:] = np.nan
+    ds.to_netcdf(path, format="NETCDF3_64BIT")
+
+
+@pytest.mark.parametrize("damage, problem", [
+    (_truncate, "truncated: expected"),
+    (_no_pm25, "pm2p5_conc of the forecast of 2026-11-23T00:00:00Z has no values"),
+], ids=["truncated", "pm25-all-missing"])
+def test_a_broken_newest_european_run_fails_the_build_naming_it(tmp_path, pipeline_cli,
+                                                                damage, problem):
+    datasets = known.write_known(tmp_path / "datasets", RUN)
+    out = tmp_path / "out"
+    args = ("build", "--datasets", datasets, "--out", out, "--only", "air_quality")
+    assert pipeline_cli(*args).returncode == 0
+    previous = contract.current_version_dir(out)
+    newest = datasets / "cams" / "europe" / f"europe-{gen.stamp(RUN)}.nc"
+    damage(newest)
+    result = pipeline_cli(*args)
+    assert result.returncode == 1
+    assert f"error: build failed: {newest}: {problem}" in result.stderr
+    assert f"{previous.name} is still published" in result.stderr
+    assert "Traceback" not in result.stderr
+    assert contract.current_version_dir(out) == previous

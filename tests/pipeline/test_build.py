@@ -349,6 +349,7 @@ BROKEN = {
     "cities-wrong-column-count": (
         lambda g: _rewrite(g, "cities500.txt", lambda d: d.replace(b"\t2024-01-18\n", b"\n", 1))),
     "cities-non-numeric-latitude": (lambda g: _rewrite(g, "cities500.txt", _latitude("S22"))),
+    "cities-nan-latitude": (lambda g: _rewrite(g, "cities500.txt", _latitude("nan"))),
     "admin2-missing": (lambda g: (g / "admin2Codes.txt").unlink() or g / "admin2Codes.txt"),
 }
 

@@ -9,6 +9,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+import xarray as xr
 
 import contract
 from contract import Forecast as F
@@ -192,6 +193,21 @@ def test_the_newest_run_wins_where_runs_overlap(pipeline_cli, tmp_path):
     assert np.allclose(temperature[:6], 10.0) and np.allclose(temperature[6:], 20.0)
 
 
+def wgrib2_netcdf3(path: Path, run: int, lat, lon) -> Path:
+    """The required fields as `wgrib2 -netcdf` writes them: NetCDF3, time unlimited."""
+    names = {"TMP_2maboveground": ("K", 293.15), "DPT_2maboveground": ("K", 283.15),
+             "UGRD_10maboveground": ("m/s", 3.0), "VGRD_10maboveground": ("m/s", 4.0),
+             "PRMSL_meansealevel": ("Pa", 101325.0), "TCDC_entireatmosphere": ("%", 50.0),
+             "PRATE_surface": ("kg/m^2/s", 0.0)}
+    valid = run + np.array(fi.gfs_steps(48)) * fi.HOUR
+    fi.write_time_file(path.with_suffix(".nc4"), None, valid, lat, lon,
+                       {n: v for n, (_, v) in names.items()},
+                       units={n: u for n, (u, _) in names.items()})
+    ds = xr.load_dataset(path.with_suffix(".nc4"))
+    ds.to_netcdf(path, format="NETCDF3_CLASSIC", unlimited_dims=["time"])
+    return path
+
+
 @pytest.mark.parametrize("case, problem", [
     ("missing", "lacks t2m"),
     ("units", "unit 'furlongs'"),
@@ -199,6 +215,8 @@ def test_the_newest_run_wins_where_runs_overlap(pipeline_cli, tmp_path):
     ("grids", "on another grid"),
     ("nan", "t2m of run"),
     ("unitless", "tcc has no units attribute"),
+    ("truncated", "truncated: expected"),       # netCDF-C would read zeros past the end
+    ("nan-latitude", "latitude coordinates are not all finite"),
 ])
 def test_bad_inputs_fail_with_the_file_and_problem(pipeline_cli, tmp_path, case, problem):
     out = tmp_path / "out"
@@ -220,6 +238,14 @@ def test_bad_inputs_fail_with_the_file_and_problem(pipeline_cli, tmp_path, case,
         (bad / "broken.nc").write_bytes(b"this is not netcdf")
     elif case == "nan":          # a broken download: every t2m value missing
         gfs_run(bad, run, horizon_h=6, t2m=np.nan)
+    elif case == "truncated":    # a wgrib2 -netcdf file (NetCDF3) cut short in transfer
+        whole = wgrib2_netcdf3(tmp_path / "whole.nc", run, lat, lon)
+        bad.mkdir(parents=True)
+        (bad / "gfs.nc").write_bytes(whole.read_bytes()[: whole.stat().st_size * 7 // 10])
+    elif case == "nan-latitude":
+        lat = lat.copy()
+        lat[3] = np.nan
+        fi.write_step_file(bad / "a.nc", run, fi.gfs_steps(6), lat, lon, fi.KNOWN)
     elif case == "unitless":     # 50 (%) or 0.5? A fraction without its unit is ambiguous.
         gfs_run(bad, run, horizon_h=6)
         fi.write_step_file(bad / "gfs.t00z.0.atmosphere.nc", run, fi.gfs_steps(6), lat, lon,

@@ -266,6 +266,8 @@ def test_wrong_column_count_is_an_input_error(tmp_path, mutate):
     ("latitude", "95.0", "coordinates out of range"),
     ("longitude", "-180.5", "coordinates out of range"),
     ("latitude", "", "coordinates out of range"),
+    ("latitude", "nan", "coordinates are not finite numbers (latitude nan"),
+    ("longitude", "-inf", "coordinates are not finite numbers (latitude"),
     ("geonameid", "A123", "non-numeric id"),
 ])
 def test_bad_values_are_input_errors(tmp_path, column, value, problem):
