@@ -12,7 +12,6 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 import numpy as np
-import pyarrow.compute as pc
 from rapidfuzz import process
 from rapidfuzz.distance import OSA
 
@@ -23,8 +22,6 @@ from server.mapped import arrow_indices
 TIER_EXACT, TIER_REGION, TIER_EXACT_ALT, TIER_PREFIX, TIER_PREFIX_ALT, TIER_FUZZY = range(6)
 PREFIX_POOL = 400          # best-ranked prefix matches considered per query
 TRIGRAM_POOL = 3000        # most promising typo candidates verified per query
-CITY_POPULATION = 100_000  # a misspelt own name beside an alternate one: a city's (name_hits)
-OBSCURED = 10              # ... at least this many times as populous as the alternate's place
 SPELLING_CHECKS = 5        # alternate-name matches whose own name is compared with the query
 ALPHABET = "abcdefghijklmnopqrstuvwxyz0123456789 "
 
@@ -149,9 +146,8 @@ def regions(index: GeocodingIndex, key: str, *, codes: bool) -> tuple[Region, ..
 
 def name_hits(index: GeocodingIndex, hits: Hits, key: str, where: Filter, limit: int,
               typos: bool = True) -> None:
-    """Add exact and prefix matches of one name key, and typo matches when no own name matched
-    exactly and fewer than `limit` places did: of own names only when an alternate name did
-    (bar misspellings: misspells_own_name)."""
+    """Add exact and prefix matches of one name key, and typo matches when no name matched
+    exactly (bar misspellings: misspells_own_name) and fewer than `limit` places did."""
     if not key:
         return
     needle = key.encode()[:G.KEY_BYTES]
@@ -188,15 +184,10 @@ def name_hits(index: GeocodingIndex, hits: Hits, key: str, where: Filter, limit:
     hits.add(rows[own_name], TIER_PREFIX)
     hits.add(rows[~own_name], TIER_PREFIX_ALT)
     budget = typo_budget(key) if typos else 0
-    if budget and not own_found and hits.count() < limit:
-        if not len(alternates) or misspells_own_name(index, alternates, key, budget):
-            typo_hits(index, hits, key, budget, where)
-        else:
-            # Another word typed as meant (Gatwick, Zurigo), unless it is an obscure place's
-            # alternate name and a city's own name one typo away ("tirin": Tarinkot's Tirin,
-            # Turin's): that city after it.
-            typo_hits(index, hits, key, budget, where, above=max(
-                CITY_POPULATION, OBSCURED * _populations(index, alternates).max()))
+    if (budget and not own_found
+            and (not len(alternates) or misspells_own_name(index, alternates, key, budget))
+            and hits.count() < limit):
+        typo_hits(index, hits, key, budget, where)
 
 
 def misspells_own_name(index: GeocodingIndex, rows: np.ndarray, key: str, budget: int) -> bool:
@@ -216,10 +207,8 @@ def _verified(index: GeocodingIndex, lo: int, hi: int, key: str) -> np.ndarray:
     return positions[[index.keys_full[int(p)].as_py() == key for p in positions]]
 
 
-def typo_hits(index: GeocodingIndex, hits: Hits, key: str, budget: int, where: Filter,
-              above: int | None = None) -> None:
-    """Keys within `budget` edits (OSA: a transposition counts as one edit); with `above`,
-    only own names of places more populous than that."""
+def typo_hits(index: GeocodingIndex, hits: Hits, key: str, budget: int, where: Filter) -> None:
+    """Keys within `budget` edits (OSA: a transposition counts as one edit)."""
     if budget == 1:
         variants = [v.encode() for v in edits1(key) if v and v != key]
         variants = np.array([v for v in variants if len(v) <= G.KEY_BYTES], dtype=f"S{G.KEY_BYTES}")
@@ -237,19 +226,12 @@ def typo_hits(index: GeocodingIndex, hits: Hits, key: str, budget: int, where: F
     rows = np.asarray(index.key_row[positions])
     alternate = np.asarray(index.key_rank[positions]) >= index.size  # contract KEY_RANK
     keep = where.mask(index, rows)
-    if above is not None:
-        keep &= ~alternate & (_populations(index, rows) > above)
     # At each distance own names first: many alternate names are machine transliterations
     # ("Bergn" for Bergen, "Beren" for Belém), whose near misses are mostly noise.
     for distance in range(1, budget + 1):
         for alt in (False, True):
             hits.add(rows[keep & (distances == distance) & (alternate == alt)], TIER_FUZZY,
                      distance, alt)
-
-
-def _populations(index: GeocodingIndex, rows: np.ndarray) -> np.ndarray:
-    """The places' populations (0 where unknown)."""
-    return pc.fill_null(index.population.take(arrow_indices(rows)), 0).to_numpy()
 
 
 def trigram_candidates(index: GeocodingIndex, key: str, budget: int) -> list[tuple[int, int]]:
