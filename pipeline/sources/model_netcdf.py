@@ -179,11 +179,10 @@ def scan(files: list[Path], stack: contextlib.ExitStack) -> Scan:
 
 
 def _preferred(pieces: list[Piece]) -> list[Piece]:
-    """A field's pieces of one run under its most preferred name (FIELDS: prmsl before mslet),
-    in time order: two names are two estimates of it, not two parts of one series."""
-    best = min(PREFERENCE[p.name] for p in pieces)
-    return sorted((p for p in pieces if PREFERENCE[p.name] == best),
-                  key=lambda p: (int(p.times_s[0]), str(p.path)))
+    """A field's pieces of one run in merge order (Run.read: the last wins a repeated time):
+    less preferred names first (FIELDS: prmsl before mslet), so the preferred one wins every
+    time it has and the other fills only the times it lacks; by time and path within a name."""
+    return sorted(pieces, key=lambda p: (-PREFERENCE[p.name], int(p.times_s[0]), str(p.path)))
 
 
 def _model(ds: xr.Dataset) -> str:

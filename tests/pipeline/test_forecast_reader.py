@@ -81,6 +81,22 @@ def test_prmsl_is_preferred_to_mslet(pipeline_cli, tmp_path):
     np.testing.assert_allclose(column(spec, values, F.PRESSURE), 1013.25, atol=1e-3)
 
 
+def test_a_less_preferred_name_fills_the_hours_the_preferred_one_lacks(pipeline_cli, tmp_path):
+    run = fi.last_run()
+    lat, lon = fi.global_axes(STEP)
+    fields = {n: fi.KNOWN[n] for n in ("t2m", "d2m", "u10", "v10", "tcc", "prate")}
+    folder = tmp_path / "d" / "forecast"
+    fi.write_step_file(folder / "a.nc", run, fi.gfs_steps(24), lat, lon,
+                       {**fields, "mslet": 100000.0}, units={"mslet": "Pa"})
+    fi.write_step_file(folder / "b.nc", run, list(range(13)), lat, lon, {"prmsl": 101325.0})
+    build(pipeline_cli, tmp_path / "d", tmp_path / "out")
+    spec, values = grid(contract.current_version_dir(tmp_path / "out"))
+    pressure = column(spec, values, F.PRESSURE)[:, 5, 3]
+    assert len(pressure) >= 25      # not cut to the preferred name's 12 hours
+    np.testing.assert_allclose(pressure[:13], 1013.25, atol=1e-3)
+    np.testing.assert_allclose(pressure[13:25], 1000.0, atol=1e-3)
+
+
 def test_an_hour_on_a_step_keeps_its_value_beside_an_unknown_step(pipeline_cli, tmp_path):
     run = fi.last_run()
     lat, lon = fi.global_axes(STEP)
