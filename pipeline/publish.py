@@ -68,7 +68,7 @@ def write_catalog(version: Path, tables: dict[str, str]) -> None:
         finally:
             con.close()
     except duckdb.Error as exc:   # a full disk is one of these, not an OSError
-        raise OSError(None, str(exc).splitlines()[0], str(path)) from None
+        raise OSError(None, (str(exc).splitlines() or [type(exc).__name__])[0], str(path)) from None
 
 
 def write_manifest(version: Path, manifest: dict) -> None:
@@ -108,7 +108,10 @@ def prune(out_dir: Path, keep: int = KEEP_VERSIONS) -> None:
 
 
 def discard(version: Path) -> None:
-    """Remove a version directory whose build failed."""
+    """Remove a version directory whose build failed, unless it is published: a signal or an
+    error after publish()'s rename (in its fsync) must not delete the version being served."""
+    if contract.current_version_dir(version.parent.parent) == version.resolve():
+        return
     shutil.rmtree(version, ignore_errors=True)
 
 

@@ -159,3 +159,19 @@ def test_a_signal_stops_the_build_and_removes_what_it_wrote(built, tmp_path, sig
     assert contract.current_version_dir(out) == previous
     assert sorted(p.name for p in (out / contract.VERSIONS).iterdir()) == [previous.name]
     assert list(scratch.iterdir()) == []       # its spill files are gone too
+
+
+def test_a_failure_after_the_rename_keeps_the_published_version(tmp_path):
+    # A signal or an fsync error after publish()'s rename reaches the build's clean-up: the
+    # version it would discard is the one now served.
+    from pipeline import publish
+    version = tmp_path / contract.VERSIONS / "20260101T000000Z-aaaaaa"
+    version.mkdir(parents=True)
+    (version / contract.MANIFEST).write_text("{}\n")
+    publish.publish(tmp_path, version)
+    publish.discard(version)
+    assert contract.current_version_dir(tmp_path) == version.resolve()
+    unpublished = tmp_path / contract.VERSIONS / "20260102T000000Z-bbbbbb"
+    unpublished.mkdir()
+    publish.discard(unpublished)
+    assert not unpublished.exists()
