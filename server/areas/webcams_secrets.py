@@ -155,6 +155,8 @@ def new_secrets_data(data: dict, keep: int = 2, stage: bool = False) -> dict:
     (tokens they signed remain valid until they expire); a key staged earlier and never
     promoted goes (it signed nothing)."""
     kid = "k" + time.strftime("%Y%m%dT%H%M%S", time.gmtime()) + secrets.token_hex(2)
+    while kid in data.get("secrets", {}):   # two rotations in one second may draw alike
+        kid = "k" + time.strftime("%Y%m%dT%H%M%S", time.gmtime()) + secrets.token_hex(2)
     current = data.get("current")
     older = [kv for kv in data.get("secrets", {}).items() if kv[0] != data.get("staged")]
     older.sort(key=lambda kv: kv[0] != current)   # the current one first
