@@ -62,8 +62,6 @@ def check_finite(path: Path | str, **axes: np.ndarray) -> None:
 
 def regular_axis(values: np.ndarray, name: str, path: Path | str) -> tuple[float, float]:
     """(first, step) of an ascending, evenly spaced axis; raises InputError otherwise."""
-    from pipeline.io import InputError
-
     values = np.asarray(values, dtype=np.float64)
     if values.size < 2:
         raise InputError(path, f"{name} needs at least two values, got {values.size}")

@@ -86,14 +86,15 @@ def interpolate(times_s: np.ndarray, values: np.ndarray, out_s: np.ndarray,
     """Values linear in time between steps (states such as temperature or wind), held within
     max_gap_s beyond the first and last step, NaN further out."""
     left, right, weight = _bracket(times_s, out_s)
-    shape = (-1,) + (1,) * (values.ndim - 1)
-    w = weight.reshape(shape)
-    out = values[left] * (np.float32(1) - w) + values[right] * w
-    # A time on a step (or held beyond the ends) takes that step's value alone: NaN * 0 is NaN,
-    # so the blend would let an unknown neighbouring step blank it (as to_hours avoids too).
-    for weight_one, steps in ((0, left), (1, right)):
-        exact = np.flatnonzero(weight == weight_one)
-        out[exact] = values[steps[exact]]
+    # A time on a step (or held beyond the ends) takes that step's value alone, and only times
+    # between two steps blend them: NaN * 0 is NaN, so a blend everywhere would let an unknown
+    # neighbouring step blank a known one (as to_hours avoids too).
+    out = values[left].astype(np.result_type(values.dtype, np.float32), copy=False)
+    after = np.flatnonzero(weight == 1)
+    out[after] = values[right[after]]
+    between = np.flatnonzero((weight > 0) & (weight < 1))
+    w = weight[between].reshape((-1,) + (1,) * (values.ndim - 1))
+    out[between] = values[left[between]] * (np.float32(1) - w) + values[right[between]] * w
     out[_outside(times_s, out_s, max_gap_s)] = np.nan
     return out
 

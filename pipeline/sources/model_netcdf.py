@@ -171,14 +171,14 @@ def scan(files: list[Path], stack: contextlib.ExitStack) -> Scan:
                                           "files; see pipeline/sources/model_netcdf.py FIELDS")
     for run in runs.values():
         for name, pieces in run.pieces.items():
-            run.pieces[name] = _preferred(pieces)
+            run.pieces[name] = _merge_order(pieces)
     return Scan(lat=axes[0], lon=axes[1], runs=[runs[k] for k in sorted(runs)],
                 orography=orography,
                 centre="+".join(sorted(set().union(*(r.models for r in runs.values())))),
                 files=files)
 
 
-def _preferred(pieces: list[Piece]) -> list[Piece]:
+def _merge_order(pieces: list[Piece]) -> list[Piece]:
     """A field's pieces of one run in merge order (Run.read: the last wins a repeated time):
     less preferred names first (FIELDS: prmsl before mslet), so the preferred one wins every
     time it has and the other fills only the times it lacks; by time and path within a name."""

@@ -176,13 +176,14 @@ def _update(path: Path, change: Callable[[dict], dict], create: bool = False) ->
     two rotations at once must not lose one's secret."""
     if not create and not os.path.lexists(path):    # no lock file left where none is
         raise FileNotFoundError(errno.ENOENT, os.strerror(errno.ENOENT), str(path))
-    with locked(Path(os.path.realpath(path))):
+    target = Path(os.path.realpath(path))           # locked and written: the same file
+    with locked(target):
         if create and not os.path.lexists(path):
             data = {}
         else:
             data = json.loads(read_private(path)[0])   # FileNotFoundError when missing
         data = change(data)
-        _write_secrets(Path(os.path.realpath(path)), data, replace=True)
+        _write_secrets(target, data, replace=True)
     return data
 
 

@@ -93,13 +93,11 @@ class Snapshots:
         times, days = self.daily_time[lo:hi], days[lo - da:hi - da]
         keep = times <= now
         indices, times, days = self.daily_index[lo:hi][keep], times[keep], days[keep]
-        if len(times) and int(days[-1]) == today \
-                and self._final(row, int(indices[-1]), int(times[-1]), noon, now):
-            first = today - (DAYS_30 - 1)
-        else:       # today has no pick, or one that may still change
-            if len(times) and int(days[-1]) == today:
-                indices, times, days = indices[:-1], times[:-1], days[:-1]
-            first = today - DAYS_30
+        has_today = bool(len(times)) and int(days[-1]) == today
+        final = has_today and self._final(row, int(indices[-1]), int(times[-1]), noon, now)
+        if has_today and not final:         # today's pick may still change
+            indices, times, days = indices[:-1], times[:-1], days[:-1]
+        first = today - (DAYS_30 - 1 if final else DAYS_30)
         start = int(np.searchsorted(days, first, side="left"))
         return indices[start:], times[start:]
 
