@@ -6,6 +6,7 @@ import errno
 import hashlib
 import hmac
 import json
+import os
 import re
 import secrets
 import tomllib
@@ -185,8 +186,11 @@ def add_key(path: Path, name: str, rate_limit: int | None = None) -> str:
     # one where everyone may write could be taken away.
     check_directories(path)
     # Locked from read to replace: concurrent adds would each write back only their own key.
-    with locked(path):
-        data = _stored(path)
+    # A symlink's target is locked and replaced, as `secrets rotate` does: two names of one
+    # file take one lock, and the link stays a link.
+    target = Path(os.path.realpath(path))
+    with locked(target):
+        data = _stored(target)
         entries = data.setdefault("keys", [])
         if any(e["name"] == name for e in entries):
             raise ValueError(f"a key named {name!r} already exists in {path}")
@@ -195,5 +199,6 @@ def add_key(path: Path, name: str, rate_limit: int | None = None) -> str:
         if rate_limit is not None:
             entry["rate_limit"] = rate_limit
         entries.append(entry)
-        write_private(path, _toml(data) if _is_toml(path) else json.dumps(data, indent=2) + "\n")
+        write_private(target,
+                      _toml(data) if _is_toml(path) else json.dumps(data, indent=2) + "\n")
     return key

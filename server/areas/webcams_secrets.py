@@ -176,6 +176,7 @@ def _update(path: Path, change: Callable[[dict], dict], create: bool = False) ->
     two rotations at once must not lose one's secret."""
     if not create and not os.path.lexists(path):    # no lock file left where none is
         raise FileNotFoundError(errno.ENOENT, os.strerror(errno.ENOENT), str(path))
+    check_directories(path)     # before the lock file (or its directory) is made there
     target = Path(os.path.realpath(path))           # locked and written: the same file
     with locked(target):
         if create and not os.path.lexists(path):

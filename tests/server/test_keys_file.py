@@ -432,3 +432,18 @@ def test_keys_add_names_a_directory_given_as_the_keys_file(tmp_path):
     path = tmp_path / "file" / "keys.json"
     assert _keys_add_error(path) == (f"error: cannot update the keys file {path}: [Errno 17] "
                                      f"File exists: '{tmp_path / 'file'}'\n")
+
+
+def test_keys_add_through_a_symlink_locks_and_writes_the_file_it_names(tmp_path):
+    # Two names of one file must take one lock (else two adds could each write back only
+    # their own key), and the link must stay a link (the server follows it).
+    real = tmp_path / "real"
+    real.mkdir(mode=0o700)
+    target, link = real / "keys.json", tmp_path / "keys.json"
+    link.symlink_to(target)
+    add_key(link, "alice")
+    add_key(target, "bob")
+    assert link.is_symlink() and target.is_file()
+    assert KeyStore(link).count == 2
+    assert (real / ".keys.json.lock").is_file()
+    assert not (tmp_path / ".keys.json.lock").exists()

@@ -377,3 +377,14 @@ def test_a_secrets_file_in_a_directory_others_can_write_is_pointed_out(tmp_path,
     warnings = _warnings(srv.log)
     assert len(warnings) == 1 and f"a directory group or others can write (mode {mode:o})" \
         in warnings[0], srv.log
+
+
+def test_rotate_create_makes_nothing_in_a_directory_everyone_may_write(tmp_path):
+    shared = tmp_path / "shared"
+    shared.mkdir()
+    shared.chmod(0o777)
+    path = shared / "signing-secrets.json"
+    refused = _secrets_cli("rotate", "--file", str(path), "--create")
+    assert refused.returncode != 0 and refused.stdout == ""
+    assert "everyone may write" in refused.stderr and "Traceback" not in refused.stderr
+    assert list(shared.iterdir()) == []          # no lock file left behind either
