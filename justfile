@@ -25,7 +25,7 @@ serve *ARGS:
         echo "Geocoding needs no key:  curl 'http://127.0.0.1:8080/geocoding/lookup?q=zurich'"
         echo "More keys:  {{py}} -m server keys add NAME --keys-file {{keys}} [--rate-limit N]"
     fi
-    {{py}} -m server.areas.forecast_compile   # numba's cache: no server start waits for the compiler
+    {{py}} -m server.areas.forecast_compile build   # numba's cache: no server start waits for the compiler
     exec {{py}} -m server --keys-file "{{keys}}" --port "${WEATHERAPI_PORT:-8080}" {{ARGS}}
 
 # Run the whole test suite

@@ -1,23 +1,28 @@
-"""Compile the forecast's numba code into numba's on-disk cache:
-`python -m server.areas.forecast_compile`.
+"""Compile the server's numba code into numba's on-disk cache:
+`python -m server.areas.forecast_compile [BUILD_DIR]`.
 
-`./dev serve` and `./dev test` run it before any server starts, so that a fresh checkout pays
-the compiler (about 30 s of CPU) once, up front: servers then load the compiled code from
-__pycache__ in about a second (the loader answers once to do so) and are ready within their
-few seconds. When the cache is current this returns in about a second. It answers a tiny
-in-memory forecast whose arrays have the types of the published grids'.
-"""
+`./dev serve`, `./dev test` and the benchmarks run it before any server starts, so that a fresh
+checkout pays the compiler (about 30 s of CPU) once, up front: servers then load the compiled
+code from __pycache__ in about a second (the loader answers once to do so) and are ready within
+their few seconds. When the cache is current this returns in about a second. The forecast's
+code is compiled on a tiny in-memory forecast whose arrays have the types of the published
+grids'; the other areas' kernels (air quality, webcams, reverse geocoding) are compiled by
+loading them, as a server does, from the version published in BUILD_DIR when there is one."""
 
 from __future__ import annotations
 
 import logging
+import sys
 import time
+from pathlib import Path
 
 import numpy as np
 
+import contract
 from server import numba_cache
 from server.areas import forecast_blocks, forecast_render
 from server.areas import forecast_kernels as k
+from server.store import Store
 
 HOURS = 400
 log = logging.getLogger("server.forecast")
@@ -55,12 +60,21 @@ class SyntheticData:
         return b"{}"
 
 
-def main() -> None:
+def main(argv: list[str] | None = None) -> None:
     started = time.perf_counter()
     # Before any compiled code is loaded (importing only declares it; the first call loads).
     numba_cache.purge_if_stale()
     forecast_blocks.warm_up(SyntheticData())
     print(f"forecast: compiled code ready in {time.perf_counter() - started:.1f} s")
+    args = sys.argv[1:] if argv is None else argv
+    target = contract.current_version_dir(Path(args[0])) if args else None
+    if target is not None:
+        from server.app import LOADERS   # the whole server: only when there is a build
+        started = time.perf_counter()
+        snapshot = Store(Path(args[0]), LOADERS, 0.0).load(target)
+        states = ", ".join(f"{a}={s.state}" for a, s in snapshot.areas.items())
+        print(f"{target.name}: areas loaded in {time.perf_counter() - started:.1f} s "
+              f"({states})")
 
 
 if __name__ == "__main__":

@@ -313,3 +313,21 @@ def test_loading_and_answering_import_no_pipeline_library(default_build):
     out = subprocess.run([sys.executable, "-c", script, str(default_build / "current")], cwd=ROOT,
                          capture_output=True, text=True, check=True).stdout
     assert out.strip() == "['air_quality', 'forecast', 'geocoding', 'webcams'] []"
+
+
+def test_the_compile_step_loads_every_area_of_a_given_build(default_build, tmp_path):
+    # `./dev serve` and the benchmarks run it first, so that no server start waits for the
+    # compiler; given a build it loads each area as a server does (compiling its kernels).
+    result = subprocess.run([sys.executable, "-m", "server.areas.forecast_compile",
+                             str(default_build)], cwd=ROOT, capture_output=True, text=True,
+                            timeout=600)
+    assert result.returncode == 0, result.stderr
+    lines = result.stdout.splitlines()
+    assert lines[0].startswith("forecast: compiled code ready in ")
+    assert lines[1].endswith("(geocoding=loaded, air_quality=loaded, forecast=loaded, "
+                             "webcams=loaded)"), lines
+    # Without a published build only the forecast's code is compiled.
+    alone = subprocess.run([sys.executable, "-m", "server.areas.forecast_compile",
+                            str(tmp_path)], cwd=ROOT, capture_output=True, text=True,
+                           timeout=600)
+    assert alone.returncode == 0 and len(alone.stdout.splitlines()) == 1, alone
