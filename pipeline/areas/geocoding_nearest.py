@@ -4,8 +4,11 @@ A node is a latitude/longitude cell listing every place that can be the nearest 
 it. For a cell with centre c, farthest corner at angle r and nearest place at d1 from c, any
 point q of the cell has a place within r + d1, so its nearest place p obeys
 d(c, p) <= d(c, q) + d(q, p) <= 2r + d1: the places within 2r + d1 of the centre suffice.
-Cells listing more than LEAF_MAX places are split in four, each child keeping those of its
-parent's places within its own (smaller) bound, so a lookup measures a handful of distances.
+Cells listing places at more than LEAF_MAX locations are split in four, each child keeping
+those of its parent's places within its own (smaller) bound, so a lookup measures a handful of
+distances. Places at one location (GeoNames has duplicates) cannot be told apart by any
+split: counted as places, a few dozen of them made every cell around them split down to
+MAX_DEPTH, millions of cells listing all of them (24 GB for 42 places at one point).
 """
 
 from __future__ import annotations
@@ -24,6 +27,7 @@ FILES = [G.NEAREST_A, G.NEAREST_B, G.NEAREST_ROWS]
 LEAF_MAX = 32
 MAX_DEPTH = 10          # 1° / 2**10: cells of about 100 m
 SLACK = 1e-9            # radians added to every bound, far above float rounding
+LOCATION_RAD = 1.5e-7   # about a metre: places closer than this are one location
 
 
 def _unit(lat_deg: np.ndarray, lon_deg: np.ndarray) -> np.ndarray:
@@ -91,6 +95,7 @@ def write(version: Path, xyz: np.ndarray, rank: np.ndarray) -> None:
     rows_n, cols_n = round(180 / size), round(360 / size)
     nodes = _Nodes(rows_n * cols_n)
     tree = cKDTree(xyz)
+    location = _shared_locations(xyz)
     for band in range(rows_n):  # one latitude band of top cells at a time bounds memory
         cells = band * cols_n + np.arange(cols_n)
         lat0, lon0 = -90 + band * size + 0 * cells, -180 + (cells % cols_n) * size
@@ -101,7 +106,7 @@ def write(version: Path, xyz: np.ndarray, rank: np.ndarray) -> None:
         node_of = np.repeat(cells, [len(f) for f in found])
         place = np.fromiter((p for f in found for p in f), dtype=np.int64, count=len(node_of))
         _split(nodes, cells, lat0.astype(float), lon0.astype(float), size, node_of, place,
-               xyz, rank, depth=0)
+               xyz, rank, location, depth=0)
     a, b, rows = nodes.finish()
     write_npy(a.astype(np.int32), version / G.NEAREST_A)
     write_npy(b.astype(np.int32), version / G.NEAREST_B)
@@ -112,13 +117,36 @@ def write(version: Path, xyz: np.ndarray, rank: np.ndarray) -> None:
              (b - a)[leaves].max(initial=0))
 
 
+def _shared_locations(xyz: np.ndarray) -> np.ndarray:
+    """Per place, the id of its location when other places share it (closer than about a
+    metre), else -1."""
+    _, location, sharing = np.unique(np.round(xyz / LOCATION_RAD), axis=0,
+                                     return_inverse=True, return_counts=True)
+    location = location.reshape(-1)
+    return np.where(sharing[location] > 1, location, -1)
+
+
+def _locations(position: np.ndarray, shared: np.ndarray, counts: np.ndarray) -> np.ndarray:
+    """Distinct locations per cell, given each pair's cell position and shared location id
+    (-1 when its place is alone at its location): few places share one, so only theirs are
+    sorted."""
+    mine = shared >= 0
+    if not mine.any():
+        return counts
+    span = np.int64(shared.max() + 1)
+    distinct = np.unique(position[mine] * span + shared[mine]) // span
+    return (counts - np.bincount(position[mine], minlength=len(counts))
+            + np.bincount(distinct, minlength=len(counts)))
+
+
 def _split(nodes: _Nodes, cells: np.ndarray, lat0: np.ndarray, lon0: np.ndarray, size: float,
            node_of: np.ndarray, place: np.ndarray, xyz: np.ndarray, rank: np.ndarray,
-           depth: int) -> None:
+           location: np.ndarray, depth: int) -> None:
     """Decide `cells` (sorted node ids, with corners lat0/lon0) given their candidate pairs:
-    small ones become leaves, the others are split into four children, recursively."""
-    counts = np.bincount(np.searchsorted(cells, node_of), minlength=len(cells))
-    split = (counts > LEAF_MAX) & (depth < MAX_DEPTH)
+    those with few locations become leaves, the others are split into four, recursively."""
+    position = np.searchsorted(cells, node_of)
+    counts = np.bincount(position, minlength=len(cells))
+    split = (_locations(position, location[place], counts) > LEAF_MAX) & (depth < MAX_DEPTH)
     pair_split = np.repeat(split, counts)
     nodes.leaves(cells[~split], node_of[~pair_split], place[~pair_split], rank)
     if not split.any():
@@ -152,4 +180,5 @@ def _split(nodes: _Nodes, cells: np.ndarray, lat0: np.ndarray, lon0: np.ndarray,
     pair_nodes, pair_places = np.concatenate(pair_nodes), np.concatenate(pair_places)
     pair_order = np.argsort(pair_nodes, kind="stable")
     _split(nodes, ids[order], np.concatenate(child_lat)[order], np.concatenate(child_lon)[order],
-           half, pair_nodes[pair_order], pair_places[pair_order], xyz, rank, depth + 1)
+           half, pair_nodes[pair_order], pair_places[pair_order], xyz, rank, location,
+           depth + 1)

@@ -78,3 +78,20 @@ def test_leaves_are_small_and_the_build_is_deterministic(index, tmp_path):
     for name in geocoding_nearest.FILES:
         assert (tmp_path / name).read_bytes() == (root / name).read_bytes(), name
     assert G.NEAREST_ROWS in geocoding_nearest.FILES
+
+
+def test_many_places_at_one_location_stay_small_and_exact(tmp_path):
+    # GeoNames has duplicates: places at one location cannot be told apart by splitting, and
+    # 42 of them made the tree split every cell around them to the last level (24 GB).
+    rng = np.random.default_rng(3)
+    lat = np.concatenate([np.full(200, 10.0), rng.uniform(-60, 60, 300)])
+    lon = np.concatenate([np.full(200, 10.0), rng.uniform(-170, 170, 300)])
+    xyz = unit_vectors(lat, lon)
+    rank = rng.permutation(len(lat)).astype(np.int32)
+    geocoding_nearest.write(tmp_path, xyz, rank)
+    assert np.load(tmp_path / G.NEAREST_ROWS).size < 1_000_000
+    nearest = NearestIndex(tmp_path, xyz)
+    for qlat, qlon in [(10.0, 10.0), (10.3, 9.8), (5.0, 12.0), (*rng.uniform(-60, 60, 2),)]:
+        row, km = nearest.nearest(float(qlat), float(qlon))
+        expected_row, expected_km = _brute(qlat, qlon, lat, lon, rank)
+        assert (row, km) == (expected_row, pytest.approx(expected_km, abs=1e-6))
