@@ -39,6 +39,8 @@ class GeocodingIndex:
         self.admin1, self.admin2, self.tz = col("admin1_name"), col("admin2_name"), col("timezone")
         self.population, self.elevation = col("population"), col("elevation")
         self.feature = col("feature_code")
+        # For comparing matches' sizes (search's likely typos); unknown counts as none.
+        self.population_np = np.asarray(self.population.fill_null(0))
         self.lat = numbers(places, "lat")
         self.lon = numbers(places, "lon")
         self.rank = numbers(places, "rank")

@@ -1,10 +1,14 @@
 """Name search over the geocoding index: exact, prefix, typo-tolerant, with region context.
 
-Results are ordered by match tier (the place's own name exactly, whole-region match, an
-alternate name exactly, prefix of the own name, prefix of an alternate name, typo), then edit
+Results are ordered by match tier (the place's own name exactly, whole-region match, a likely
+typo, an alternate name exactly, prefix of the own name, prefix of an alternate name, typo),
+then edit
 distance (typos of own names before typos of alternate names at each distance), then the
 place's precomputed importance rank (population, capitals, admin seats, id). An airport's codes
-count as its own name (see pipeline.areas.geocoding_keys).
+count as its own name (see pipeline.areas.geocoding_keys). A likely typo is a city whose shown
+name is one edit from the query and which is far more populous than every alternate-name or
+prefix match (likely_typos): "ottowa" finds Ottawa, Canada before Ottawa, Illinois, whose
+alternate name it is.
 """
 
 from __future__ import annotations
@@ -19,10 +23,17 @@ from contract import Geocoding as G
 from server.areas.geocoding_index import GeocodingIndex, query_key
 from server.mapped import arrow_indices
 
-TIER_EXACT, TIER_REGION, TIER_EXACT_ALT, TIER_PREFIX, TIER_PREFIX_ALT, TIER_FUZZY = range(6)
+(TIER_EXACT, TIER_REGION, TIER_LIKELY_TYPO, TIER_EXACT_ALT, TIER_PREFIX, TIER_PREFIX_ALT,
+ TIER_FUZZY) = range(7)
 PREFIX_POOL = 400          # best-ranked prefix matches considered per query
 TRIGRAM_POOL = 3000        # most promising typo candidates verified per query
 SPELLING_CHECKS = 5        # alternate-name matches whose own name is compared with the query
+# A place one typo away from the query, of at least LIKELY_POPULATION people and LIKELY_RATIO
+# times as many as any place matched otherwise, is likely the one meant (Ottowa: Ottawa CA,
+# not Ottawa IL, which records the misspelling, nor the prefix of Ottoway AU).
+LIKELY_POPULATION = 100_000
+LIKELY_RATIO = 10
+LIKELY_CHECK = 10          # see name_hits
 ALPHABET = "abcdefghijklmnopqrstuvwxyz0123456789 "
 
 Region = tuple  # (kind, region id, is_code, start, end)
@@ -184,10 +195,56 @@ def name_hits(index: GeocodingIndex, hits: Hits, key: str, where: Filter, limit:
     hits.add(rows[own_name], TIER_PREFIX)
     hits.add(rows[~own_name], TIER_PREFIX_ALT)
     budget = typo_budget(key) if typos else 0
-    if (budget and not own_found
-            and (not len(alternates) or misspells_own_name(index, alternates, key, budget))
-            and hits.count() < limit):
+    if not (budget and not own_found
+            and (not len(alternates) or misspells_own_name(index, alternates, key, budget))):
+        return
+    # Below LIKELY_CHECK matches typos are looked for whatever the limit: a likely typo comes
+    # first, and the first answer must not depend on how many are asked for.
+    found = hits.count()
+    if found < max(limit, LIKELY_CHECK):
+        before = len(hits.rows)
         typo_hits(index, hits, key, budget, where)
+        if found < LIKELY_CHECK:
+            likely_typos(index, hits, before, key, where)
+
+
+def likely_typos(index: GeocodingIndex, hits: Hits, before: int, key: str,
+                 where: Filter) -> None:
+    """Move places whose shown name is one edit from `key` above the exact alternate-name and
+    prefix matches (the first `before` chunks) when they are cities LIKELY_RATIO times as
+    populous as every such match, unless `key` may be a name on its way: the start of a
+    city's own name ("cairn": Cairns) or its first words ("nauru": Nauru International
+    Airport). "ottowa" is not Ottoway's."""
+    population = index.population_np
+    most = -1
+    for rows, tier in zip(hits.rows[:before], hits.tiers[:before]):
+        if len(rows):
+            largest = int(population[rows].max())
+            if tier == TIER_PREFIX and largest >= LIKELY_POPULATION:
+                return
+            most = max(most, largest)
+    if most < 0 or begins_own_name(index, key, where):
+        return      # nothing to move above, or a name typed in whole words
+    floor = max(LIKELY_POPULATION, LIKELY_RATIO * most)
+    for rows, tier, dist in list(zip(hits.rows, hits.tiers, hits.dists))[before:]:
+        if tier != TIER_FUZZY or dist != 2:     # distance 1 from an own name (Hits.add)
+            continue
+        # Own names include preferred names in other languages (Pariz, Algeri): only the
+        # shown name's typos are likely enough to come first.
+        likely = [row for row in rows[population[rows] >= floor].tolist()
+                  if OSA.distance(key, query_key(index.name[row].as_py()), score_cutoff=1) <= 1]
+        hits.add(np.asarray(likely, dtype=rows.dtype), TIER_LIKELY_TYPO)
+
+
+def begins_own_name(index: GeocodingIndex, key: str, where: Filter) -> bool:
+    """True when `key` is the first word or words of an own name of a place in `where`."""
+    needle = (key + " ").encode()[:G.KEY_BYTES]
+    lo = int(np.searchsorted(index.keys, needle, "left"))
+    upper = upper_bound(needle)
+    hi = int(np.searchsorted(index.keys, upper, "left")) if upper else len(index.keys)
+    positions = np.arange(lo, hi)
+    rows = np.asarray(index.key_row[positions[index.key_rank[positions] < index.size]])
+    return bool(where.mask(index, rows).any())
 
 
 def misspells_own_name(index: GeocodingIndex, rows: np.ndarray, key: str, budget: int) -> bool:

@@ -55,6 +55,18 @@ PLACES = [
     # Saint written out and abbreviated.
     ("9990110", "St. Marys", "", "P", "PPL", "US", "TX", 3000, "America/Chicago"),
     ("9990111", "Saint Marys", "", "P", "PPL", "US", "TX", 1000, "America/Chicago"),
+    # "ottowa": a city one typo away, a town whose alternate name records that typo, and a
+    # village the query begins the name of.
+    ("6094817", "Ottawa", "", "P", "PPLC", "CA", "08", 1017449, "America/Toronto"),
+    ("4904996", "Ottawa", "Ottowa", "P", "PPL", "US", "IL", 18342, "America/Chicago"),
+    ("9990112", "Ottoway", "", "P", "PPL", "AU", "", 2489, "Australia/Sydney"),
+    # "cairn": the start of a city's name, and one typo from a much larger city.
+    ("360630", "Cairo", "", "P", "PPLC", "EG", "", 9606916, "Africa/Cairo"),
+    ("2172797", "Cairns", "", "P", "PPL", "AU", "", 153075, "Australia/Brisbane"),
+    # "kestral": the first word of an airport's name, and one typo from a city.
+    ("9990113", "Kestral Field Airport", "", "S", "AIRP", "US", "TX", 0, "America/Chicago"),
+    ("9990114", "Kestrel Bay", "", "P", "PPL", "US", "TX", 0, "America/Chicago"),
+    ("9990115", "Kentral", "", "P", "PPL", "US", "TX", 250000, "America/Chicago"),
 ]
 # Real countryInfo.txt lines (columns up to geonameid) for the countries the places add.
 COUNTRIES = [
@@ -68,6 +80,12 @@ COUNTRIES = [
     "SI\tSVN\t705\tSI\tSlovenia\tLjubljana\t20273\t2067372\tEU\t.si\tEUR\tEuro\t386\t\t\t\t"
     "3190538",
     "IT\tITA\t380\tIT\tItaly\tRome\t301230\t60431283\tEU\t.it\tEUR\tEuro\t39\t\t\t\t3175395",
+    "CA\tCAN\t124\tCA\tCanada\tOttawa\t9984670\t37058856\tNA\t.ca\tCAD\tDollar\t1\t\t\t\t"
+    "6251999",
+    "AU\tAUS\t036\tAS\tAustralia\tCanberra\t7686850\t24992369\tOC\t.au\tAUD\tDollar\t61"
+    "\t\t\t\t2077456",
+    "EG\tEGY\t818\tEG\tEgypt\tCairo\t1001450\t98423595\tAF\t.eg\tEGP\tPound\t20\t\t\t\t"
+    "357994",
     "AQ\tATA\t010\tAY\tAntarctica\t\t14000000\t0\tAN\t.aq\t\t\t\t\t\t\t6697173",
     "BV\tBVT\t074\tBV\tBouvet Island\t\t49\t0\tAN\t.bv\tNOK\tKrone\t\t\t\t\t3371123",
 ]
@@ -209,3 +227,21 @@ def test_country_timezone_from_its_capital_else_its_places_airports_included(ran
     assert country(ranked, "fr")["timezone"] == "Europe/Paris"       # the capital's
     assert country(ranked, "aq")["timezone"] == "Antarctica/Palmer"  # only an airport there
     assert country(ranked, "bv")["timezone"] is None                 # no place at all
+
+
+def test_a_much_larger_city_one_typo_away_comes_first(ranked):
+    # Before the town whose alternate name records the typo, and the village it begins.
+    assert ids(ranked, "ottowa")[:3] == ["6094817", "4904996", "9990112"]
+    for limit in (1, 2, 50):      # whatever the limit, the same place comes first
+        reply = get(f"{ranked.url}/geocoding/lookup?q=ottowa&limit={limit}")
+        assert reply.json()["results"][0]["id"] == "6094817"
+
+
+def test_a_city_the_query_begins_the_name_of_stays_first(ranked):
+    assert ids(ranked, "cairn")[:2] == ["2172797", "360630"]
+
+
+def test_a_name_typed_in_whole_words_stays_first(ranked):
+    # "kestral" is the airport's first word (its population is unknown), one typo from Kentral.
+    assert ids(ranked, "kestral")[0] == "9990113"
+    assert ids(ranked, "kentrl")[0] == "9990115"   # no name begins so: the city
