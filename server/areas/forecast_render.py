@@ -440,5 +440,6 @@ def _day_tail(o, n, rise, set_, moon):
     n = _put(o, n, DAY_KEYS, DAY_AT, 16)
     n = J.put_whole(o, n, set_)
     n = _put(o, n, DAY_KEYS, DAY_AT, 17)
-    n = J.put_rounded(o, n, np.rint(moon * 100), 2)
+    # a lunation fraction is below 1: from 0.995 it rounds to the next new moon, 0
+    n = J.put_rounded(o, n, np.rint(moon * 100) % 100, 2)
     return _close(o, n)
