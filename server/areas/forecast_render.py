@@ -353,7 +353,7 @@ def _hourly(o, n, p, t0, shift, start, stop, day_end, mi, suns, day_now, s, conv
 
 @njit(cache=True, nogil=True)
 def _daily(o, n, p, marks, mi, moon, s, conv):
-    """The seven local days from today."""
+    """The seven local days from today (those the data reaches)."""
     rows, parts = s[0], s[1]
     days = np.empty((DAYS, len(k.DAY_COLUMNS)))
     midnight = mi[:DAYS + 1, k.MIDNIGHT].copy()
@@ -367,11 +367,16 @@ def _daily(o, n, p, marks, mi, moon, s, conv):
             starts[4 * d + q] = mi[d, k.DAY_PERIOD_MARKS[q]]
     periods = np.empty((4 * DAYS, len(k.STAT_COLUMNS)))
     k.span_stats(starts, mi[DAYS, k.MIDNIGHT], rows, parts, periods)
-    highs = np.empty(DAYS)
-    icons, kinds = np.empty(DAYS, dtype=np.int64), np.empty(DAYS, dtype=np.int64)
+    # Days past the data's end are left out, as its hours are: with no hour known they would
+    # be summarised as clear and dry.
+    shown = DAYS
+    while shown > 1 and week[shown - 1, F.S_KNOWN] == 0:
+        shown -= 1
+    highs = np.empty(shown)
+    icons, kinds = np.empty(shown, dtype=np.int64), np.empty(shown, dtype=np.int64)
     counts = np.zeros(len(T.ICON_CODES), dtype=np.int64)
-    day_facts = np.empty((DAYS, F.FACTS), dtype=np.int64)
-    for d in range(DAYS):
+    day_facts = np.empty((shown, F.FACTS), dtype=np.int64)
+    for d in range(shown):
         highs[d] = np.rint((days[d, k.D_HIGH] * conv[0, k.TEMPERATURE]
                             + conv[1, k.TEMPERATURE])
                            * 100.0) / 100.0
@@ -380,12 +385,12 @@ def _daily(o, n, p, marks, mi, moon, s, conv):
         kinds[d] = F.day_kind(periods, 4 * d)
         counts[icons[d]] += 1
     facts = np.empty(F.FACTS, dtype=np.int64)
-    F.week_facts(week, highs, kinds, int(p[P_WEEKDAY]), int(p[P_FAHRENHEIT]), facts)
+    F.week_facts(week[:shown], highs, kinds, int(p[P_WEEKDAY]), int(p[P_FAHRENHEIT]), facts)
     # The precipitation the week's summary names, else (it names none) the most frequent
     # day icon, a sky or fog: a day's precipitation icon needs a wet day.
     n = _block_head(o, n, DAILY_KEY, facts, F.summary_icon(facts, F.dominant(counts)), True)
     lat, lon = p[P_LAT], p[P_LON]
-    for d in range(DAYS):
+    for d in range(shown):
         noon = sun.solar_noon(marks[d, k.H12], lon)
         rise, set_ = sun.rise_set(noon, lat, lon)
         lit = sun.altitude(noon, lat, lon) > sun.HORIZON_DEG
@@ -435,5 +440,6 @@ def _day_tail(o, n, rise, set_, moon):
     n = _put(o, n, DAY_KEYS, DAY_AT, 16)
     n = J.put_whole(o, n, set_)
     n = _put(o, n, DAY_KEYS, DAY_AT, 17)
-    n = J.put_rounded(o, n, np.rint(moon * 100), 2)
+    # a lunation fraction is below 1: from 0.995 it rounds to the next new moon, 0
+    n = J.put_rounded(o, n, np.rint(moon * 100) % 100, 2)
     return _close(o, n)

@@ -277,9 +277,11 @@ SCHEMAS = {
                                          "`extend=hourly`); the summary and the icon cover "
                                          "the next 24 hours (the periods of today and "
                                          "tomorrow the summary can name)."),
-    "DailyBlock": _block("DailyPoint", "7 calendar days from today; the summary covers the "
-                                       "week, naming the days whose own summary mentions "
-                                       "precipitation."),
+    "DailyBlock": _block("DailyPoint", "7 calendar days from today (fewer when the data "
+                                       "ends sooner: a day with no hour of data is left "
+                                       "out, as hours past its end are); the summary covers "
+                                       "the week, naming the days whose own summary "
+                                       "mentions precipitation."),
     "Alert": _ALERT,
     "ForecastFlags": _FLAGS,
     "Forecast": _FORECAST,

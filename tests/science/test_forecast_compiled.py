@@ -265,3 +265,13 @@ def test_hours_past_the_end_of_the_data_are_left_out_after_a_30_minute_change():
     assert hours[-1]["time"] <= data.last_s
     assert data.last_s - hours[-1]["time"] < 3600
     assert all(h["temperature"] == 10.0 for h in hours)
+
+
+@pytest.mark.parametrize("phase, written", [(0.994, 0.99), (0.995, 0.0), (0.9999, 0.0),
+                                            (0.0, 0.0), (0.504, 0.5), (0.25, 0.25)])
+def test_a_moon_phase_is_below_one(phase, written):
+    # A lunation fraction lies in [0, 1): near the new moon it rounds to 0, never to 1.0.
+    out = _out(256)
+    n = R._day_tail(out, 0, 1.0, 2.0, phase)
+    entry = orjson.loads(b"{" + bytes(out[0][1:n]))
+    assert entry == {"sunriseTime": 1, "sunsetTime": 2, "moonPhase": written}

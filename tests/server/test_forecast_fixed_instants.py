@@ -180,3 +180,17 @@ def test_the_minutely_icon_is_the_precipitation_its_summary_names(data):
     assert kinds == ["rain"] * 26 + ["snow"] * 35
     assert minutely["summary"] == "Mixed precipitation for the hour."
     assert minutely["icon"] == "13d"
+
+
+def test_days_past_the_end_of_the_data_are_left_out(data):
+    # The run ends on 2026-04-08 at 12:00 UTC (14:00 in Zürich): from the 6th, the 9th to the
+    # 12th have no hour of data. They are left out, as hours past the end are, instead of
+    # being summarised as clear and dry ('01d') beside null numbers.
+    daily = answer(data, ZURICH, "2026-04-06T12:00:00")["daily"]
+    zone = ZoneInfo("Europe/Zurich")
+    assert [dt.datetime.fromtimestamp(d["time"], zone).date() for d in daily["data"]] == [
+        dt.date(2026, 4, 6), dt.date(2026, 4, 7), dt.date(2026, 4, 8)]
+    assert all(d["humidity"] is not None and d["icon"] == "03d" for d in daily["data"])
+    assert daily["icon"] == "03d"
+    # Within the data all seven days are there.
+    assert len(answer(data, ZURICH, "2026-04-01T12:00:00")["daily"]["data"]) == 7
