@@ -95,10 +95,14 @@ def endpoint(**meta) -> Callable[[Handler], Handler]:
 def client_address(request: web.Request, config: Config) -> str:
     """The client's address (first X-Forwarded-For hop only when configured to trust it)."""
     if config.trust_forwarded_for:
-        forwarded = request.headers.get("X-Forwarded-For")
+        forwarded = request.headers.getall("X-Forwarded-For", ())
         if forwarded:
-            # The proxy appends the address it saw; entries to the left are the client's word.
-            return forwarded.rsplit(",", 1)[-1].strip()
+            # The proxy appends the address it saw, to the last line or as a line of its own
+            # (HAProxy): that is the last entry of the last line. Everything before it is the
+            # client's word, so a client could pick a fresh budget per request with it.
+            last = forwarded[-1].rsplit(",", 1)[-1].strip()
+            if last:
+                return last
     return request.remote or "unknown"
 
 
