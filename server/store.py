@@ -87,6 +87,8 @@ class Store:
     def load(self, target: Path | None) -> Snapshot:
         """Load every area of `target`, reusing areas whose data version did not change."""
         if target is None:
+            if any(s.data is not None for s in self.snapshot.areas.values()):
+                return self._unpublished()
             return Snapshot(None, None, {a: AreaState("absent", error="nothing published")
                                          for a in contract.AREAS})
         try:
@@ -100,6 +102,18 @@ class Store:
                 for a in contract.AREAS})
         areas = {a: self._load_area(a, target, manifest["areas"].get(a)) for a in contract.AREAS}
         return Snapshot(target, manifest.get("build_id"), areas)
+
+    def _unpublished(self) -> Snapshot:
+        """`current` no longer leads to a version (removed, dangling, a manifest gone) after
+        one was served: keep answering from what is loaded, marked failed so that /ready says
+        so, rather than drop every area and call an empty server ready."""
+        if self.snapshot.version_dir is not None:
+            log.error("%s/current leads to no published version; still serving %s",
+                      self.build_dir, self.snapshot.build_id)
+        reason = "the published version is gone (current leads to no version)"
+        return Snapshot(None, self.snapshot.build_id, {
+            a: self._failed(a, reason) if s.data is not None else s
+            for a, s in self.snapshot.areas.items()})
 
     def _load_area(self, area: str, target: Path, entry: dict | None) -> AreaState:
         if entry is None:
