@@ -152,12 +152,6 @@ def serve_command(argv: list[str]) -> int:
         print(f"error: {exc}", file=sys.stderr)
         return 2
     configure_logging()
-    if not config.build_dir.is_dir():
-        # Served as "nothing published yet" (the pipeline may run later), but a typo would
-        # look the same: say where the server looks.
-        logging.getLogger("server").warning(
-            "build directory %s does not exist: every area answers 503 until the pipeline "
-            "publishes a version there", config.build_dir)
     if config.links_follow_host and not _is_loopback(config.host):
         logging.getLogger("server").warning(
             "listening on %s without WEATHERAPI_BASE_URL: signed webcam links and the player's "
@@ -167,6 +161,12 @@ def serve_command(argv: list[str]) -> int:
         return 2
     if not config.signing_secrets and not _prepare_secrets_file(config):
         return 2
+    if not config.build_dir.is_dir():
+        # Served as "nothing published yet" (the pipeline may run later), but a typo would
+        # look the same: say where the server looks.
+        logging.getLogger("server").warning(
+            "build directory %s does not exist: every area answers 503 until the pipeline "
+            "publishes a version there", config.build_dir)
     from server import numba_cache
     numba_cache.purge_if_stale()    # once, before any worker loads compiled code
     return serve(config)
