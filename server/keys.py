@@ -6,6 +6,7 @@ import errno
 import hashlib
 import hmac
 import json
+import os
 import re
 import secrets
 import tomllib
@@ -184,8 +185,11 @@ def add_key(path: Path, name: str, rate_limit: int | None = None) -> str:
     # Refused like the server refuses it: a file others could write may hold their keys, and
     # one where everyone may write could be taken away.
     check_directories(path)
+    # A symlink (a mounted or shared keys file) is followed: replacing the link itself with a
+    # file would leave the file it leads to, which a server may read by another path, as it was.
+    target = Path(os.path.realpath(path))
     # Locked from read to replace: concurrent adds would each write back only their own key.
-    with locked(path):
+    with locked(target):
         data = _stored(path)
         entries = data.setdefault("keys", [])
         if any(e["name"] == name for e in entries):
@@ -195,5 +199,5 @@ def add_key(path: Path, name: str, rate_limit: int | None = None) -> str:
         if rate_limit is not None:
             entry["rate_limit"] = rate_limit
         entries.append(entry)
-        write_private(path, _toml(data) if _is_toml(path) else json.dumps(data, indent=2) + "\n")
+        write_private(target, _toml(data) if _is_toml(path) else json.dumps(data, indent=2) + "\n")
     return key
