@@ -77,13 +77,12 @@ def serve(config: Config) -> int:
                for _ in range(config.workers)]
     for process in workers:
         process.start()
-    signal.signal(signal.SIGTERM, lambda *_: [p.terminate() for p in workers])
-    try:
-        for process in workers:
-            process.join()
-    except KeyboardInterrupt:
-        for process in workers:
-            process.terminate()
+    # Both signals explicitly: a server started from a script in the background inherits
+    # SIGINT ignored, and Python then raises no KeyboardInterrupt for it (it would not stop).
+    for signum in (signal.SIGTERM, signal.SIGINT):
+        signal.signal(signum, lambda *_: [p.terminate() for p in workers])
+    for process in workers:
+        process.join()
     return 0
 
 
