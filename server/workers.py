@@ -124,17 +124,21 @@ def worker_main(config: Config, port: int) -> None:
     configure_logging()
     sock = bind(config.host, port)
     sock.listen(1024)
-    run_worker(config, sock)
+    # Readable once the parent is gone (killed, out of memory): a worker left behind would go
+    # on holding the port, with no parent to stop it or to restart the server beside it.
+    parent = multiprocessing.parent_process()
+    run_worker(config, sock, parent.sentinel if parent else None)
 
 
-def run_worker(config: Config, sock: socket.socket) -> None:
-    """Run the aiohttp application on a listening socket until SIGTERM or SIGINT."""
+def run_worker(config: Config, sock: socket.socket, parent_gone: int | None = None) -> None:
+    """Run the aiohttp application on a listening socket until SIGTERM or SIGINT, or until
+    the descriptor `parent_gone` becomes readable."""
     from server.app import create_app
 
-    asyncio.run(_serve(create_app(config), sock))
+    asyncio.run(_serve(create_app(config), sock, parent_gone))
 
 
-async def _serve(app, sock: socket.socket) -> None:
+async def _serve(app, sock: socket.socket, parent_gone: int | None = None) -> None:
     """web.run_app's serving loop, with ProblemRequestHandler as the connection protocol, so
     that requests aiohttp's parser rejects also get a problem+json answer."""
     from aiohttp import web
@@ -151,6 +155,8 @@ async def _serve(app, sock: socket.socket) -> None:
     stop = asyncio.Event()
     for signum in (signal.SIGINT, signal.SIGTERM):
         loop.add_signal_handler(signum, stop.set)
+    if parent_gone is not None:
+        loop.add_reader(parent_gone, stop.set)
     try:
         await stop.wait()
     finally:
