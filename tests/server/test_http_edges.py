@@ -45,3 +45,16 @@ def test_a_search_text_with_a_broken_percent_escape_is_400(small, q):
 def test_a_search_text_with_good_escapes_is_searched(small, q):
     status, body = raw_get(small.url, f"/geocoding/lookup?q={q}")
     assert status == 200, body
+
+
+def test_a_refused_token_post_carries_no_cors_header(small):
+    # CORS is open for GET only (decisions rule 10), refusals included: a browser page must
+    # not read the token operation's errors either.
+    refused = get(small.url + "/webcams/token", method="POST")
+    assert refused.status == 403
+    assert "Access-Control-Allow-Origin" not in refused.headers
+    not_allowed = get(small.url + "/geocoding/countries", method="DELETE")
+    assert not_allowed.status == 405
+    assert "Access-Control-Allow-Origin" not in not_allowed.headers
+    keyless = get(small.url + "/forecast/1,2")
+    assert keyless.status == 403 and keyless.headers["Access-Control-Allow-Origin"] == "*"
