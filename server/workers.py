@@ -6,6 +6,7 @@ import asyncio
 import errno
 import logging
 import multiprocessing
+import multiprocessing.connection
 import os
 import signal
 import socket
@@ -71,19 +72,39 @@ def serve(config: Config) -> int:
         run_worker(config, reserved)
         return 0
     # The parent keeps its bound, non-listening socket only to hold the port number.
-    config = replace(config, preload=True)
+    return _supervise(replace(config, preload=True), port)
+
+
+def _supervise(config: Config, port: int) -> int:
+    """Run the workers until a signal stops them (0), or until one exits on its own (1, the
+    others stopped): a server quietly down to fewer workers, or to none while its parent
+    lives on, would never be restarted by a supervisor."""
     context = multiprocessing.get_context("spawn")
     workers = [context.Process(target=worker_main, args=(config, port), daemon=True)
                for _ in range(config.workers)]
     for process in workers:
         process.start()
+    stopping = failed = False
+
+    def stop(*_) -> None:
+        nonlocal stopping
+        stopping = True
+        for process in workers:
+            process.terminate()
+
     # Both signals explicitly: a server started from a script in the background inherits
     # SIGINT ignored, and Python then raises no KeyboardInterrupt for it (it would not stop).
     for signum in (signal.SIGTERM, signal.SIGINT):
-        signal.signal(signum, lambda *_: [p.terminate() for p in workers])
-    for process in workers:
-        process.join()
-    return 0
+        signal.signal(signum, stop)
+    while running := [p for p in workers if p.exitcode is None]:
+        multiprocessing.connection.wait([p.sentinel for p in running])
+        ended = next((p for p in workers if p.exitcode is not None), None)
+        if ended is not None and not stopping:
+            logging.getLogger("server").error("worker %d exited with status %s: stopping the "
+                                              "server", ended.pid, ended.exitcode)
+            failed = True
+            stop()
+    return 1 if failed else 0
 
 
 def _bracketed(host: str) -> str:

@@ -74,3 +74,24 @@ def test_workers_stop_when_their_parent_is_killed(tmp_path):
             time.sleep(0.05)
     finally:
         stop(proc)
+
+
+def _workers(pid: int) -> list[int]:
+    """The worker processes of a server's parent (not multiprocessing's resource tracker)."""
+    children = Path(f"/proc/{pid}/task/{pid}/children").read_text().split()
+    return [int(c) for c in children
+            if b"spawn_main" in Path(f"/proc/{c}/cmdline").read_bytes()]
+
+
+def test_a_worker_that_dies_stops_the_server_with_status_1(tmp_path):
+    # Left serving with one worker fewer (or none), it would never be restarted.
+    proc, url = start(tmp_path, "2")
+    try:
+        workers = _workers(proc.pid)
+        assert len(workers) == 2
+        os.kill(workers[0], signal.SIGKILL)
+        assert proc.wait(timeout=30) == 1
+        with pytest.raises(OSError):
+            get(url + "/health")
+    finally:
+        stop(proc)
