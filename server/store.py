@@ -37,6 +37,20 @@ class Snapshot:
     areas: Mapping[str, AreaState] = field(default_factory=dict)
 
 
+def _checked(manifest: object) -> dict:
+    """The manifest if it has the shape the loaders read (an object of the supported schema
+    version whose `areas` map to objects), else ValueError: a KeyError deep in a reload would
+    be a traceback every reload interval while /ready went on calling the old build ready."""
+    if not isinstance(manifest, dict):
+        raise ValueError(f"the manifest is a JSON {type(manifest).__name__}, not an object")
+    if manifest.get("schema_version") != contract.SCHEMA_VERSION:
+        raise ValueError(f"unsupported schema version {manifest.get('schema_version')!r}")
+    areas = manifest.get("areas")
+    if not isinstance(areas, dict) or not all(isinstance(e, dict) for e in areas.values()):
+        raise ValueError("the manifest's areas are not an object of objects")
+    return manifest
+
+
 class Store:
     """Holds the current snapshot; handlers read it once per request, so a swap never
     disturbs a request in flight (old data stays referenced until that request ends)."""
@@ -92,9 +106,7 @@ class Store:
             return Snapshot(None, None, {a: AreaState("absent", error="nothing published")
                                          for a in contract.AREAS})
         try:
-            manifest = contract.read_manifest(target)
-            if manifest.get("schema_version") != contract.SCHEMA_VERSION:
-                raise ValueError(f"unsupported schema version {manifest.get('schema_version')!r}")
+            manifest = _checked(contract.read_manifest(target))
         except (OSError, ValueError) as exc:
             log.error("cannot read manifest of %s: %s", target.name, exc)
             return Snapshot(target, target.name, {
