@@ -15,7 +15,7 @@ import logging
 import sys
 from pathlib import Path
 
-from server.config import Config
+from server.config import Config, check_log_level
 from server.workers import configure_logging, serve
 
 
@@ -145,8 +145,12 @@ def serve_command(argv: list[str]) -> int:
     parser.add_argument("--workers", type=int, help="processes sharing the port (SO_REUSEPORT)")
     args = parser.parse_args(argv)
     config = Config.from_env(**vars(args))
-    if config.workers < 1:
-        parser.error("--workers must be at least 1")
+    try:
+        config.check()
+        check_log_level()
+    except ValueError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
     configure_logging()
     if config.links_follow_host and not _is_loopback(config.host):
         logging.getLogger("server").warning(
@@ -157,6 +161,12 @@ def serve_command(argv: list[str]) -> int:
         return 2
     if not config.signing_secrets and not _prepare_secrets_file(config):
         return 2
+    if not config.build_dir.is_dir():
+        # Served as "nothing published yet" (the pipeline may run later), but a typo would
+        # look the same: say where the server looks.
+        logging.getLogger("server").warning(
+            "build directory %s does not exist: every area answers 503 until the pipeline "
+            "publishes a version there", config.build_dir)
     from server import numba_cache
     numba_cache.purge_if_stale()    # once, before any worker loads compiled code
     return serve(config)

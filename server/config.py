@@ -2,12 +2,17 @@
 
 from __future__ import annotations
 
+import logging
+import math
 import os
+import sys
 from dataclasses import dataclass, field, fields, replace
 from pathlib import Path
 from typing import Mapping
+from urllib.parse import urlsplit
 
 ENV_PREFIX = "WEATHERAPI_"
+TRUE, FALSE = {"1", "true", "yes", "on"}, {"0", "false", "no", "off", ""}
 SECRETS_FILE = "signing-secrets.json"
 APP_DIR = "weather-geodata-api"
 
@@ -90,11 +95,59 @@ class Config:
         config = cls(**values)
         return replace(config, **{k: v for k, v in overrides.items() if v is not None})
 
+    def check(self) -> None:
+        """Raise ValueError (one line naming the setting) for a value the server cannot run
+        with: a zero rate would divide by zero on every request, a negative or NaN reload
+        interval would spin a CPU, a port out of range would fail deep in bind()."""
+        if not 0 <= self.port <= 65535:
+            raise ValueError(_bad("port", "a port from 0 to 65535", self.port))
+        if self.workers < 1:
+            raise ValueError(_bad("workers", "at least 1", self.workers))
+        if self.rate_limit_per_minute < 1:
+            raise ValueError(_bad("rate_limit_per_minute", "at least 1",
+                                  self.rate_limit_per_minute))
+        if self.rate_limit_burst < 0:
+            raise ValueError(_bad("rate_limit_burst", "0 (the rate) or more",
+                                  self.rate_limit_burst))
+        if not (math.isfinite(self.reload_interval_s) and self.reload_interval_s > 0):
+            raise ValueError(_bad("reload_interval_s", "a number of seconds above 0",
+                                  self.reload_interval_s))
+        if not (math.isfinite(self.load_retry_s) and self.load_retry_s >= 0):
+            raise ValueError(_bad("load_retry_s", "a number of seconds, 0 or more",
+                                  self.load_retry_s))
+        for name in ("base_url", "cdn_url", "embed_base_url"):
+            url = getattr(self, name)
+            if url and not _http_url(url):
+                raise ValueError(_bad(name, "an http:// or https:// URL with a host", url))
+
+
+def check_log_level(env: Mapping[str, str] | None = None) -> None:
+    """Raise ValueError for a WEATHERAPI_LOG_LEVEL that logging does not know."""
+    level = (os.environ if env is None else env).get(ENV_PREFIX + "LOG_LEVEL", "INFO")
+    if not isinstance(logging.getLevelName(level), int):
+        raise ValueError(f"{ENV_PREFIX}LOG_LEVEL must be DEBUG, INFO, WARNING, ERROR or "
+                         f"CRITICAL, got {level!r}")
+
+
+def _bad(name: str, expected: str, value) -> str:
+    flag = f" (or --{name.replace('_', '-')})" if name in ("port", "workers") else ""
+    return f"{ENV_PREFIX}{name.upper()}{flag} must be {expected}, got {value!r}"
+
+
+def _http_url(url: str) -> bool:
+    try:
+        parts = urlsplit(url)
+        return parts.scheme in ("http", "https") and bool(parts.hostname)
+    except ValueError:          # a malformed port or IPv6 address
+        return False
+
 
 def _convert(name: str, raw: str, default):
     try:
         if isinstance(default, bool):
-            return raw.strip().lower() in {"1", "true", "yes", "on"}
+            if raw.strip().lower() not in TRUE | FALSE:
+                raise ValueError(raw)   # a typo must not silently mean "off"
+            return raw.strip().lower() in TRUE
         if isinstance(default, int):
             return int(raw)
         if isinstance(default, float):
@@ -103,4 +156,5 @@ def _convert(name: str, raw: str, default):
             return Path(raw) if raw else None
         return raw
     except ValueError:
-        raise SystemExit(f"invalid {ENV_PREFIX}{name.upper()}={raw!r}") from None
+        print(f"error: invalid {ENV_PREFIX}{name.upper()}={raw!r}", file=sys.stderr)
+        raise SystemExit(2) from None

@@ -95,10 +95,14 @@ def endpoint(**meta) -> Callable[[Handler], Handler]:
 def client_address(request: web.Request, config: Config) -> str:
     """The client's address (first X-Forwarded-For hop only when configured to trust it)."""
     if config.trust_forwarded_for:
-        forwarded = request.headers.get("X-Forwarded-For")
+        forwarded = request.headers.getall("X-Forwarded-For", ())
         if forwarded:
-            # The proxy appends the address it saw; entries to the left are the client's word.
-            return forwarded.rsplit(",", 1)[-1].strip()
+            # The proxy appends the address it saw, to the last line or as a line of its own
+            # (HAProxy): that is the last entry of the last line. Everything before it is the
+            # client's word, so a client could pick a fresh budget per request with it.
+            last = forwarded[-1].rsplit(",", 1)[-1].strip()
+            if last:
+                return last
     return request.remote or "unknown"
 
 
@@ -231,14 +235,14 @@ async def api_middleware(request: web.Request, handler: Handler) -> web.StreamRe
         detail = {404: "no such endpoint", 405: f"method {request.method} is not allowed here",
                   413: "request body too large"}.get(exc.status, exc.reason)
         allow = {"Allow": _allow(exc.headers["Allow"])} if "Allow" in exc.headers else {}
-        return _problem(exc.status, detail, headers={**headers, **allow})
+        return _problem(request, exc.status, detail, headers={**headers, **allow})
     except asyncio.CancelledError:
         raise
     except Exception:
         request_id = secrets.token_hex(8)
         log.exception("unhandled error, request id %s, %s %s", request_id, request.method,
                       request.path)
-        return _problem(500, "internal error; quote the request id when reporting it",
+        return _problem(request, 500, "internal error; quote the request id when reporting it",
                         extra={"request_id": request_id}, headers={"X-Request-Id": request_id})
     finally:
         if started:
@@ -255,9 +259,9 @@ async def _error_answer(request: web.Request, meta: Endpoint, exc: ApiError,
         exc = await _refused(request, exc, headers)
     page = meta.error_page(request, exc) if meta.error_page else None
     if page is None:
-        return _problem(exc.status, exc.detail, errors=exc.errors, extra=exc.extra,
+        return _problem(request, exc.status, exc.detail, errors=exc.errors, extra=exc.extra,
                         headers={**headers, **exc.headers})
-    page.headers.update({**STATIC_HEADERS, **headers, **exc.headers})
+    page.headers.update({**_cors(request), **headers, **exc.headers})
     return page
 
 
@@ -387,8 +391,14 @@ def _decorate(request: web.Request, response: web.StreamResponse, meta: Endpoint
             response.enable_compression(web.ContentCoding.gzip)
 
 
-def _problem(status: int, detail: str, **kwargs) -> web.Response:
+def _problem(request: web.Request, status: int, detail: str, **kwargs) -> web.Response:
     response = problem_response(status, detail, **kwargs)
-    response.headers.update(STATIC_HEADERS)
+    response.headers.update(_cors(request))
     response.headers["Cache-Control"] = "no-store"
     return response
+
+
+def _cors(request: web.Request) -> dict:
+    """The static headers of an error answer: open CORS for GET (and its preflight) only, as
+    for answers: the token POST's refusals are not for browsers either (decisions rule 10)."""
+    return STATIC_HEADERS if request.method in ("GET", "HEAD", "OPTIONS") else NON_CORS_HEADERS

@@ -185,10 +185,11 @@ def add_key(path: Path, name: str, rate_limit: int | None = None) -> str:
     # Refused like the server refuses it: a file others could write may hold their keys, and
     # one where everyone may write could be taken away.
     check_directories(path)
-    # Locked from read to replace: concurrent adds would each write back only their own key.
-    # A symlink's target is locked and replaced, as `secrets rotate` does: two names of one
-    # file take one lock, and the link stays a link.
+    # A symlink (a mounted or shared keys file) is followed: replacing the link itself with a
+    # file would leave the file it leads to, which a server may read by another path, as it was.
+    # Its target is also what is locked, as `secrets rotate` does: two names, one lock.
     target = Path(os.path.realpath(path))
+    # Locked from read to replace: concurrent adds would each write back only their own key.
     with locked(target):
         data = _stored(target)
         entries = data.setdefault("keys", [])

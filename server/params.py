@@ -22,6 +22,8 @@ INTEGER = re.compile(r"[+-]?[0-9]{1,18}")
 # Control characters (Unicode Cc) but tab, line feed and carriage return, which free text may
 # hold (trimmed, or read as spaces), and U+FFFD, which is what bytes that are not UTF-8 decode to.
 CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f\ufffd]")
+# A '%' that starts no %XX escape: yarl keeps it as text instead of refusing the query.
+BAD_ESCAPE = re.compile(r"%(?![0-9A-Fa-f]{2})")
 FALLBACK_LANGUAGE = Geocoding.DEFAULT_LANGUAGE
 assert FALLBACK_LANGUAGE == languages.FALLBACK
 
@@ -111,6 +113,17 @@ def free_text(raw: str, name: str) -> str:
     while stop > start and _blank(raw[stop - 1]):
         stop -= 1
     return raw[start:stop]
+
+
+def percent_escapes(raw_query: str, name: str) -> None:
+    """400 when the value of `name` as sent holds a '%' that starts no %XX escape (malformed,
+    RFC 3986 2.1), which decoding would keep as the typed text. For free text only: in other
+    values a stray '%' fails their own format."""
+    for part in raw_query.split("&"):
+        key, _, value = part.partition("=")
+        if key == name and BAD_ESCAPE.search(value):
+            raise bad_request(name, f"{name} holds a '%' that starts no percent-encoded byte "
+                                    "(%XX); send a % sign as %25")
 
 
 def _blank(char: str) -> bool:

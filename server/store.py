@@ -37,6 +37,20 @@ class Snapshot:
     areas: Mapping[str, AreaState] = field(default_factory=dict)
 
 
+def _checked(manifest: object) -> dict:
+    """The manifest if it has the shape the loaders read (an object of the supported schema
+    version whose `areas` map to objects), else ValueError: a KeyError deep in a reload would
+    be a traceback every reload interval while /ready went on calling the old build ready."""
+    if not isinstance(manifest, dict):
+        raise ValueError(f"the manifest is a JSON {type(manifest).__name__}, not an object")
+    if manifest.get("schema_version") != contract.SCHEMA_VERSION:
+        raise ValueError(f"unsupported schema version {manifest.get('schema_version')!r}")
+    areas = manifest.get("areas")
+    if not isinstance(areas, dict) or not all(isinstance(e, dict) for e in areas.values()):
+        raise ValueError("the manifest's areas are not an object of objects")
+    return manifest
+
+
 class Store:
     """Holds the current snapshot; handlers read it once per request, so a swap never
     disturbs a request in flight (old data stays referenced until that request ends)."""
@@ -87,12 +101,12 @@ class Store:
     def load(self, target: Path | None) -> Snapshot:
         """Load every area of `target`, reusing areas whose data version did not change."""
         if target is None:
+            if any(s.data is not None for s in self.snapshot.areas.values()):
+                return self._unpublished()
             return Snapshot(None, None, {a: AreaState("absent", error="nothing published")
                                          for a in contract.AREAS})
         try:
-            manifest = contract.read_manifest(target)
-            if manifest.get("schema_version") != contract.SCHEMA_VERSION:
-                raise ValueError(f"unsupported schema version {manifest.get('schema_version')!r}")
+            manifest = _checked(contract.read_manifest(target))
         except (OSError, ValueError) as exc:
             log.error("cannot read manifest of %s: %s", target.name, exc)
             return Snapshot(target, target.name, {
@@ -100,6 +114,18 @@ class Store:
                 for a in contract.AREAS})
         areas = {a: self._load_area(a, target, manifest["areas"].get(a)) for a in contract.AREAS}
         return Snapshot(target, manifest.get("build_id"), areas)
+
+    def _unpublished(self) -> Snapshot:
+        """`current` no longer leads to a version (removed, dangling, a manifest gone) after
+        one was served: keep answering from what is loaded, marked failed so that /ready says
+        so, rather than drop every area and call an empty server ready."""
+        if self.snapshot.version_dir is not None:
+            log.error("%s/current leads to no published version; still serving %s",
+                      self.build_dir, self.snapshot.build_id)
+        reason = "the published version is gone (current leads to no version)"
+        return Snapshot(None, self.snapshot.build_id, {
+            a: self._failed(a, reason) if s.data is not None else s
+            for a, s in self.snapshot.areas.items()})
 
     def _load_area(self, area: str, target: Path, entry: dict | None) -> AreaState:
         if entry is None:

@@ -6,6 +6,7 @@ import asyncio
 import errno
 import logging
 import multiprocessing
+import multiprocessing.connection
 import os
 import signal
 import socket
@@ -71,20 +72,39 @@ def serve(config: Config) -> int:
         run_worker(config, reserved)
         return 0
     # The parent keeps its bound, non-listening socket only to hold the port number.
-    config = replace(config, preload=True)
+    return _supervise(replace(config, preload=True), port)
+
+
+def _supervise(config: Config, port: int) -> int:
+    """Run the workers until a signal stops them (0), or until one exits on its own (1, the
+    others stopped): a server quietly down to fewer workers, or to none while its parent
+    lives on, would never be restarted by a supervisor."""
     context = multiprocessing.get_context("spawn")
     workers = [context.Process(target=worker_main, args=(config, port), daemon=True)
                for _ in range(config.workers)]
     for process in workers:
         process.start()
-    signal.signal(signal.SIGTERM, lambda *_: [p.terminate() for p in workers])
-    try:
-        for process in workers:
-            process.join()
-    except KeyboardInterrupt:
+    stopping = failed = False
+
+    def stop(*_) -> None:
+        nonlocal stopping
+        stopping = True
         for process in workers:
             process.terminate()
-    return 0
+
+    # Both signals explicitly: a server started from a script in the background inherits
+    # SIGINT ignored, and Python then raises no KeyboardInterrupt for it (it would not stop).
+    for signum in (signal.SIGTERM, signal.SIGINT):
+        signal.signal(signum, stop)
+    while running := [p for p in workers if p.exitcode is None]:
+        multiprocessing.connection.wait([p.sentinel for p in running])
+        ended = next((p for p in workers if p.exitcode is not None), None)
+        if ended is not None and not stopping:
+            logging.getLogger("server").error("worker %d exited with status %s: stopping the "
+                                              "server", ended.pid, ended.exitcode)
+            failed = True
+            stop()
+    return 1 if failed else 0
 
 
 def _bracketed(host: str) -> str:
@@ -125,17 +145,21 @@ def worker_main(config: Config, port: int) -> None:
     configure_logging()
     sock = bind(config.host, port)
     sock.listen(1024)
-    run_worker(config, sock)
+    # Readable once the parent is gone (killed, out of memory): a worker left behind would go
+    # on holding the port, with no parent to stop it or to restart the server beside it.
+    parent = multiprocessing.parent_process()
+    run_worker(config, sock, parent.sentinel if parent else None)
 
 
-def run_worker(config: Config, sock: socket.socket) -> None:
-    """Run the aiohttp application on a listening socket until SIGTERM or SIGINT."""
+def run_worker(config: Config, sock: socket.socket, parent_gone: int | None = None) -> None:
+    """Run the aiohttp application on a listening socket until SIGTERM or SIGINT, or until
+    the descriptor `parent_gone` becomes readable."""
     from server.app import create_app
 
-    asyncio.run(_serve(create_app(config), sock))
+    asyncio.run(_serve(create_app(config), sock, parent_gone))
 
 
-async def _serve(app, sock: socket.socket) -> None:
+async def _serve(app, sock: socket.socket, parent_gone: int | None = None) -> None:
     """web.run_app's serving loop, with ProblemRequestHandler as the connection protocol, so
     that requests aiohttp's parser rejects also get a problem+json answer."""
     from aiohttp import web
@@ -152,6 +176,8 @@ async def _serve(app, sock: socket.socket) -> None:
     stop = asyncio.Event()
     for signum in (signal.SIGINT, signal.SIGTERM):
         loop.add_signal_handler(signum, stop.set)
+    if parent_gone is not None:
+        loop.add_reader(parent_gone, stop.set)
     try:
         await stop.wait()
     finally:

@@ -123,6 +123,8 @@ def _default_language(languages: tuple[str, ...]) -> bool:
 async def lookup(request: web.Request) -> web.Response:
     """GET /geocoding/lookup: search by q, or one location by id."""
     query = parse_lookup(request.query)
+    if isinstance(query, SearchQuery) and "%" in query.text:    # rare: checked only then
+        params.percent_escapes(request.rel_url.raw_query_string, "q")
     index: GeocodingIndex = request.app[STORE].require(AREA).data
     if isinstance(query, IdQuery):
         row = index.find_id(query.place_id)

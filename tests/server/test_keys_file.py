@@ -447,3 +447,18 @@ def test_keys_add_through_a_symlink_locks_and_writes_the_file_it_names(tmp_path)
     assert KeyStore(link).count == 2
     assert (real / ".keys.json.lock").is_file()
     assert not (tmp_path / ".keys.json.lock").exists()
+
+
+def test_keys_add_through_a_symlink_writes_the_file_it_leads_to(tmp_path):
+    # A keys file kept elsewhere (shared with another path, a mounted volume): the link must
+    # stay a link, and the file it leads to get the new key, or the two would part ways.
+    (tmp_path / "store").mkdir(mode=0o700)
+    real = tmp_path / "store" / "keys.json"
+    first = add_key(real, "alice")
+    link = tmp_path / "keys.json"
+    link.symlink_to(Path("store") / "keys.json")
+    second = add_key(link, "bob")
+    assert link.is_symlink() and os.readlink(link) == str(Path("store") / "keys.json")
+    store = KeyStore(real)
+    assert store.authenticate(first).name == "alice" and store.authenticate(second).name == "bob"
+    assert (real.stat().st_mode & 0o777) == 0o600

@@ -1,0 +1,97 @@
+"""Stopping `python -m server` with a signal, however it was started, and its workers with it."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Callable
+
+import pytest
+
+from tests.support.procs import ROOT, get
+
+
+def _ignore_sigint() -> None:
+    """As a shell script's `cmd &` starts it: SIGINT ignored (inherited across exec)."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+
+
+def start(tmp_path: Path, workers: str,
+          preexec: Callable[[], None] | None = None) -> tuple[subprocess.Popen, str]:
+    """A server over an empty build, and its URL once /ready answers (every worker preloads
+    before it listens)."""
+    env = {**os.environ, "XDG_CONFIG_HOME": str(tmp_path / "config")}
+    proc = subprocess.Popen([sys.executable, "-m", "server", "--build", str(tmp_path / "empty"),
+                             "--port", "0", "--workers", workers], cwd=ROOT, env=env,
+                            stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True,
+                            preexec_fn=preexec)
+    url = proc.stdout.readline().split(" on ", 1)[1].split()[0]
+    deadline = time.monotonic() + 60
+    while True:
+        try:
+            if get(url + "/ready").status == 200:
+                return proc, url
+        except OSError:
+            assert time.monotonic() < deadline, "never ready"
+            time.sleep(0.05)
+
+
+def stop(proc: subprocess.Popen) -> None:
+    if proc.poll() is None:
+        proc.kill()
+        proc.wait()
+    proc.stdout.close()
+
+
+@pytest.mark.parametrize("workers", ["1", "2"])
+@pytest.mark.parametrize("signum", [signal.SIGINT, signal.SIGTERM], ids=["INT", "TERM"])
+def test_a_signal_stops_the_server_started_with_sigint_ignored(tmp_path, workers, signum):
+    proc, _ = start(tmp_path, workers, _ignore_sigint)
+    try:
+        proc.send_signal(signum)
+        assert proc.wait(timeout=30) == 0
+    finally:
+        stop(proc)
+
+
+def test_workers_stop_when_their_parent_is_killed(tmp_path):
+    # SIGKILL (or the OOM killer) leaves the parent no time to stop them: they must notice.
+    proc, url = start(tmp_path, "2")
+    try:
+        proc.kill()
+        proc.wait()
+        deadline = time.monotonic() + 30
+        while True:         # nothing answers once both workers have gone
+            try:
+                get(url + "/health")
+            except OSError:
+                break
+            assert time.monotonic() < deadline, "a worker outlived its parent"
+            time.sleep(0.05)
+    finally:
+        stop(proc)
+
+
+def _workers(pid: int) -> list[int]:
+    """The worker processes of a server's parent (not multiprocessing's resource tracker)."""
+    children = Path(f"/proc/{pid}/task/{pid}/children").read_text().split()
+    return [int(c) for c in children
+            if b"spawn_main" in Path(f"/proc/{c}/cmdline").read_bytes()]
+
+
+def test_a_worker_that_dies_stops_the_server_with_status_1(tmp_path):
+    # Left serving with one worker fewer (or none), it would never be restarted.
+    proc, url = start(tmp_path, "2")
+    try:
+        workers = _workers(proc.pid)
+        assert len(workers) == 2
+        os.kill(workers[0], signal.SIGKILL)
+        assert proc.wait(timeout=30) == 1
+        with pytest.raises(OSError):
+            get(url + "/health")
+    finally:
+        stop(proc)

@@ -1,0 +1,61 @@
+"""A served version whose `current` pointer stops leading anywhere keeps being served."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import time
+from pathlib import Path
+
+from tests.server.test_lifecycle import build, make_datasets
+from tests.support.procs import Server, get
+
+
+def repoint(out: Path, target: str) -> None:
+    """Swap build/current atomically, as pipeline/publish.py does."""
+    tmp = out / ".current.test"
+    tmp.symlink_to(target)
+    os.replace(tmp, out / "current")
+
+
+def test_a_dangling_current_keeps_the_loaded_version_and_is_not_ready(tmp_path):
+    out = tmp_path / "build"
+    build(make_datasets(tmp_path / "a"), out)
+    served = os.readlink(out / "current")
+    with Server(out) as srv:
+        srv.wait_ready()
+        before = get(srv.url + "/geocoding/countries/CH")
+        assert before.status == 200
+        repoint(out, "versions/removed-by-hand")
+        body = srv.wait_ready(status=503)       # degraded: the load balancer must hear it
+        assert body["areas"]["geocoding"]["state"] == "failed"
+        after = get(srv.url + "/geocoding/countries/CH")
+        assert after.status == 200 and after.body == before.body
+        assert after.headers["X-Data-Version"] == before.headers["X-Data-Version"]
+        assert srv.wait_log("leads to no published version")
+        repoint(out, served)
+        assert srv.wait_ready()["areas"]["geocoding"]["state"] == "loaded"
+
+
+def test_a_manifest_of_the_wrong_shape_is_one_error_and_not_ready(tmp_path):
+    out = tmp_path / "build"
+    build(make_datasets(tmp_path / "a"), out)
+    served = out / "current"
+    with Server(out, None, WEATHERAPI_LOAD_RETRY_S="0.2") as srv:
+        srv.wait_ready()
+        before = get(srv.url + "/geocoding/countries/CH")
+        for n, text in enumerate(('{"schema_version": 1, "build_id": "x"}', "[1]",
+                                  '{"schema_version": 1, "areas": {"geocoding": 3}}')):
+            version = out / "versions" / f"bad-{n}"
+            shutil.copytree(served.resolve(), version, copy_function=os.link)
+            (version / "manifest.json").unlink()
+            (version / "manifest.json").write_text(text)
+            repoint(out, f"versions/{version.name}")
+            deadline = time.monotonic() + 30
+            while (body := get(srv.url + "/ready").json())["build_id"] != version.name:
+                assert time.monotonic() < deadline, f"{version.name} never tried"
+                time.sleep(0.02)
+            assert body["state"] == "degraded", text
+            assert body["areas"]["geocoding"]["state"] == "failed", text
+            assert get(srv.url + "/geocoding/countries/CH").body == before.body
+        assert srv.log_lines("reloading the build failed") == []    # no traceback per tick
