@@ -93,7 +93,8 @@ def endpoint(**meta) -> Callable[[Handler], Handler]:
 
 
 def client_address(request: web.Request, config: Config) -> str:
-    """The client's address (first X-Forwarded-For hop only when configured to trust it)."""
+    """The client's address: the connection's, or the proxy's own X-Forwarded-For entry when
+    configured to trust it."""
     if config.trust_forwarded_for:
         forwarded = request.headers.getall("X-Forwarded-For", ())
         if forwarded:
