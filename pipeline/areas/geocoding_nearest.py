@@ -6,9 +6,10 @@ point q of the cell has a place within r + d1, so its nearest place p obeys
 d(c, p) <= d(c, q) + d(q, p) <= 2r + d1: the places within 2r + d1 of the centre suffice.
 Cells listing places at more than LEAF_MAX locations are split in four, each child keeping
 those of its parent's places within its own (smaller) bound, so a lookup measures a handful of
-distances. Places at one location (GeoNames has duplicates) cannot be told apart by any
-split: counted as places, a few dozen of them made every cell around them split down to
-MAX_DEPTH, millions of cells listing all of them (24 GB for 42 places at one point).
+distances. Places closer together than the smallest cell (GeoNames has duplicates, and places
+metres apart) cannot be told apart from afar: counted as places, a few dozen of them made
+every cell around them split down to MAX_DEPTH, millions of cells listing all of them (24 GB
+for 42 places at one point, as for 42 places a metre apart along a line).
 """
 
 from __future__ import annotations
@@ -27,7 +28,9 @@ FILES = [G.NEAREST_A, G.NEAREST_B, G.NEAREST_ROWS]
 LEAF_MAX = 32
 MAX_DEPTH = 10          # 1° / 2**10: cells of about 100 m
 SLACK = 1e-9            # radians added to every bound, far above float rounding
-LOCATION_RAD = 1.5e-7   # about a metre: places closer than this are one location
+# Places closer than about the last level's cell (1/1024 of a degree, ~100 m) count as one
+# location: no cell can tell them apart from afar.
+LOCATION_RAD = np.radians(G.NEAREST_TOP_DEG / 2**MAX_DEPTH)
 
 
 def _unit(lat_deg: np.ndarray, lon_deg: np.ndarray) -> np.ndarray:
@@ -118,8 +121,8 @@ def write(version: Path, xyz: np.ndarray, rank: np.ndarray) -> None:
 
 
 def _shared_locations(xyz: np.ndarray) -> np.ndarray:
-    """Per place, the id of its location when other places share it (closer than about a
-    metre), else -1."""
+    """Per place, the id of its location when other places share it (within LOCATION_RAD),
+    else -1."""
     _, location, sharing = np.unique(np.round(xyz / LOCATION_RAD), axis=0,
                                      return_inverse=True, return_counts=True)
     location = location.reshape(-1)

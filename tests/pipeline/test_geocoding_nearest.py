@@ -72,7 +72,14 @@ def test_equally_near_places_go_by_rank(index):
 def test_leaves_are_small_and_the_build_is_deterministic(index, tmp_path):
     nearest, lat, lon, rank, root = index
     leaves = nearest.b >= 0
-    assert (nearest.b - nearest.a)[leaves].max() <= geocoding_nearest.LEAF_MAX
+    # At most LEAF_MAX locations a leaf: places closer than a cell (duplicates) count once.
+    location = geocoding_nearest._shared_locations(unit_vectors(lat, lon))
+    rows = np.load(root / G.NEAREST_ROWS)
+    for a, b in zip(nearest.a[leaves], nearest.b[leaves]):
+        if b - a > geocoding_nearest.LEAF_MAX:
+            shared = location[rows[a:b]]
+            assert (shared < 0).sum() + len(np.unique(shared[shared >= 0])) \
+                <= geocoding_nearest.LEAF_MAX
     assert (~leaves).sum() > 100  # the dense city forced splits
     geocoding_nearest.write(tmp_path, unit_vectors(lat, lon), rank)
     for name in geocoding_nearest.FILES:
@@ -80,18 +87,21 @@ def test_leaves_are_small_and_the_build_is_deterministic(index, tmp_path):
     assert G.NEAREST_ROWS in geocoding_nearest.FILES
 
 
-def test_many_places_at_one_location_stay_small_and_exact(tmp_path):
-    # GeoNames has duplicates: places at one location cannot be told apart by splitting, and
-    # 42 of them made the tree split every cell around them to the last level (24 GB).
+@pytest.mark.parametrize("spacing_deg", [0.0, 1e-5, 5e-4])
+def test_many_places_close_together_stay_small_and_exact(tmp_path, spacing_deg):
+    # GeoNames has duplicates, and places metres apart: too close for any cell to tell them
+    # apart from afar, 42 of them made the tree split every cell around them to the last
+    # level (24 GB at one point or a metre apart; 50 m apart, the last level can).
     rng = np.random.default_rng(3)
-    lat = np.concatenate([np.full(200, 10.0), rng.uniform(-60, 60, 300)])
-    lon = np.concatenate([np.full(200, 10.0), rng.uniform(-170, 170, 300)])
+    lat = np.concatenate([np.full(42, 10.0), rng.uniform(-60, 60, 300)])
+    lon = np.concatenate([10.0 + spacing_deg * np.arange(42), rng.uniform(-170, 170, 300)])
     xyz = unit_vectors(lat, lon)
     rank = rng.permutation(len(lat)).astype(np.int32)
     geocoding_nearest.write(tmp_path, xyz, rank)
-    assert np.load(tmp_path / G.NEAREST_ROWS).size < 1_000_000
+    assert np.load(tmp_path / G.NEAREST_ROWS).size < 2_000_000
     nearest = NearestIndex(tmp_path, xyz)
-    for qlat, qlon in [(10.0, 10.0), (10.3, 9.8), (5.0, 12.0), (*rng.uniform(-60, 60, 2),)]:
+    for qlat, qlon in [(10.0, 10.0), (10.3, 9.8), (5.0, 12.0), (10.0, 10.0 + 20.5 * spacing_deg),
+                       (10.0001, 10.0 + 41 * spacing_deg), (*rng.uniform(-60, 60, 2),)]:
         row, km = nearest.nearest(float(qlat), float(qlon))
         expected_row, expected_km = _brute(qlat, qlon, lat, lon, rank)
         assert (row, km) == (expected_row, pytest.approx(expected_km, abs=1e-6))
