@@ -47,6 +47,29 @@ def numbers(table: pa.Table, name: str) -> np.ndarray:
                          offset=array.offset * dtype.itemsize)
 
 
+class NullableNumbers:
+    """A numeric column that may hold nulls, read in place: NumPy views of its values and of
+    its validity bitmap (no copy per worker, and no pandas, which to_numpy would import)."""
+
+    def __init__(self, array: pa.Array):
+        dtype = np.dtype(_NUMPY_TYPES[str(array.type)])
+        validity, data = array.buffers()[:2]
+        self.offset = array.offset
+        self.values = np.frombuffer(data, dtype=dtype, count=len(array),
+                                    offset=array.offset * dtype.itemsize)
+        self.validity = (np.frombuffer(validity, dtype=np.uint8)
+                         if validity is not None and array.null_count else None)
+
+    def take(self, rows: np.ndarray, fill: int | float = 0) -> np.ndarray:
+        """The values at `rows`, `fill` where null."""
+        values = self.values[rows]
+        if self.validity is None:
+            return values
+        bits = np.asarray(rows, dtype=np.int64) + self.offset
+        valid = (self.validity[bits >> 3] >> (bits & 7)) & 1
+        return np.where(valid == 1, values, values.dtype.type(fill))
+
+
 def npy(path: Path) -> np.ndarray:
     """A .npy file, memory-mapped for random access (see _mapped). A plain ndarray view of the
     map: np.memmap's subclass hooks cost time on every call."""

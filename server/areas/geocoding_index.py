@@ -25,7 +25,7 @@ from server.mapped import arrow_table as _arrow
 from server.mapped import ByteFile, NpyFile
 from server.mapped import column as _column
 from server.mapped import npy as _npy
-from server.mapped import numbers
+from server.mapped import NullableNumbers, numbers
 
 
 class GeocodingIndex:
@@ -39,8 +39,7 @@ class GeocodingIndex:
         self.admin1, self.admin2, self.tz = col("admin1_name"), col("admin2_name"), col("timezone")
         self.population, self.elevation = col("population"), col("elevation")
         self.feature = col("feature_code")
-        # For comparing matches' sizes (search's likely typos); unknown counts as none.
-        self.population_np = np.asarray(self.population.fill_null(0))
+        self.populations = NullableNumbers(self.population)   # search compares sizes
         self.lat = numbers(places, "lat")
         self.lon = numbers(places, "lon")
         self.rank = numbers(places, "rank")

@@ -2,8 +2,7 @@
 
 Results are ordered by match tier (the place's own name exactly, whole-region match, a likely
 typo, an alternate name exactly, prefix of the own name, prefix of an alternate name, typo),
-then edit
-distance (typos of own names before typos of alternate names at each distance), then the
+then edit distance (typos of own names before typos of alternate names at each distance), then the
 place's precomputed importance rank (population, capitals, admin seats, id). An airport's codes
 count as its own name (see pipeline.areas.geocoding_keys). A likely typo is a city whose shown
 name is one edit from the query and which is far more populous than every alternate-name or
@@ -33,7 +32,9 @@ SPELLING_CHECKS = 5        # alternate-name matches whose own name is compared w
 # not Ottawa IL, which records the misspelling, nor the prefix of Ottoway AU).
 LIKELY_POPULATION = 100_000
 LIKELY_RATIO = 10
-LIKELY_CHECK = 10          # see name_hits
+# Typos are looked for below this many matches whatever the limit (see name_hits): the
+# default limit, so that a default search costs what it did.
+LIKELY_CHECK = 10
 ALPHABET = "abcdefghijklmnopqrstuvwxyz0123456789 "
 
 Region = tuple  # (kind, region id, is_code, start, end)
@@ -158,7 +159,8 @@ def regions(index: GeocodingIndex, key: str, *, codes: bool) -> tuple[Region, ..
 def name_hits(index: GeocodingIndex, hits: Hits, key: str, where: Filter, limit: int,
               typos: bool = True) -> None:
     """Add exact and prefix matches of one name key, and typo matches when no name matched
-    exactly (bar misspellings: misspells_own_name) and fewer than `limit` places did."""
+    exactly (bar misspellings: misspells_own_name) and fewer than `limit` (or LIKELY_CHECK)
+    places did."""
     if not key:
         return
     needle = key.encode()[:G.KEY_BYTES]
@@ -215,11 +217,11 @@ def likely_typos(index: GeocodingIndex, hits: Hits, before: int, key: str,
     populous as every such match, unless `key` may be a name on its way: the start of a
     city's own name ("cairn": Cairns) or its first words ("nauru": Nauru International
     Airport). "ottowa" is not Ottoway's."""
-    population = index.population_np
+    populations = index.populations
     most = -1
     for rows, tier in zip(hits.rows[:before], hits.tiers[:before]):
         if len(rows):
-            largest = int(population[rows].max())
+            largest = int(populations.take(rows).max())
             if tier == TIER_PREFIX and largest >= LIKELY_POPULATION:
                 return
             most = max(most, largest)
@@ -231,7 +233,7 @@ def likely_typos(index: GeocodingIndex, hits: Hits, before: int, key: str,
             continue
         # Own names include preferred names in other languages (Pariz, Algeri): only the
         # shown name's typos are likely enough to come first.
-        likely = [row for row in rows[population[rows] >= floor].tolist()
+        likely = [row for row in rows[populations.take(rows) >= floor].tolist()
                   if OSA.distance(key, query_key(index.name[row].as_py()), score_cutoff=1) <= 1]
         hits.add(np.asarray(likely, dtype=rows.dtype), TIER_LIKELY_TYPO)
 

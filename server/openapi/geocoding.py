@@ -85,9 +85,10 @@ and Mt., Fort and Ft. are one word before a name's last word (`st paul` finds Sa
 names (Zurigo, Muenchen), airport IATA/ICAO codes and airport names without their leading (city)
 and generic words (`heathrow`, `schiphol`), matches prefixes for typing-as-you-go (`zur` finds
 Zürich), and tolerates typos: none below 4 characters, one edit for 4 to 7, two from 8 (a
-transposition is one edit); typo matches are sought only when fewer than `limit` places matched
-and no name matched exactly, except an alternate name within the typo budget of its place's own
-name (a recorded misspelling: `londn` finds London, then the other Londons). Text after a comma
+transposition is one edit); typo matches are sought only when fewer than `limit` places (or
+fewer than 10, whatever the limit) matched and no name matched exactly, except an alternate name
+within the typo budget of its place's own name (a recorded misspelling: `londn` finds London,
+then the other Londons). Text after a comma
 narrows the search to a country or first-level region named (or coded) there: `springfield,
 illinois`, `paris, tx`, `london, on`, `sydney, nsw`, `hamilton, waikato` (a region's name may
 leave out a word such as Region, Province or Oblast; its code is the ISO 3166-2 one after the
@@ -99,7 +100,11 @@ region or country, alone (`bavaria`: the region's places by importance) or after
 `vancouver bc`).
 
 Results are ordered by match quality first (the place's own name exactly, its preferred names
-in a language and an airport's codes counting as its own name; whole region name; an alternate
+in a language and an airport's codes counting as its own name; whole region name; a likely
+typo: a city of 100,000 people or more whose name is one edit from the query and which is 10
+times as populous as every alternate-name or prefix match, unless the query begins a city's
+name or begins a name in whole words, so `ottowa` finds Ottawa, Canada, before Ottawa, Illinois,
+whose alternate name it is, but `cairn` finds Cairns before Cairo; an alternate
 name exactly; prefix of the own name; prefix of an alternate name; typo, then fewer edits, an
 own name before an alternate name), then
 population (largest first), then feature importance (capital, admin seats PPLA to PPLA5, other

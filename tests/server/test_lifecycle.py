@@ -304,7 +304,7 @@ def test_loading_and_answering_import_no_pipeline_library(default_build):
         "areas = json.loads((version / 'manifest.json').read_text())['areas']\n"
         "loaded = {area: LOADERS[area](version, entry) for area, entry in areas.items()}\n"
         "index = loaded['geocoding']\n"
-        "for text in ('Amsterdma', 'Zurihc', 'zurich, ch', 'lond'):\n"
+        "for text in ('Amsterdma', 'Zurihc', 'zurich, ch', 'lond', 'ottowa'):\n"
         "    assert search(index, text, field_all=False, country=None, limit=10), text\n"
         "assert len(index.nearest(47.37, 8.54, 5)) == 5\n"
         "assert index.location(0, ('de',), detail=True)['id']\n"
