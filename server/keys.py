@@ -191,7 +191,7 @@ def add_key(path: Path, name: str, rate_limit: int | None = None) -> str:
     target = Path(os.path.realpath(path))
     # Locked from read to replace: concurrent adds would each write back only their own key.
     with locked(target):
-        data = _stored(target)
+        data = _stored(path)       # read through the link: its name says JSON or TOML
         entries = data.setdefault("keys", [])
         if any(e["name"] == name for e in entries):
             raise ValueError(f"a key named {name!r} already exists in {path}")

@@ -61,12 +61,14 @@ class SyntheticData:
 
 
 def main(argv: list[str] | None = None) -> None:
+    args = sys.argv[1:] if argv is None else argv
+    if len(args) > 1 or (args and args[0].startswith("-")):
+        raise SystemExit("usage: python -m server.areas.forecast_compile [BUILD_DIR]")
     started = time.perf_counter()
     # Before any compiled code is loaded (importing only declares it; the first call loads).
     numba_cache.purge_if_stale()
     forecast_blocks.warm_up(SyntheticData())
     print(f"forecast: compiled code ready in {time.perf_counter() - started:.1f} s")
-    args = sys.argv[1:] if argv is None else argv
     target = contract.current_version_dir(Path(args[0])) if args else None
     if target is not None:
         from server.app import LOADERS   # the whole server: only when there is a build
