@@ -462,3 +462,13 @@ def test_keys_add_through_a_symlink_writes_the_file_it_leads_to(tmp_path):
     store = KeyStore(real)
     assert store.authenticate(first).name == "alice" and store.authenticate(second).name == "bob"
     assert (real.stat().st_mode & 0o777) == 0o600
+
+
+def test_keys_add_through_a_symlink_keeps_the_format_its_name_says(tmp_path):
+    # The link's name (keys.toml) decides the format, as for the server, not its target's.
+    target, link = tmp_path / "keys-v2", tmp_path / "keys.toml"
+    link.symlink_to(target.name)
+    first, second = add_key(link, "alice"), add_key(link, "bob")
+    assert target.read_text().startswith("[[keys]]")
+    store = KeyStore(link)
+    assert store.authenticate(first).name == "alice" and store.authenticate(second).name == "bob"
