@@ -5,12 +5,14 @@ from __future__ import annotations
 import asyncio
 import errno
 import logging
+import math
 import multiprocessing
 import multiprocessing.connection
 import os
 import signal
 import socket
 import sys
+import time
 from dataclasses import replace
 
 from aiohttp.http_exceptions import HttpProcessingError
@@ -19,6 +21,7 @@ from server.config import Config
 
 KEEPALIVE_TIMEOUT_S = 75.0   # aiohttp's web.run_app default
 SHUTDOWN_TIMEOUT_S = 10.0
+KILL_GRACE_S = 5.0          # after SHUTDOWN_TIMEOUT_S, a worker still running is killed
 
 
 def configure_logging() -> None:
@@ -85,10 +88,11 @@ def _supervise(config: Config, port: int) -> int:
     for process in workers:
         process.start()
     stopping = failed = False
+    deadline = math.inf
 
     def stop(*_) -> None:
-        nonlocal stopping
-        stopping = True
+        nonlocal stopping, deadline
+        stopping, deadline = True, time.monotonic() + SHUTDOWN_TIMEOUT_S + KILL_GRACE_S
         for process in workers:
             process.terminate()
 
@@ -97,7 +101,12 @@ def _supervise(config: Config, port: int) -> int:
     for signum in (signal.SIGTERM, signal.SIGINT):
         signal.signal(signum, stop)
     while running := [p for p in workers if p.exitcode is None]:
-        multiprocessing.connection.wait([p.sentinel for p in running])
+        left = deadline - time.monotonic()
+        if not multiprocessing.connection.wait([p.sentinel for p in running],
+                                               None if left == math.inf else max(0.0, left)):
+            for process in running:     # past its own shutdown time: a stuck worker
+                process.kill()
+            continue
         ended = next((p for p in workers if p.exitcode is not None), None)
         if ended is not None and not stopping:
             logging.getLogger("server").error("worker %d exited with status %s: stopping the "

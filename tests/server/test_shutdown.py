@@ -12,6 +12,7 @@ from typing import Callable
 
 import pytest
 
+from server import workers as workers_module
 from tests.support.procs import ROOT, get
 
 
@@ -76,6 +77,16 @@ def test_workers_stop_when_their_parent_is_killed(tmp_path):
         stop(proc)
 
 
+def _state(pid: int) -> str:
+    """A process's state and what it waits in, from /proc (for a failure's message)."""
+    try:
+        status = Path(f"/proc/{pid}/status").read_text().splitlines()
+        wchan = Path(f"/proc/{pid}/wchan").read_text()
+    except OSError:
+        return "gone"
+    return next((line for line in status if line.startswith("State:")), "?") + f" in {wchan}"
+
+
 def _workers(pid: int) -> list[int]:
     """The worker processes of a server's parent (not multiprocessing's resource tracker)."""
     children = Path(f"/proc/{pid}/task/{pid}/children").read_text().split()
@@ -90,8 +101,28 @@ def test_a_worker_that_dies_stops_the_server_with_status_1(tmp_path):
         workers = _workers(proc.pid)
         assert len(workers) == 2
         os.kill(workers[0], signal.SIGKILL)
-        assert proc.wait(timeout=30) == 1
+        try:
+            status = proc.wait(timeout=60)
+        except subprocess.TimeoutExpired:
+            left = {pid: _state(pid) for pid in [proc.pid, *workers]}
+            raise AssertionError(f"the server did not stop; processes: {left}") from None
+        assert status == 1
         with pytest.raises(OSError):
             get(url + "/health")
+    finally:
+        stop(proc)
+
+
+def test_a_stuck_worker_is_killed_once_its_shutdown_time_is_over(tmp_path):
+    # A worker that cannot stop (here: stopped by SIGSTOP) must not keep the server up.
+    proc, _ = start(tmp_path, "2")
+    try:
+        workers = _workers(proc.pid)
+        os.kill(workers[1], signal.SIGSTOP)
+        started = time.monotonic()
+        proc.send_signal(signal.SIGTERM)
+        assert proc.wait(timeout=60) == 0
+        assert time.monotonic() - started >= workers_module.SHUTDOWN_TIMEOUT_S
+        assert all(_state(pid) == "gone" for pid in workers)
     finally:
         stop(proc)
