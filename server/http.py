@@ -368,7 +368,7 @@ def _compressible(response: web.StreamResponse) -> bool:
 def _decorate(request: web.Request, response: web.StreamResponse, meta: Endpoint,
               headers: dict[str, str], version: str | None, etag: str | None,
               now: float | None = None) -> None:
-    headers.update(STATIC_HEADERS if request.method in ("GET", "HEAD") else NON_CORS_HEADERS)
+    headers.update(_cors(request))
     if version:
         headers["X-Data-Version"] = version
     if response.status in (200, 304):
@@ -400,6 +400,6 @@ def _problem(request: web.Request, status: int, detail: str, **kwargs) -> web.Re
 
 
 def _cors(request: web.Request) -> dict:
-    """The static headers of an error answer: open CORS for GET (and its preflight) only, as
-    for answers: the token POST's refusals are not for browsers either (decisions rule 10)."""
+    """The static headers of an answer: open CORS for GET (and its preflight) only; the token
+    POST, its refusals included, is not for browsers (decisions rule 10)."""
     return STATIC_HEADERS if request.method in ("GET", "HEAD", "OPTIONS") else NON_CORS_HEADERS

@@ -87,12 +87,12 @@ def _supervise(config: Config, port: int) -> int:
                for _ in range(config.workers)]
     for process in workers:
         process.start()
-    stopping = failed = False
-    deadline = math.inf
+    failed = False
+    deadline = math.inf     # set once stopping: a worker still running then is killed
 
     def stop(*_) -> None:
-        nonlocal stopping, deadline
-        stopping, deadline = True, time.monotonic() + SHUTDOWN_TIMEOUT_S + KILL_GRACE_S
+        nonlocal deadline
+        deadline = time.monotonic() + SHUTDOWN_TIMEOUT_S + KILL_GRACE_S
         for process in workers:
             process.terminate()
 
@@ -101,14 +101,13 @@ def _supervise(config: Config, port: int) -> int:
     for signum in (signal.SIGTERM, signal.SIGINT):
         signal.signal(signum, stop)
     while running := [p for p in workers if p.exitcode is None]:
-        left = deadline - time.monotonic()
-        if not multiprocessing.connection.wait([p.sentinel for p in running],
-                                               None if left == math.inf else max(0.0, left)):
+        timeout = None if deadline == math.inf else max(0.0, deadline - time.monotonic())
+        if not multiprocessing.connection.wait([p.sentinel for p in running], timeout):
             for process in running:     # past its own shutdown time: a stuck worker
                 process.kill()
             continue
         ended = next((p for p in workers if p.exitcode is not None), None)
-        if ended is not None and not stopping:
+        if ended is not None and deadline == math.inf:
             logging.getLogger("server").error("worker %d exited with status %s: stopping the "
                                               "server", ended.pid, ended.exitcode)
             failed = True

@@ -46,6 +46,13 @@ def upper_bound(prefix: bytes) -> bytes | None:
     return trimmed[:-1] + bytes([trimmed[-1] + 1]) if trimmed else None
 
 
+def prefix_range(index: GeocodingIndex, needle: bytes) -> tuple[int, int]:
+    """[start, end) of the sorted keys that begin with `needle`."""
+    upper = upper_bound(needle)
+    return (int(np.searchsorted(index.keys, needle, "left")),
+            int(np.searchsorted(index.keys, upper, "left")) if upper else len(index.keys))
+
+
 def edits1(word: str) -> set[str]:
     """Strings one deletion, transposition, substitution or insertion away from `word`."""
     letters = set(ALPHABET) | set(word)
@@ -164,10 +171,8 @@ def name_hits(index: GeocodingIndex, hits: Hits, key: str, where: Filter, limit:
     if not key:
         return
     needle = key.encode()[:G.KEY_BYTES]
-    lo = int(np.searchsorted(index.keys, needle, "left"))
+    lo, end = prefix_range(index, needle)
     hi = int(np.searchsorted(index.keys, needle, "right"))
-    upper = upper_bound(needle)
-    end = int(np.searchsorted(index.keys, upper, "left")) if upper else len(index.keys)
     exact = _verified(index, lo, hi, key)
     rows = np.asarray(index.key_row[exact])
     keep = where.mask(index, rows)
@@ -240,11 +245,7 @@ def likely_typos(index: GeocodingIndex, hits: Hits, before: int, key: str,
 
 def begins_own_name(index: GeocodingIndex, key: str, where: Filter) -> bool:
     """True when `key` is the first word or words of an own name of a place in `where`."""
-    needle = (key + " ").encode()[:G.KEY_BYTES]
-    lo = int(np.searchsorted(index.keys, needle, "left"))
-    upper = upper_bound(needle)
-    hi = int(np.searchsorted(index.keys, upper, "left")) if upper else len(index.keys)
-    positions = np.arange(lo, hi)
+    positions = np.arange(*prefix_range(index, (key + " ").encode()[:G.KEY_BYTES]))
     rows = np.asarray(index.key_row[positions[index.key_rank[positions] < index.size]])
     return bool(where.mask(index, rows).any())
 
