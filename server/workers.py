@@ -100,19 +100,48 @@ def _supervise(config: Config, port: int) -> int:
     # SIGINT ignored, and Python then raises no KeyboardInterrupt for it (it would not stop).
     for signum in (signal.SIGTERM, signal.SIGINT):
         signal.signal(signum, stop)
-    while running := [p for p in workers if p.exitcode is None]:
-        timeout = None if deadline == math.inf else max(0.0, deadline - time.monotonic())
-        if not multiprocessing.connection.wait([p.sentinel for p in running], timeout):
-            for process in running:     # past its own shutdown time: a stuck worker
-                process.kill()
-            continue
-        ended = next((p for p in workers if p.exitcode is not None), None)
-        if ended is not None and deadline == math.inf:
-            logging.getLogger("server").error("worker %d exited with status %s: stopping the "
-                                              "server", ended.pid, ended.exitcode)
-            failed = True
-            stop()
+    # A signal wakes the wait below through this pair, so its kill deadline counts from then.
+    wakeup, wakeup_write = socket.socketpair()
+    wakeup.setblocking(False)
+    wakeup_write.setblocking(False)
+    signal.set_wakeup_fd(wakeup_write.fileno(), warn_on_full_buffer=False)
+    try:
+        while running := [p for p in workers if p.exitcode is None]:
+            # Checked on every turn, not only when a sentinel wakes us: a worker's exit seen
+            # while listing the running ones must not leave us waiting on the others forever.
+            if deadline == math.inf and len(running) < len(workers):
+                ended = next(p for p in workers if p.exitcode is not None)
+                logging.getLogger("server").error("worker %d exited with status %s: stopping "
+                                                  "the server", ended.pid, ended.exitcode)
+                failed = True
+                stop()
+                continue
+            _wait(running, wakeup, deadline)
+    finally:
+        signal.set_wakeup_fd(-1)
+        wakeup.close()
+        wakeup_write.close()
     return 1 if failed else 0
+
+
+def _wait(running: list, wakeup: socket.socket, deadline: float) -> None:
+    """Wait until a worker ends or a signal arrives; past the deadline, kill those running."""
+    timeout = None if deadline == math.inf else max(0.0, deadline - time.monotonic())
+    ready = multiprocessing.connection.wait([wakeup, *(p.sentinel for p in running)], timeout)
+    if not ready:           # past their shutdown time: stuck workers
+        for process in running:
+            process.kill()
+        return
+    if wakeup in ready:
+        while True:
+            try:
+                wakeup.recv(512)
+            except BlockingIOError:
+                break
+    for process in running:
+        if process.sentinel in ready:
+            # Its descriptors close a moment before it can be waited for: wait that moment.
+            process.join()
 
 
 def _bracketed(host: str) -> str:

@@ -113,12 +113,15 @@ def test_a_worker_that_dies_stops_the_server_with_status_1(tmp_path):
         stop(proc)
 
 
-def test_a_stuck_worker_is_killed_once_its_shutdown_time_is_over(tmp_path):
-    # A worker that cannot stop (here: stopped by SIGSTOP) must not keep the server up.
+@pytest.mark.parametrize("stuck", [1, 2])
+def test_a_stuck_worker_is_killed_once_its_shutdown_time_is_over(tmp_path, stuck):
+    # A worker that cannot stop (here: stopped by SIGSTOP) must not keep the server up, nor
+    # must all of them (then no worker's exit wakes the parent: the signal itself must).
     proc, _ = start(tmp_path, "2")
     try:
         workers = _workers(proc.pid)
-        os.kill(workers[1], signal.SIGSTOP)
+        for pid in workers[-stuck:]:
+            os.kill(pid, signal.SIGSTOP)
         started = time.monotonic()
         proc.send_signal(signal.SIGTERM)
         assert proc.wait(timeout=60) == 0
