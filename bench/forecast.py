@@ -1,6 +1,7 @@
 """Forecast benchmarks: the full response and the daily-only one (exclude=minutely,hourly) under
-load at 1000 distinct points, latency over one connection, the same responses built in-process
-(no HTTP), the sun and moon against PyEphem, and with --heavy the ingest of a full-size 0.25°
+load at 1000 distinct points (the full one also near 1000 places, where the gazetteer gives
+the elevation), latency over one connection, the same responses built in-process (no HTTP), the
+sun and moon against PyEphem, and with --heavy the ingest of a full-size 0.25°
 run. The plug-in interface is in bench/run.py."""
 
 from __future__ import annotations
@@ -38,12 +39,29 @@ def _points(seed: int, n: int = POINTS) -> list[tuple[float, float]]:
              round(rng.uniform(-180, 180), 4)) for i in range(n)]
 
 
+def _near_places(ctx: Context, n: int = POINTS) -> list[tuple[float, float]]:
+    """Points a kilometre or two from random gazetteer places: where people ask (none
+    without the geocoding area)."""
+    if "geocoding" not in ctx.manifest["areas"]:
+        return []
+    import pyarrow.parquet as pq
+
+    from contract import Geocoding as G
+    places = pq.read_table(ctx.version_dir / G.LOCATIONS, columns=["lat", "lon"])
+    lats, lons = places.column("lat").to_pylist(), places.column("lon").to_pylist()
+    rng = random.Random(ctx.seed + 2)
+    rows = [rng.randrange(len(lats)) for _ in range(n)]
+    return [(round(min(90.0, max(-90.0, lats[r] + rng.gauss(0, 0.02))), 4),
+             round((lons[r] + rng.gauss(0, 0.02) + 180) % 360 - 180, 4)) for r in rows]
+
+
 def workloads(ctx: Context) -> list[Workload]:
-    """Full, daily-only and a language/units mix at 1000 points; the full one over 1 connection
-    for the p50 target."""
+    """Full, daily-only and a language/units mix at 1000 points, the full one near places
+    too; the full one over 1 connection for the p50 target."""
     points = _points(ctx.seed)
     key = f"api_key={ctx.api_key}"
     full = [f"/forecast/{lat},{lon}?{key}" for lat, lon in points]
+    near = [f"/forecast/{lat},{lon}?{key}" for lat, lon in _near_places(ctx)]
     daily = [f"/forecast/{lat},{lon}?{key}&exclude=minutely,hourly" for lat, lon in points]
     langs = ("de", "fr", "ja", "pt-BR", "zh-TW", "ru", "ar", "es")
     mixed = [f"/forecast/{lat},{lon}?{key}&units=auto&lang={langs[i % len(langs)]}"
@@ -54,6 +72,8 @@ def workloads(ctx: Context) -> list[Workload]:
         Workload(AREA, "daily", "forecast, exclude=minutely,hourly", daily,
                  ratio_target=DAILY_RATIO),
         Workload(AREA, "mixed", "forecast, units=auto, 8 languages", mixed),
+        *([Workload(AREA, "near_places", f"forecast, full, near {POINTS} places", near)]
+          if near else []),
         Workload(AREA, "full_c1", "forecast, full, 1 connection", full, connections=1,
                  p50_target_ms=P50_MS),
     ]

@@ -28,7 +28,7 @@ log = logging.getLogger("pipeline.geocoding")
 FILES = [G.PLACES_ARROW, G.IDS, G.XYZ, G.KEYS, G.KEYS_ARROW, G.KEY_ROW, G.KEY_RANK,
          G.UKEY_START, G.TRIGRAMS, G.TRIGRAM_OFFSETS, G.TRIGRAM_POSTINGS, G.REGIONS_ARROW,
          G.REGION_ROWS, G.LOCAL_NAMES_ARROW, G.COUNTRIES_ARROW, G.COUNTRY_NAMES_ARROW,
-         *geocoding_nearest.FILES]
+         *geocoding_nearest.FILES, *geocoding_nearest.ELEVATED_FILES]
 # Words saying what kind of region an admin1 name is ("Waikato Region", "Moscow Oblast",
 # "State of Berlin"): people leave them out, so the rest of the name also names the region.
 REGION_KINDS = frozenset("""
@@ -58,8 +58,12 @@ def write_places(version: Path, places: pl.DataFrame,
     write_npy(fixed_width_bytes(places["id"], G.ID_BYTES), version / G.IDS)
     xyz = unit_vectors(places["lat"].to_numpy(), places["lon"].to_numpy())
     write_npy(xyz, version / G.XYZ)
-    geocoding_nearest.write(version, xyz, places["rank"].to_numpy())
-    del xyz
+    rank = places["rank"].to_numpy()
+    geocoding_nearest.write(version, xyz, rank)
+    # The forecast's elevation of a point: that of the nearest place that has one.
+    elevated = np.flatnonzero(places["elevation"].is_not_null().to_numpy())
+    geocoding_nearest.write(version, xyz, rank, elevated, geocoding_nearest.ELEVATED_FILES)
+    del xyz, rank
     slim = places.select(SLIM_COLUMNS)
     places = places.select(G.PLACE_INDEX_COLUMNS)
     columns = {}

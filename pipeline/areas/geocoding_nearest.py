@@ -25,6 +25,7 @@ from pipeline.io import write_npy
 
 log = logging.getLogger("pipeline.geocoding")
 FILES = [G.NEAREST_A, G.NEAREST_B, G.NEAREST_ROWS]
+ELEVATED_FILES = [G.NEAREST_ELEVATED_A, G.NEAREST_ELEVATED_B, G.NEAREST_ELEVATED_ROWS]
 LEAF_MAX = 32
 MAX_DEPTH = 10          # 1° / 2**10: cells of about 100 m
 SLACK = 1e-9            # radians added to every bound, far above float rounding
@@ -89,14 +90,33 @@ class _Nodes:
         self.written = int(ends[-1]) if len(ends) else self.written
 
 
-def write(version: Path, xyz: np.ndarray, rank: np.ndarray) -> None:
-    """nearest_a.npy, nearest_b.npy and nearest_rows.npy for places with unit vectors `xyz`
-    and importance `rank` (lower first: it breaks ties between equally near places)."""
+def write(version: Path, xyz: np.ndarray, rank: np.ndarray, subset: np.ndarray | None = None,
+          files: list[str] = FILES) -> None:
+    """The quadtree's `files` (a, b, rows) over the places with unit vectors `xyz` and
+    importance `rank` (lower first: it breaks ties between equally near places), or over the
+    places of `subset` (ascending rows) only; the lists hold rows of all places."""
     if len(xyz) >= 2**31:
         raise ValueError("too many places for int32 node and row numbers")
+    if subset is not None:
+        xyz, rank = xyz[subset], rank[subset]
+    a, b, rows = _tree(xyz, rank)
+    if subset is not None:
+        rows = subset[rows].astype(rows.dtype)
+    for name, values in zip(files, (a.astype(np.int32), b.astype(np.int32), rows)):
+        write_npy(values, version / name)
+    leaves = b >= 0
+    log.info("nearest-place quadtree over %d places: %d nodes, %d leaves, %d candidates "
+             "(%.1f a leaf, max %d)", len(xyz), len(a), leaves.sum(), len(rows),
+             len(rows) / max(1, leaves.sum()), (b - a)[leaves].max(initial=0))
+
+
+def _tree(xyz: np.ndarray, rank: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Nodes' a and b and the leaves' candidate rows (every leaf empty without places)."""
     size = G.NEAREST_TOP_DEG
     rows_n, cols_n = round(180 / size), round(360 / size)
     nodes = _Nodes(rows_n * cols_n)
+    if not len(xyz):
+        return nodes.finish()
     tree = cKDTree(xyz)
     location = _shared_locations(xyz)
     for band in range(rows_n):  # one latitude band of top cells at a time bounds memory
@@ -110,14 +130,7 @@ def write(version: Path, xyz: np.ndarray, rank: np.ndarray) -> None:
         place = np.fromiter((p for f in found for p in f), dtype=np.int64, count=len(node_of))
         _split(nodes, cells, lat0.astype(float), lon0.astype(float), size, node_of, place,
                xyz, rank, location, depth=0)
-    a, b, rows = nodes.finish()
-    write_npy(a.astype(np.int32), version / G.NEAREST_A)
-    write_npy(b.astype(np.int32), version / G.NEAREST_B)
-    write_npy(rows, version / G.NEAREST_ROWS)
-    leaves = b >= 0
-    log.info("nearest-place quadtree: %d nodes, %d leaves, %d candidates (%.1f a leaf, max %d)",
-             len(a), leaves.sum(), len(rows), len(rows) / max(1, leaves.sum()),
-             (b - a)[leaves].max(initial=0))
+    return nodes.finish()
 
 
 def _shared_locations(xyz: np.ndarray) -> np.ndarray:

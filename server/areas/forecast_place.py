@@ -5,9 +5,10 @@
   belongs to one country, and zone boundaries follow national borders); offshore zones
   (Etc/GMT+N) have none, so then the nearest gazetteer place within COUNTRY_KM decides when
   the geocoding area is loaded, else there is no country (si units).
-- Elevation: the nearest gazetteer place within ELEVATION_KM that has one (real GeoNames
-  dumps have an elevation, or the SRTM one, for nearly every place; the packaged default only
-  for airports); None when the geocoding area is absent or no such place is near.
+- Elevation: that of the nearest gazetteer place that has one, if it lies within ELEVATION_KM
+  (real GeoNames dumps have an elevation, or the SRTM one, for nearly every place; the
+  packaged default only for airports), from the pipeline's quadtree of those places; None
+  when the geocoding area is absent or no such place is near.
 """
 
 from __future__ import annotations
@@ -23,7 +24,6 @@ from server.grid import point_lon
 
 ELEVATION_KM = 5.0
 COUNTRY_KM = 100.0
-NEIGHBOURS = 8
 
 
 @dataclass(frozen=True)
@@ -71,19 +71,11 @@ def locate(lat: float, lon: float, gazetteer) -> Place:
     country = zone_countries().get(tz)
     elevation = None
     if gazetteer is not None:
-        # One nearest-place lookup (a third of a k-nearest query's cost) decides, unless
-        # that place is within ELEVATION_KM without an elevation: then the next ones do.
-        row, distance = gazetteer.nearest(lat, lon, 1)[0]
-        if country is None and distance <= COUNTRY_KM:
-            country = gazetteer.cc[row].as_py()
+        if country is None:     # offshore: the nearest place's country, if it is near
+            row, distance = gazetteer.nearest(lat, lon, 1)[0]
+            if distance <= COUNTRY_KM:
+                country = gazetteer.cc[row].as_py()
+        row, distance = gazetteer.nearest_with_elevation(lat, lon)
         if distance <= ELEVATION_KM:
-            value = gazetteer.elevation[row].as_py()
-            nearest = [] if value is not None else gazetteer.nearest(lat, lon, NEIGHBOURS)[1:]
-            for row, distance in nearest:
-                if distance > ELEVATION_KM:
-                    break
-                value = gazetteer.elevation[row].as_py()
-                if value is not None:
-                    break
-            elevation = None if value is None else float(value)
+            elevation = float(gazetteer.elevation[row].as_py())
     return Place(timezone=tz, zone=zone(tz), country=country, elevation_m=elevation)

@@ -49,6 +49,8 @@ class GeocodingIndex:
         self.xyz = _npy(root / G.XYZ)
         self.tree = cKDTree(self.xyz)
         self.nearest_index = NearestIndex(root, self.xyz)
+        self.nearest_elevated = NearestIndex(root, self.xyz, (
+            G.NEAREST_ELEVATED_A, G.NEAREST_ELEVATED_B, G.NEAREST_ELEVATED_ROWS))
         self.keys = _npy(root / G.KEYS)
         self.keys_full = _column(_arrow(root / G.KEYS_ARROW), "key")
         self.key_row, self.key_rank = _npy(root / G.KEY_ROW), _npy(root / G.KEY_RANK)
@@ -166,6 +168,10 @@ class GeocodingIndex:
             return -2
 
     # ---- reverse geocoding ---------------------------------------------------------------
+
+    def nearest_with_elevation(self, lat: float, lon: float) -> tuple[int, float]:
+        """(row, km) of the nearest place that has an elevation, (-1, inf) when none has."""
+        return self.nearest_elevated.nearest(lat, lon)
 
     def nearest(self, lat: float, lon: float, k: int) -> list[tuple[int, float]]:
         """The k nearest places by great-circle distance, exact, nearest first (ties by rank).

@@ -35,19 +35,23 @@ def unit_vector(lat: float, lon: float) -> tuple[float, float, float]:
 class NearestIndex:
     """The quadtree (memory-mapped), its leaves' lists (read) and the places' unit vectors."""
 
-    def __init__(self, root: Path, xyz: np.ndarray):
+    def __init__(self, root: Path, xyz: np.ndarray,
+                 files: tuple[str, str, str] = (G.NEAREST_A, G.NEAREST_B, G.NEAREST_ROWS)):
         self.xyz = xyz
-        self.a, self.b = _npy(root / G.NEAREST_A), _npy(root / G.NEAREST_B)
-        self.rows = NpyFile(root / G.NEAREST_ROWS)
+        self.a, self.b = _npy(root / files[0]), _npy(root / files[1])
+        self.rows = NpyFile(root / files[2])
         self.top_rows = round(180 / G.NEAREST_TOP_DEG)
         self.top_cols = round(360 / G.NEAREST_TOP_DEG)
         if len(xyz):  # compile (or load the compiled kernel) before the area counts as ready
             self.nearest(0.0, 0.0)
 
     def nearest(self, lat: float, lon: float) -> tuple[int, float]:
-        """(row, distance in km) of the nearest place; of equally near ones, the best ranked."""
+        """(row, distance in km) of the nearest place; of equally near ones, the best ranked;
+        (-1, inf) when the tree holds no place."""
         start, end = _leaf(self.a, self.b, self.top_rows, self.top_cols, G.NEAREST_TOP_DEG,
                            lat, lon)
+        if start == end:    # only an empty tree has an empty leaf
+            return -1, math.inf
         found, chord = _closest(self.rows.read(start, end), self.xyz, lat, lon)
         return found, chord_km(chord)
 

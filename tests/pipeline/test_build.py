@@ -247,7 +247,7 @@ def test_rebuild_is_byte_identical(tmp_path, pipeline_cli):
     assert v2 != v1
     assert version_dirs(out) == sorted([v1.name, v2.name])     # previous kept, leftover gone
     h1, h2 = artifact_hashes(v1), artifact_hashes(v2)
-    assert len(h1) == len(TABLE_VIEWS) + 22   # Parquet tables + index files
+    assert len(h1) == len(TABLE_VIEWS) + 25   # Parquet tables + index files
     assert h1 == h2
     m1, m2 = contract.read_manifest(v1), contract.read_manifest(v2)
     assert m1["build_id"] != m2["build_id"]

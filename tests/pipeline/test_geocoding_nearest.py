@@ -105,3 +105,29 @@ def test_many_places_close_together_stay_small_and_exact(tmp_path, spacing_deg):
         row, km = nearest.nearest(float(qlat), float(qlon))
         expected_row, expected_km = _brute(qlat, qlon, lat, lon, rank)
         assert (row, km) == (expected_row, pytest.approx(expected_km, abs=1e-6))
+
+
+def test_a_tree_over_some_places_names_rows_of_all(tmp_path):
+    # The forecast's elevation: the nearest of the places that have one.
+    rng = np.random.default_rng(8)
+    lat, lon = _places(rng)
+    xyz = unit_vectors(lat, lon)
+    rank = rng.permutation(len(lat)).astype(np.int32)
+    subset = np.flatnonzero(rng.random(len(lat)) < 0.1)
+    geocoding_nearest.write(tmp_path, xyz, rank, subset, geocoding_nearest.ELEVATED_FILES)
+    nearest = NearestIndex(tmp_path, xyz, tuple(geocoding_nearest.ELEVATED_FILES))
+    for qlat, qlon in _queries(np.random.default_rng(6), lat, lon)[::3]:
+        row, km = nearest.nearest(float(qlat), float(qlon))
+        expected, expected_km = _brute(qlat, qlon, lat[subset], lon[subset], rank[subset])
+        assert km == pytest.approx(expected_km, abs=1e-6), (qlat, qlon)
+        assert row == subset[expected] or abs(
+            haversine_km(qlat, qlon, lat[[row]], lon[[row]])[0] - expected_km) < 1e-9
+
+
+def test_a_tree_over_no_places_finds_none(tmp_path):
+    xyz = unit_vectors(np.array([10.0, 20.0]), np.array([5.0, 6.0]))
+    geocoding_nearest.write(tmp_path, xyz, np.arange(2), np.zeros(0, dtype=np.int64),
+                            geocoding_nearest.ELEVATED_FILES)
+    nearest = NearestIndex(tmp_path, xyz, tuple(geocoding_nearest.ELEVATED_FILES))
+    assert nearest.nearest(10.0, 5.0) == (-1, float("inf"))
+    assert nearest.nearest(-90.0, 180.0) == (-1, float("inf"))

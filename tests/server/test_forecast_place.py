@@ -1,0 +1,61 @@
+"""A forecast point's elevation and country from the gazetteer of the default build."""
+
+from __future__ import annotations
+
+import numpy as np
+
+import contract
+from server.areas.forecast_place import COUNTRY_KM, ELEVATION_KM, locate
+from server.areas.geocoding_index import GeocodingIndex, haversine_km
+
+
+def test_the_elevation_is_that_of_the_nearest_place_that_has_one(default_build):
+    # In the default build only airports have one: near a city the nearest place usually
+    # has none, and a place farther off (not among the next few, in a big city) decides.
+    index = GeocodingIndex(contract.current_version_dir(default_build))
+    lat, lon = np.asarray(index.lat), np.asarray(index.lon)
+    heights = np.array([np.nan if e is None else e for e in index.elevation.to_pylist()])
+    known = ~np.isnan(heights)
+    rng = np.random.default_rng(4)
+    near = rng.choice(np.flatnonzero(known), 150)
+    everywhere = rng.integers(0, index.size, 150)
+    points = [(float(np.clip(lat[r] + rng.normal(0, 0.03), -90, 90)),
+               float((lon[r] + rng.normal(0, 0.03) + 180) % 360 - 180))
+              for r in np.concatenate([near, everywhere])]
+    found = 0
+    for plat, plon in points:
+        distance = haversine_km(plat, plon, lat[known], lon[known])
+        best = int(np.argmin(distance))
+        got = locate(plat, plon, index).elevation_m
+        if distance[best] > ELEVATION_KM:
+            assert got is None, (plat, plon)
+        else:   # equally near places may differ in height: any of them is right
+            tied = np.flatnonzero(distance <= distance[best] + 1e-9)
+            assert got in set(heights[known][tied].tolist()), (plat, plon, got)
+            found += 1
+    assert found > 100
+
+
+def test_at_sea_the_country_is_that_of_a_place_within_reach(default_build):
+    index = GeocodingIndex(contract.current_version_dir(default_build))
+    # Points in nautical zones (Etc/GMT+N, no country): 61 km off Spain, 71 km off Spain
+    # past Gibraltar, 62 km off Kauai; 103 km off Cape Verde, 1,728 km off Chile.
+    for point, country in [((43.0, -10.0), "ES"), ((36.0, -6.8), "ES"),
+                           ((21.5, -159.0), "US"), ((16.0, -25.5), None),
+                           ((-40.0, -120.0), None)]:
+        place = locate(*point, index)
+        assert place.timezone.startswith("Etc/"), point
+        assert (place.country, place.elevation_m) == (country, None), point
+    assert index.nearest(16.0, -25.5, 1)[0][1] > COUNTRY_KM
+
+
+def test_the_place_with_an_elevation_may_lie_behind_many_without(default_build):
+    # South-west of Paris, Toussus-le-Noble's airfield (164 m) is 4 km off, with more than
+    # eight towns nearer (a look at the 8 nearest places found none with an elevation).
+    index = GeocodingIndex(contract.current_version_dir(default_build))
+    point = (48.7114, 2.0830)
+    row, km = index.nearest_with_elevation(*point)
+    assert km <= ELEVATION_KM
+    nearer = index.nearest(*point, 12)
+    assert sum(distance < km for _, distance in nearer) > 8
+    assert locate(*point, index).elevation_m == 164.0
