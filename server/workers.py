@@ -87,12 +87,13 @@ def _supervise(config: Config, port: int) -> int:
                for _ in range(config.workers)]
     for process in workers:
         process.start()
-    failed = False
+    failed = killed = False
     deadline = math.inf     # set once stopping: a worker still running then is killed
 
     def stop(*_) -> None:
         nonlocal deadline
-        deadline = time.monotonic() + SHUTDOWN_TIMEOUT_S + KILL_GRACE_S
+        # A signal sent again does not put the deadline off: stuck workers still get killed.
+        deadline = min(deadline, time.monotonic() + SHUTDOWN_TIMEOUT_S + KILL_GRACE_S)
         for process in workers:
             process.terminate()
 
@@ -104,34 +105,37 @@ def _supervise(config: Config, port: int) -> int:
     wakeup, wakeup_write = socket.socketpair()
     wakeup.setblocking(False)
     wakeup_write.setblocking(False)
-    signal.set_wakeup_fd(wakeup_write.fileno(), warn_on_full_buffer=False)
+    previous = signal.set_wakeup_fd(wakeup_write.fileno(), warn_on_full_buffer=False)
     try:
-        while running := [p for p in workers if p.exitcode is None]:
-            # Checked on every turn, not only when a sentinel wakes us: a worker's exit seen
-            # while listing the running ones must not leave us waiting on the others forever.
+        while True:
+            running = [p for p in workers if p.exitcode is None]
+            # Checked on every turn, not only when a sentinel wakes us (a worker's exit may be
+            # seen first while listing the running ones), and after the last one has ended.
             if deadline == math.inf and len(running) < len(workers):
                 ended = next(p for p in workers if p.exitcode is not None)
                 logging.getLogger("server").error("worker %d exited with status %s: stopping "
                                                   "the server", ended.pid, ended.exitcode)
                 failed = True
                 stop()
-                continue
-            _wait(running, wakeup, deadline)
+            if not running:
+                break
+            # Once killed, they end when the kernel lets them: waiting longer costs nothing.
+            timeout = None if deadline == math.inf or killed \
+                else max(0.0, deadline - time.monotonic())
+            if not _wait(running, wakeup, timeout):     # past their shutdown time: stuck
+                for process in running:
+                    process.kill()
+                killed = True
     finally:
-        signal.set_wakeup_fd(-1)
+        signal.set_wakeup_fd(previous)
         wakeup.close()
         wakeup_write.close()
     return 1 if failed else 0
 
 
-def _wait(running: list, wakeup: socket.socket, deadline: float) -> None:
-    """Wait until a worker ends or a signal arrives; past the deadline, kill those running."""
-    timeout = None if deadline == math.inf else max(0.0, deadline - time.monotonic())
+def _wait(running: list, wakeup: socket.socket, timeout: float | None) -> bool:
+    """Wait until a worker ends or a signal arrives (True), or the timeout passes (False)."""
     ready = multiprocessing.connection.wait([wakeup, *(p.sentinel for p in running)], timeout)
-    if not ready:           # past their shutdown time: stuck workers
-        for process in running:
-            process.kill()
-        return
     if wakeup in ready:
         while True:
             try:
@@ -142,6 +146,7 @@ def _wait(running: list, wakeup: socket.socket, deadline: float) -> None:
         if process.sentinel in ready:
             # Its descriptors close a moment before it can be waited for: wait that moment.
             process.join()
+    return bool(ready)
 
 
 def _bracketed(host: str) -> str:

@@ -88,10 +88,33 @@ def _state(pid: int) -> str:
 
 
 def _workers(pid: int) -> list[int]:
-    """The worker processes of a server's parent (not multiprocessing's resource tracker)."""
+    """The worker processes of a server's parent (not multiprocessing's resource tracker),
+    once each handles SIGTERM: /ready answers when one is serving, the other may be starting
+    (and a SIGTERM then would kill it at once, not stop it)."""
     children = Path(f"/proc/{pid}/task/{pid}/children").read_text().split()
-    return [int(c) for c in children
-            if b"spawn_main" in Path(f"/proc/{c}/cmdline").read_bytes()]
+    found = [int(c) for c in children
+             if b"spawn_main" in Path(f"/proc/{c}/cmdline").read_bytes()]
+    deadline = time.monotonic() + 60
+    while not all(_handles(c, signal.SIGTERM) for c in found):
+        assert time.monotonic() < deadline, "a worker never handled SIGTERM"
+        time.sleep(0.05)
+    return found
+
+
+def _handles(pid: int, signum: int) -> bool:
+    """Whether a process has a handler for a signal (SigCgt of /proc/PID/status)."""
+    status = Path(f"/proc/{pid}/status").read_text().splitlines()
+    caught = next(int(line.split()[1], 16) for line in status if line.startswith("SigCgt:"))
+    return bool(caught >> (signum - 1) & 1)
+
+
+def _stop_process(pid: int) -> None:
+    """SIGSTOP, and wait until it has taken effect."""
+    os.kill(pid, signal.SIGSTOP)
+    deadline = time.monotonic() + 30
+    while not _state(pid).startswith("State:\tT"):
+        assert time.monotonic() < deadline, "SIGSTOP did not stop the process"
+        time.sleep(0.01)
 
 
 def test_a_worker_that_dies_stops_the_server_with_status_1(tmp_path):
@@ -121,11 +144,30 @@ def test_a_stuck_worker_is_killed_once_its_shutdown_time_is_over(tmp_path, stuck
     try:
         workers = _workers(proc.pid)
         for pid in workers[-stuck:]:
-            os.kill(pid, signal.SIGSTOP)
+            _stop_process(pid)
         started = time.monotonic()
         proc.send_signal(signal.SIGTERM)
         assert proc.wait(timeout=60) == 0
         assert time.monotonic() - started >= workers_module.SHUTDOWN_TIMEOUT_S
         assert all(_state(pid) == "gone" for pid in workers)
+    finally:
+        stop(proc)
+
+
+def test_workers_that_all_die_at_once_stop_the_server_with_status_1(tmp_path):
+    # Both gone before the parent looks (the same bad artifact, the OOM killer): still a
+    # failure, not a clean stop, or a supervisor would not restart the server.
+    proc, _ = start(tmp_path, "2")
+    try:
+        workers = _workers(proc.pid)
+        _stop_process(proc.pid)
+        for pid in workers:
+            os.kill(pid, signal.SIGKILL)
+        deadline = time.monotonic() + 30
+        while not all(_state(pid).startswith("State:\tZ") for pid in workers):
+            assert time.monotonic() < deadline, "the workers did not end"
+            time.sleep(0.01)
+        os.kill(proc.pid, signal.SIGCONT)
+        assert proc.wait(timeout=60) == 1
     finally:
         stop(proc)
