@@ -64,11 +64,14 @@ class Geocoding:
     NEAREST_B = "geocoding/index/nearest_b.npy"
     NEAREST_ROWS = "geocoding/index/nearest_rows.npy"
     NEAREST_TOP_DEG = 1.0
-    # The same over the places that have an elevation (the forecast's elevation of a point):
-    # its rows are rows of all places.
+    # The same over the places that have an elevation (the forecast's elevation of a point),
+    # for the nearest within NEAREST_ELEVATED_KM only: a leaf lists those that can be the
+    # nearest of a point in it within that distance (none far from them all); its rows are
+    # rows of all places.
     NEAREST_ELEVATED_A = "geocoding/index/nearest_elevated_a.npy"
     NEAREST_ELEVATED_B = "geocoding/index/nearest_elevated_b.npy"
     NEAREST_ELEVATED_ROWS = "geocoding/index/nearest_elevated_rows.npy"
+    NEAREST_ELEVATED_KM = 5.0
     REGIONS_ARROW = "geocoding/index/regions.arrow"
     REGION_ROWS = "geocoding/index/region_rows.npy"
     LOCAL_NAMES_ARROW = "geocoding/index/local_names.arrow"

@@ -48,11 +48,11 @@ def _near_places(ctx: Context, n: int = POINTS) -> list[tuple[float, float]]:
 
     from contract import Geocoding as G
     places = pq.read_table(ctx.version_dir / G.LOCATIONS, columns=["lat", "lon"])
-    lats, lons = places.column("lat").to_pylist(), places.column("lon").to_pylist()
+    lats, lons = places.column("lat").to_numpy(), places.column("lon").to_numpy()
     rng = random.Random(ctx.seed + 2)
     rows = [rng.randrange(len(lats)) for _ in range(n)]
-    return [(round(min(90.0, max(-90.0, lats[r] + rng.gauss(0, 0.02))), 4),
-             round((lons[r] + rng.gauss(0, 0.02) + 180) % 360 - 180, 4)) for r in rows]
+    return [(round(min(90.0, max(-90.0, float(lats[r]) + rng.gauss(0, 0.02))), 4),
+             round((float(lons[r]) + rng.gauss(0, 0.02) + 180) % 360 - 180, 4)) for r in rows]
 
 
 def workloads(ctx: Context) -> list[Workload]:

@@ -27,8 +27,9 @@ log = logging.getLogger("pipeline.geocoding")
 # format characters, regions also without their kind word; 6: CLDR city names, preferred names
 # ranked as own names; 7: names also keyed with apostrophes read as spaces, and with
 # Saint/St., Sainte/Ste., Mount/Mt., Fort/Ft. spelt the other way; admin1 regions also
-# named by their ISO 3166-2 codes; 8: no ISO code by spelling for names under 8 letters
-BUILDER_REVISION = 8
+# named by their ISO 3166-2 codes; 8: no ISO code by spelling for names under 8 letters;
+# 9: the quadtree of the places that have an elevation
+BUILDER_REVISION = 9
 LICENCE = ("GeoNames (https://www.geonames.org/), CC BY 4.0 "
            "(https://creativecommons.org/licenses/by/4.0/); transformed: filtered to populated "
            "places and airports, names normalised, admin names joined; provided as is, without "

@@ -62,7 +62,8 @@ def write_places(version: Path, places: pl.DataFrame,
     geocoding_nearest.write(version, xyz, rank)
     # The forecast's elevation of a point: that of the nearest place that has one.
     elevated = np.flatnonzero(places["elevation"].is_not_null().to_numpy())
-    geocoding_nearest.write(version, xyz, rank, elevated, geocoding_nearest.ELEVATED_FILES)
+    geocoding_nearest.write(version, xyz, rank, elevated, geocoding_nearest.ELEVATED_FILES,
+                            G.NEAREST_ELEVATED_KM)
     del xyz, rank
     slim = places.select(SLIM_COLUMNS)
     places = places.select(G.PLACE_INDEX_COLUMNS)

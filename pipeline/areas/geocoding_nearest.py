@@ -10,11 +10,16 @@ distances. Places closer together than the smallest cell (GeoNames has duplicate
 metres apart) cannot be told apart from afar: counted as places, a few dozen of them made
 every cell around them split down to MAX_DEPTH, millions of cells listing all of them (24 GB
 for 42 places at one point, as for 42 places a metre apart along a line).
+
+A tree for the nearest place within a distance R (the forecast's elevation) also bounds each
+cell's places by R plus its reach: a cell farther than that from every place is an empty leaf,
+so a cluster of places far from all others does not split every cell of the globe.
 """
 
 from __future__ import annotations
 
 import logging
+import math
 from pathlib import Path
 
 import numpy as np
@@ -22,6 +27,7 @@ from scipy.spatial import cKDTree
 
 from contract import Geocoding as G
 from pipeline.io import write_npy
+from pipeline.science.sphere import EARTH_RADIUS_KM
 
 log = logging.getLogger("pipeline.geocoding")
 FILES = [G.NEAREST_A, G.NEAREST_B, G.NEAREST_ROWS]
@@ -91,15 +97,16 @@ class _Nodes:
 
 
 def write(version: Path, xyz: np.ndarray, rank: np.ndarray, subset: np.ndarray | None = None,
-          files: list[str] = FILES) -> None:
+          files: list[str] = FILES, within_km: float = math.inf) -> None:
     """The quadtree's `files` (a, b, rows) over the places with unit vectors `xyz` and
     importance `rank` (lower first: it breaks ties between equally near places), or over the
-    places of `subset` (ascending rows) only; the lists hold rows of all places."""
+    places of `subset` (ascending rows) only; the lists hold rows of all places. With
+    `within_km`, for the nearest within that distance only."""
     if len(xyz) >= 2**31:
         raise ValueError("too many places for int32 node and row numbers")
     if subset is not None:
         xyz, rank = xyz[subset], rank[subset]
-    a, b, rows = _tree(xyz, rank)
+    a, b, rows = _tree(xyz, rank, within_km / EARTH_RADIUS_KM)
     if subset is not None:
         rows = subset[rows].astype(rows.dtype)
     for name, values in zip(files, (a.astype(np.int32), b.astype(np.int32), rows)):
@@ -110,8 +117,10 @@ def write(version: Path, xyz: np.ndarray, rank: np.ndarray, subset: np.ndarray |
              len(rows) / max(1, leaves.sum()), (b - a)[leaves].max(initial=0))
 
 
-def _tree(xyz: np.ndarray, rank: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Nodes' a and b and the leaves' candidate rows (every leaf empty without places)."""
+def _tree(xyz: np.ndarray, rank: np.ndarray, within: float
+          ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Nodes' a and b and the leaves' candidate rows for the nearest place within the angle
+    `within` (every leaf empty without places, or farther than that from them all)."""
     size = G.NEAREST_TOP_DEG
     rows_n, cols_n = round(180 / size), round(360 / size)
     nodes = _Nodes(rows_n * cols_n)
@@ -124,13 +133,20 @@ def _tree(xyz: np.ndarray, rank: np.ndarray) -> tuple[np.ndarray, np.ndarray, np
         lat0, lon0 = -90 + band * size + 0 * cells, -180 + (cells % cols_n) * size
         centre, reach = _geometry(lat0.astype(float), lon0.astype(float), size)
         d1, _ = tree.query(centre, k=1)
-        bound = _angle(d1) + 2 * reach + SLACK
+        bound = _bound(_angle(d1), reach, within)
         found = tree.query_ball_point(centre, 2 * np.sin(np.minimum(bound, np.pi) / 2))
         node_of = np.repeat(cells, [len(f) for f in found])
         place = np.fromiter((p for f in found for p in f), dtype=np.int64, count=len(node_of))
         _split(nodes, cells, lat0.astype(float), lon0.astype(float), size, node_of, place,
-               xyz, rank, location, depth=0)
+               xyz, rank, location, within, depth=0)
     return nodes.finish()
+
+
+def _bound(d1: np.ndarray, reach: np.ndarray, within: float) -> np.ndarray:
+    """Angle from a cell's centre within which lie all the places that can be the nearest of
+    a point of the cell (see the module's docstring), and lie within `within` of it: a point
+    is at most `reach` from the centre."""
+    return np.minimum(d1 + 2 * reach, reach + within) + SLACK
 
 
 def _shared_locations(xyz: np.ndarray) -> np.ndarray:
@@ -157,7 +173,7 @@ def _locations(position: np.ndarray, shared: np.ndarray, counts: np.ndarray) -> 
 
 def _split(nodes: _Nodes, cells: np.ndarray, lat0: np.ndarray, lon0: np.ndarray, size: float,
            node_of: np.ndarray, place: np.ndarray, xyz: np.ndarray, rank: np.ndarray,
-           location: np.ndarray, depth: int) -> None:
+           location: np.ndarray, within: float, depth: int) -> None:
     """Decide `cells` (sorted node ids, with corners lat0/lon0) given their candidate pairs:
     those with few locations become leaves, the others are split into four, recursively."""
     position = np.searchsorted(cells, node_of)
@@ -180,11 +196,12 @@ def _split(nodes: _Nodes, cells: np.ndarray, lat0: np.ndarray, lon0: np.ndarray,
             clat, clon = lat0[split] + north * half, lon0[split] + east * half
             centre, reach = _geometry(clat, clon, half)
             # Each child keeps those of its parent's places within its own bound; its nearest
-            # place is among them, since its centre lies in the parent.
+            # place is among them, since its centre lies in the parent (or, with `within`, is
+            # farther: a larger d1, a larger bound, still all of those the child needs).
             angle = _angle(np.linalg.norm(xyz[place] - centre[parent_pos], axis=1))
             d1 = np.full(len(parents), np.inf)
             np.minimum.at(d1, parent_pos, angle)
-            keep = angle <= d1[parent_pos] + 2 * reach[parent_pos] + SLACK
+            keep = angle <= _bound(d1, reach, within)[parent_pos]
             ids = nodes.a[parents] + 2 * north + east
             child_ids.append(ids)
             child_lat.append(clat)
@@ -196,5 +213,5 @@ def _split(nodes: _Nodes, cells: np.ndarray, lat0: np.ndarray, lon0: np.ndarray,
     pair_nodes, pair_places = np.concatenate(pair_nodes), np.concatenate(pair_places)
     pair_order = np.argsort(pair_nodes, kind="stable")
     _split(nodes, ids[order], np.concatenate(child_lat)[order], np.concatenate(child_lon)[order],
-           half, pair_nodes[pair_order], pair_places[pair_order], xyz, rank, location,
+           half, pair_nodes[pair_order], pair_places[pair_order], xyz, rank, location, within,
            depth + 1)

@@ -20,9 +20,10 @@ from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 from tzfpy import get_tz
 
+from contract import Geocoding as G
 from server.grid import point_lon
 
-ELEVATION_KM = 5.0
+ELEVATION_KM = G.NEAREST_ELEVATED_KM
 COUNTRY_KM = 100.0
 
 

@@ -28,6 +28,9 @@ from server.mapped import npy as _npy
 from server.mapped import NullableNumbers, numbers
 
 
+OLD_BUILD_NEIGHBOURS = 8
+
+
 class GeocodingIndex:
     """The loaded geocoding area of one published version."""
 
@@ -49,8 +52,10 @@ class GeocodingIndex:
         self.xyz = _npy(root / G.XYZ)
         self.tree = cKDTree(self.xyz)
         self.nearest_index = NearestIndex(root, self.xyz)
-        self.nearest_elevated = NearestIndex(root, self.xyz, (
-            G.NEAREST_ELEVATED_A, G.NEAREST_ELEVATED_B, G.NEAREST_ELEVATED_ROWS))
+        elevated = (G.NEAREST_ELEVATED_A, G.NEAREST_ELEVATED_B, G.NEAREST_ELEVATED_ROWS)
+        # Builds before geocoding revision 9 have no such tree (see nearest_with_elevation).
+        self.nearest_elevated = NearestIndex(root, self.xyz, elevated) \
+            if all((root / name).exists() for name in elevated) else None
         self.keys = _npy(root / G.KEYS)
         self.keys_full = _column(_arrow(root / G.KEYS_ARROW), "key")
         self.key_row, self.key_rank = _npy(root / G.KEY_ROW), _npy(root / G.KEY_RANK)
@@ -170,8 +175,15 @@ class GeocodingIndex:
     # ---- reverse geocoding ---------------------------------------------------------------
 
     def nearest_with_elevation(self, lat: float, lon: float) -> tuple[int, float]:
-        """(row, km) of the nearest place that has an elevation, (-1, inf) when none has."""
-        return self.nearest_elevated.nearest(lat, lon)
+        """(row, km) of the nearest place that has an elevation when it lies within
+        G.NEAREST_ELEVATED_KM; farther, another such place or (-1, inf). Over an older build,
+        without the tree, the nearest such place among the OLD_BUILD_NEIGHBOURS nearest."""
+        if self.nearest_elevated is not None:
+            return self.nearest_elevated.nearest(lat, lon)
+        for row, km in self.nearest(lat, lon, OLD_BUILD_NEIGHBOURS):
+            if self.elevation[row].is_valid:
+                return row, km
+        return -1, math.inf
 
     def nearest(self, lat: float, lon: float, k: int) -> list[tuple[int, float]]:
         """The k nearest places by great-circle distance, exact, nearest first (ties by rank).

@@ -47,10 +47,11 @@ class NearestIndex:
 
     def nearest(self, lat: float, lon: float) -> tuple[int, float]:
         """(row, distance in km) of the nearest place; of equally near ones, the best ranked;
-        (-1, inf) when the tree holds no place."""
+        (-1, inf) when the tree holds no place. A tree built for the nearest within a distance
+        answers beyond it with some farther place, or (-1, inf)."""
         start, end = _leaf(self.a, self.b, self.top_rows, self.top_cols, G.NEAREST_TOP_DEG,
                            lat, lon)
-        if start == end:    # only an empty tree has an empty leaf
+        if start == end:    # an empty tree, or no place within the tree's distance
             return -1, math.inf
         found, chord = _closest(self.rows.read(start, end), self.xyz, lat, lon)
         return found, chord_km(chord)

@@ -131,3 +131,31 @@ def test_a_tree_over_no_places_finds_none(tmp_path):
     nearest = NearestIndex(tmp_path, xyz, tuple(geocoding_nearest.ELEVATED_FILES))
     assert nearest.nearest(10.0, 5.0) == (-1, float("inf"))
     assert nearest.nearest(-90.0, 180.0) == (-1, float("inf"))
+
+
+def test_a_tree_within_a_distance_stays_small_around_a_far_cluster(tmp_path):
+    # 40 places close together, far from the others, are the only ones with an elevation:
+    # without the distance, every cell of the globe split until it could tell them apart
+    # (hundreds of millions of candidates); beyond the distance no cell lists any.
+    rng = np.random.default_rng(9)
+    lat = np.concatenate([rng.uniform(-80, 80, 2000), 30.0 + rng.normal(0, 0.05, 40)])
+    lon = np.concatenate([rng.uniform(-180, 180, 2000), 60.0 + rng.normal(0, 0.05, 40)])
+    xyz = unit_vectors(lat, lon)
+    rank = rng.permutation(len(lat)).astype(np.int32)
+    subset = np.arange(2000, 2040)
+    geocoding_nearest.write(tmp_path, xyz, rank, subset, geocoding_nearest.ELEVATED_FILES,
+                            within_km=5.0)
+    assert np.load(tmp_path / G.NEAREST_ELEVATED_ROWS).size < 2_000_000
+    nearest = NearestIndex(tmp_path, xyz, tuple(geocoding_nearest.ELEVATED_FILES))
+    queries = [*zip(30.0 + rng.normal(0, 0.08, 300), 60.0 + rng.normal(0, 0.08, 300)),
+               *zip(rng.uniform(-80, 80, 200), rng.uniform(-180, 180, 200))]
+    within = 0
+    for qlat, qlon in queries:
+        row, km = nearest.nearest(float(qlat), float(qlon))
+        expected, expected_km = _brute(qlat, qlon, lat[subset], lon[subset], rank[subset])
+        if expected_km <= 5.0:
+            assert km == pytest.approx(expected_km, abs=1e-6), (qlat, qlon)
+            within += 1
+        else:
+            assert km > 5.0, (qlat, qlon)
+    assert within > 100

@@ -5,6 +5,7 @@ from __future__ import annotations
 import numpy as np
 
 import contract
+from contract import Geocoding as G
 from server.areas.forecast_place import COUNTRY_KM, ELEVATION_KM, locate
 from server.areas.geocoding_index import GeocodingIndex, haversine_km
 
@@ -59,3 +60,19 @@ def test_the_place_with_an_elevation_may_lie_behind_many_without(default_build):
     nearer = index.nearest(*point, 12)
     assert sum(distance < km for _, distance in nearer) > 8
     assert locate(*point, index).elevation_m == 164.0
+
+
+def test_an_older_build_without_the_tree_looks_among_the_nearest_places(default_build, tmp_path):
+    # A geocoding area built before the tree (revision 8) still loads and gives elevations.
+    version = contract.current_version_dir(default_build)
+    elevated = {G.NEAREST_ELEVATED_A, G.NEAREST_ELEVATED_B, G.NEAREST_ELEVATED_ROWS}
+    for path in (version / "geocoding").rglob("*"):
+        name = str(path.relative_to(version))
+        if path.is_file() and name not in elevated:
+            (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
+            (tmp_path / name).symlink_to(path)
+    older, index = GeocodingIndex(tmp_path), GeocodingIndex(version)
+    assert older.nearest_elevated is None and index.nearest_elevated is not None
+    for point in [(47.46, 8.55), (51.47, -0.45), (40.64, -73.78), (-40.0, -120.0)]:
+        assert locate(*point, older) == locate(*point, index), point
+    assert locate(47.46, 8.55, older).elevation_m == 432.0
