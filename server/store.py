@@ -16,6 +16,7 @@ from server.errors import ApiError
 log = logging.getLogger("server.store")
 Loader = Callable[[Path, dict], Any]
 RETRY_AFTER_S = 30
+LOADING_RETRY_S = 5     # a server starting loads its areas in about a second
 
 
 @dataclass(frozen=True)
@@ -74,8 +75,9 @@ class Store:
         if state.data is None:
             reason = {"loading": "is still loading", "absent": "is not in the published build",
                       "failed": "could not be loaded"}.get(state.state, "is unavailable")
+            retry = LOADING_RETRY_S if state.state == "loading" else round(self.retry_s)
             raise ApiError(503, f"{name.replace('_', ' ')} data {reason}",
-                           headers={"Retry-After": str(RETRY_AFTER_S)})
+                           headers={"Retry-After": str(max(1, retry))})
         return state
 
     async def refresh(self, executor: Executor | None = None) -> bool:

@@ -7,6 +7,10 @@ import shutil
 import time
 from pathlib import Path
 
+import pytest
+
+from server.errors import ApiError
+from server.store import LOADING_RETRY_S, Store
 from tests.server.test_lifecycle import build, make_datasets
 from tests.support.procs import Server, get
 
@@ -59,3 +63,18 @@ def test_a_manifest_of_the_wrong_shape_is_one_error_and_not_ready(tmp_path):
             assert body["areas"]["geocoding"]["state"] == "failed", text
             assert get(srv.url + "/geocoding/countries/CH").body == before.body
         assert srv.log_lines("reloading the build failed") == []    # no traceback per tick
+
+
+
+def test_a_503_says_to_retry_soon_while_loading_and_later_when_absent(tmp_path):
+    # A starting server loads its areas in about a second; a missing area waits for a build.
+    store = Store(tmp_path / "build", {}, retry_s=45.0)
+    with pytest.raises(ApiError) as loading:
+        store.require("forecast")
+    assert loading.value.status == 503
+    assert loading.value.headers["Retry-After"] == str(LOADING_RETRY_S)
+    store.snapshot = store.load(None)       # nothing published: every area absent
+    assert store.area("forecast").state == "absent"
+    with pytest.raises(ApiError) as absent:
+        store.require("forecast")
+    assert absent.value.headers["Retry-After"] == "45"
