@@ -85,7 +85,9 @@ MINUTE_KEYS, MINUTE_AT = _keys(("time", "precipitation", "precipitationProbabili
 BLOCK_KEYS, BLOCK_AT = _table([',"currently":', ',"minutely":', ',"hourly":', ',"daily":',
                                '{"summary":', ',"icon":', ',"data":[', "]}"])
 ICONS, ICONS_AT = _table([f'"{code}{suffix}"' for code in T.ICON_CODES for suffix in "dn"])
-KINDS, KINDS_AT = _table([f'"{kind}"' for kind in T.KINDS])
+# Last, the type of an instant whose precipitation is unknown (null, not "none").
+KINDS, KINDS_AT = _table([f'"{kind}"' for kind in T.KINDS] + ["null"])
+KIND_UNKNOWN = len(T.KINDS)
 CURRENTLY_KEY, MINUTELY_KEY, HOURLY_KEY, DAILY_KEY, SUMMARY_KEY, ICON_KEY, DATA_KEY, END = \
     range(8)
 
@@ -234,8 +236,14 @@ def _point(o, n, time, day, s, i, conv, titles):
     n = _put(o, n, POINT_KEYS, POINT_AT, 15)
     n = J.put_whole(o, n, _bearing(rows[k.DIRECTION, i], rows[k.WIND, i], conv))
     n = _put(o, n, POINT_KEYS, POINT_AT, 16)
-    n = _put(o, n, KINDS, KINDS_AT, parts[k.KIND, i])
+    n = _put(o, n, KINDS, KINDS_AT, _kind(parts[k.KIND, i], rows[k.RATE, i]))
     return _close(o, n)
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _kind(kind, rate):
+    """The type written for an instant: KIND_UNKNOWN when its precipitation is."""
+    return kind if rate == rate else KIND_UNKNOWN
 
 
 @njit(cache=True, nogil=True, inline="always")
@@ -311,7 +319,7 @@ def _minutely(o, n, p, t0, shift, count, day_now, s):
         n = _put(o, n, MINUTE_KEYS, MINUTE_AT, 2)
         n = J.put_rounded(o, n, np.rint(probability[i] * 100), 2)
         n = _put(o, n, MINUTE_KEYS, MINUTE_AT, 3)
-        n = _put(o, n, KINDS, KINDS_AT, kind[i])
+        n = _put(o, n, KINDS, KINDS_AT, _kind(kind[i], rate[i]))
         n = _close(o, n)
     return _put(o, n, BLOCK_KEYS, BLOCK_AT, END)
 
@@ -429,7 +437,7 @@ def _day(o, n, time, facts, icon, kind, lit, day, week, conv):
         digits = DAY_TOTAL_DIGITS if f == 12 else DIGITS[r]
         n = J.put_number(o, n, value, conv[0, r], conv[1, r], digits)
     n = _put(o, n, DAY_KEYS, DAY_AT, 14)
-    return _put(o, n, KINDS, KINDS_AT, kind)
+    return _put(o, n, KINDS, KINDS_AT, _kind(kind, total))
 
 
 @njit(cache=True, nogil=True)

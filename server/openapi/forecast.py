@@ -64,9 +64,9 @@ _ICON = {"type": "string", "enum": ICONS,
          "description": "Condition code plus d (day) or n (night): 01 clear, 02 few clouds, 03 "
                         "scattered clouds, 04 broken or overcast, 09 showers or drizzle, 10 "
                         "rain, 11 thunderstorm, 13 snow or sleet, 50 fog, mist or haze."}
-_PRECIP_TYPE = {"type": "string", "enum": ["none", "rain", "snow", "sleet"],
+_PRECIP_TYPE = {"type": ["string", "null"], "enum": ["none", "rain", "snow", "sleet", None],
                 "description": "Freezing rain and ice pellets count as sleet; none below "
-                               "0.02 mm/h."}
+                               "0.02 mm/h; null where the precipitation is unknown (null)."}
 _FRACTION = {"type": ["number", "null"], "minimum": 0, "maximum": 1}
 _TEMPERATURE = "°F for `us`, °C otherwise."
 _POINT = {

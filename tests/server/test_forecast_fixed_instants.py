@@ -194,3 +194,16 @@ def test_days_past_the_end_of_the_data_are_left_out(data):
     assert daily["icon"] == "03d"
     # Within the data all seven days are there.
     assert len(answer(data, ZURICH, "2026-04-01T12:00:00")["daily"]["data"]) == 7
+
+
+def test_minutes_past_the_end_of_the_data_have_no_type(data):
+    # 61 minutes always (rule 27); those after 12:00 UTC, the run's last hour, are unknown:
+    # their precipitation and its type are null, not "none" beside a null amount.
+    minutes = answer(data, ZURICH, "2026-04-08T11:30:00", blocks=("minutely",))["minutely"]
+    last = calendar.timegm((2026, 4, 8, 12, 0, 0))
+    known = [m for m in minutes["data"] if m["time"] <= last]
+    unknown = [m for m in minutes["data"] if m["time"] > last]
+    assert (len(minutes["data"]), len(known)) == (61, 31)
+    assert all(m["precipitation"] == 0.0 and m["precipitationType"] == "none" for m in known)
+    assert all(m["precipitation"] is None and m["precipitationProbability"] is None
+               and m["precipitationType"] is None for m in unknown)
