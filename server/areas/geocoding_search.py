@@ -245,8 +245,13 @@ def likely_typos(index: GeocodingIndex, hits: Hits, before: int, key: str,
 
 def begins_own_name(index: GeocodingIndex, key: str, where: Filter) -> bool:
     """True when `key` is the first word or words of an own name of a place in `where`."""
-    positions = np.arange(*prefix_range(index, (key + " ").encode()[:G.KEY_BYTES]))
-    rows = np.asarray(index.key_row[positions[index.key_rank[positions] < index.size]])
+    words = key + " "
+    positions = np.arange(*prefix_range(index, words.encode()[:G.KEY_BYTES]))
+    positions = positions[index.key_rank[positions] < index.size]
+    if len(words.encode()) > G.KEY_BYTES:   # truncated: the full keys tell
+        positions = positions[[index.keys_full[int(p)].as_py().startswith(words)
+                               for p in positions]]
+    rows = np.asarray(index.key_row[positions])
     return bool(where.mask(index, rows).any())
 
 
