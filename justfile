@@ -16,16 +16,22 @@ build *ARGS:
 serve *ARGS:
     #!/usr/bin/env bash
     set -euo pipefail
-    if [ ! -e build/current ]; then {{py}} -m pipeline build; fi
+    # The build directory the server will read (--build DIR or --build=DIR), build/ by default.
+    out=build; take=
+    for arg in {{ARGS}}; do
+        if [ -n "$take" ]; then out=$arg; take=; fi
+        case $arg in --build) take=1 ;; --build=*) out=${arg#--build=} ;; esac
+    done
+    if [ "$out" = build ] && [ ! -e build/current ]; then {{py}} -m pipeline build; fi
     if [ ! -f "{{keys}}" ]; then
         key=$({{py}} -m server keys add demo --keys-file "{{keys}}" | tail -n 1)
         echo "A demo API key was created (only its hash is stored in {{keys}}); it is shown once:"
         echo "    $key"
-        echo "Use it as:  curl -H 'X-API-Key: $key' 'http://127.0.0.1:8080/forecast/47.37,8.54'"
-        echo "Geocoding needs no key:  curl 'http://127.0.0.1:8080/geocoding/lookup?q=zurich'"
+        echo "Use it as:  curl -H 'X-API-Key: $key' 'http://127.0.0.1:${WEATHERAPI_PORT:-8080}/forecast/47.37,8.54'"
+        echo "Geocoding needs no key:  curl 'http://127.0.0.1:${WEATHERAPI_PORT:-8080}/geocoding/lookup?q=zurich'"
         echo "More keys:  {{py}} -m server keys add NAME --keys-file {{keys}} [--rate-limit N]"
     fi
-    {{py}} -m server.areas.forecast_compile build   # numba's cache: no server start waits for the compiler
+    {{py}} -m server.areas.forecast_compile "$out"   # numba's cache: no server start waits for the compiler
     exec {{py}} -m server --keys-file "{{keys}}" --port "${WEATHERAPI_PORT:-8080}" {{ARGS}}
 
 # Run the whole test suite
