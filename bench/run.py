@@ -371,6 +371,37 @@ def run_areas(args, ctx: Context, load, report: dict, modules: dict[str, ModuleT
                 report["areas"][area]["heavy"] = heavy
 
 
+def run_meta(args, started: dt.datetime, build_dir: Path, ctx, modules: dict, skipped: dict,
+             load) -> dict:
+    """What the run measured and with what: the report's "meta"."""
+    return {
+        "started": started.isoformat(timespec="seconds"), "commit": git_commit(),
+        "python": platform.python_version(), "cpus": os.cpu_count(),
+        "platform": platform.platform(), "build_dir": str(build_dir),
+        "version": ctx.version_dir.name, "areas": list(modules), "skipped_areas": skipped,
+        "loadgen": load.name, "loadgen_version": load.version,
+        "connections": args.connections, "threads": args.threads,
+        "duration_s": args.duration, "duration_w2_s": args.duration_w2,
+        "warmup_s": args.warmup, "heavy": args.heavy,
+        "rate_limit_env": f"WEATHERAPI_RATE_LIMIT_PER_MINUTE={RATE_LIMIT}",
+    }
+
+
+def finish_report(args, report: dict, modules: dict) -> None:
+    """Judge the targets, print the figures and write the JSON."""
+    report["targets"] = all_targets(report, modules)
+    collect_warnings(report)
+    print_figures(report)
+    for module in modules.values():
+        call_hook(report, module, "print_section", report)
+    print_targets(report)
+    print(f"\ntotal {report['meta']['total_s']:.0f} s "
+          f"(of which build {report['build']['wall_s'] if report['build'] else 0:.0f} s)")
+    args.json.parent.mkdir(parents=True, exist_ok=True)
+    args.json.write_text(json.dumps(report, indent=2, ensure_ascii=False) + "\n")
+    print(f"figures written to {args.json}")
+
+
 def main(argv: list[str] | None = None) -> int:
     """Measure, print, write the JSON; the exit status says whether the run was sound."""
     args = parse_args(argv)
@@ -394,17 +425,7 @@ def main(argv: list[str] | None = None) -> int:
         for area, why in skipped.items():
             print(f"{area}: skipped ({why})", flush=True)
         load = load_generator(args, workdir, report)
-        report["meta"] = {
-            "started": started.isoformat(timespec="seconds"), "commit": git_commit(),
-            "python": platform.python_version(), "cpus": os.cpu_count(),
-            "platform": platform.platform(), "build_dir": str(build_dir),
-            "version": ctx.version_dir.name, "areas": list(modules), "skipped_areas": skipped,
-            "loadgen": load.name, "loadgen_version": load.version,
-            "connections": args.connections, "threads": args.threads,
-            "duration_s": args.duration, "duration_w2_s": args.duration_w2,
-            "warmup_s": args.warmup, "heavy": args.heavy,
-            "rate_limit_env": f"WEATHERAPI_RATE_LIMIT_PER_MINUTE={RATE_LIMIT}",
-        }
+        report["meta"] = run_meta(args, started, build_dir, ctx, modules, skipped, load)
         warm_compiled_code(report, build_dir)
         run_areas(args, ctx, load, report, modules)
         end_version = current_version(build_dir)
@@ -413,18 +434,8 @@ def main(argv: list[str] | None = None) -> int:
                                       f"({ctx.version_dir.name} -> "
                                       f"{end_version and end_version.name}); the server "
                                       "hot-reloaded, figures may be disturbed")
-        report["targets"] = all_targets(report, modules)
-        collect_warnings(report)
         report["meta"]["total_s"] = round(now_s() - t_all, 1)
-        print_figures(report)
-        for module in modules.values():
-            call_hook(report, module, "print_section", report)
-        print_targets(report)
-        print(f"\ntotal {report['meta']['total_s']:.0f} s "
-              f"(of which build {report['build']['wall_s'] if report['build'] else 0:.0f} s)")
-        args.json.parent.mkdir(parents=True, exist_ok=True)
-        args.json.write_text(json.dumps(report, indent=2, ensure_ascii=False) + "\n")
-        print(f"figures written to {args.json}")
+        finish_report(args, report, modules)
     finally:
         failed = bool(report["errors"]) or "targets" not in report
         if report["build"] is not None and args.keep_build:
