@@ -8,6 +8,7 @@ import importlib.metadata
 import ipaddress
 import logging
 import math
+import re
 import secrets
 import time
 from dataclasses import dataclass
@@ -39,6 +40,7 @@ try:
 except importlib.metadata.PackageNotFoundError:  # running from a source tree without install
     API_VERSION = "0.0.0"
 GZIP_MIN_BYTES = 1024
+QVALUE = re.compile(r"0(\.[0-9]{0,3})?|1(\.0{0,3})?")   # RFC 9110 12.4.2
 CORS = {
     "Access-Control-Allow-Origin": "*",
     "Access-Control-Expose-Headers": "ETag, X-Data-Version, X-API-Version, X-Request-Id, RateLimit-Limit, "
@@ -181,19 +183,31 @@ def _etag(version: str, request: web.Request, period: int | None = None,
     return f'W/"{digest.hexdigest()}"'
 
 
+def _weights(accept_encoding: str) -> dict[str, float]:
+    """Accept-Encoding as {coding: weight} (RFC 9110 12.5.3); see _accepts_gzip."""
+    weights: dict[str, float] = {}
+    for element in accept_encoding.split(","):
+        coding, *params = element.split(";")
+        weight = 1.0
+        for param in params:    # other parameters than q are not for us: ignored
+            name, _, value = param.partition("=")
+            if name.strip().lower() == "q":
+                value = value.strip()
+                # Not a qvalue (1.5, abc): taken as a refusal, as identity is always safe.
+                weight = float(value) if QVALUE.fullmatch(value) else 0.0
+        coding = coding.strip().lower()
+        if coding:              # the first entry of a coding counts; x-gzip is gzip (8.4.1.3)
+            weights.setdefault("gzip" if coding == "x-gzip" else coding, weight)
+    return weights
+
+
 def _accepts_gzip(accept_encoding: str) -> bool:
-    """True when Accept-Encoding allows gzip: its own entry decides, else that of * (RFC 9110
-    12.5.3); q=0 refuses."""
-    allowed: dict[str, bool] = {}
-    for part in accept_encoding.lower().split(","):
-        name, _, params = part.partition(";")
-        name, q = name.strip(), params.strip().removeprefix("q=")
-        if name in ("gzip", "*"):
-            try:
-                allowed.setdefault(name, not params.strip() or float(q) > 0)
-            except ValueError:
-                allowed.setdefault(name, False)
-    return allowed.get("gzip", allowed.get("*", False))
+    """True when Accept-Encoding allows gzip (RFC 9110 12.5.3): gzip's own entry decides, else
+    that of *; q=0 refuses; an identity listed with a higher weight is preferred. Codings and
+    the parameter name q are case-insensitive, other parameters ignored."""
+    weights = _weights(accept_encoding)
+    gzip = weights.get("gzip", weights.get("*", 0.0))
+    return gzip > 0 and gzip >= weights.get("identity", 0.0)
 
 
 @web.middleware

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import errno
 import fcntl
+import itertools
 import os
 import stat
 import tempfile
@@ -134,6 +135,16 @@ def read_trusted(path: Path, secret: bool = True) -> tuple[str, Stamp]:
         raise FileRefusedError(f"{path} is not UTF-8 text (byte {exc.start})") from None
 
 
+def make_private_dirs(directory: Path) -> None:
+    """Make `directory` and each missing parent of it mode 0700: Path.mkdir(parents=True)
+    gives the parents the umask's mode, so others could list a private file's directories."""
+    missing = list(itertools.takewhile(lambda d: not d.exists(), directory.parents))
+    # `directory` itself always: mkdir names it when it is a file. exist_ok: a concurrent
+    # writer may have made one first.
+    for made in (*reversed(missing), directory):
+        made.mkdir(mode=0o700, exist_ok=True)
+
+
 @contextmanager
 def locked(path: Path) -> Iterator[None]:
     """Hold an exclusive flock on `path`'s lock file, .NAME.lock beside it (made mode 0600 and
@@ -142,7 +153,7 @@ def locked(path: Path) -> Iterator[None]:
     swaps for a new inode. O_NOFOLLOW, and a lock file that is not this user's regular file is
     refused: a planted one must not make us create or open a file elsewhere."""
     lock = path.parent / f".{path.name}.lock"
-    path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
+    make_private_dirs(path.parent)
     flags = os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC | os.O_NONBLOCK
     try:
         fd = os.open(lock, flags, 0o600)
@@ -167,7 +178,7 @@ def write_private(path: Path, text: str, replace: bool = True) -> None:
     mode 0600) beside `path`, then move it into place: os.replace, or os.link when `replace`
     is False so that the first of several concurrent creators wins. A predictable temporary
     name could be a planted symlink that the write would follow."""
-    path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
+    make_private_dirs(path.parent)
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
     try:
         with os.fdopen(fd, "w", encoding="utf-8") as handle:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import os
 import time
 from concurrent.futures import Executor
 from dataclasses import dataclass, field
@@ -63,6 +64,8 @@ class Store:
         self.retry_s = retry_s
         self.loaded = False
         self.attempted = 0.0  # monotonic time of the last load
+        self.said: str | None = None            # the last "serving" line
+        self.manifest_fault: str | None = None  # the manifest failure last said
         self.snapshot = Snapshot(None, None, {a: AreaState("loading") for a in contract.AREAS})
 
     def area(self, name: str) -> AreaState:
@@ -82,7 +85,7 @@ class Store:
 
     async def refresh(self, executor: Executor | None = None) -> bool:
         """Load the published version if it changed; True when a new snapshot was installed."""
-        target = contract.current_version_dir(self.build_dir)
+        target = self._published()
         if self.loaded and target == self.snapshot.version_dir and not self._retry_due():
             return False
         self.attempted = time.monotonic()
@@ -91,8 +94,19 @@ class Store:
         self.snapshot = snapshot
         self.loaded = True
         states = ", ".join(f"{a}={s.state}" for a, s in snapshot.areas.items())
-        log.info("serving %s (%s)", snapshot.build_id or "no build", states)
+        said, self.said = self.said, f"serving {snapshot.build_id or 'no build'} ({states})"
+        # A retry that changed nothing is no news: it would be a line every retry_s.
+        log.log(logging.DEBUG if self.said == said else logging.INFO, "%s", self.said)
         return True
+
+    def _published(self) -> Path | None:
+        """The published version directory; one whose manifest cannot even be looked up (a
+        version directory the server may not search: EACCES) is returned for load() to say
+        so in one line, not left to raise a traceback at every reload."""
+        try:
+            return contract.current_version_dir(self.build_dir)
+        except OSError:
+            return Path(os.path.realpath(self.build_dir / contract.CURRENT))
 
     def _retry_due(self) -> bool:
         """True when an area failed to load and retry_s have passed since the last try: a
@@ -110,12 +124,22 @@ class Store:
         try:
             manifest = _checked(contract.read_manifest(target))
         except (OSError, ValueError) as exc:
-            log.error("cannot read manifest of %s: %s", target.name, exc)
+            self._manifest_failed(target / contract.MANIFEST, exc)
             return Snapshot(target, target.name, {
                 a: self._failed(a, "manifest unreadable or of an unsupported schema version")
                 for a in contract.AREAS})
+        self.manifest_fault = None
         areas = {a: self._load_area(a, target, manifest["areas"].get(a)) for a in contract.AREAS}
         return Snapshot(target, manifest.get("build_id"), areas)
+
+    def _manifest_failed(self, path: Path, exc: Exception) -> None:
+        """Say why the manifest `path` is unusable: one ERROR line per distinct fault, since
+        every retry_s the same fault would be said again (repeats go to DEBUG)."""
+        problem = exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc)
+        fault = f"cannot read the manifest {path}: {problem}"
+        repeated, self.manifest_fault = fault == self.manifest_fault, fault
+        log.log(logging.DEBUG if repeated else logging.ERROR, "%s; tried again every %g s",
+                fault, self.retry_s)
 
     def _unpublished(self) -> Snapshot:
         """`current` no longer leads to a version (removed, dangling, a manifest gone) after

@@ -1,12 +1,14 @@
-"""HTTP edge cases on a small real geocoding build: malformed escapes, and errors of
-operations that are not for browsers."""
+"""HTTP edge cases on a small real geocoding build: malformed escapes, errors of operations
+that are not for browsers, and Accept-Encoding as RFC 9110 writes it."""
 
 from __future__ import annotations
 
+import gzip
 import http.client
 
 import pytest
 
+from server.http import _accepts_gzip
 from tests.server.test_lifecycle import build, make_datasets
 from tests.support.procs import Server, get
 
@@ -58,3 +60,32 @@ def test_a_refused_token_post_carries_no_cors_header(small):
     assert "Access-Control-Allow-Origin" not in not_allowed.headers
     keyless = get(small.url + "/forecast/1,2")
     assert keyless.status == 403 and keyless.headers["Access-Control-Allow-Origin"] == "*"
+
+
+@pytest.mark.parametrize("header, gzipped", [
+    ("gzip", True), ("GZip", True), ("x-gzip", True), ("", False), ("deflate, br", False),
+    # parameters other than q are ignored, wherever they are; q is case-insensitive
+    ("gzip;foo=1", True), ("gzip ; foo=1 ; q=0.5", True), ("gzip;foo", True),
+    ("gzip;q=0", False), ("gzip;foo=1;q=0", False), ("gzip;Q=0", False),
+    # a qvalue is 0 to 1 with up to 3 decimals; anything else refuses the coding
+    ("gzip;q=0.001", True), ("gzip;q=1.000", True), ("gzip;q=1", True), ("gzip;q=1.", True),
+    ("gzip;q=0.", False), ("gzip;q=0.000", False), ("gzip;q=1.5", False), ("gzip;q=0.0001", False),
+    ("gzip;q=-1", False), ("gzip;q=abc", False), ("gzip;q=", False),
+    # gzip's own entry decides over *, whatever the order; the first entry of a coding counts
+    ("*", True), ("*;q=0", False), ("*;q=0, gzip", True), ("gzip, *;q=0", True),
+    ("*, gzip;q=0", False), ("gzip;q=0.5, gzip;q=0", True), (" , ,gzip ,", True),
+    # identity is preferred only when weighed above gzip; refusing it leaves gzip as it was
+    ("identity", False), ("identity, gzip;q=0.5", False), ("gzip;q=0.5, identity;q=0.5", True),
+    ("identity;q=0.2, gzip;q=0.8", True), ("identity;q=0, *", True), ("br, gzip;q=0.1", True),
+])
+def test_accept_encoding_is_read_as_rfc_9110_writes_it(header, gzipped):
+    assert _accepts_gzip(header) is gzipped
+
+
+def test_gzip_with_a_parameter_other_than_q_is_accepted(small):
+    url = small.url + "/geocoding/reverse?lat=47.37&lon=8.54&limit=50"
+    plain = get(url, {"Accept-Encoding": "identity"})
+    assert plain.status == 200 and len(plain.body) > 1024 and plain.headers["Vary"]
+    zipped = get(url, {"Accept-Encoding": "gzip;foo=1"})
+    assert zipped.headers["Content-Encoding"] == "gzip"
+    assert gzip.decompress(zipped.body) == plain.body

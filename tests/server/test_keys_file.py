@@ -9,6 +9,7 @@ import errno
 import logging
 import os
 import re
+import stat
 import subprocess
 import sys
 import time
@@ -18,7 +19,7 @@ import pytest
 
 from server.__main__ import _keys_file_usable
 from server.config import Config
-from server.keys import KeyStore
+from server.keys import KeyStore, load_keys
 from server.keys import add_key as add_key_in_process
 from server.private_file import FileRefusedError, Followed
 from tests.support.procs import ROOT, Server, add_key, get
@@ -315,6 +316,19 @@ def test_keys_add_refuses_a_directory_everyone_may_write(tmp_path):
     assert result.stderr == (f"error: {shared / 'keys.json'} is in {shared}, which everyone "
                              f"may write (mode 777); run chmod o-w {shared}\n")
     assert not (shared / "keys.json").exists()
+
+
+def test_keys_add_makes_missing_directories_private_and_keeps_the_file_private(tmp_path):
+    # With the common umask 022, directories made with the default mode are listable by all.
+    path = tmp_path / "etc" / "weather" / "keys.json"
+    for name in ("alice", "bob"):
+        subprocess.run([sys.executable, "-m", "server", "keys", "add", name, "--keys-file",
+                        str(path)], cwd=ROOT, capture_output=True, check=True, timeout=60,
+                       umask=0o022)
+        modes = {p.name: oct(stat.S_IMODE(p.stat().st_mode))
+                 for p in (tmp_path / "etc", path.parent, path)}
+        assert modes == {"etc": "0o700", "weather": "0o700", "keys.json": "0o600"}, name
+    assert [k.name for k in load_keys(path)] == ["alice", "bob"]
 
 
 def test_a_worker_starts_on_a_keys_file_broken_after_the_start_up_check(tmp_path, caplog):

@@ -65,6 +65,50 @@ def test_a_manifest_of_the_wrong_shape_is_one_error_and_not_ready(tmp_path):
         assert srv.log_lines("reloading the build failed") == []    # no traceback per tick
 
 
+def write_only_kernel_file() -> Path:
+    """A file that even root may not open for reading: a bus's `uevent` in sysfs is write-only,
+    and the kernel refuses to read it whatever the capabilities (chmod 000 stops no root)."""
+    for candidate in sorted(Path("/sys/bus").glob("*/uevent")):
+        try:
+            candidate.open("rb").close()
+        except PermissionError:
+            return candidate
+        except OSError:
+            continue
+    pytest.skip("no write-only sysfs file (/sys/bus/*/uevent) to stand for a manifest that "
+                "cannot be read: sysfs is not mounted here")
+
+
+@pytest.mark.parametrize("fault", ["read refused", "lookup fails"])
+def test_an_unreadable_manifest_is_one_error_line_and_503(tmp_path, fault):
+    out = tmp_path / "build"
+    build(make_datasets(tmp_path / "a"), out)
+    manifest = out / "current" / "manifest.json"
+    good = manifest.read_bytes()
+    manifest.unlink()
+    if fault == "read refused":     # as chmod 000 does for a server that is not root
+        manifest.symlink_to(write_only_kernel_file())
+        problem = "Permission denied"
+    else:   # its stat fails, not for want of the file (as in a directory without search
+        manifest.symlink_to("x" * 300)      # permission, EACCES; this one fails for root too)
+        problem = "File name too long"
+    with Server(out, None, WEATHERAPI_LOAD_RETRY_S="0.2", WEATHERAPI_LOG_LEVEL="DEBUG") as srv:
+        body = srv.wait_ready(status=503)
+        assert body["state"] == "degraded" and body["areas"]["geocoding"]["state"] == "failed"
+        reply = get(srv.url + "/geocoding/countries/CH")
+        assert reply.status == 503 and reply.headers["Retry-After"] == "1"
+        assert reply.headers["Content-Type"].startswith("application/problem+json")
+        assert "manifest" not in reply.body.decode()
+        path = (out / "current").resolve() / "manifest.json"
+        said = srv.wait_log(str(path), count=4)     # the first try and three retries
+        assert all(problem in line for line in said), said
+        assert [" ERROR " in line for line in said] == [True] + [False] * (len(said) - 1), said
+        manifest.unlink()
+        manifest.write_bytes(good)
+        assert srv.wait_ready()["areas"]["geocoding"]["state"] == "loaded"
+    assert "Traceback" not in srv.log and "reloading the build failed" not in srv.log
+    assert len([line for line in srv.log.splitlines() if " ERROR " in line]) == 1, srv.log
+
 
 def test_a_503_says_to_retry_soon_while_loading_and_later_when_absent(tmp_path):
     # A starting server loads its areas in about a second; a missing area waits for a build.
