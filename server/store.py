@@ -66,6 +66,7 @@ class Store:
         self.attempted = 0.0  # monotonic time of the last load
         self.said: str | None = None            # the last "serving" line
         self.manifest_fault: str | None = None  # the manifest failure last said
+        self.area_faults: dict[str, str] = {}    # per area, the load failure last said
         self.snapshot = Snapshot(None, None, {a: AreaState("loading") for a in contract.AREAS})
 
     def area(self, name: str) -> AreaState:
@@ -166,10 +167,18 @@ class Store:
         if loader is None:
             return AreaState("absent", version, error="not served by this server version")
         try:
-            return AreaState("loaded", version, loader(target, entry))
+            state = AreaState("loaded", version, loader(target, entry))
         except Exception as exc:  # any broken artifact must only take its own area down
-            log.exception("loading %s from %s failed", area, target.name)
+            # The traceback once per distinct fault: a retry every retry_s says nothing new.
+            fault = f"loading {area} from {target.name} failed: {type(exc).__name__}: {exc}"
+            if self.area_faults.get(area) == fault:
+                log.debug("%s (again)", fault)
+            else:
+                self.area_faults[area] = fault
+                log.exception("%s; tried again every %g s", fault, self.retry_s)
             return self._failed(area, f"{type(exc).__name__} while loading {version}")
+        self.area_faults.pop(area, None)
+        return state
 
     def _failed(self, area: str, error: str) -> AreaState:
         previous = self.snapshot.areas.get(area)

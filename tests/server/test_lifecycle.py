@@ -119,11 +119,14 @@ def test_an_area_that_failed_to_load_is_tried_again(tmp_path):
     places = out / "current" / "geocoding" / "index" / "places.arrow"
     good = places.read_bytes()
     places.write_bytes(good[:100])
-    with Server(out, None, WEATHERAPI_LOAD_RETRY_S="0.3") as srv:
+    with Server(out, None, WEATHERAPI_LOAD_RETRY_S="0.3", WEATHERAPI_LOG_LEVEL="DEBUG") as srv:
         assert srv.wait_ready(status=503)["areas"]["geocoding"]["state"] == "failed"
+        srv.wait_log("loading geocoding from", count=3)    # the first try and two retries
         places.write_bytes(good)  # repaired in place: no new version is published
         assert srv.wait_ready()["areas"]["geocoding"]["state"] == "loaded"
         assert get(srv.url + "/geocoding/lookup?q=zurich").status == 200
+    # The traceback is logged once, the same fault tried again in one debug line each time.
+    assert srv.log.count("Traceback") == 1, srv.log
 
 
 def test_unsupported_schema_version_is_503(tmp_path):
