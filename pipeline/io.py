@@ -149,6 +149,13 @@ def write_arrow(table: pa.Table, path: Path) -> None:
                               compression="uncompressed", chunksize=max(table.num_rows, 1))
 
 
+def write_bytes(data: bytes, path: Path) -> None:
+    """Write a file holding `data` (a failed write names it, as Path.write_bytes does not)."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with naming(path):
+        path.write_bytes(data)
+
+
 def write_npy(array: np.ndarray, path: Path) -> None:
     """Write a .npy file (memory-mappable with numpy.load(mmap_mode='r'))."""
     path.parent.mkdir(parents=True, exist_ok=True)
