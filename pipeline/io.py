@@ -10,6 +10,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Iterator
 
+import duckdb
 import netCDF4
 import numpy as np
 import polars as pl
@@ -31,8 +32,10 @@ class InputError(Exception):
 
 
 # What a library raises for a failed write (a full disk, a file size limit) instead of an
-# OSError. netCDF4: its RuntimeError, which from HDF5 says only "NetCDF: HDF error".
+# OSError. netCDF4: its RuntimeError, which from HDF5 says only "NetCDF: HDF error". DuckDB: an
+# IOException, or an OutOfMemoryException when a spill does not fit on the disk.
 NETCDF_WRITE_ERRORS = (RuntimeError,)
+DUCKDB_WRITE_ERRORS = (duckdb.IOException, duckdb.OutOfMemoryException)
 
 
 @contextmanager
@@ -92,8 +95,9 @@ def _write_problem(exc: Exception, path: Path | str) -> str:
     """What went wrong writing `path`, for one line."""
     if isinstance(exc, OSError) and exc.errno:
         return os.strerror(exc.errno)
-    # numpy's tofile says only "N requested and M written", HDF5 "HDF error": add the free
-    # space, which tells whether the disk was full.
+    # numpy's tofile says only "N requested and M written", HDF5 "HDF error", DuckDB "failed to
+    # offload data block" (of several lines): add the free space, which tells whether the disk
+    # was full.
     problem = (str(exc).splitlines() or [type(exc).__name__])[0].rstrip(".")
     try:
         stats = os.statvfs(Path(path).parent)
