@@ -10,6 +10,8 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Iterator
 
+import duckdb
+import netCDF4
 import numpy as np
 import polars as pl
 import pyarrow as pa
@@ -29,9 +31,18 @@ class InputError(Exception):
         self.problem = problem
 
 
+# What a library raises for a failed write (a full disk, a file size limit) instead of an
+# OSError. netCDF4: its RuntimeError, which from HDF5 says only "NetCDF: HDF error". DuckDB: an
+# IOException, or an OutOfMemoryException when a spill does not fit on the disk.
+NETCDF_WRITE_ERRORS = (RuntimeError,)
+DUCKDB_WRITE_ERRORS = (duckdb.IOException, duckdb.OutOfMemoryException)
+
+
 @contextmanager
-def naming(path: Path | str) -> Iterator[None]:
-    """Give an OSError raised while writing `path` that file's name if it has none."""
+def naming(path: Path | str, library_errors: tuple[type[Exception], ...] = ()
+           ) -> Iterator[None]:
+    """Give an OSError raised while writing `path` that file's name if it has none; an error of
+    exactly a type in `library_errors` becomes such an OSError."""
     # A failed write() (a full disk) names no file, and the build's failure message must.
     try:
         yield
@@ -39,19 +50,60 @@ def naming(path: Path | str) -> Iterator[None]:
         if exc.filename is not None:
             raise
         raise OSError(exc.errno, _write_problem(exc, path), str(path)) from exc
+    except library_errors as exc:
+        if type(exc) not in library_errors:
+            raise   # a subclass is no failed write (NotImplementedError is a RuntimeError)
+        raise OSError(None, _write_problem(exc, path), str(path)) from exc
 
 
-def _write_problem(exc: OSError, path: Path | str) -> str:
+@contextmanager
+def netcdf_writer(path: Path, file_format: str) -> Iterator[netCDF4.Dataset]:
+    """A new NetCDF file open for writing, closed at the end; a failed write or close names it.
+
+    Of several files written at once, each one's writes must be in naming(its path,
+    NETCDF_WRITE_ERRORS): every open writer sees an error raised in its block.
+    """
+    with naming(path, NETCDF_WRITE_ERRORS):
+        ds = netCDF4.Dataset(path, "w", format=file_format)
+        try:
+            yield ds
+        except BaseException as exc:
+            try:
+                _close_netcdf(ds)
+            except RuntimeError as closing:
+                # A NetCDF3 write on a full disk fails with "Operation not allowed in define
+                # mode"; only the close says why. Any other error came first: it is raised.
+                if type(exc) is RuntimeError:
+                    raise closing from exc
+            raise
+        _close_netcdf(ds)
+
+
+def _close_netcdf(ds: netCDF4.Dataset) -> None:
+    """ds.close(), not tried again when `ds` is freed if it fails."""
+    try:
+        ds.close()
+    except RuntimeError:
+        # A failed close of a NetCDF3 file frees the library's state of it, and a second close
+        # (netCDF4's when freeing `ds`) crashes. The flag is set through its descriptor:
+        # Dataset's own setattr would write a NetCDF attribute.
+        netCDF4.Dataset._isopen.__set__(ds, 0)
+        raise
+
+
+def _write_problem(exc: Exception, path: Path | str) -> str:
     """What went wrong writing `path`, for one line."""
-    if exc.errno:
+    if isinstance(exc, OSError) and exc.errno:
         return os.strerror(exc.errno)
-    # numpy's tofile says only "N requested and M written": add the free space, which tells
-    # whether the disk was full.
+    # numpy's tofile says only "N requested and M written", HDF5 "HDF error", DuckDB "failed to
+    # offload data block" (of several lines): add the free space, which tells whether the disk
+    # was full.
+    problem = (str(exc).splitlines() or [type(exc).__name__])[0].rstrip(".")
     try:
         stats = os.statvfs(Path(path).parent)
     except OSError:
-        return str(exc)
-    return f"{exc}; {stats.f_bavail * stats.f_frsize} bytes free on its file system"
+        return problem
+    return f"{problem}; {stats.f_bavail * stats.f_frsize} bytes free on its file system"
 
 
 _PARQUET_OPTIONS = dict(compression="zstd", compression_level=3, use_dictionary=True,
@@ -99,6 +151,13 @@ def write_arrow(table: pa.Table, path: Path) -> None:
     with naming(path):
         feather.write_feather(table.replace_schema_metadata(None), str(path),
                               compression="uncompressed", chunksize=max(table.num_rows, 1))
+
+
+def write_bytes(data: bytes, path: Path) -> None:
+    """Write a file holding `data` (a failed write names it, as Path.write_bytes does not)."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with naming(path):
+        path.write_bytes(data)
 
 
 def write_npy(array: np.ndarray, path: Path) -> None:

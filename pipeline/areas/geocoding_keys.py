@@ -30,7 +30,8 @@ import pyarrow.compute as pc
 
 import contract
 from contract import Geocoding as G
-from pipeline.io import NpyWriter, fixed_width_bytes, write_arrow, write_npy
+from pipeline.io import (DUCKDB_WRITE_ERRORS, NpyWriter, fixed_width_bytes, naming, write_arrow,
+                         write_npy)
 
 log = logging.getLogger("pipeline.geocoding")
 DUCKDB_MEMORY = "512MB"
@@ -64,10 +65,13 @@ def write(version: Path, places: pl.DataFrame, names: pl.DataFrame) -> None:
                                      "preserve_insertion_order": False,
                                      "disabled_optimizers": "join_filter_pushdown"})
         try:
-            con.register("place_names", place_names)
-            con.register("other_names", other_names)
-            _normalise_names(con)
-            written = _write_sorted_keys(version, con)
+            # A failed spill names the spill directory (and the free space, counted before
+            # closing deletes the spill).
+            with naming(spill, DUCKDB_WRITE_ERRORS):
+                con.register("place_names", place_names)
+                con.register("other_names", other_names)
+                _normalise_names(con)
+                written = _write_sorted_keys(version, con)
         finally:
             con.close()
     unique = _write_key_strings(version, *written)

@@ -18,7 +18,7 @@ import orjson
 import pyarrow as pa
 
 from contract import Webcams as W
-from pipeline.io import write_arrow, write_npy
+from pipeline.io import write_arrow, write_bytes, write_npy
 
 FILES = [W.CLUSTER_ROWS, W.CELLS, W.CELL_ZOOM_OFFSETS, W.CELL_JSON, W.CELL_JSON_OFFSETS]
 FINEST = W.ZOOM_MAX + W.CELL_LEVEL_OFFSET          # grid level of the finest cells (20)
@@ -99,5 +99,5 @@ def _write_json(version: Path, cells: dict[str, np.ndarray]) -> None:
         cells["latitude"].tolist(), cells["longitude"].tolist(), cells["count"].tolist())]
     offsets = np.zeros(len(blobs) + 1, dtype=np.int64)
     np.cumsum([len(b) for b in blobs], out=offsets[1:])
-    (version / W.CELL_JSON).write_bytes(b"".join(blobs))
+    write_bytes(b"".join(blobs), version / W.CELL_JSON)
     write_npy(offsets, version / W.CELL_JSON_OFFSETS)

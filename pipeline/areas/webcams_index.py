@@ -9,7 +9,7 @@ import orjson
 import polars as pl
 
 from contract import Webcams as W
-from pipeline.io import fixed_width_bytes, write_arrow, write_npy
+from pipeline.io import fixed_width_bytes, write_arrow, write_bytes, write_npy
 
 FILES = [W.CAMS_ARROW, W.CAM_JSON, W.CAM_JSON_OFFSETS, W.ORDER_DESC, W.ORDER_ASC,
          W.ROW_COUNTRY, W.ROW_LOCATION, W.COUNTRY_CODES, W.LOCATION_IDS]
@@ -59,5 +59,5 @@ def _write_json(version: Path, served: pl.DataFrame) -> None:
         blobs.append(orjson.dumps(row)[:-1])
     offsets = np.zeros(len(blobs) + 1, dtype=np.int64)
     np.cumsum([len(b) for b in blobs], out=offsets[1:])
-    (version / W.CAM_JSON).write_bytes(b"".join(blobs))
+    write_bytes(b"".join(blobs), version / W.CAM_JSON)
     write_npy(offsets, version / W.CAM_JSON_OFFSETS)

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import hashlib
 import logging
+import os
 import shutil
 from dataclasses import dataclass
 from pathlib import Path
@@ -19,7 +20,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from contract import Webcams as W
-from pipeline.io import NpyWriter, write_arrow, write_npy
+from pipeline.io import NpyWriter, naming, write_arrow, write_npy
 from pipeline.science.localtime import local_seconds, noon_picks, offset_steps
 from pipeline.sources.webcams_normalised import FILE, SnapshotSeries
 
@@ -57,11 +58,10 @@ def write(version: Path, series: SnapshotSeries, public_ids: pl.Series,
     daily = _Daily(version, series.span, timezones.to_list())
     id_dictionary = pa.array(public_ids.to_list(), pa.string())
     refs = pa.array(series.images.sort("image_id")["ref"].to_list(), pa.string())
-    parquet = pq.ParquetWriter(
-        version / W.SNAPSHOTS, SNAPSHOT_SCHEMA, compression="zstd", compression_level=3,
-        use_dictionary=["public_id", "image"], write_statistics=True,
-        column_encoding={"captured_at": "DELTA_BINARY_PACKED"})
-    try:
+    with naming(version / W.SNAPSHOTS), pq.ParquetWriter(
+            version / W.SNAPSHOTS, SNAPSHOT_SCHEMA, compression="zstd", compression_level=3,
+            use_dictionary=["public_id", "image"], write_statistics=True,
+            column_encoding={"captured_at": "DELTA_BINARY_PACKED"}) as parquet:
         for a in range(0, n, BLOCK_ROWS):
             b = min(n, a + BLOCK_ROWS)
             times, image_ids = series.block(a, b)
@@ -77,8 +77,6 @@ def write(version: Path, series: SnapshotSeries, public_ids: pl.Series,
             daily.add(a, times, offsets[a:b + 1] - lo, lo)
             parquet.write_table(_table(a, b, times, image_ids, series.counts, id_dictionary,
                                        refs), row_group_size=PARQUET_ROW_GROUP)
-    finally:
-        parquet.close()
     for out in (times_out, images_out):
         if out is not None:
             out.flush()
@@ -102,7 +100,13 @@ def _open(path: Path, dtype, length: int) -> np.ndarray:
     if length == 0:
         write_npy(np.zeros(0, dtype=dtype), path)
         return np.zeros(0, dtype=dtype)
-    return np.lib.format.open_memmap(path, mode="w+", dtype=dtype, shape=(length,))
+    with naming(path):
+        array = np.lib.format.open_memmap(path, mode="w+", dtype=dtype, shape=(length,))
+        # The file is sparse: on a full disk, filling the map would kill the build with a
+        # SIGBUS. Allocated now, a full disk is an OSError here.
+        with open(path, "r+b") as handle:
+            os.posix_fallocate(handle.fileno(), 0, os.fstat(handle.fileno()).st_size)
+    return array
 
 
 def _table(a: int, b: int, times: np.ndarray, image_ids: np.ndarray | None,

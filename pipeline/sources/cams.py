@@ -12,6 +12,7 @@ or dimensionless).
 from __future__ import annotations
 
 import re
+import shutil
 import zipfile
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
@@ -21,7 +22,7 @@ import numpy as np
 import xarray as xr
 
 from pipeline import grid, netcdf3
-from pipeline.io import InputError
+from pipeline.io import InputError, naming
 
 MISSING_AT_OR_BELOW = -999.0
 FORECAST, ANALYSIS = "forecast", "analysis"
@@ -168,11 +169,12 @@ def _unzip(path: Path, scratch: Path) -> list[Path]:
                     # Member names are not trusted as paths: a plain numbered name.
                     dest = target / f"{number:03d}-{Path(member).name}"
                     dest.parent.mkdir(parents=True, exist_ok=True)
-                    with archive.open(member) as src, open(dest, "wb") as dst:
-                        while block := src.read(1 << 20):
-                            dst.write(block)
+                    with archive.open(member) as src, naming(dest), open(dest, "wb") as dst:
+                        shutil.copyfileobj(src, dst, 1 << 20)
                     out.append(dest)
     except (zipfile.BadZipFile, OSError, EOFError) as exc:
+        if isinstance(exc, OSError) and Path(exc.filename or "/").is_relative_to(target):
+            raise   # writing the copy failed (a full disk): the archive is not to blame
         raise InputError(path, f"unreadable zip archive ({exc})") from None
     if not out:
         raise InputError(path, "the zip archive holds no NetCDF file")

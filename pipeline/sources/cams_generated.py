@@ -15,6 +15,7 @@ from pathlib import Path
 import netCDF4
 import numpy as np
 
+from pipeline.io import netcdf_writer
 from pipeline.sources import cams_europe, cams_global, cams_synthetic
 
 MISSING = -999.0
@@ -87,7 +88,7 @@ def write_europe_run(path: Path, run_s: int, grid: GridDef, compute=None,
              "dust": "dust_ugm3", **{k: v for k, v in cams_europe.POLLEN.items()}}
     day = stamp(run_s)
     path.parent.mkdir(parents=True, exist_ok=True)
-    with netCDF4.Dataset(path, "w", format="NETCDF3_64BIT_OFFSET") as ds:
+    with netcdf_writer(path, "NETCDF3_64BIT_OFFSET") as ds:
         for dim, size in (("longitude", len(grid.lon)), ("latitude", len(grid.lat)),
                           ("level", 1), ("time", len(leads))):
             ds.createDimension(dim, size)
@@ -161,7 +162,7 @@ def write_global_run(stem: Path, run_s: int, grid: GridDef, compute=None,
 def _global_file(path: Path, run_s: int, grid: GridDef, leads: np.ndarray, variables: dict,
                  values: dict, model_level: bool) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
-    with netCDF4.Dataset(path, "w", format="NETCDF4") as ds:
+    with netcdf_writer(path, "NETCDF4") as ds:
         dims = [("forecast_period", len(leads)), ("forecast_reference_time", 1)]
         dims += [("model_level", 1)] if model_level else []
         for dim, size in dims + [("latitude", len(grid.lat)), ("longitude", len(grid.lon))]:

@@ -16,6 +16,7 @@ import numpy as np
 from scipy import ndimage
 from scipy.spatial import ConvexHull, QhullError
 
+from pipeline.io import write_bytes
 from pipeline.sources.generated_model import Grid
 
 ALERT_HOURS = 48
@@ -64,11 +65,10 @@ class AlertCollector:
         for event, severity, name, threshold, above, wording in HAZARDS:
             hit = (self.extreme[name] >= threshold) if above else (self.extreme[name] <= threshold)
             features += self._features(event, severity, name, hit, wording, above)
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(json.dumps({
+        write_bytes((json.dumps({
             "type": "FeatureCollection",
             "title": "Generated alerts (offline default; derived from the generated run)",
-            "features": features}, indent=1, sort_keys=True) + "\n", encoding="utf-8")
+            "features": features}, indent=1, sort_keys=True) + "\n").encode(), path)
         return path
 
     def _features(self, event, severity, name, hit, wording, above) -> list[dict]:

@@ -13,6 +13,7 @@ resolution). Deterministic for a given run time and grid.
 
 from __future__ import annotations
 
+import contextlib
 import csv
 import math
 from dataclasses import dataclass
@@ -25,6 +26,7 @@ import numpy as np
 from scipy.spatial import cKDTree
 
 from pipeline.grid import one_point_poles
+from pipeline.io import NETCDF_WRITE_ERRORS, naming, netcdf_writer
 from pipeline.science.precipitation import RAIN_ALL_C, SNOW_ALL_C
 from pipeline.science.sphere import chord_of_km, unit_vectors
 
@@ -108,11 +110,13 @@ def write_run(folder: Path, run_s: int, grid: Grid, steps: np.ndarray,
         if variables is None or name in variables:
             levels.setdefault((level, value), []).append(name)
     files, handles = [], {}
-    try:
+    with contextlib.ExitStack() as stack:
         for (level, value), names in levels.items():
             suffix = f"{level}{int(value)}" if level == "heightAboveGround" else level
             path = folder / f"{prefix}.{suffix}.nc"
-            handles[(level, value)] = _create(path, run_s, grid, steps, level, value, names)
+            ds = handles[(level, value)] = stack.enter_context(netcdf_writer(path, "NETCDF4"))
+            with naming(path, NETCDF_WRITE_ERRORS):
+                _define(ds, run_s, grid, steps, level, value, names)
             files.append(path)
         weather = Weather(grid)
         bucket = _Bucket()
@@ -122,13 +126,11 @@ def write_run(folder: Path, run_s: int, grid: Grid, steps: np.ndarray,
             written = {**fields, "prate": bucket.mean(int(step), fields["prate"])}
             for (level, value), names in levels.items():
                 ds = handles[(level, value)]
-                for name in names:
-                    ds[name][k] = written[name]
+                with naming(ds.filepath(), NETCDF_WRITE_ERRORS):
+                    for name in names:
+                        ds[name][k] = written[name]
             if collect is not None:
                 collect(valid_s, fields)
-    finally:
-        for ds in handles.values():
-            ds.close()
     return files
 
 
@@ -152,9 +154,8 @@ class _Bucket:
         return (self.amount / np.float32(step_h - start)).astype(np.float32)
 
 
-def _create(path: Path, run_s: int, grid: Grid, steps: np.ndarray, level: str, value: float,
-            names: list[str]) -> netCDF4.Dataset:
-    ds = netCDF4.Dataset(path, "w", format="NETCDF4")
+def _define(ds: netCDF4.Dataset, run_s: int, grid: Grid, steps: np.ndarray, level: str,
+            value: float, names: list[str]) -> None:
     ds.setncatts(CENTRE)
     ds.createDimension("step", len(steps))
     ds.createDimension("latitude", len(grid.lat))
@@ -201,7 +202,6 @@ def _create(path: Path, run_s: int, grid: Grid, steps: np.ndarray, level: str, v
             "GRIB_longitudeOfFirstGridPointInDegrees": 0.0,
             "long_name": long_name, "units": units,
             "coordinates": f"time step {level} latitude longitude valid_time"})
-    return ds
 
 
 class Weather:

@@ -3,6 +3,7 @@ dates, missing values, levels, units, zipped deliveries and every way a file can
 
 from __future__ import annotations
 
+import resource
 import zipfile
 from pathlib import Path
 
@@ -198,6 +199,22 @@ def test_zipped_files_are_read(tmp_path):
     (tmp_path / "in" / "broken.zip").write_bytes(b"PK\x03\x04 nothing")
     with pytest.raises(InputError, match="unreadable zip"):
         scan_europe(tmp_path / "in", tmp_path)
+
+
+def test_a_zip_member_that_cannot_be_extracted_names_the_copy(tmp_path):
+    # A full disk (here a file size limit) while extracting is no fault of the archive's.
+    (tmp_path / "in").mkdir()
+    with zipfile.ZipFile(tmp_path / "in" / "delivery.zip", "w") as archive:
+        archive.write(europe(tmp_path / "a.nc"), "a.nc")
+    soft, hard = resource.getrlimit(resource.RLIMIT_FSIZE)
+    resource.setrlimit(resource.RLIMIT_FSIZE, (256, hard))
+    try:
+        with pytest.raises(OSError) as failed:
+            scan_europe(tmp_path / "in", tmp_path)
+    finally:
+        resource.setrlimit(resource.RLIMIT_FSIZE, (soft, hard))
+    assert failed.value.filename == str(tmp_path / "scratch" / "unzipped" / "delivery" / "000-a.nc")
+    assert failed.value.strerror == "File too large"
 
 
 GL_LAT = np.array([90.0, 0.0, -90.0])
