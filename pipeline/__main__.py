@@ -69,8 +69,11 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def _fail(out: Path, message: str, code: int = 1) -> int:
-    current = contract.current_version_dir(out)
-    still = f"; {current.name} is still published" if current else "; nothing is published"
+    try:
+        current = contract.current_version_dir(out)
+        still = f"; {current.name} is still published" if current else "; nothing is published"
+    except OSError:     # its manifest cannot even be looked up: the failure's message says so
+        still = "; the published version is unchanged"
     print(f"error: build failed: {message}{still}", file=sys.stderr)
     return code
 

@@ -304,3 +304,19 @@ def test_a_failure_after_the_rename_keeps_the_published_version(tmp_path):
     unpublished.mkdir()
     publish.discard(unpublished)
     assert not unpublished.exists()
+
+
+def test_a_published_manifest_that_cannot_be_looked_up_fails_in_one_line(built):
+    # Its stat fails (as in a version directory without search permission, EACCES), which
+    # is not "nothing published": the build stops saying which file, without a traceback.
+    datasets, out, previous = built
+    manifest = previous / contract.MANIFEST
+    manifest.unlink()
+    manifest.symlink_to("x" * 300)
+    result = run(build_args(datasets, out, *GEOCODING))
+    assert result.returncode == 1, result.stderr[-2000:]
+    assert "Traceback" not in result.stderr
+    [line] = [x for x in result.stderr.splitlines() if x.startswith("error:")]
+    assert line == (f"error: build failed: {manifest}: File name too long; the published "
+                    "version is unchanged"), line
+    assert sorted(p.name for p in (out / contract.VERSIONS).iterdir()) == [previous.name]
