@@ -5,6 +5,7 @@ from __future__ import annotations
 import hashlib
 import io
 import os
+import re
 import tempfile
 from contextlib import contextmanager
 from pathlib import Path
@@ -36,13 +37,16 @@ class InputError(Exception):
 # IOException, or an OutOfMemoryException when a spill does not fit on the disk.
 NETCDF_WRITE_ERRORS = (RuntimeError,)
 DUCKDB_WRITE_ERRORS = (duckdb.IOException, duckdb.OutOfMemoryException)
+# Their messages that say a write failed: any other (a misused API, a bug) keeps its traceback.
+WRITE_FAILURE = re.compile(r"HDF error|No space left|File too large|Disk quota|Input/output "
+                           r"error|failed to offload|Could not write file")
 
 
 @contextmanager
 def naming(path: Path | str, library_errors: tuple[type[Exception], ...] = ()
            ) -> Iterator[None]:
     """Give an OSError raised while writing `path` that file's name if it has none; an error of
-    exactly a type in `library_errors` becomes such an OSError."""
+    exactly a type in `library_errors` whose message says a write failed becomes one."""
     # A failed write() (a full disk) names no file, and the build's failure message must.
     try:
         yield
@@ -51,8 +55,9 @@ def naming(path: Path | str, library_errors: tuple[type[Exception], ...] = ()
             raise
         raise OSError(exc.errno, _write_problem(exc, path), str(path)) from exc
     except library_errors as exc:
-        if type(exc) not in library_errors:
-            raise   # a subclass is no failed write (NotImplementedError is a RuntimeError)
+        # A subclass is no failed write (NotImplementedError is a RuntimeError).
+        if type(exc) not in library_errors or not WRITE_FAILURE.search(str(exc)):
+            raise
         raise OSError(None, _write_problem(exc, path), str(path)) from exc
 
 
@@ -86,8 +91,9 @@ def _close_netcdf(ds: netCDF4.Dataset) -> None:
     except RuntimeError:
         # A failed close of a NetCDF3 file frees the library's state of it, and a second close
         # (netCDF4's when freeing `ds`) crashes. The flag is set through its descriptor:
-        # Dataset's own setattr would write a NetCDF attribute.
-        netCDF4.Dataset._isopen.__set__(ds, 0)
+        # Dataset's own setattr would write a NetCDF attribute. (HDF5 keeps its file open.)
+        if ds.data_model.startswith("NETCDF3"):
+            netCDF4.Dataset._isopen.__set__(ds, 0)
         raise
 
 

@@ -7,6 +7,7 @@ streamed, and the Parquet table is written one block of row groups at a time.
 
 from __future__ import annotations
 
+import errno
 import hashlib
 import logging
 import os
@@ -102,11 +103,23 @@ def _open(path: Path, dtype, length: int) -> np.ndarray:
         return np.zeros(0, dtype=dtype)
     with naming(path):
         array = np.lib.format.open_memmap(path, mode="w+", dtype=dtype, shape=(length,))
-        # The file is sparse: on a full disk, filling the map would kill the build with a
-        # SIGBUS. Allocated now, a full disk is an OSError here.
         with open(path, "r+b") as handle:
-            os.posix_fallocate(handle.fileno(), 0, os.fstat(handle.fileno()).st_size)
+            _allocate(handle.fileno())
     return array
+
+
+def _allocate(fd: int) -> None:
+    """Give the (sparse) file its blocks now: on a full disk, filling the map would kill the
+    build with a SIGBUS, where this raises an OSError. Where the file system or platform
+    cannot (macOS, some NFS and ZFS), the file stays sparse, as it always was."""
+    allocate = getattr(os, "posix_fallocate", None)
+    if allocate is None:
+        return
+    try:
+        allocate(fd, 0, os.fstat(fd).st_size)
+    except OSError as exc:
+        if exc.errno not in (errno.EOPNOTSUPP, errno.ENOSYS, errno.EINVAL):
+            raise
 
 
 def _table(a: int, b: int, times: np.ndarray, image_ids: np.ndarray | None,

@@ -12,8 +12,8 @@ or dimensionless).
 from __future__ import annotations
 
 import re
-import shutil
 import zipfile
+import zlib
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
@@ -168,17 +168,33 @@ def _unzip(path: Path, scratch: Path) -> list[Path]:
                 if Path(member).suffix.lower() in SUFFIXES:
                     # Member names are not trusted as paths: a plain numbered name.
                     dest = target / f"{number:03d}-{Path(member).name}"
-                    dest.parent.mkdir(parents=True, exist_ok=True)
-                    with archive.open(member) as src, naming(dest), open(dest, "wb") as dst:
-                        shutil.copyfileobj(src, dst, 1 << 20)
+                    _extract(archive, member, dest)
                     out.append(dest)
-    except (zipfile.BadZipFile, OSError, EOFError) as exc:
-        if isinstance(exc, OSError) and Path(exc.filename or "/").is_relative_to(target):
-            raise   # writing the copy failed (a full disk): the archive is not to blame
+    except _Unreadable as exc:
+        raise InputError(path, f"unreadable zip archive ({exc.__cause__})") from None
+    except (zipfile.BadZipFile, EOFError) as exc:
         raise InputError(path, f"unreadable zip archive ({exc})") from None
     if not out:
         raise InputError(path, "the zip archive holds no NetCDF file")
     return out
+
+
+class _Unreadable(Exception):
+    """Reading the archive failed (as opposed to writing the copy, a full disk)."""
+
+
+def _extract(archive: zipfile.ZipFile, member: str, dest: Path) -> None:
+    """Copy one member to `dest`: a failed read blames the archive, a failed write the copy."""
+    dest.parent.mkdir(parents=True, exist_ok=True)
+    with archive.open(member) as src, naming(dest), open(dest, "wb") as dst:
+        while True:
+            try:
+                block = src.read(1 << 20)
+            except (OSError, zlib.error) as exc:
+                raise _Unreadable() from exc
+            if not block:
+                return
+            dst.write(block)
 
 
 def open_dataset(path: Path, decode_timedelta: bool | None = None) -> xr.Dataset:

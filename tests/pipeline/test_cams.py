@@ -4,6 +4,8 @@ dates, missing values, levels, units, zipped deliveries and every way a file can
 from __future__ import annotations
 
 import resource
+import subprocess
+import sys
 import zipfile
 from pathlib import Path
 
@@ -15,6 +17,8 @@ import contract
 from pipeline.io import InputError
 from pipeline.sources import cams, cams_europe, cams_global
 from tests.support import cams as known
+
+REPO = Path(__file__).resolve().parents[2]
 
 RUN = 1_795_392_000                          # 2026-11-23 00 UTC
 DAY = "20261123"
@@ -202,19 +206,33 @@ def test_zipped_files_are_read(tmp_path):
 
 
 def test_a_zip_member_that_cannot_be_extracted_names_the_copy(tmp_path):
-    # A full disk (here a file size limit) while extracting is no fault of the archive's.
+    # A full disk (here a file size limit, in a process of its own) while extracting is no
+    # fault of the archive's.
     (tmp_path / "in").mkdir()
     with zipfile.ZipFile(tmp_path / "in" / "delivery.zip", "w") as archive:
         archive.write(europe(tmp_path / "a.nc"), "a.nc")
-    soft, hard = resource.getrlimit(resource.RLIMIT_FSIZE)
-    resource.setrlimit(resource.RLIMIT_FSIZE, (256, hard))
-    try:
-        with pytest.raises(OSError) as failed:
-            scan_europe(tmp_path / "in", tmp_path)
-    finally:
-        resource.setrlimit(resource.RLIMIT_FSIZE, (soft, hard))
-    assert failed.value.filename == str(tmp_path / "scratch" / "unzipped" / "delivery" / "000-a.nc")
-    assert failed.value.strerror == "File too large"
+    script = ("import sys; from pathlib import Path; from pipeline.sources import cams\n"
+              "try:\n    cams.netcdf_files(Path(sys.argv[1]), Path(sys.argv[2]))\n"
+              "except OSError as exc:\n    print(exc.filename); print(exc.strerror)\n")
+    done = subprocess.run(
+        [sys.executable, "-c", script, str(tmp_path / "in"), str(tmp_path / "scratch")],
+        cwd=REPO, capture_output=True, text=True, timeout=60,
+        preexec_fn=lambda: resource.setrlimit(resource.RLIMIT_FSIZE, (256, 256)))
+    assert done.stdout.splitlines() == [
+        str(tmp_path / "scratch" / "unzipped" / "delivery" / "000-a.nc"), "File too large"], \
+        done.stderr[-2000:]
+
+
+def test_a_zip_member_whose_data_is_corrupt_blames_the_archive(tmp_path):
+    (tmp_path / "in").mkdir()
+    archive_path = tmp_path / "in" / "delivery.zip"
+    with zipfile.ZipFile(archive_path, "w", zipfile.ZIP_DEFLATED) as archive:
+        archive.write(europe(tmp_path / "a.nc"), "a.nc")
+    data = bytearray(archive_path.read_bytes())
+    data[60:90] = b"\xff" * 30         # inside the member's deflate stream
+    archive_path.write_bytes(bytes(data))
+    with pytest.raises(InputError, match="unreadable zip archive"):
+        scan_europe(tmp_path / "in", tmp_path)
 
 
 GL_LAT = np.array([90.0, 0.0, -90.0])
