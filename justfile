@@ -1,5 +1,7 @@
 # Recipes; `./dev RECIPE` installs everything first (a fresh clone needs only Python 3.11+).
 set shell := ["bash", "-euo", "pipefail", "-c"]
+# Recipe arguments are also "$@" in a recipe's script, one word each (paths with spaces).
+set positional-arguments
 
 py := ".venv/bin/python"
 keys := env_var_or_default("WEATHERAPI_KEYS_FILE", "keys.json")
@@ -16,9 +18,9 @@ build *ARGS:
 serve *ARGS:
     #!/usr/bin/env bash
     set -euo pipefail
-    # The build directory the server will read (--build DIR or --build=DIR), build/ by default.
-    out=build; take=
-    for arg in {{ARGS}}; do
+    # The build directory the server will read: --build DIR (or =DIR), WEATHERAPI_BUILD_DIR, build/.
+    out=${WEATHERAPI_BUILD_DIR:-build}; take=
+    for arg in "$@"; do
         if [ -n "$take" ]; then out=$arg; take=; fi
         case $arg in --build) take=1 ;; --build=*) out=${arg#--build=} ;; esac
     done
@@ -32,7 +34,7 @@ serve *ARGS:
         echo "More keys:  {{py}} -m server keys add NAME --keys-file {{keys}} [--rate-limit N]"
     fi
     {{py}} -m server.areas.forecast_compile "$out"   # numba's cache: no server start waits for the compiler
-    exec {{py}} -m server --keys-file "{{keys}}" --port "${WEATHERAPI_PORT:-8080}" {{ARGS}}
+    exec {{py}} -m server --keys-file "{{keys}}" --port "${WEATHERAPI_PORT:-8080}" "$@"
 
 # Run the whole test suite
 test *ARGS:

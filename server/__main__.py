@@ -137,7 +137,8 @@ def _print_image_keys(config: Config) -> int:
 
 def serve_command(argv: list[str]) -> int:
     """Parse the serve flags over the environment's configuration, then serve."""
-    parser = argparse.ArgumentParser(prog="python -m server")
+    # No abbreviations: `just serve` reads --build from the same arguments, whole.
+    parser = argparse.ArgumentParser(prog="python -m server", allow_abbrev=False)
     parser.add_argument("--build", type=Path, dest="build_dir", help="build directory (build/)")
     parser.add_argument("--host")
     parser.add_argument("--port", type=int, help="port (0 picks a free one)")
