@@ -207,7 +207,8 @@ def _accepts_gzip(accept_encoding: str) -> bool:
     the parameter name q are case-insensitive, other parameters ignored."""
     weights = _weights(accept_encoding)
     gzip = weights.get("gzip", weights.get("*", 0.0))
-    return gzip > 0 and gzip >= weights.get("identity", 0.0)
+    # identity not listed takes *'s weight (12.5.3: * matches every coding not listed).
+    return gzip > 0 and gzip >= weights.get("identity", weights.get("*", 0.0))
 
 
 @web.middleware
@@ -402,7 +403,8 @@ def _decorate(request: web.Request, response: web.StreamResponse, meta: Endpoint
     if _compressible(response):
         vary = response.headers.get("Vary")
         response.headers["Vary"] = f"{vary}, Accept-Encoding" if vary else "Accept-Encoding"
-        if _accepts_gzip(request.headers.get("Accept-Encoding", "")):
+        # Several header lines are one list (RFC 9110 5.3).
+        if _accepts_gzip(",".join(request.headers.getall("Accept-Encoding", ()))):
             response.enable_compression(web.ContentCoding.gzip)
 
 

@@ -124,7 +124,7 @@ _DAY = {
                           "periods the day's summary calls wet (0.2 mm or more), sleet when "
                           "it calls them mixed (a wintry mix: icon 13); none when it calls "
                           "none wet (a trace is reported untyped, as hours below 0.02 mm/h "
-                          "are)."},
+                          "are); null when the day's total is unknown (null)."},
     "sunriseTime": nullable("integer", "NOAA algorithm at -0.833°; null on days of polar "
                                        "night or midnight sun."),
     "sunsetTime": nullable("integer", "As sunriseTime; may fall after local midnight."),

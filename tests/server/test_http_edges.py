@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import gzip
 import http.client
+import urllib.parse
 
 import pytest
 
@@ -77,6 +78,8 @@ def test_a_refused_token_post_carries_no_cors_header(small):
     # identity is preferred only when weighed above gzip; refusing it leaves gzip as it was
     ("identity", False), ("identity, gzip;q=0.5", False), ("gzip;q=0.5, identity;q=0.5", True),
     ("identity;q=0.2, gzip;q=0.8", True), ("identity;q=0, *", True), ("br, gzip;q=0.1", True),
+    # identity not listed weighs what * does
+    ("*;q=1, gzip;q=0.5", False), ("*;q=0.5, gzip", True),
 ])
 def test_accept_encoding_is_read_as_rfc_9110_writes_it(header, gzipped):
     assert _accepts_gzip(header) is gzipped
@@ -89,3 +92,20 @@ def test_gzip_with_a_parameter_other_than_q_is_accepted(small):
     zipped = get(url, {"Accept-Encoding": "gzip;foo=1"})
     assert zipped.headers["Content-Encoding"] == "gzip"
     assert gzip.decompress(zipped.body) == plain.body
+
+
+def test_accept_encoding_over_several_header_lines_is_one_list(small):
+    # RFC 9110 5.3: "identity;q=0" then "gzip" on a second line accepts gzip.
+    address = urllib.parse.urlsplit(small.url)
+    connection = http.client.HTTPConnection(address.hostname, address.port, timeout=30)
+    try:
+        connection.putrequest("GET", "/geocoding/reverse?lat=47.37&lon=8.54&limit=50",
+                              skip_accept_encoding=True)
+        connection.putheader("Accept-Encoding", "identity;q=0")
+        connection.putheader("Accept-Encoding", "gzip")
+        connection.endheaders()
+        reply = connection.getresponse()
+        assert reply.status == 200 and reply.getheader("Content-Encoding") == "gzip"
+        reply.read()
+    finally:
+        connection.close()
