@@ -14,9 +14,12 @@ Both sides import this module and nothing else of each other.
 
 from __future__ import annotations
 
+import errno
 import json
 import math
+import os
 import re
+import stat
 import unicodedata
 from pathlib import Path
 
@@ -431,4 +434,13 @@ def current_version_dir(build_dir: Path) -> Path | None:
         target = pointer.resolve(strict=True)
     except (FileNotFoundError, RuntimeError, OSError):
         return None
-    return target if (target / MANIFEST).is_file() else None
+    try:
+        mode = os.stat(target / MANIFEST).st_mode
+    except OSError as exc:
+        # No manifest is nothing published; a manifest that cannot be looked up (EACCES, a
+        # name too long) is an error, said by the caller. (Path.is_file hides that on newer
+        # Pythons.)
+        if exc.errno in (errno.ENOENT, errno.ENOTDIR, errno.EBADF, errno.ELOOP):
+            return None
+        raise
+    return target if stat.S_ISREG(mode) else None

@@ -109,6 +109,11 @@ class Store:
         except OSError:
             return Path(os.path.realpath(self.build_dir / contract.CURRENT))
 
+    def _retried(self) -> str:
+        """When a failed load is tried again, for a log line."""
+        return f"tried again every {self.retry_s:g} s" if self.retry_s > 0 else \
+            "tried again at every reload check"
+
     def _retry_due(self) -> bool:
         """True when an area failed to load and retry_s have passed since the last try: a
         failure may be passing (a full disk, a file being copied in), so try again."""
@@ -126,6 +131,7 @@ class Store:
             manifest = _checked(contract.read_manifest(target))
         except (OSError, ValueError) as exc:
             self._manifest_failed(target / contract.MANIFEST, exc)
+            self.area_faults.clear()    # a fault after it is news again
             return Snapshot(target, target.name, {
                 a: self._failed(a, "manifest unreadable or of an unsupported schema version")
                 for a in contract.AREAS})
@@ -139,8 +145,7 @@ class Store:
         problem = exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc)
         fault = f"cannot read the manifest {path}: {problem}"
         repeated, self.manifest_fault = fault == self.manifest_fault, fault
-        log.log(logging.DEBUG if repeated else logging.ERROR, "%s; tried again every %g s",
-                fault, self.retry_s)
+        log.log(logging.DEBUG if repeated else logging.ERROR, "%s; %s", fault, self._retried())
 
     def _unpublished(self) -> Snapshot:
         """`current` no longer leads to a version (removed, dangling, a manifest gone) after
@@ -175,7 +180,7 @@ class Store:
                 log.debug("%s (again)", fault)
             else:
                 self.area_faults[area] = fault
-                log.exception("%s; tried again every %g s", fault, self.retry_s)
+                log.exception("%s; %s", fault, self._retried())
             return self._failed(area, f"{type(exc).__name__} while loading {version}")
         self.area_faults.pop(area, None)
         return state
