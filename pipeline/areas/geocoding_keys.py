@@ -51,9 +51,11 @@ AIRPORT_MIN_CHARS = 3   # shorter distinctive names ("Terminal B Airport": B) ar
 _WORD_SPLIT = re.compile(r"[^\w'’`ʻʼ‘]+")
 
 
-def write(version: Path, places: pl.DataFrame, names: pl.DataFrame) -> None:
+def write(version: Path, places: pl.DataFrame, names: pl.DataFrame, *,
+          memory: str = DUCKDB_MEMORY, threads: int | None = None) -> None:
     """Write the key and trigram files from places (row, rank, name, id, is_airport) and names
-    (id, name, language, is_preferred)."""
+    (id, name, language, is_preferred); DuckDB sorts them in `memory` with `threads` (its
+    default: one per CPU), spilling beyond."""
     # String views: DuckDB scans the columns where polars keeps them, without a copy.
     newest = pl.CompatLevel.newest()
     place_names = places.select("id", "row", "rank", "name").to_arrow(compat_level=newest)
@@ -61,9 +63,10 @@ def write(version: Path, places: pl.DataFrame, names: pl.DataFrame) -> None:
     with tempfile.TemporaryDirectory(prefix=".keys-", dir=version) as spill:
         # Join filters pushed into Arrow scans become pyarrow compute calls, which have no
         # string_view kernels: keep them in DuckDB.
-        con = duckdb.connect(config={"memory_limit": DUCKDB_MEMORY, "temp_directory": spill,
+        con = duckdb.connect(config={"memory_limit": memory, "temp_directory": spill,
                                      "preserve_insertion_order": False,
-                                     "disabled_optimizers": "join_filter_pushdown"})
+                                     "disabled_optimizers": "join_filter_pushdown",
+                                     **({"threads": threads} if threads else {})})
         try:
             # A failed spill names the spill directory (and the free space, counted before
             # closing deletes the spill).
