@@ -64,9 +64,9 @@ class Store:
         self.retry_s = retry_s
         self.loaded = False
         self.attempted = 0.0  # monotonic time of the last load
-        self.said: str | None = None            # the last "serving" line
-        self.manifest_fault: str | None = None  # the manifest failure last said
-        self.area_faults: dict[str, str] = {}    # per area, the load failure last said
+        # The last line said on each topic ("serving", "manifest", an area's load failure):
+        # a retry every retry_s that says the same again is no news (see _say).
+        self.said: dict[str, str] = {}
         self.snapshot = Snapshot(None, None, {a: AreaState("loading") for a in contract.AREAS})
 
     def area(self, name: str) -> AreaState:
@@ -95,10 +95,17 @@ class Store:
         self.snapshot = snapshot
         self.loaded = True
         states = ", ".join(f"{a}={s.state}" for a, s in snapshot.areas.items())
-        said, self.said = self.said, f"serving {snapshot.build_id or 'no build'} ({states})"
-        # A retry that changed nothing is no news: it would be a line every retry_s.
-        log.log(logging.DEBUG if self.said == said else logging.INFO, "%s", self.said)
+        self._say("serving", f"serving {snapshot.build_id or 'no build'} ({states})",
+                  logging.INFO)
         return True
+
+    def _say(self, topic: str, line: str, level: int, traceback: bool = False) -> None:
+        """Log `line` at `level` (with the traceback being handled) unless it is what was last
+        said on `topic`: then at DEBUG, without."""
+        repeated = self.said.get(topic) == line
+        self.said[topic] = line
+        log.log(logging.DEBUG if repeated else level, "%s", line,
+                exc_info=traceback and not repeated)
 
     def _published(self) -> Path | None:
         """The published version directory; one whose manifest cannot even be looked up (a
@@ -130,22 +137,17 @@ class Store:
         try:
             manifest = _checked(contract.read_manifest(target))
         except (OSError, ValueError) as exc:
-            self._manifest_failed(target / contract.MANIFEST, exc)
-            self.area_faults.clear()    # a fault after it is news again
+            problem = exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc)
+            self._say("manifest", f"cannot read the manifest {target / contract.MANIFEST}: "
+                                  f"{problem}; {self._retried()}", logging.ERROR)
+            for area in contract.AREAS:     # a load failure after it is news again
+                self.said.pop(area, None)
             return Snapshot(target, target.name, {
                 a: self._failed(a, "manifest unreadable or of an unsupported schema version")
                 for a in contract.AREAS})
-        self.manifest_fault = None
+        self.said.pop("manifest", None)
         areas = {a: self._load_area(a, target, manifest["areas"].get(a)) for a in contract.AREAS}
         return Snapshot(target, manifest.get("build_id"), areas)
-
-    def _manifest_failed(self, path: Path, exc: Exception) -> None:
-        """Say why the manifest `path` is unusable: one ERROR line per distinct fault, since
-        every retry_s the same fault would be said again (repeats go to DEBUG)."""
-        problem = exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc)
-        fault = f"cannot read the manifest {path}: {problem}"
-        repeated, self.manifest_fault = fault == self.manifest_fault, fault
-        log.log(logging.DEBUG if repeated else logging.ERROR, "%s; %s", fault, self._retried())
 
     def _unpublished(self) -> Snapshot:
         """`current` no longer leads to a version (removed, dangling, a manifest gone) after
@@ -174,15 +176,10 @@ class Store:
         try:
             state = AreaState("loaded", version, loader(target, entry))
         except Exception as exc:  # any broken artifact must only take its own area down
-            # The traceback once per distinct fault: a retry every retry_s says nothing new.
-            fault = f"loading {area} from {target.name} failed: {type(exc).__name__}: {exc}"
-            if self.area_faults.get(area) == fault:
-                log.debug("%s (again)", fault)
-            else:
-                self.area_faults[area] = fault
-                log.exception("%s; %s", fault, self._retried())
+            self._say(area, f"loading {area} from {target.name} failed: {type(exc).__name__}: "
+                            f"{exc}; {self._retried()}", logging.ERROR, traceback=True)
             return self._failed(area, f"{type(exc).__name__} while loading {version}")
-        self.area_faults.pop(area, None)
+        self.said.pop(area, None)
         return state
 
     def _failed(self, area: str, error: str) -> AreaState:

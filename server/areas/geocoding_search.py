@@ -187,10 +187,9 @@ def name_hits(index: GeocodingIndex, hits: Hits, key: str, where: Filter, limit:
     hits.add(alternates, TIER_EXACT_ALT)
     if len(needle) < G.KEY_BYTES:
         positions = np.arange(hi, end)  # after the keys equal to it come the longer ones
-    else:  # truncated: the full keys tell
-        positions = np.arange(lo, end)
-        positions = positions[[index.keys_full[int(p)].as_py().startswith(key) for p in positions]]
-        positions = np.setdiff1d(positions, exact, assume_unique=True)
+    else:
+        positions = np.setdiff1d(beginning(index, np.arange(lo, end), key), exact,
+                                 assume_unique=True)
     rows = np.asarray(index.key_row[positions])
     keep = where.mask(index, rows)
     positions, rows = positions[keep], rows[keep]
@@ -247,10 +246,7 @@ def begins_own_name(index: GeocodingIndex, key: str, where: Filter) -> bool:
     """True when `key` is the first word or words of an own name of a place in `where`."""
     words = key + " "
     positions = np.arange(*prefix_range(index, words.encode()[:G.KEY_BYTES]))
-    positions = positions[index.key_rank[positions] < index.size]
-    if len(words.encode()) > G.KEY_BYTES:   # truncated: the full keys tell
-        positions = positions[[index.keys_full[int(p)].as_py().startswith(words)
-                               for p in positions]]
+    positions = beginning(index, positions[index.key_rank[positions] < index.size], words)
     rows = np.asarray(index.key_row[positions])
     return bool(where.mask(index, rows).any())
 
@@ -262,6 +258,14 @@ def misspells_own_name(index: GeocodingIndex, rows: np.ndarray, key: str, budget
     names = index.name
     return any(OSA.distance(key, query_key(names[row].as_py()), score_cutoff=budget) <= budget
                for row in rows[:SPELLING_CHECKS].tolist())
+
+
+def beginning(index: GeocodingIndex, positions: np.ndarray, text: str) -> np.ndarray:
+    """Of `positions` (keys whose stored bytes begin as `text`'s), those whose full key begins
+    with `text`: stored keys stop at KEY_BYTES, so only a longer `text` needs them read."""
+    if len(text.encode()) <= G.KEY_BYTES:
+        return positions
+    return positions[[index.keys_full[int(p)].as_py().startswith(text) for p in positions]]
 
 
 def _verified(index: GeocodingIndex, lo: int, hi: int, key: str) -> np.ndarray:
