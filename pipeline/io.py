@@ -7,7 +7,7 @@ import io
 import os
 import re
 import tempfile
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
 from pathlib import Path
 from typing import Iterator
 
@@ -177,6 +177,8 @@ class NpyWriter:
     """Write a 1-D .npy file block by block; the bytes equal write_npy of the whole array.
 
     The length goes into the header when the file is closed, so it need not be known up front.
+    As a context manager it closes on success and, on a failure, only lets go of the file (the
+    failed version is discarded whole), so no descriptor outlives the build step.
     """
 
     def __init__(self, path: Path, dtype: np.dtype | str):
@@ -206,8 +208,24 @@ class NpyWriter:
         if len(header) != len(self._header):
             raise ValueError(f"{self._handle.name}: .npy header changed size")
         with naming(self._handle.name):
-            self._handle.seek(0)
-            self._handle.write(header)
+            try:
+                self._handle.seek(0)
+                self._handle.write(header)
+            finally:
+                self._handle.close()    # closes the descriptor even when the flush fails
+
+    def __enter__(self) -> "NpyWriter":
+        return self
+
+    def __exit__(self, kind, value, traceback) -> None:
+        if kind is None:
+            self.close()
+        else:
+            self.discard()
+
+    def discard(self) -> None:
+        """Close the file unfinished, as after a failure (a full disk may refuse the flush)."""
+        with suppress(OSError):
             self._handle.close()
 
 

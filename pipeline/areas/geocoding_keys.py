@@ -151,23 +151,21 @@ def _write_sorted_keys(version: Path, con: duckdb.DuckDBPyConnection) -> tuple:
     That is the key strings, the distinct ones and where they start (as lists of chunks),
     and the number of keys.
     """
-    writers = (NpyWriter(version / G.KEYS, f"S{G.KEY_BYTES}"),
-               NpyWriter(version / G.KEY_ROW, np.int32),
-               NpyWriter(version / G.KEY_RANK, np.int32))
     key_chunks, unique_chunks, starts = [], [], []
     previous, total = None, 0
-    for batch in _sorted_keys(con):
-        key = batch.column("key")
-        writers[0].write(fixed_width_bytes(key, G.KEY_BYTES))
-        writers[1].write(batch.column("row").to_numpy())
-        writers[2].write(batch.column("rank").to_numpy())
-        first = _first_distinct(key, previous)
-        starts.append(np.flatnonzero(first) + total)
-        unique_chunks.append(key.filter(first))
-        key_chunks.append(key)
-        previous, total = key[-1].as_py(), total + len(key)
-    for writer in writers:
-        writer.close()
+    with NpyWriter(version / G.KEYS, f"S{G.KEY_BYTES}") as keys, \
+            NpyWriter(version / G.KEY_ROW, np.int32) as rows, \
+            NpyWriter(version / G.KEY_RANK, np.int32) as ranks:
+        for batch in _sorted_keys(con):
+            key = batch.column("key")
+            keys.write(fixed_width_bytes(key, G.KEY_BYTES))
+            rows.write(batch.column("row").to_numpy())
+            ranks.write(batch.column("rank").to_numpy())
+            first = _first_distinct(key, previous)
+            starts.append(np.flatnonzero(first) + total)
+            unique_chunks.append(key.filter(first))
+            key_chunks.append(key)
+            previous, total = key[-1].as_py(), total + len(key)
     return key_chunks, unique_chunks, starts, total
 
 

@@ -56,10 +56,10 @@ def write(version: Path, series: SnapshotSeries, public_ids: pl.Series,
     times_out = _open(version / W.SNAP_TIMES, np.uint32, total)
     images_out = None if series.rendered else _open(version / W.SNAP_IMAGES, np.int32, total)
     last = np.zeros(n, dtype=np.uint32)
-    daily = _Daily(version, series.span, timezones.to_list())
     id_dictionary = pa.array(public_ids.to_list(), pa.string())
     refs = pa.array(series.images.sort("image_id")["ref"].to_list(), pa.string())
-    with naming(version / W.SNAPSHOTS), pq.ParquetWriter(
+    with _Daily(version, series.span, timezones.to_list()) as daily, \
+            naming(version / W.SNAPSHOTS), pq.ParquetWriter(
             version / W.SNAPSHOTS, SNAPSHOT_SCHEMA, compression="zstd", compression_level=3,
             use_dictionary=["public_id", "image"], write_statistics=True,
             column_encoding={"captured_at": "DELTA_BINARY_PACKED"}) as parquet:
@@ -85,7 +85,6 @@ def write(version: Path, series: SnapshotSeries, public_ids: pl.Series,
     write_npy(np.array(times_out[::W.SNAP_STRIDE]), version / W.SNAP_SPARSE)
     del times_out
     write_npy(last, version / W.LAST_TIME)
-    daily.close()
     image_files, digest, image_paths = copy_images(version, series)
     files = [W.SNAP_OFFSETS, W.SNAP_TIMES, W.SNAP_SPARSE, W.LAST_TIME, W.DAILY_OFFSETS, W.DAILY_DAY,
              W.DAILY_INDEX, W.DAILY_TIME, W.IMAGES_ARROW, *image_paths]
@@ -163,11 +162,17 @@ class _Daily:
         self.index.write(picks + base)
         self.times.write(times[picks])
 
-    def close(self) -> None:
-        """Finish the files (offsets become cumulative)."""
-        self.days.close()
-        self.index.close()
-        self.times.close()
+    def __enter__(self) -> "_Daily":
+        return self
+
+    def __exit__(self, kind, value, traceback) -> None:
+        """Finish the files (offsets become cumulative); after a failure only let go of them."""
+        if kind is not None:
+            for writer in (self.days, self.index, self.times):
+                writer.discard()
+            return
+        with self.days, self.index, self.times:    # each finishes; a failure discards the rest
+            pass
         write_npy(np.cumsum(self.offsets), self.path)
 
 
