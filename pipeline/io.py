@@ -6,6 +6,7 @@ import hashlib
 import io
 import os
 import re
+import resource
 import tempfile
 from contextlib import contextmanager, suppress
 from pathlib import Path
@@ -103,8 +104,11 @@ def _write_problem(exc: Exception, path: Path | str) -> str:
         return os.strerror(exc.errno)
     # numpy's tofile says only "N requested and M written", HDF5 "HDF error", DuckDB "failed to
     # offload data block" (of several lines): add the free space, which tells whether the disk
-    # was full.
+    # was full, and the file size limit when there is one (HDF5 does not say it hit that).
     problem = (str(exc).splitlines() or [type(exc).__name__])[0].rstrip(".")
+    limit = resource.getrlimit(resource.RLIMIT_FSIZE)[0]
+    if limit != resource.RLIM_INFINITY:
+        problem += f"; this process may write files of at most {limit} bytes (ulimit -f)"
     try:
         stats = os.statvfs(Path(path).parent)
     except OSError:

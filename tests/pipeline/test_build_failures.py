@@ -24,13 +24,14 @@ from tests.support.procs import pipeline_env
 REPO = Path(__file__).resolve().parents[2]
 FIXTURE = REPO / "tests" / "fixtures" / "geonames"
 GEOCODING = ("--only", "geocoding")
-# What a failed write says: the errno's message, or a library's own with the free space
-# (numpy's tofile: "N requested and M written"; netCDF4: the errno's message, or from HDF5
-# "NetCDF: HDF error").
-WRITE_PROBLEM = (r"(?:{0}|(?:{0}|\d+ requested and \d+ written|NetCDF: HDF error); \d+ bytes "
-                 r"free on its file system)")
-NO_SPACE = WRITE_PROBLEM.format("No space left on device")
-TOO_LARGE = WRITE_PROBLEM.format("File too large")
+# What a failed write says: the errno's message, or a library's own with the file size limit
+# (when one is set) and the free space (numpy's tofile: "N requested and M written"; netCDF4:
+# the errno's message, or from HDF5 "NetCDF: HDF error").
+WRITE_PROBLEM = (r"(?:{0}|(?:{0}|\d+ requested and \d+ written|NetCDF: HDF error){1}; \d+ "
+                 r"bytes free on its file system)")
+SIZE_LIMIT = r"; this process may write files of at most \d+ bytes \(ulimit -f\)"
+NO_SPACE = WRITE_PROBLEM.format("No space left on device", "")
+TOO_LARGE = WRITE_PROBLEM.format("File too large", SIZE_LIMIT)
 
 
 def build_args(datasets: Path, out: Path, *only: str) -> list[str]:
@@ -234,7 +235,9 @@ def test_a_duckdb_spill_that_does_not_fit_names_its_directory(small_disk, tmp_pa
         if limit == "file size" else None)
     assert done.returncode == 0, done.stderr[-2000:]
     filename, strerror = done.stdout.splitlines()[-2:]    # after DuckDB's progress bar
-    assert re.fullmatch(f"{problem}; \\d+ bytes free on its file system", strerror), strerror
+    limited = SIZE_LIMIT if limit == "file size" else ""
+    assert re.fullmatch(f"{problem}{limited}; \\d+ bytes free on its file system", strerror), \
+        strerror
     assert re.fullmatch(re.escape(str(version)) + r"/\.keys-[^/]+", filename)
     assert list(version.glob(".keys-*")) == []      # the spill directory is gone
 
