@@ -217,6 +217,7 @@ async def api_middleware(request: web.Request, handler: Handler) -> web.StreamRe
     started = time.perf_counter() if access_log.isEnabledFor(logging.INFO) else 0.0
     headers: dict[str, str] = {}
     meta: Endpoint = getattr(handler, "endpoint", None) or UNLIMITED
+    version = answering = None
     try:
         # Answered for every path that exists (routed, but not for OPTIONS: a 405 there),
         # before keys and limits; a path that does not exist is the usual 404.
@@ -225,7 +226,9 @@ async def api_middleware(request: web.Request, handler: Handler) -> web.StreamRe
             return web.Response(status=204, headers=PREFLIGHT)
         await _admit(request, meta, headers)
         store = request.app[STORE]
-        version = store.area(meta.area).version if meta.area else None
+        area = store.area(meta.area) if meta.area else None
+        version = area.version if area else None
+        answering = version if area and area.data is not None else None
         cacheable = meta.etag and version is not None and request.method in ("GET", "HEAD")
         period = now = None
         if meta.period_s:
@@ -239,13 +242,16 @@ async def api_middleware(request: web.Request, handler: Handler) -> web.StreamRe
             versions = version if not meta.also else version + "".join(
                 f"\n{store.area(a).version}" for a in meta.also)
             etag = _etag(versions, request, period, "Host" in response.headers.get("Vary", ""))
-        if etag and response.status == 200 and request.headers.get("If-None-Match"):
-            tags = _tags(request.headers["If-None-Match"])
+        if etag and response.status == 200 and "If-None-Match" in request.headers:
+            # Several header lines are one list (RFC 9110 5.3).
+            tags = _tags(",".join(request.headers.getall("If-None-Match")))
             if etag.removeprefix("W/") in tags or "*" in tags:
                 response = _not_modified(response)
         _decorate(request, response, meta, headers, version, etag, now)
         return response
     except ApiError as exc:
+        if answering:   # the handler's refusal (404, 400, stale 503) rests on that data
+            headers["X-Data-Version"] = answering
         return await _error_answer(request, meta, exc, headers)
     except web.HTTPException as exc:
         detail = {404: "no such endpoint", 405: f"method {request.method} is not allowed here",

@@ -8,7 +8,8 @@ FALLBACK = "en"
 MAX_CHARS = 64     # longer than any tag a client means; bounds the pattern's work
 _SEP = "[-_]"
 # RFC 5646's syntax (separators "-" or "_"): language (with extended subtags), script, region,
-# variants, extensions, private use; or private use alone (x-pig-latin) or an i- tag.
+# variants, extensions, private use; or private use alone (x-pig-latin), an i- tag, or one of
+# the irregular grandfathered tags the syntax does not otherwise admit (section 2.1).
 PATTERN = (
     rf"(?:(?:[A-Za-z]{{2,3}}(?:{_SEP}[A-Za-z]{{3}}){{0,3}}|[A-Za-z]{{4,8}})"
     rf"(?:{_SEP}[A-Za-z]{{4}})?"
@@ -16,7 +17,8 @@ PATTERN = (
     rf"(?:{_SEP}(?:[A-Za-z0-9]{{5,8}}|[0-9][A-Za-z0-9]{{3}}))*"
     rf"(?:{_SEP}[0-9A-WY-Za-wy-z](?:{_SEP}[A-Za-z0-9]{{2,8}})+)*"
     rf"(?:{_SEP}[Xx](?:{_SEP}[A-Za-z0-9]{{1,8}})+)?"
-    rf"|[Xx](?:{_SEP}[A-Za-z0-9]{{1,8}})+|[Ii]{_SEP}[A-Za-z]{{3,8}})"
+    rf"|[Xx](?:{_SEP}[A-Za-z0-9]{{1,8}})+|[Ii]{_SEP}[A-Za-z]{{3,8}}"
+    rf"|(?i:en{_SEP}gb{_SEP}oed|sgn{_SEP}(?:be{_SEP}(?:fr|nl)|ch{_SEP}de)))"
 )
 TAG = re.compile(PATTERN)
 

@@ -7,6 +7,7 @@ import re
 import unicodedata
 from functools import lru_cache
 from typing import Collection, Mapping
+from urllib.parse import unquote_plus
 
 from contract import Geocoding
 from server import languages
@@ -121,6 +122,8 @@ def percent_escapes(raw_query: str, name: str) -> None:
     values a stray '%' fails their own format."""
     for part in raw_query.split("&"):
         key, _, value = part.partition("=")
+        if ("%" in key or "+" in key) and BAD_ESCAPE.search(key) is None:
+            key = unquote_plus(key)     # as yarl reads the name (%71 is q)
         if key == name and BAD_ESCAPE.search(value):
             raise bad_request(name, f"{name} holds a '%' that starts no percent-encoded byte "
                                     "(%XX); send a % sign as %25")

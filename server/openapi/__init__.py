@@ -51,7 +51,8 @@ valid key is never counted there). Limited responses, and those 403s, carry `Rat
 `RateLimit-Remaining` and `RateLimit-Reset`, and a 429 also `Retry-After`.
 
 **Caching and data versions.** Each area answers from a published data artifact, named in
-`X-Data-Version`. Responses carry an `ETag`; `If-None-Match` with it yields 304. Answers to a
+`X-Data-Version`, as are its refusals that rest on that data (an unknown id's 404, a 400 once the
+area's data is loaded, a stale 503); a 403 or 429 names none. Responses carry an `ETag`; `If-None-Match` with it yields 304. Answers to a
 key header carry `Vary: X-API-Key`; webcam answers whose signed links take their origin from the
 request's `Host` (no base URL configured) carry `Vary: Host`. An area whose
 data is missing, unreadable or (forecast, air quality) does not cover the present answers 503

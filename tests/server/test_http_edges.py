@@ -24,12 +24,15 @@ def small(tmp_path_factory):
         yield srv
 
 
-def raw_get(url: str, target: str) -> tuple[int, bytes]:
-    """GET a request target exactly as written (urllib would re-quote it)."""
+def raw_get(url: str, target: str, *lines: tuple[str, str]) -> tuple[int, bytes]:
+    """GET a request target exactly as written (urllib would re-quote it), with header lines
+    as given (a name may come more than once)."""
     host, port = url.removeprefix("http://").rsplit(":", 1)
     connection = http.client.HTTPConnection(host, int(port), timeout=30)
     try:
         connection.putrequest("GET", target, skip_accept_encoding=True)
+        for name, value in lines:
+            connection.putheader(name, value)
         connection.endheaders()
         reply = connection.getresponse()
         return reply.status, reply.read()
@@ -42,6 +45,13 @@ def test_a_search_text_with_a_broken_percent_escape_is_400(small, q):
     status, body = raw_get(small.url, f"/geocoding/lookup?q={q}")
     assert status == 400, body
     assert b'"parameter":"q"' in body and b"%25" in body
+
+
+def test_a_broken_escape_is_400_whatever_escapes_the_parameter_name(small):
+    # yarl reads %71 as q: the value is checked as q's is.
+    status, body = raw_get(small.url, "/geocoding/lookup?%71=zur%ich")
+    assert status == 400, body
+    assert b'"parameter":"q"' in body
 
 
 @pytest.mark.parametrize("q", ["zurich%20", "100%25", "z%C3%BCrich"])
@@ -109,3 +119,26 @@ def test_accept_encoding_over_several_header_lines_is_one_list(small):
         reply.read()
     finally:
         connection.close()
+
+
+def test_if_none_match_on_several_lines_is_one_list(small):
+    # RFC 9110 5.3: the lines are one comma-separated list, whichever line holds the tag.
+    target = "/geocoding/countries/CH"
+    tag = get(small.url + target).headers["ETag"]
+    assert raw_get(small.url, target, ("If-None-Match", '"other"'),
+                   ("If-None-Match", tag))[0] == 304
+    assert raw_get(small.url, target, ("If-None-Match", '"other"'),
+                   ("If-None-Match", 'W/"another"'))[0] == 200
+
+
+def test_a_refusal_that_rests_on_the_data_names_its_version(small):
+    # Decisions rule 9: X-Data-Version names the artifact version that answered, a 404 of an
+    # unknown id or a 400 of an unknown country code too; a 403 or 429 rests on no data.
+    version = get(small.url + "/geocoding/countries").headers["X-Data-Version"]
+    for path, status in [("/geocoding/lookup?id=999999999", 404),
+                         ("/geocoding/lookup?q=zurich&country=XX", 400),
+                         ("/geocoding/countries/ZZ", 404)]:
+        reply = get(small.url + path)
+        assert (reply.status, reply.headers.get("X-Data-Version")) == (status, version), path
+    refused = get(small.url + "/forecast/47,8")
+    assert refused.status in (403, 503) and "X-Data-Version" not in refused.headers

@@ -150,6 +150,9 @@ def test_free_text_refuses_control_characters_and_bytes_that_are_not_utf8(raw, w
     ("ja-Latn", ("ja-Latn", "en")), ("ru-Latn-RU", ("ru-Latn-RU", "ru-Latn", "en")),
     ("ja-JP-u-ca-japanese", ("ja-JP", "ja", "en")), ("en-US-x-twain", ("en-US", "en")),
     ("x-pig-latin", ("x-pig-latin", "en")), ("i-klingon", ("i-klingon", "en")),
+    # Irregular grandfathered tags (RFC 5646 2.1) are well-formed: English, not a 400.
+    ("en-GB-oed", ("en-GB-OED", "en-GB", "en")),
+    ("sgn-CH-de", ("sgn-CH-DE", "sgn-CH", "sgn", "en")),
 ])
 def test_language_candidates(raw, candidates):
     assert params.language({"language": raw}) == candidates
