@@ -21,6 +21,7 @@ from server.areas import forecast_text as T
 from server.science import sun
 
 DAYS, MINUTES = 7, 61
+MODEL_HOURS = 3     # the model's hours the next 61 minutes can reach, from the present's
 LAPSE_C_PER_M = 0.0065          # standard atmosphere: 6.5 K per km
 # Scalar parameters, one float64 array: point, now, the data's first and last hour, hours of
 # the hourly block, the gazetteer's elevation (and whether there is one), blocks wanted, the
@@ -147,7 +148,8 @@ def respond(values, static, p, marks, mi, shift, moon, suns, conv, inputs, title
     stop = min(h0 + hours, valid)
     blocks = int(p[P_BLOCKS])
     shown = stop if blocks & HOURLY else h0
-    s = _series(values, static, p, t0, shift, count, h0, shown, inputs, o)
+    lift = _lift(static, p, o)
+    s = _series(values, p, t0, shift, count, h0, shown, inputs, lift)
     if _missing_titles(o, titles[0], s[2], count, h0, stop, blocks):
         return -1
     day_now = sun.is_day(now, p[P_LAT], p[P_LON])
@@ -156,7 +158,12 @@ def respond(values, static, p, marks, mi, shift, moon, suns, conv, inputs, title
         n = _put(o, n, BLOCK_KEYS, BLOCK_AT, CURRENTLY_KEY)
         n = _point(o, n, int(now), day_now, s, count, conv, titles)
     if blocks & MINUTELY:
-        n = _minutely(o, n, p, t0, shift, count, day_now, s)
+        if _on_model_hours(p, t0, shift, count):
+            n = _minutely(o, n, p, t0, shift, count, day_now, s, s)
+        else:
+            first = p[P_FIRST_S] + (p[P_NOW] - p[P_FIRST_S]) // k.HOUR_S * k.HOUR_S
+            n = _minutely(o, n, p, first, np.zeros(MODEL_HOURS + 1), MODEL_HOURS, day_now,
+                          s, _model_hours(values, p, first, inputs, lift))
     if blocks & HOURLY:
         n = _hourly(o, n, p, t0, shift, h0, stop, min(h0 + 24, valid), mi, suns, day_now, s,
                     conv, titles)
@@ -166,28 +173,33 @@ def respond(values, static, p, marks, mi, shift, moon, suns, conv, inputs, title
 
 
 @njit(cache=True, nogil=True)
-def _series(values, static, p, t0, shift, count, h0, shown_to, inputs, o):
+def _lift(static, p, o):
+    """The temperature correction (°C) from the model's orography to the gazetteer's elevation
+    of the point, when it has one; o[2][0] receives the elevation the response reports."""
+    orography = k.bilinear(static, p[STATIC_CELL:STATIC_CELL + 8], 0, 0)
+    gazetteer = p[P_ELEVATION_KNOWN] > 0
+    o[2][0] = p[P_ELEVATION] if gazetteer else orography
+    return (orography - p[P_ELEVATION]) * LAPSE_C_PER_M \
+        if gazetteer and orography == orography else 0.0
+
+
+@njit(cache=True, nogil=True)
+def _series(values, p, t0, shift, count, h0, shown_to, inputs, lift):
     """(rows, parts, codes, icons) of the local hours from t0 and, last, the present, which
     lies in hour h0 (the apparent temperature and wind direction only for the hours shown,
     [h0, shown_to), and the present)."""
     vals = np.empty((count + 1, values.shape[3]))
+    now = np.array([(p[P_NOW] - p[P_FIRST_S]) / k.HOUR_S])
     if shift[:count].any():          # hours not evenly spaced: each read at its own time
-        at = np.empty(count + 1)
+        at = np.empty(count)
         for j in range(count):
             at[j] = (t0 + j * k.HOUR_S + shift[j] - p[P_FIRST_S]) / k.HOUR_S
-        at[count] = (p[P_NOW] - p[P_FIRST_S]) / k.HOUR_S
-        k.window_at(values, p[CELL:CELL + 8], at, vals)
+        k.window_at(values, p[CELL:CELL + 8], at, vals[:count])
     else:
         k.window(values, p[CELL:CELL + 8], (t0 - p[P_FIRST_S]) / k.HOUR_S, vals)
-        at_now = (p[P_NOW] - t0) / k.HOUR_S
-        k0 = min(int(at_now), count - 2)
-        for v in range(vals.shape[1]):
-            vals[count, v] = vals[k0, v] + (vals[k0 + 1, v] - vals[k0, v]) * (at_now - k0)
-    orography = k.bilinear(static, p[STATIC_CELL:STATIC_CELL + 8], 0, 0)
-    gazetteer = p[P_ELEVATION_KNOWN] > 0
-    o[2][0] = p[P_ELEVATION] if gazetteer else orography
-    lift = (orography - p[P_ELEVATION]) * LAPSE_C_PER_M \
-        if gazetteer and orography == orography else 0.0
+    # The present between the model's own hours: where local hours fall between those (a
+    # zone at +5:30), between two local hours would be interpolated twice.
+    k.window_at(values, p[CELL:CELL + 8], now, vals[count:])
     n = count + 1
     rows, parts = np.empty((k.NROWS, n)), np.empty((8, n), dtype=np.int64)
     codes, icons = np.empty(n, dtype=np.int64), np.empty(n, dtype=np.int64)
@@ -289,26 +301,53 @@ def interp(x, fp, count):
 
 
 @njit(cache=True, nogil=True)
-def _minutely(o, n, p, t0, shift, count, day_now, s):
-    """The next 61 minutes (from the current one), interpolated in time."""
+def _on_model_hours(p, t0, shift, count):
+    """True when every local hour from t0 starts on one of the model's hours."""
+    for j in range(count):
+        if (t0 + shift[j] - p[P_FIRST_S]) % k.HOUR_S != 0:
+            return False
+    return True
+
+
+@njit(cache=True, nogil=True)
+def _model_hours(values, p, first, inputs, lift):
+    """(rows, parts, codes, icons) of MODEL_HOURS of the model's own hours from `first`."""
+    at = np.empty(MODEL_HOURS)
+    for j in range(MODEL_HOURS):
+        at[j] = (first - p[P_FIRST_S]) / k.HOUR_S + j
+    vals = np.empty((MODEL_HOURS, values.shape[3]))
+    k.window_at(values, p[CELL:CELL + 8], at, vals)
+    rows, parts = np.empty((k.NROWS, MODEL_HOURS)), np.empty((8, MODEL_HOURS), dtype=np.int64)
+    codes = np.empty(MODEL_HOURS, dtype=np.int64)
+    icons = np.empty(MODEL_HOURS, dtype=np.int64)
+    k.point_series(vals, inputs, lift, rows, parts, codes, icons, 0, 0, -1)
+    return rows, parts, codes, icons
+
+
+@njit(cache=True, nogil=True)
+def _minutely(o, n, p, t0, shift, count, day_now, s, hours):
+    """The next 61 minutes (from the current one), interpolated in time between `hours` (from
+    t0, `count` of them, hour i starting at t0 + i hours + shift[i]): the model's own hours."""
     rows, parts, codes, icons = s
     first = p[P_NOW] // 60 * 60
     rate, probability = np.empty(MINUTES), np.empty(MINUTES)
     kind = np.zeros(MINUTES, dtype=np.int64)
     # The current minute is the present (currently's values, so the two cannot disagree).
-    rate[0], probability[0], kind[0] = rows[k.RATE, count], rows[k.PROBABILITY, count], \
-        parts[k.KIND, count]
+    now = rows.shape[1] - 1
+    rate[0], probability[0], kind[0] = rows[k.RATE, now], rows[k.PROBABILITY, now], \
+        parts[k.KIND, now]
+    between = hours[0]
     for i in range(1, MINUTES):
         at = position(first + 60 * i, t0, shift)
-        rate[i] = interp(at, rows[k.RATE], count)
-        probability[i] = interp(at, rows[k.PROBABILITY], count)
-        kind[i] = minute_kind(at, rate[i], rows, count)
+        rate[i] = interp(at, between[k.RATE], count)
+        probability[i] = interp(at, between[k.PROBABILITY], count)
+        kind[i] = minute_kind(at, rate[i], between, count)
     facts = np.empty(F.FACTS, dtype=np.int64)
     F.minutely_facts(rate, kind, probability, facts)
     if facts[F.M_CASE] == F.DRY_HOUR:
         facts[:] = 0
-        facts[0], facts[F.C_CODE] = F.CODE_FOR_HOUR, codes[count]
-    n = _block_head(o, n, MINUTELY_KEY, facts, F.summary_icon(facts, icons[count]), day_now)
+        facts[0], facts[F.C_CODE] = F.CODE_FOR_HOUR, codes[now]
+    n = _block_head(o, n, MINUTELY_KEY, facts, F.summary_icon(facts, icons[now]), day_now)
     factor = p[P_PRECIPITATION]
     for i in range(MINUTES):
         n = _comma(o, n, i == 0)

@@ -207,3 +207,18 @@ def test_minutes_past_the_end_of_the_data_have_no_type(data):
     assert all(m["precipitation"] == 0.0 and m["precipitationType"] == "none" for m in known)
     assert all(m["precipitation"] is None and m["precipitationProbability"] is None
                and m["precipitationType"] is None for m in unknown)
+
+
+@pytest.mark.parametrize("point", [(28.61, 77.21), (-34.93, 138.6), (47.56, -52.71)],
+                         ids=["Delhi +5:30", "Adelaide +10:30", "St Johns -2:30"])
+def test_the_present_and_the_minutes_lie_between_the_models_hours(data, point):
+    # Rain of 2 mm/h from 14 UTC after none at 13: at 13:45 the present has 1.5 mm/h and the
+    # minutes from 14:00 have 2. In a zone whose hours fall between the model's (local hours
+    # at :30 UTC, themselves halfway between two of them) reading between two local hours
+    # would give 1.25 and 1.5 there: interpolated twice.
+    body = answer(data, point, "2026-03-27T13:45:00")
+    assert body["currently"]["precipitation"] == 1.5
+    minutes = {m["time"]: m["precipitation"] for m in body["minutely"]["data"]}
+    at = calendar.timegm((2026, 3, 27, 13, 45, 0))
+    assert minutes[at] == 1.5 and minutes[at + 5 * 60] == pytest.approx(5 / 3, abs=1e-4)
+    assert all(minutes[at + 60 * i] == 2.0 for i in range(15, 61))
