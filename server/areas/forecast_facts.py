@@ -198,9 +198,12 @@ def week_facts(stats, highs, wet_days, weekday, fahrenheit, out):
                 hi = d
             if highs[d] < highs[lo]:
                 lo = d
+    # Highs within 1 °C of each other make no trend, in °F too (1.8 °F): the week's summary
+    # must not depend on the unit system.
+    flat = 1.8 if fahrenheit else 1.0
     if first < 0 or first == last:
         out[W_TREND] = TREND_NONE
-    elif highs[hi] - highs[lo] < 1.0 or (hi != first and hi != last):
+    elif highs[hi] - highs[lo] < flat or (hi != first and hi != last):
         out[W_TREND], out[W_DAY] = TREND_PEAKING, hi
     elif hi == last:
         out[W_TREND], out[W_DAY] = TREND_RISING, hi

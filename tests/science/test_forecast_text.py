@@ -255,3 +255,14 @@ def test_a_foggy_morning_is_a_fog_day():
     F.day_facts(st.matrix(), 0, facts)
     assert "fog" in text.render(summary.periods_phrase_of(tuple(facts.tolist())), "en").lower()
     assert text.ICON_CODES[F.day_icon(facts, 0.0, 0.0)] == "50"
+
+
+def test_the_weeks_trend_does_not_depend_on_the_unit_system():
+    # Highs 31.71 to 31.02 °C are 89.08 to 87.84 °F: within 1 °C, so no fall in either unit
+    # (a 1 °F threshold called the °F week falling and the °C one peaking today).
+    st, celsius = week((0,) * 7, highs=(31.71, 31.5, 31.4, 31.3, 31.2, 31.1, 31.02))
+    fahrenheit = [c * 9 / 5 + 32 for c in celsius]
+    assert text.render(summary.week_phrase(st, celsius, DAYS, False), "en") == \
+        "No precipitation throughout the week, with highs reaching 32°C today."
+    assert text.render(summary.week_phrase(st, fahrenheit, DAYS, True), "en") == \
+        "No precipitation throughout the week, with highs reaching 89°F today."
