@@ -108,6 +108,16 @@ def test_keyed_operations_document_403_and_429():
                 "RateLimit-Reset"} <= set(headers)
 
 
+def test_every_operation_that_refuses_with_403_documents_the_429_of_the_refusal_budget():
+    # Refusals draw from a budget per client address (an unlimited image link's too).
+    for path, method, op in operations():
+        if "403" in op["responses"]:
+            assert_problem(op, 429, f"{method.upper()} {path}")
+            for status in ("403", "429"):
+                assert {"RateLimit-Limit", "RateLimit-Remaining", "RateLimit-Reset"} <= set(
+                    op["responses"][status]["headers"]), (path, status)
+
+
 def test_limited_operations_document_rate_limit_and_caching_headers():
     for path, method, op in operations():
         if "service" in op["tags"] or op.get("x-rate-limited") is False:
