@@ -171,9 +171,12 @@ def day_kind(stats, first):
 
 
 @njit(cache=True, nogil=True)
-def week_facts(stats, highs, wet_days, weekday, fahrenheit, out):
-    """Facts of the week (one stats row per day; highs as served, NaN when unknown); the wet
-    days are those whose own summary mentions precipitation (wet_days[d] > 0, day_kind)."""
+def week_facts(stats, highs_c, served, wet_days, weekday, fahrenheit, out):
+    """Facts of the week (one stats row per day; highs in °C and as served, NaN when unknown);
+    the wet days are those whose own summary mentions precipitation (wet_days[d] > 0,
+    day_kind). Where the highs go is read in °C, so that it is the same in every unit system
+    (rounded °F and °C highs differ in their ties and at the 1 °C step)."""
+    highs = highs_c
     out[:] = 0
     out[0], out[W_FAHRENHEIT] = WEEK, fahrenheit
     days = stats.shape[0]
@@ -198,12 +201,9 @@ def week_facts(stats, highs, wet_days, weekday, fahrenheit, out):
                 hi = d
             if highs[d] < highs[lo]:
                 lo = d
-    # Highs within 1 °C of each other make no trend, in °F too (1.8 °F): the week's summary
-    # must not depend on the unit system.
-    flat = 1.8 if fahrenheit else 1.0
     if first < 0 or first == last:
         out[W_TREND] = TREND_NONE
-    elif highs[hi] - highs[lo] < flat or (hi != first and hi != last):
+    elif highs[hi] - highs[lo] < 1.0 or (hi != first and hi != last):
         out[W_TREND], out[W_DAY] = TREND_PEAKING, hi
     elif hi == last:
         out[W_TREND], out[W_DAY] = TREND_RISING, hi
@@ -212,7 +212,7 @@ def week_facts(stats, highs, wet_days, weekday, fahrenheit, out):
     else:
         out[W_TREND], out[W_DAY] = TREND_VALLEYING, lo
     if out[W_TREND] != TREND_NONE:
-        out[W_HIGH] = round(highs[out[W_DAY]])
+        out[W_HIGH] = round(served[out[W_DAY]])
 
 
 @njit(cache=True, nogil=True)

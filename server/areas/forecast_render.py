@@ -150,6 +150,12 @@ def respond(values, static, p, marks, mi, shift, moon, suns, conv, inputs, title
     shown = stop if blocks & HOURLY else h0
     lift = _lift(static, p, o)
     s = _series(values, p, t0, shift, count, h0, shown, inputs, lift)
+    # The minutes lie between the model's own hours: the local ones where they are those.
+    hours, hours_t0, hours_shift, hours_count = s, t0, shift, count
+    if not _on_model_hours(p, t0, shift, count):
+        hours_t0 = p[P_FIRST_S] + (now - p[P_FIRST_S]) // k.HOUR_S * k.HOUR_S
+        hours = _model_hours(values, p, hours_t0, inputs, lift, s)
+        hours_shift, hours_count = np.zeros(MODEL_HOURS + 1), MODEL_HOURS
     if _missing_titles(o, titles[0], s[2], count, h0, stop, blocks):
         return -1
     day_now = sun.is_day(now, p[P_LAT], p[P_LON])
@@ -158,12 +164,7 @@ def respond(values, static, p, marks, mi, shift, moon, suns, conv, inputs, title
         n = _put(o, n, BLOCK_KEYS, BLOCK_AT, CURRENTLY_KEY)
         n = _point(o, n, int(now), day_now, s, count, conv, titles)
     if blocks & MINUTELY:
-        if _on_model_hours(p, t0, shift, count):
-            n = _minutely(o, n, p, t0, shift, count, day_now, s, s)
-        else:
-            first = p[P_FIRST_S] + (p[P_NOW] - p[P_FIRST_S]) // k.HOUR_S * k.HOUR_S
-            n = _minutely(o, n, p, first, np.zeros(MODEL_HOURS + 1), MODEL_HOURS, day_now,
-                          s, _model_hours(values, p, first, inputs, lift))
+        n = _minutely(o, n, p, hours_t0, hours_shift, hours_count, day_now, s, hours)
     if blocks & HOURLY:
         n = _hourly(o, n, p, t0, shift, h0, stop, min(h0 + 24, valid), mi, suns, day_now, s,
                     conv, titles)
@@ -310,24 +311,32 @@ def _on_model_hours(p, t0, shift, count):
 
 
 @njit(cache=True, nogil=True)
-def _model_hours(values, p, first, inputs, lift):
-    """(rows, parts, codes, icons) of MODEL_HOURS of the model's own hours from `first`."""
-    at = np.empty(MODEL_HOURS)
+def _model_hours(values, p, first, inputs, lift, s):
+    """(rows, parts, codes, icons) of MODEL_HOURS of the model's own hours from `first`, the
+    first holding the present, and last the present; which also replaces the present of the
+    local series `s` (last there too): its precipitation is typed between its model hours, as
+    the minutes after it are, not between two local hours that are themselves in between."""
+    n = MODEL_HOURS + 1
+    at = np.empty(n)
     for j in range(MODEL_HOURS):
         at[j] = (first - p[P_FIRST_S]) / k.HOUR_S + j
-    vals = np.empty((MODEL_HOURS, values.shape[3]))
+    at[MODEL_HOURS] = (p[P_NOW] - p[P_FIRST_S]) / k.HOUR_S
+    vals = np.empty((n, values.shape[3]))
     k.window_at(values, p[CELL:CELL + 8], at, vals)
-    rows, parts = np.empty((k.NROWS, MODEL_HOURS)), np.empty((8, MODEL_HOURS), dtype=np.int64)
-    codes = np.empty(MODEL_HOURS, dtype=np.int64)
-    icons = np.empty(MODEL_HOURS, dtype=np.int64)
-    k.point_series(vals, inputs, lift, rows, parts, codes, icons, 0, 0, -1)
+    rows, parts = np.empty((k.NROWS, n)), np.empty((8, n), dtype=np.int64)
+    codes, icons = np.empty(n, dtype=np.int64), np.empty(n, dtype=np.int64)
+    k.point_series(vals, inputs, lift, rows, parts, codes, icons, 0, 0, 0)
+    local_rows, local_parts, local_codes, local_icons = s
+    now = local_rows.shape[1] - 1
+    local_rows[:, now], local_parts[:, now] = rows[:, MODEL_HOURS], parts[:, MODEL_HOURS]
+    local_codes[now], local_icons[now] = codes[MODEL_HOURS], icons[MODEL_HOURS]
     return rows, parts, codes, icons
 
 
 @njit(cache=True, nogil=True)
 def _minutely(o, n, p, t0, shift, count, day_now, s, hours):
-    """The next 61 minutes (from the current one), interpolated in time between `hours` (from
-    t0, `count` of them, hour i starting at t0 + i hours + shift[i]): the model's own hours."""
+    """The next 61 minutes (from the current one), interpolated in time between the first
+    `count` of `hours` (hour i starting at t0 + i hours + shift[i]): the model's own hours."""
     rows, parts, codes, icons = s
     first = p[P_NOW] // 60 * 60
     rate, probability = np.empty(MINUTES), np.empty(MINUTES)
@@ -419,11 +428,12 @@ def _daily(o, n, p, marks, mi, moon, s, conv):
     shown = DAYS
     while shown > 1 and week[shown - 1, F.S_KNOWN] == 0:
         shown -= 1
-    highs = np.empty(shown)
+    highs, highs_c = np.empty(shown), np.empty(shown)
     icons, kinds = np.empty(shown, dtype=np.int64), np.empty(shown, dtype=np.int64)
     counts = np.zeros(len(T.ICON_CODES), dtype=np.int64)
     day_facts = np.empty((shown, F.FACTS), dtype=np.int64)
     for d in range(shown):
+        highs_c[d] = days[d, k.D_HIGH]
         highs[d] = np.rint((days[d, k.D_HIGH] * conv[0, k.TEMPERATURE]
                             + conv[1, k.TEMPERATURE])
                            * 100.0) / 100.0
@@ -432,7 +442,8 @@ def _daily(o, n, p, marks, mi, moon, s, conv):
         kinds[d] = F.day_kind(periods, 4 * d)
         counts[icons[d]] += 1
     facts = np.empty(F.FACTS, dtype=np.int64)
-    F.week_facts(week[:shown], highs, kinds, int(p[P_WEEKDAY]), int(p[P_FAHRENHEIT]), facts)
+    F.week_facts(week[:shown], highs_c, highs, kinds, int(p[P_WEEKDAY]), int(p[P_FAHRENHEIT]),
+                 facts)
     # The precipitation the week's summary names, else (it names none) the most frequent
     # day icon, a sky or fog: a day's precipitation icon needs a wet day.
     n = _block_head(o, n, DAILY_KEY, facts, F.summary_icon(facts, F.dominant(counts)), True)

@@ -203,17 +203,18 @@ def week_names(weekday: int) -> tuple[str, ...]:
     return ("today", "tomorrow") + tuple(WEEKDAYS[(weekday + d) % 7] for d in range(2, 7))
 
 
-def week_phrase(st: Stats, highs: list[float], names: list[str], fahrenheit: bool):
+def week_phrase(st: Stats, highs_c: list[float], names: list[str], fahrenheit: bool):
     """The week (`st` holds one span per day): which days it rains or snows, and where the
-    highs go."""
+    highs (°C; named in °F when `fahrenheit`) go."""
     weekday = (WEEKDAYS.index(names[2]) - 2) % 7
     assert tuple(names) == week_names(weekday), names
     facts = np.empty(F.FACTS, dtype=np.int64)
     matrix = st.matrix()
     # each day taken as one period: wet from PERIOD_MM, as forecast_facts.day_kind
     wet_days = (matrix[:, F.S_TOTAL] >= F.PERIOD_MM).astype(np.int64)
-    F.week_facts(matrix, np.asarray(highs, dtype=np.float64), wet_days, weekday,
-                 int(fahrenheit), facts)
+    celsius = np.asarray(highs_c, dtype=np.float64)
+    served = np.round(celsius * 1.8 + 32.0, 2) if fahrenheit else celsius
+    F.week_facts(matrix, celsius, served, wet_days, weekday, int(fahrenheit), facts)
     return week_phrase_of(tuple(facts.tolist()))
 
 

@@ -257,12 +257,16 @@ def test_a_foggy_morning_is_a_fog_day():
     assert text.ICON_CODES[F.day_icon(facts, 0.0, 0.0)] == "50"
 
 
-def test_the_weeks_trend_does_not_depend_on_the_unit_system():
-    # Highs 31.71 to 31.02 °C are 89.08 to 87.84 °F: within 1 °C, so no fall in either unit
-    # (a 1 °F threshold called the °F week falling and the °C one peaking today).
-    st, celsius = week((0,) * 7, highs=(31.71, 31.5, 31.4, 31.3, 31.2, 31.1, 31.02))
-    fahrenheit = [c * 9 / 5 + 32 for c in celsius]
-    assert text.render(summary.week_phrase(st, celsius, DAYS, False), "en") == \
-        "No precipitation throughout the week, with highs reaching 32°C today."
-    assert text.render(summary.week_phrase(st, fahrenheit, DAYS, True), "en") == \
-        "No precipitation throughout the week, with highs reaching 89°F today."
+@pytest.mark.parametrize("celsius, in_c, in_f", [
+    # 31.71 to 31.02 °C are 89.08 to 87.84 °F: within 1 °C, no fall in either unit (a 1 °F
+    # step called the °F week falling and the °C one peaking today).
+    ((31.71, 31.5, 31.4, 31.3, 31.2, 31.1, 31.02), "reaching 32°C today", "reaching 89°F today"),
+    # 31 to 30 °C, 87.8 to 86 °F: a fall of 1 °C in both.
+    ((31.0, 30.8, 30.6, 30.5, 30.4, 30.2, 30.0), "falling to 30°C on Tuesday",
+     "falling to 86°F on Tuesday"),
+])
+def test_the_weeks_trend_does_not_depend_on_the_unit_system(celsius, in_c, in_f):
+    st, celsius = week((0,) * 7, highs=celsius)
+    said = "No precipitation throughout the week, with highs {}."
+    assert text.render(summary.week_phrase(st, celsius, DAYS, False), "en") == said.format(in_c)
+    assert text.render(summary.week_phrase(st, celsius, DAYS, True), "en") == said.format(in_f)

@@ -222,3 +222,15 @@ def test_the_present_and_the_minutes_lie_between_the_models_hours(data, point):
     at = calendar.timegm((2026, 3, 27, 13, 45, 0))
     assert minutes[at] == 1.5 and minutes[at + 5 * 60] == pytest.approx(5 / 3, abs=1e-4)
     assert all(minutes[at + 60 * i] == 2.0 for i in range(15, 61))
+
+
+@pytest.mark.parametrize("now", [f"2026-03-30T{h:02d}:{m:02d}:00" for h in (9, 10, 11, 12)
+                                 for m in (0, 15, 30, 45)])
+def test_a_zone_between_the_models_hours_has_the_present_and_minutes_of_one_on_them(data, now):
+    # The fields are the same everywhere (rain, then snow, on the 30th): Delhi (+5:30) must
+    # have Accra's (+0) present and minutes, amounts and types alike.
+    delhi, accra = (answer(data, point, now, blocks=("currently", "minutely"))
+                    for point in ((28.61, 77.21), (5.6, -0.2)))
+    fields = ("precipitation", "precipitationProbability", "precipitationType")
+    assert {f: delhi["currently"][f] for f in fields} == {f: accra["currently"][f] for f in fields}
+    assert delhi["minutely"] == accra["minutely"]
