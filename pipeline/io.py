@@ -190,8 +190,12 @@ class NpyWriter:
         self.dtype, self.written = np.dtype(dtype), 0
         self._handle = open(path, "wb")
         self._header = self._header_bytes(0)
-        with naming(path):
-            self._handle.write(self._header)
+        try:
+            with naming(path):
+                self._handle.write(self._header)
+        except BaseException:
+            self.discard()
+            raise
 
     def _header_bytes(self, length: int) -> bytes:
         header = io.BytesIO()

@@ -250,7 +250,9 @@ async def api_middleware(request: web.Request, handler: Handler) -> web.StreamRe
         _decorate(request, response, meta, headers, version, etag, now)
         return response
     except ApiError as exc:
-        if answering:   # the handler's refusal (404, 400, stale 503) rests on that data
+        # The handler's refusal (404, 400, stale 503) rests on that data; a 403 (a bad token
+        # or signature) and its 429 do not.
+        if answering and exc.status not in (403, 429):
             headers["X-Data-Version"] = answering
         return await _error_answer(request, meta, exc, headers)
     except web.HTTPException as exc:

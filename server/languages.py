@@ -7,6 +7,14 @@ import re
 FALLBACK = "en"
 MAX_CHARS = 64     # longer than any tag a client means; bounds the pattern's work
 _SEP = "[-_]"
+
+
+def _cased(word: str) -> str:
+    """`word` in any case, spelled out ([Ee][Nn]): the pattern is published in the OpenAPI
+    document, and JavaScript's regular expressions have no inline (?i) group."""
+    return "".join(f"[{c.upper()}{c.lower()}]" for c in word)
+
+
 # RFC 5646's syntax (separators "-" or "_"): language (with extended subtags), script, region,
 # variants, extensions, private use; or private use alone (x-pig-latin), an i- tag, or one of
 # the irregular grandfathered tags the syntax does not otherwise admit (section 2.1).
@@ -18,7 +26,9 @@ PATTERN = (
     rf"(?:{_SEP}[0-9A-WY-Za-wy-z](?:{_SEP}[A-Za-z0-9]{{2,8}})+)*"
     rf"(?:{_SEP}[Xx](?:{_SEP}[A-Za-z0-9]{{1,8}})+)?"
     rf"|[Xx](?:{_SEP}[A-Za-z0-9]{{1,8}})+|[Ii]{_SEP}[A-Za-z]{{3,8}}"
-    rf"|(?i:en{_SEP}gb{_SEP}oed|sgn{_SEP}(?:be{_SEP}(?:fr|nl)|ch{_SEP}de)))"
+    rf"|{_cased('en')}{_SEP}{_cased('gb')}{_SEP}{_cased('oed')}"
+    rf"|{_cased('sgn')}{_SEP}(?:{_cased('be')}{_SEP}(?:{_cased('fr')}|{_cased('nl')})"
+    rf"|{_cased('ch')}{_SEP}{_cased('de')}))"
 )
 TAG = re.compile(PATTERN)
 

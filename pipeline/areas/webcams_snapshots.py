@@ -12,6 +12,7 @@ import hashlib
 import logging
 import os
 import shutil
+from contextlib import ExitStack
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -141,9 +142,11 @@ class _Daily:
     def __init__(self, version: Path, span: tuple[int, int], timezones: list[str]):
         self.span, self.timezones = span, timezones
         self.offsets = np.zeros(len(timezones) + 1, dtype=np.int64)
-        self.days = NpyWriter(version / W.DAILY_DAY, np.int32)
-        self.index = NpyWriter(version / W.DAILY_INDEX, np.int64)
-        self.times = NpyWriter(version / W.DAILY_TIME, np.uint32)
+        with ExitStack() as opened:     # one that fails to open lets go of those before it
+            self.days = opened.enter_context(NpyWriter(version / W.DAILY_DAY, np.int32))
+            self.index = opened.enter_context(NpyWriter(version / W.DAILY_INDEX, np.int64))
+            self.times = opened.enter_context(NpyWriter(version / W.DAILY_TIME, np.uint32))
+            opened.pop_all()
         self.path = version / W.DAILY_OFFSETS
 
     def add(self, a: int, times: np.ndarray, starts: np.ndarray, base: int) -> None:

@@ -167,6 +167,28 @@ def test_documented_patterns_are_the_servers():
     assert schema_id in anchored(geocoding.ID.pattern)
 
 
+def _patterns(node):
+    """Every `pattern` string in a part of the document."""
+    if isinstance(node, dict):
+        for key, value in node.items():
+            if key == "pattern" and isinstance(value, str):
+                yield value
+            else:
+                yield from _patterns(value)
+    elif isinstance(node, list):
+        for value in node:
+            yield from _patterns(value)
+
+
+def test_documented_patterns_are_ecmascript_regular_expressions():
+    # JSON Schema's patterns are ECMA-262's: no inline flags such as (?i:…) nor Python's (?P<…>),
+    # which clients' validators and code generators (JavaScript) reject.
+    patterns = list(_patterns(DOC))
+    assert patterns
+    for pattern in patterns:
+        assert not re.search(r"\(\?(?![:=!]|<[=!])", pattern), pattern
+
+
 @pytest.mark.parametrize("path, parse, base", [
     ("/geocoding/lookup", geocoding.parse_lookup, {"q": "zurich"}),
     ("/geocoding/reverse", geocoding.parse_reverse, {"lat": "47.3", "lon": "8.5"}),

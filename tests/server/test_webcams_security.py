@@ -158,6 +158,7 @@ def test_a_re_spelled_image_link_is_refused_like_a_forged_one(own):
         reply = get(base + urlencode({**query, **change}))
         assert reply.status == 403, change
         assert "signature is invalid" in reply.json()["detail"], change
+        assert "X-Data-Version" not in reply.headers    # a refusal that rests on no data
 
 
 def _vary(reply) -> set[str]:
