@@ -304,8 +304,10 @@ def interp(x, fp, count):
 @njit(cache=True, nogil=True)
 def _on_model_hours(p, t0, shift, count):
     """True when every local hour from t0 starts on one of the model's hours."""
-    for j in range(count):
-        if (t0 + shift[j] - p[P_FIRST_S]) % k.HOUR_S != 0:
+    if (t0 - p[P_FIRST_S]) % k.HOUR_S != 0:
+        return False
+    for j in range(count):      # mostly no shift: a float modulo each would cost microseconds
+        if shift[j] != 0.0 and shift[j] % k.HOUR_S != 0:
             return False
     return True
 
