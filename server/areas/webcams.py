@@ -10,6 +10,7 @@ from typing import AsyncIterator
 import orjson
 from aiohttp import web
 
+from contract import Webcams as W
 from server import params
 from server.areas import webcams_embed, webcams_images, webcams_params
 from server.areas.webcams_data import WebcamsData, load
@@ -25,6 +26,8 @@ from server.keys import ApiKey, token_subject
 __all__ = ["load", "routes", "setup"]
 log = logging.getLogger("server.webcams")
 AREA = "webcams"
+# The path segment of a public id: aiohttp's default ([^{}/]+) but the fixed paths' words.
+PUBLIC_ID = "{public_id:(?!(?:" + "|".join(W.RESERVED_IDS) + ")$)[^{}/]+}"
 # Lists and details hold links signed for a period: cacheable until the period ends.
 LINKED = dict(area=AREA, max_age=PERIOD_S, period_s=PERIOD_S)
 # Answers with many clusters rendered one by one (mostly webcams of one each) are rendered off
@@ -83,14 +86,6 @@ async def create_token(request: web.Request) -> web.Response:
     token = signer.issue(CLUSTERS, subject, signer.now() + TTL_S)
     return web.Response(body=orjson.dumps({"token": token, "expires_in": TTL_S}),
                         content_type="application/json", headers={"Cache-Control": "no-store"})
-
-
-# Its own route, before /webcams/{public_id} would take the path for a webcam's: the answer
-# says which method to use whatever the key or the data (no 403, 404 or 503 first).
-@endpoint(auth="none", limited=False)
-async def token_not_get(request: web.Request) -> web.Response:
-    """GET /webcams/token: 405, Allow: POST."""
-    raise web.HTTPMethodNotAllowed(request.method, ["POST"])
 
 
 def _clusters_token(request: web.Request) -> ApiKey | None:
@@ -223,13 +218,15 @@ def routes() -> list[web.RouteDef]:
     """The area's routes."""
     # aiohttp tries a path's fixed routes first, then the dynamic ones under its longest fixed
     # prefix in this order: the detail, asked for most, before the snapshots (no path fits both).
+    # A public id is never a word of the fixed paths (the pipeline refuses those), so that
+    # /webcams/token answers any method but POST with 405 and Allow: OPTIONS,POST (whatever the
+    # key or the data: no 403, 404 or 503 first), not with the detail's GET as well.
     return [
         web.get("/webcams", list_webcams),
         web.post("/webcams/token", create_token),
-        web.get("/webcams/token", token_not_get),
         web.get("/webcams/clusters", clusters),
         web.get("/webcams/embed/{public_id}", embed),
-        web.get("/webcams/{public_id}", webcam_detail),
-        web.get("/webcams/{public_id}/snapshots", snapshots),
+        web.get(f"/webcams/{PUBLIC_ID}", webcam_detail),
+        web.get(f"/webcams/{PUBLIC_ID}/snapshots", snapshots),
         *webcams_images.routes(),
     ]

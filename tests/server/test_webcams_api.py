@@ -468,6 +468,9 @@ def test_http_details(server, catalog):
         assert reply.status == 405 and reply.headers["Allow"] == "OPTIONS,POST"
         assert reply.headers["Content-Type"].startswith("application/problem+json")
         assert "RateLimit-Limit" not in reply.headers
+    for method in ("PUT", "DELETE", "PATCH"):    # one Allow whatever the method
+        reply = get(f"{server.url}/webcams/token", keyed(server), method=method)
+        assert (reply.status, reply.headers["Allow"]) == (405, "OPTIONS,POST"), method
     below = get(f"{server.url}/webcams/token/snapshots", keyed(server))
     assert below.status == 404 and "Allow" not in below.headers     # not a webcam, no method
     snaps = get(f"{server.url}/webcams/{public_id}/snapshots", keyed(server))
