@@ -171,12 +171,11 @@ def day_kind(stats, first):
 
 
 @njit(cache=True, nogil=True)
-def week_facts(stats, highs_c, served, wet_days, weekday, fahrenheit, out):
-    """Facts of the week (one stats row per day; highs in °C and as served, NaN when unknown);
-    the wet days are those whose own summary mentions precipitation (wet_days[d] > 0,
+def week_facts(stats, highs, served, wet_days, weekday, fahrenheit, out):
+    """Facts of the week (one stats row per day; `highs` in °C, `served` as served, NaN when
+    unknown); the wet days are those whose own summary mentions precipitation (wet_days[d] > 0,
     day_kind). Where the highs go is read in °C, so that it is the same in every unit system
     (rounded °F and °C highs differ in their ties and at the 1 °C step)."""
-    highs = highs_c
     out[:] = 0
     out[0], out[W_FAHRENHEIT] = WEEK, fahrenheit
     days = stats.shape[0]

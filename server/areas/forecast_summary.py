@@ -18,6 +18,7 @@ import orjson
 from server.areas import forecast_facts as F
 from server.areas import forecast_kernels as kernels
 from server.areas import forecast_text as text
+from server.science.units import SYSTEMS
 
 PERIODS = ("morning", "afternoon", "evening", "night")
 NEXT_DAY_NAMES = tuple(f"{day}-{period}" for day in ("today", "tomorrow") for period in PERIODS)
@@ -213,7 +214,7 @@ def week_phrase(st: Stats, highs_c: list[float], names: list[str], fahrenheit: b
     # each day taken as one period: wet from PERIOD_MM, as forecast_facts.day_kind
     wet_days = (matrix[:, F.S_TOTAL] >= F.PERIOD_MM).astype(np.int64)
     celsius = np.asarray(highs_c, dtype=np.float64)
-    served = np.round(celsius * 1.8 + 32.0, 2) if fahrenheit else celsius
+    served = np.round(SYSTEMS["us" if fahrenheit else "si"].temperature(celsius), 2)
     F.week_facts(matrix, celsius, served, wet_days, weekday, int(fahrenheit), facts)
     return week_phrase_of(tuple(facts.tolist()))
 

@@ -52,11 +52,12 @@ valid key is never counted there). Limited responses, and those 403s, carry `Rat
 
 **Caching and data versions.** Each area answers from a published data artifact, named in
 `X-Data-Version`, as are its refusals that rest on that data (an unknown id's 404, a 400 once the
-area's data is loaded, a stale 503); a 403 or 429 names none. Responses carry an `ETag`; `If-None-Match` with it yields 304. Answers to a
-key header carry `Vary: X-API-Key`; webcam answers whose signed links take their origin from the
-request's `Host` (no base URL configured) carry `Vary: Host`. An area whose
-data is missing, unreadable or (forecast, air quality) does not cover the present answers 503
-with `Retry-After` while the other areas keep working; `GET /ready` lists each area's state.
+area's data is loaded, a stale 503); a 403 or 429 names none. Responses carry an `ETag`;
+`If-None-Match` with it yields 304. Answers to a key header carry `Vary: X-API-Key`; webcam
+answers whose signed links take their origin from the request's `Host` (no base URL configured)
+carry `Vary: Host`. An area whose data is missing, unreadable or (forecast, air quality) does not
+cover the present answers 503 with `Retry-After` while the other areas keep working;
+`GET /ready` lists each area's state.
 
 **Data sources and licences.**
 - Geocoding: [GeoNames](https://www.geonames.org/), licensed under

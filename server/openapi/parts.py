@@ -74,7 +74,9 @@ def headers(*names: str) -> dict:
 def problem(status: int, description: str, limited: bool = True) -> dict:
     """An application/problem+json response with the headers the middleware sets on it."""
     names: tuple[str, ...] = ()
-    if limited:     # a 403 for a key or token carries its own bucket's (refusals per address)
+    # Every 403 draws from the client address's budget of refusals (a 429 once it is spent),
+    # whether or not the operation is rate limited: both carry that bucket's headers.
+    if limited or status in (403, 429):
         names = RATE + (("Retry-After",) if status in (429, 503) else ())
     if status == 503 and not limited:
         names = ("Retry-After",)
@@ -107,7 +109,7 @@ def responses(ok: dict, errors: dict[int, str], cached: bool = True,
         out["304"] = {"description": "Not Modified: If-None-Match matched the current ETag.",
                       "headers": headers(*CACHING, *(RATE if limited else ()))}
     codes = dict(errors)
-    if limited:
+    if limited or 403 in codes:     # refusals are limited (problem)
         codes.setdefault(429, STANDARD[429])
     codes.setdefault(500, STANDARD[500])
     for status in sorted(codes):

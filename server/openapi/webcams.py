@@ -226,13 +226,8 @@ def _image(down: str) -> dict:
             "content": {media: {"schema": {"type": "string", "format": "binary"}} for media in (
                 "image/svg+xml", "image/jpeg", "image/png", "image/webp")}},
             {400: "Malformed public_id, or expires, kid or sig given more than once.",
+             403: "Missing, malformed, expired or invalid signature.",
              404: "No such snapshot or image.", 503: down}, limited=False), [])
-    # Refusals draw from the client address's budget of refusals (a 429 once it is spent).
-    op["responses"].update({
-        "403": problem(403, "Missing, malformed, expired or invalid signature."),
-        "429": problem(429, "Too many refused requests from this client address (invalid "
-                            "signatures); valid links are never counted.")})
-    op["responses"] = dict(sorted(op["responses"].items()))
     op["x-rate-limited"] = False
     return op
 
