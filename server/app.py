@@ -18,7 +18,7 @@ from server.http import CONFIG, KEYS, LIMITER, STORE, api_middleware, endpoint, 
 from server.keys import KeyStore
 from server.ratelimit import RateLimiter
 from server.ratelimit_shared import SharedRateLimiter
-from server.store import Store
+from server.store import UNPUBLISHED, Store
 
 log = logging.getLogger("server")
 LOADERS = {"geocoding": geocoding.load, "air_quality": air_quality.load,
@@ -108,13 +108,19 @@ async def health(request: web.Request) -> web.Response:
 
 @endpoint(limited=False, auth="none")
 async def ready(request: web.Request) -> web.Response:
-    """GET /ready: 200 once every area present in the build is loaded."""
+    """GET /ready: 200 once a version is published and every area present in it is loaded."""
     is_ready, body = request.app[STORE].readiness()
     if is_ready:
         return web.Response(body=orjson.dumps(body), content_type="application/json")
+    raise ApiError(503, f"not ready: {_waiting(body)}", headers={"Retry-After": "1"}, extra=body)
+
+
+def _waiting(body: dict) -> str:
+    """What readiness waits for, in words, for the 503's detail."""
+    if body["state"] == UNPUBLISHED:
+        return "no version is published"
     waiting = sorted(a for a, s in body["areas"].items() if s["state"] not in ("loaded", "absent"))
-    raise ApiError(503, f"not ready: {', '.join(waiting) or 'build'} {body['state']}",
-                   headers={"Retry-After": "1"}, extra=body)
+    return f"{', '.join(waiting) or 'build'} {body['state']}"
 
 
 @endpoint(limited=False, auth="none", max_age=3600,

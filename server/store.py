@@ -18,6 +18,7 @@ log = logging.getLogger("server.store")
 Loader = Callable[[Path, dict], Any]
 RETRY_AFTER_S = 30
 LOADING_RETRY_S = 5     # a server starting loads its areas in about a second
+UNPUBLISHED = "unpublished"     # the readiness state while no version is published
 
 
 @dataclass(frozen=True)
@@ -37,6 +38,10 @@ class Snapshot:
     version_dir: Path | None
     build_id: str | None
     areas: Mapping[str, AreaState] = field(default_factory=dict)
+
+    def published(self) -> bool:
+        """False when no version is published and no data is held from one served before."""
+        return self.version_dir is not None or any(s.data is not None for s in self.areas.values())
 
 
 def _checked(manifest: object) -> dict:
@@ -200,6 +205,15 @@ class Store:
             covers = getattr(s.data, "covers", None)
             if s.state == "loaded" and covers is not None and not covers(now):
                 areas[name].update(state="stale", error="the data does not cover the present")
-        ready = self.loaded and all(s.state in ("loaded", "absent") for s in snap.areas.values())
-        state = "ready" if ready else ("loading" if not self.loaded else "degraded")
-        return ready, {"state": state, "build_id": snap.build_id, "areas": areas}
+        state = self._state(snap)
+        return state == "ready", {"state": state, "build_id": snap.build_id, "areas": areas}
+
+    def _state(self, snap: Snapshot) -> str:
+        """The readiness state: ready, loading, unpublished or degraded."""
+        if not self.loaded:
+            return "loading"
+        if not snap.published():    # every area absent, yet all it can answer is 503:
+            return UNPUBLISHED      # a load balancer must not send it traffic
+        # An area absent from a published version blocks nothing (decisions rule 8).
+        usable = all(s.state in ("loaded", "absent") for s in snap.areas.values())
+        return "ready" if usable else "degraded"

@@ -98,11 +98,14 @@ def service_paths() -> dict:
         "/health": simple("health", "Liveness", "200 while the process serves requests.",
                           success("Alive.", "Health", cached=False, limited=False)),
         "/ready": simple(
-            "ready", "Readiness", "200 once every area present in the published build is "
-            "loaded; lists each area's state and data version. The 503 is problem+json whose "
-            "extension members `state`, `build_id` and `areas` are those of the 200 body.",
+            "ready", "Readiness", "200 once a version is published and every area present "
+            "in it is loaded (an area absent from the published build does not block "
+            "readiness); lists each area's state and data version. The 503 is problem+json "
+            "whose extension members `state`, `build_id` and `areas` are those of the 200 body.",
             success("Ready.", "Readiness", cached=False, limited=False),
-            {"503": {"description": "Not ready: still loading, or an area failed to load.",
+            {"503": {"description": "Not ready: still loading (`loading`), no version published "
+                                    "at all (`unpublished`: every area absent), or an area "
+                                    "failed to load (`degraded`).",
                      "headers": headers("Cache-Control", "Retry-After"),
                      "content": {PROBLEM_JSON: {"schema": {"allOf": [
                          ref("schemas", "Problem"), ref("schemas", "Readiness")]}}}}}),
@@ -119,7 +122,11 @@ def service_paths() -> dict:
 SERVICE_SCHEMAS = {
     "Health": obj({"status": {"type": "string", "const": "ok"}}),
     "Readiness": obj({
-        "state": {"type": "string", "enum": ["ready", "loading", "degraded"]},
+        "state": {"type": "string", "enum": ["ready", "loading", "unpublished", "degraded"],
+                  "description": "`ready` (200); otherwise 503: `loading` at start, "
+                                 "`unpublished` while no version is published, `degraded` "
+                                 "while an area failed to load (all of them when the "
+                                 "published version cannot be read or is gone)."},
         "build_id": {"type": ["string", "null"], "description": "Published build answering."},
         "areas": {"type": "object", "description": "One entry per area (geocoding, air_quality, "
                   "forecast, webcams).", "additionalProperties": obj({

@@ -32,7 +32,7 @@ def proxied(tmp_path_factory):
     with Server(tmp_path_factory.mktemp("xff") / "empty", None,
                 WEATHERAPI_TRUST_FORWARDED_FOR="true",
                 WEATHERAPI_RATE_LIMIT_PER_MINUTE="2") as srv:
-        srv.wait_ready()
+        srv.wait_ready(status=503)        # loaded, nothing published
         yield srv
 
 

@@ -53,6 +53,6 @@ def test_a_setting_the_server_cannot_run_with_is_one_line_and_exit_2(tmp_path, a
 def test_a_build_directory_that_does_not_exist_is_named_at_start(tmp_path):
     # It may be made later by the pipeline, so the server starts, but says where it looks.
     with Server(tmp_path / "missing") as srv:
-        srv.wait_ready()
+        srv.wait_ready(status=503)        # loaded, nothing published
         assert get(srv.url + "/geocoding/countries").status == 503
         assert srv.wait_log(f"build directory {tmp_path / 'missing'} does not exist")

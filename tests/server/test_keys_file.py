@@ -225,7 +225,7 @@ def test_a_keys_file_that_fails_to_reload_is_logged_once_per_change(tmp_path):
         return copy, key
 
     with Server(tmp_path / "empty", keys, WEATHERAPI_RELOAD_INTERVAL_S=str(interval)) as srv:
-        srv.wait_ready()
+        srv.wait_ready(status=503)        # loaded, nothing published
         assert status(alice) == 503
         good = keys.read_text()
         _replace(keys, '{"keys": [')

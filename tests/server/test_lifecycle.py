@@ -141,18 +141,36 @@ def test_unsupported_schema_version_is_503(tmp_path):
         assert get(srv.url + "/geocoding/countries").status == 503
 
 
-def test_nothing_published_is_ready_with_areas_absent(tmp_path):
-    with Server(tmp_path / "empty") as srv:
-        body = srv.wait_ready()
+def test_nothing_published_is_not_ready_until_a_version_is(tmp_path):
+    # Every area is absent, yet such a server answers nothing but 503: no load balancer may
+    # send it traffic, though it is alive.
+    out = tmp_path / "build"
+    with Server(out) as srv:
+        body = srv.wait_ready(status=503)
+        assert body["state"] == "unpublished" and body["build_id"] is None
         assert {a["state"] for a in body["areas"].values()} == {"absent"}
+        reply = get(srv.url + "/ready")
+        assert reply.status == 503 and reply.headers["Retry-After"] == "1"
+        assert reply.headers["Content-Type"].startswith("application/problem+json")
+        problem = reply.json()
+        assert (problem["status"], problem["title"]) == (503, "Service Unavailable")
+        assert problem["detail"] == "not ready: no version is published"
+        assert get(srv.url + "/health").status == 200
         reply = get(srv.url + "/geocoding/reverse?lat=1&lon=2")
         assert reply.status == 503 and reply.json()["status"] == 503
+        build(make_datasets(tmp_path / "a"), out)       # geocoding only: the rest stays absent
+        body = srv.wait_ready()
+        assert body["state"] == "ready" and body["build_id"] == (out / "current").resolve().name
+        assert body["areas"]["geocoding"]["state"] == "loaded"
+        assert {body["areas"][a]["state"] for a in ("air_quality", "forecast", "webcams")} == {
+            "absent"}
+        assert get(srv.url + "/geocoding/reverse?lat=47.37&lon=8.54").status == 200
 
 
 def test_a_server_without_keys_keeps_its_secrets_out_of_the_runners_home(tmp_path):
     home = tmp_path / "home"
     with Server(tmp_path / "empty", None, HOME=str(home)) as srv:
-        srv.wait_ready()
+        srv.wait_ready(status=503)        # loaded, nothing published
         config = Path(srv.env["XDG_CONFIG_HOME"])
         assert (config / "weather-geodata-api" / "signing-secrets.json").is_file()
     assert not home.exists()
@@ -169,7 +187,7 @@ def test_keys_cli_stores_only_a_hash(tmp_path, name):
     with pytest.raises(Exception):
         add_key(keys, "alice")
     with Server(tmp_path / "empty", keys) as srv:
-        srv.wait_ready()
+        srv.wait_ready(status=503)        # loaded, nothing published
         assert get(srv.url + "/forecast/1,2", {"X-API-Key": key}).status == 503
         assert get(srv.url + "/forecast/1,2", {"X-API-Key": key + "x"}).status == 403
         assert get(srv.url + "/forecast/1,2", {"X-API-Key": key}).headers["RateLimit-Limit"] == "5"
@@ -210,7 +228,7 @@ def test_several_workers_share_the_port(tmp_path):
 def test_a_second_server_on_a_busy_port_refuses_to_start(tmp_path, workers):
     # With SO_REUSEPORT it would join the port and take half its connections.
     with Server(tmp_path / "empty") as srv:
-        srv.wait_ready()
+        srv.wait_ready(status=503)        # loaded, nothing published
         port = srv.url.rsplit(":", 1)[1]
         second = subprocess.run(
             [sys.executable, "-m", "server", "--build", str(tmp_path / "other"), "--port", port,
@@ -239,18 +257,18 @@ def test_the_port_is_held_while_the_workers_start():
 def test_a_server_restarts_on_its_port_at_once(tmp_path, workers):
     # Connections the stopped server leaves in TIME_WAIT do not hold the port.
     with Server(tmp_path / "empty", None, "--workers", workers) as srv:
-        srv.wait_ready()
+        srv.wait_ready(status=503)        # loaded, nothing published
         port = srv.url.rsplit(":", 1)[1]
         assert get(srv.url + "/health").status == 200
     with Server(tmp_path / "empty", None, "--workers", workers, "--port", port) as again:
-        again.wait_ready()                                             # the last --port wins
+        again.wait_ready(status=503)                                   # the last --port wins
         assert again.url.endswith(f":{port}")
 
 
 def test_keys_in_requests_the_parser_rejects_are_not_logged(tmp_path):
     secret = "SECRETKEY4567890"
     with Server(tmp_path / "empty") as srv:
-        srv.wait_ready()
+        srv.wait_ready(status=503)        # loaded, nothing published
         host, port = srv.url.removeprefix("http://").rsplit(":", 1)
         for raw in (b"GET /geocoding/countries HTTP/1.1\r\nHost: x\r\n"
                     b"X-API-Key: " + secret.encode() + b"\n\r\n",
@@ -270,7 +288,7 @@ def test_keys_in_requests_the_parser_rejects_are_not_logged(tmp_path):
 def test_requests_the_parser_rejects_are_logged_only_at_debug(tmp_path, level):
     # They are the client's error, and anyone can send them: at ERROR they would flood the log.
     with Server(tmp_path / "empty", None, WEATHERAPI_LOG_LEVEL=level) as srv:
-        srv.wait_ready()
+        srv.wait_ready(status=503)        # loaded, nothing published
         host, port = srv.url.removeprefix("http://").rsplit(":", 1)
         for _ in range(3):
             reply = _raw_request(host, int(port), b"GET /x HTTP/1.1\n\n")

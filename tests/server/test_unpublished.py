@@ -32,6 +32,8 @@ def test_a_dangling_current_keeps_the_loaded_version_and_is_not_ready(tmp_path):
         assert before.status == 200
         repoint(out, "versions/removed-by-hand")
         body = srv.wait_ready(status=503)       # degraded: the load balancer must hear it
+        # Not "unpublished": the version served before still answers.
+        assert body["state"] == "degraded" and body["build_id"] == served.rsplit("/", 1)[1]
         assert body["areas"]["geocoding"]["state"] == "failed"
         after = get(srv.url + "/geocoding/countries/CH")
         assert after.status == 200 and after.body == before.body
