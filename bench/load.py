@@ -418,7 +418,8 @@ def measure_server(build_dir: Path, workers: int, works: list[Workload], load, a
             check_workload(server.port, work)
         duration = args.duration if workers == 1 else args.duration_w2
         health: LoadResult | None = None
-        for work in works:
+        rounds: dict[int, list[LoadResult]] = {}
+        for n, work in _schedule(works, getattr(args, "rounds", 1)):
             if workers > 1 and work.connections == 1:
                 continue
             conns = work.connections or args.connections
@@ -431,19 +432,41 @@ def measure_server(build_dir: Path, workers: int, works: list[Workload], load, a
                 after = measure_health(server, load, works[0], conns, duration)
                 _relate(measured, health, after)
                 health = after
+            rounds.setdefault(n, []).append(measured)
+            if server.proc and server.proc.poll() is not None:
+                raise RuntimeError(f"server died during {work.name}:\n{server.log_tail()}")
+        for n, measured in sorted(rounds.items()):
+            work, conns = works[n], works[n].connections or args.connections
             result["endpoints"].append({
                 "area": work.area, "name": work.name, "label": work.label,
                 "method": work.method, "connections": conns,
                 "distinct_urls": len(set(work.paths)), "ratio_target": work.ratio_target,
-                "p50_target_ms": work.p50_target_ms, **asdict(measured)})
-            if server.proc and server.proc.poll() is not None:
-                raise RuntimeError(f"server died during {work.name}:\n{server.log_tail()}")
+                "p50_target_ms": work.p50_target_ms, **asdict(_median_round(measured))})
         result["memory_after_load"] = server.memory()
         result["log_errors"] = [ln for ln in server.log_tail(400).splitlines()
                                 if " ERROR " in ln or "Traceback" in ln][:10]
     finally:
         server.stop()
     return result
+
+
+def _schedule(works: list[Workload], rounds: int) -> list[tuple[int, Workload]]:
+    """(index, workload) in measuring order: every workload once, then the ratio workloads
+    (those at the run's width, /health excluded) again in `rounds` - 1 more rounds, so each
+    ratio is the median of `rounds` taken minutes apart (this machine's speed drifts)."""
+    again = [(n, w) for n, w in enumerate(works) if n and w.connections is None]
+    return list(enumerate(works)) + again * (max(1, rounds) - 1)
+
+
+def _median_round(measured: list[LoadResult]) -> LoadResult:
+    """The round whose ratio to /health is the median (the lower of the middle two), with every
+    round's ratio in extra["round_ratios"]; a single round as it is."""
+    if len(measured) == 1 or any(m.ratio_to_health is None for m in measured):
+        return measured[0]
+    ordered = sorted(measured, key=lambda m: m.ratio_to_health)
+    chosen = ordered[(len(ordered) - 1) // 2]
+    chosen.extra["round_ratios"] = [m.ratio_to_health for m in measured]
+    return chosen
 
 
 def measure_health(server: Server, load, health: Workload, connections: int,

@@ -55,6 +55,13 @@ def target_marks(row: dict) -> str:
     return ", ".join(marks)
 
 
+def _ratio_text(ratio: float | None, rounds: list[float] | None) -> str:
+    """A ratio to /health, with the range of its rounds when there were several."""
+    if ratio is None:
+        return ""
+    return f"{ratio:.2f}" if not rounds else f"{ratio:.2f} ({min(rounds):.2f}-{max(rounds):.2f})"
+
+
 def print_server(server: dict, meta: dict) -> None:
     """Start time, memory, and the load figures of one server run."""
     print(f"\n## Server, {server['label']}")
@@ -80,7 +87,7 @@ def print_server(server: dict, meta: dict) -> None:
         gen = cpu.get("children_pct") if meta["loadgen"] == "wrk" else cpu.get("harness_pct")
         label = r["label"] if r["method"] == "GET" else f"{r['method']} {r['label']}"
         rows.append([r["area"], label, r["connections"], f"{r['rps']:.0f}",
-                     "" if ratio is None else f"{ratio:.2f}",
+                     _ratio_text(ratio, r["extra"].get("round_ratios")),
                      f"{r['p50_ms']:.2f}", f"{r['p99_ms']:.2f}", r["requests"],
                      r["non200"] + r["socket_errors"], cpu.get("watched_pct"),
                      r["server_cpu_us_per_req"], "" if r["cpu_ratio_to_health"] is None

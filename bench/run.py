@@ -1,7 +1,7 @@
 """Benchmark harness: build cost, server start and memory, HTTP throughput and latency per API area.
 
     python -m bench.run [--build-dir DIR | --skip-build] [--datasets DIR] [--areas AREA ...]
-                        [--quick] [--heavy] [--no-workers2] [--loadgen auto|wrk|python]
+                        [--quick] [--heavy] [--no-workers2] [--rounds N] [--loadgen auto|wrk|python]
                         [--wait-quiet SECONDS] [--strict] ...
     python bench/run.py  ...
 
@@ -20,6 +20,8 @@ One run measures:
    with `wrk` (a Lua script rotates through the URLs and counts unexpected statuses; apt-installed
    when missing) or a Python load generator, each as a ratio to /health in the same server run
    (to the mean of /health measured just before and just after it: the machine's speed drifts);
+   with --rounds N every ratio workload is measured N times, round after round, and its row is
+   the round with the median ratio (the range of all rounds beside it);
 5. with --heavy, each area's heavy() one-off measurements.
 
 Figures go to tables on stdout (one per server run, then each area's section, then one targets
@@ -270,6 +272,8 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
         "(default 2; wrk rounds durations to whole seconds)")
     add("--connections", type=int, default=24, help="connections (default 24)")
     add("--threads", type=int, default=1, help="wrk threads (default 1)")
+    add("--rounds", type=int, default=1, help="measure each ratio workload this many times, "
+        "minutes apart, and report the median ratio (default 1)")
     add("--no-workers2", action="store_true", help="skip the 2-worker rows")
     add("--quick", action="store_true", help="short runs (2 s, 1 s warmup), no 2-worker rows")
     add("--loadgen", choices=("auto", "wrk", "python"), default="auto")
@@ -287,6 +291,8 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
         args.search_seconds = min(args.search_seconds, 3.0)
     if args.duration < 1 or args.duration_w2 < 1:
         parser.error("durations must be at least 1 s")
+    if args.rounds < 1:
+        parser.error("--rounds must be at least 1")
     return args
 
 
