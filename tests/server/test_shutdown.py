@@ -23,8 +23,8 @@ def _ignore_sigint() -> None:
 
 def start(tmp_path: Path, workers: str,
           preexec: Callable[[], None] | None = None) -> tuple[subprocess.Popen, str]:
-    """A server over an empty build, and its URL once /ready answers (every worker preloads
-    before it listens)."""
+    """A server over an empty build, and its URL once /ready answers that nothing is published
+    (every worker preloads before it listens)."""
     env = {**os.environ, "XDG_CONFIG_HOME": str(tmp_path / "config")}
     proc = subprocess.Popen([sys.executable, "-m", "server", "--build", str(tmp_path / "empty"),
                              "--port", "0", "--workers", workers], cwd=ROOT, env=env,
@@ -34,11 +34,13 @@ def start(tmp_path: Path, workers: str,
     deadline = time.monotonic() + 60
     while True:
         try:
-            if get(url + "/ready").status == 200:
+            reply = get(url + "/ready")
+            if reply.status == 503 and reply.json()["state"] == "unpublished":
                 return proc, url
         except OSError:
-            assert time.monotonic() < deadline, "never ready"
-            time.sleep(0.05)
+            pass
+        assert time.monotonic() < deadline, "never loaded"
+        time.sleep(0.05)
 
 
 def stop(proc: subprocess.Popen) -> None:
