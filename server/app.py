@@ -5,6 +5,8 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import os
+from concurrent.futures import ThreadPoolExecutor
 from typing import AsyncIterator
 
 import orjson
@@ -34,6 +36,7 @@ def create_app(config: Config) -> web.Application:
     # since `python -m server` checked it, and a worker must not die of that with a traceback.
     app[KEYS] = KeyStore(config.keys_file, load=False)
     app[LIMITER] = RateLimiter()
+    app.cleanup_ctx.append(_executor)
     app.cleanup_ctx.append(_watch_build)
     if config.rate_limit_redis_url:
         app.cleanup_ctx.append(_shared_limiter)
@@ -48,6 +51,17 @@ def create_app(config: Config) -> web.Application:
         *webcams.routes(),
     ])
     return app
+
+
+async def _executor(app: web.Application) -> AsyncIterator[None]:
+    """The threads blocking work (searches, loads) runs in: one per core, not asyncio's
+    default of cores + 4. The work holds the GIL for much of its time, so more threads do not
+    answer faster; each one keeps its own malloc arena and scratch memory in this worker."""
+    executor = ThreadPoolExecutor(max_workers=len(os.sched_getaffinity(0)),
+                                  thread_name_prefix="blocking")
+    asyncio.get_running_loop().set_default_executor(executor)
+    yield
+    executor.shutdown(wait=False, cancel_futures=True)
 
 
 async def _watch_build(app: web.Application) -> AsyncIterator[None]:
