@@ -461,11 +461,19 @@ def _schedule(works: list[Workload], rounds: int) -> list[tuple[int, Workload]]:
 def _median_round(measured: list[LoadResult]) -> LoadResult:
     """The round whose ratio to /health is the median (the lower of the middle two), with every
     round's ratio in extra["round_ratios"]; a single round as it is."""
-    if len(measured) == 1 or any(m.ratio_to_health is None for m in measured):
+    if len(measured) == 1:
         return measured[0]
-    ordered = sorted(measured, key=lambda m: m.ratio_to_health)
-    chosen = ordered[(len(ordered) - 1) // 2]
-    chosen.extra["round_ratios"] = [m.ratio_to_health for m in measured]
+    if any(m.ratio_to_health is None for m in measured):
+        chosen = measured[0]
+    else:
+        chosen = sorted(measured, key=lambda m: m.ratio_to_health)[(len(measured) - 1) // 2]
+        chosen.extra["round_ratios"] = [m.ratio_to_health for m in measured]
+    # Every round's unexpected answers count (the warnings and --strict read the chosen row).
+    others = [m for m in measured if m is not chosen]
+    chosen.non200 += sum(m.non200 for m in others)
+    chosen.socket_errors += sum(m.socket_errors for m in others)
+    chosen.first_bad_status = chosen.first_bad_status or next(
+        (m.first_bad_status for m in others if m.first_bad_status), None)
     return chosen
 
 

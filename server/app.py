@@ -53,14 +53,21 @@ def create_app(config: Config) -> web.Application:
     return app
 
 
+def _blocking_threads() -> int:
+    """One thread per usable CPU, 2 to 8: at least 2 so that a reload does not hold up every
+    search, and few, as the work holds the GIL for much of its time and each thread keeps its
+    own malloc arena and scratch memory in this worker (asyncio's default: CPUs + 4, up to 32)."""
+    usable = getattr(os, "sched_getaffinity", None)
+    cpus = len(usable(0)) if usable else os.cpu_count() or 1
+    return max(2, min(8, cpus))
+
+
 async def _executor(app: web.Application) -> AsyncIterator[None]:
-    """The threads blocking work (searches, loads) runs in: one per core, not asyncio's
-    default of cores + 4. The work holds the GIL for much of its time, so more threads do not
-    answer faster; each one keeps its own malloc arena and scratch memory in this worker."""
-    executor = ThreadPoolExecutor(max_workers=len(os.sched_getaffinity(0)),
-                                  thread_name_prefix="blocking")
+    """The threads blocking work (searches, area loads) runs in."""
+    executor = ThreadPoolExecutor(max_workers=_blocking_threads(), thread_name_prefix="blocking")
     asyncio.get_running_loop().set_default_executor(executor)
     yield
+    # Queued work is dropped; asyncio.run still joins the threads (shutdown_default_executor).
     executor.shutdown(wait=False, cancel_futures=True)
 
 
