@@ -419,7 +419,7 @@ def measure_server(build_dir: Path, workers: int, works: list[Workload], load, a
         duration = args.duration if workers == 1 else args.duration_w2
         health: LoadResult | None = None
         rounds: dict[int, list[LoadResult]] = {}
-        for n, work in _schedule(works, getattr(args, "rounds", 1)):
+        for n, work in _schedule(works, args.rounds):
             if workers > 1 and work.connections == 1:
                 continue
             conns = work.connections or args.connections
