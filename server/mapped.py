@@ -113,10 +113,12 @@ class ByteFile:
         self.start = start
         self.fd = os.open(path, os.O_RDONLY)
 
-    def __del__(self):
+    def __del__(self, close=os.close):
+        # Bound when defined: at interpreter exit this module's globals (os) may be cleared
+        # before the last ByteFile is collected ("NoneType object is not callable").
         fd = getattr(self, "fd", None)
         if fd is not None:
-            os.close(fd)
+            close(fd)
 
     def read_bytes(self, lo: int, hi: int) -> bytes:
         """Bytes lo..hi-1 (counted from `start`)."""
