@@ -83,9 +83,11 @@ class Server:
             if now_s() > deadline:
                 raise RuntimeError(f"server not ready within {timeout_s:.0f} s")
             try:
-                status, _ = http_get(self.port, "/ready", timeout=1.0)
+                status, body = http_get(self.port, "/ready", timeout=1.0)
             except OSError:
-                status = None
+                status, body = None, b""
+            if status == 503 and b'"unpublished"' in body:    # waiting would not help
+                raise RuntimeError(f"nothing is published in {self.build_dir}: build first")
             if status == 200:
                 self.ready_s = now_s() - started
                 return
