@@ -84,34 +84,20 @@ class PointGrid:
         return [i0, i0, i1, i1], [j0, j1, j0, j1], weights
 
     def block(self, i0: int, i1: int, j0: int, j1: int, start: int = 0,
-              stop: int | None = None, into: np.ndarray | None = None) -> np.ndarray:
+              stop: int | None = None) -> np.ndarray:
         """Cells (i0, j0), (i0, j1), (i1, j0), (i1, j1) over time steps [start, stop), read:
-        an array (2, 2, steps, nvar), the type the compiled kernels take; read-only, or a view
-        of `into` (bytes, reused by the caller) when that is given and large enough."""
+        a read-only array (2, 2, steps, nvar), the type the compiled kernels take."""
         stop = self.ntime if stop is None else min(stop, self.ntime)
         start = min(max(start, 0), stop)
         size = (stop - start) * self.step_bytes
         at = [(i * self.nlon + j) * self.cell_bytes + start * self.step_bytes
               for i, j in ((i0, j0), (i0, j1), (i1, j0), (i1, j1))]
-        shape = (2, 2, stop - start, len(self.variables))
-        if into is not None and len(into) >= 4 * size:
-            # Straight into the caller's buffer: no bytes objects to allocate and join.
-            view = memoryview(into)
-            if j1 == j0 + 1 and size == self.cell_bytes:  # a row's two cells are adjacent
-                self.file.read_into(view[:2 * size], at[0])
-                self.file.read_into(view[2 * size:4 * size], at[2])
-            else:
-                for c, a in enumerate(at):
-                    self.file.read_into(view[c * size:(c + 1) * size], a)
-            out = into[:4 * size].view(self.dtype).reshape(shape)
-            out.flags.writeable = False     # the kernels' type: compiled for read-only arrays
-            return out
         read = self.file.read_bytes
         if j1 == j0 + 1 and size == self.cell_bytes:  # a row's two cells are adjacent
             data = read(at[0], at[0] + 2 * size) + read(at[2], at[2] + 2 * size)
         else:
             data = b"".join([read(a, a + size) for a in at])
-        return np.frombuffer(data, self.dtype).reshape(shape)
+        return np.frombuffer(data, self.dtype).reshape(2, 2, stop - start, -1)
 
     def load(self) -> np.ndarray:
         """The whole grid, read into memory: a read-only array (nlat, nlon, ntime, nvar)."""

@@ -124,12 +124,6 @@ class ByteFile:
         """Bytes lo..hi-1 (counted from `start`)."""
         return os.pread(self.fd, hi - lo, self.start + lo) if hi > lo else b""
 
-    def read_into(self, view: memoryview, lo: int) -> None:
-        """Fill `view` with the bytes from lo (counted from `start`); ValueError when the file
-        ends first (it was checked against its shape when opened)."""
-        if os.preadv(self.fd, [view], self.start + lo) != len(view):
-            raise ValueError("a grid file ended before its shape (changed after opening)")
-
 
 def npy_layout(path: Path) -> tuple[tuple[int, ...], np.dtype, int]:
     """Shape, dtype and data offset of a C-order .npy file."""

@@ -45,7 +45,6 @@ BLOCK_BITS = {"currently": R.CURRENTLY, "minutely": R.MINUTELY, "hourly": R.HOUR
 HOLE_ROWS = EXTENDED_HOURS + 64      # room for every missing title of an extended answer
 HOUR_ROWS = (DAYS + 2) * 24 + 2      # more than any answer's hours from the first midnight
 ENTRY_BYTES = 1024                   # more than an hourly entry's keys and numbers take
-READ_BYTES = 1 << 20                 # a point's cells: 4 x 10 days x 16 variables is 61 KiB
 
 
 @dataclass(frozen=True)
@@ -119,14 +118,6 @@ def _scratch(capacity: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     return out
 
 
-def _read_buffer() -> np.ndarray:
-    """This thread's buffer for a point's hourly cells (ForecastData.point)."""
-    buffer = getattr(_local, "read", None)
-    if buffer is None:
-        buffer = _local.read = np.empty(READ_BYTES, dtype=np.uint8)
-    return buffer
-
-
 def respond(data: ForecastData, place: Place, request: Request, units: UnitSystem,
             now_s: float) -> bytes:
     """The response body (decisions rules 25-35) in a unit system."""
@@ -138,11 +129,7 @@ def respond(data: ForecastData, place: Place, request: Request, units: UnitSyste
         blocks |= BLOCK_BITS.get(name, 0)
     known = place.elevation_m is not None
     lon = point_lon(r.lat, r.lon)         # a pole is one point, whatever the longitude asked
-    # The hours the blocks can reach: from today's local midnight to the end of the daily
-    # block or of the hourly one, with room for a half-hour zone's shift and interpolation.
-    t0 = day.marks[0, k.MIDNIGHT]
-    to_s = max(day.marks[DAYS, k.H06], now_s + r.hours * k.HOUR_S) + 2 * k.HOUR_S
-    hourly, static, cells = data.point(r.lat, lon, t0, to_s, _read_buffer())
+    hourly, static, cells = data.point(r.lat, lon)
     params = np.array([r.lat, lon, now_s, data.first_s, data.last_s, r.hours,
                        place.elevation_m if known else 0.0, known, blocks,
                        units.precipitation, units.fahrenheit, day.weekday, data.sun_t0]

@@ -52,10 +52,8 @@ class SyntheticData:
         self.sun_t0, self.suns = forecast_render.sun_table(self.first_s, self.last_s)
         self.alerts = _NoAlerts()
 
-    def point(self, lat: float, lon: float, from_s: float, to_s: float,
-              into: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray, list[float]]:
-        return self.grid.values, self.static.values, [0, 1, 0, 1, 0.25, 0.25, 0.25, 0.25] * 2 \
-            + [0]
+    def point(self, lat: float, lon: float) -> tuple[np.ndarray, np.ndarray, list[float]]:
+        return self.grid.values, self.static.values, [0, 1, 0, 1, 0.25, 0.25, 0.25, 0.25] * 2
 
     @staticmethod
     def flags_json(units: str) -> bytes:

@@ -123,22 +123,17 @@ class ForecastData:
         self.sun_t0, self.suns = forecast_render.sun_table(self.first_s, self.last_s)
         self._flags: dict[str, bytes] = {}
 
-    def point(self, lat: float, lon: float, from_s: float, to_s: float,
-              into: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray, list[float]]:
-        """The hourly grid's four cells around the point over the hours that hold [from_s,
-        to_s] (read: PointGrid.block, into `into` when given), the whole static grid, the
-        point's cell in each (rows i0, i1, columns j0, j1 and the four bilinear weights
-        (server.grid.PointGrid.corners), hourly then static, then the first step read)."""
+    def point(self, lat: float, lon: float) -> tuple[np.ndarray, np.ndarray, list[float]]:
+        """The hourly grid's four cells around the point (read: PointGrid.block), the whole
+        static grid, and the point's cell in each: rows i0, i1, columns j0, j1 and the four
+        bilinear weights (server.grid.PointGrid.corners), hourly then static."""
         rows, cols, weights = self.grid.corners(lat, lon)
-        # Only the hours the answer reaches (about 8 days), not every hour of the run.
-        start = min(max(0, math.floor((from_s - self.first_s) / HOUR_S)), self.grid.ntime)
-        stop = max(start, math.ceil((to_s - self.first_s) / HOUR_S) + 1)
-        hourly = self.grid.block(rows[0], rows[2], cols[0], cols[1], start, stop, into)
+        hourly = self.grid.block(rows[0], rows[2], cols[0], cols[1])
         cells = [0, 1, 0, 1, *weights.tolist()]  # the block's own rows and columns
         if not self.same_cells:
             rows, cols, weights = self.static.corners(lat, lon)
         return hourly, self.orography, cells + [rows[0], rows[2], cols[0], cols[1],
-                                                 *weights.tolist(), start]
+                                                 *weights.tolist()]
 
     def flags_json(self, units: str) -> bytes:
         """The flags object of answers in a unit system (decisions rule 35)."""

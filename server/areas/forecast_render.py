@@ -26,13 +26,12 @@ LAPSE_C_PER_M = 0.0065          # standard atmosphere: 6.5 K per km
 # Scalar parameters, one float64 array: point, now, the data's first and last hour, hours of
 # the hourly block, the gazetteer's elevation (and whether there is one), blocks wanted, the
 # unit system's precipitation factor and °F, today's weekday, the first time of the sun table;
-# then the cell of the hourly grid (rows i0, i1, columns j0, j1, four weights), the cell of
-# the static grid, and the step of the data's first hour that `values` starts at (a point's
-# read covers the hours its blocks reach).
+# then the cell of the hourly grid (rows i0, i1, columns j0, j1, four weights) and the cell of
+# the static grid.
 (P_LAT, P_LON, P_NOW, P_FIRST_S, P_LAST_S, P_HOURS, P_ELEVATION, P_ELEVATION_KNOWN, P_BLOCKS,
  P_PRECIPITATION, P_FAHRENHEIT, P_WEEKDAY, P_SUN_T0) = range(13)
-CELL, STATIC_CELL, P_STEP0 = 13, 21, 29
-NPARAMS = 30
+CELL, STATIC_CELL = 13, 21
+NPARAMS = 29
 # The sun's position (declination, equation of time) depends on the time alone: a data
 # version tabulates it every SUN_STEP_S (local hours fall on these in every zone).
 SUN_STEP_S = 900
@@ -191,17 +190,14 @@ def _series(values, p, t0, shift, count, h0, shown_to, inputs, lift):
     lies in hour h0 (the apparent temperature and wind direction only for the hours shown,
     [h0, shown_to), and the present)."""
     vals = np.empty((count + 1, values.shape[3]))
-    # Positions on the data's hours, less the first read (exact: a whole number less than
-    # them), so that an answer does not depend on which hours are read.
-    step0 = p[P_STEP0]
-    now = np.array([(p[P_NOW] - p[P_FIRST_S]) / k.HOUR_S - step0])
+    now = np.array([(p[P_NOW] - p[P_FIRST_S]) / k.HOUR_S])
     if shift[:count].any():          # hours not evenly spaced: each read at its own time
         at = np.empty(count)
         for j in range(count):
-            at[j] = (t0 + j * k.HOUR_S + shift[j] - p[P_FIRST_S]) / k.HOUR_S - step0
+            at[j] = (t0 + j * k.HOUR_S + shift[j] - p[P_FIRST_S]) / k.HOUR_S
         k.window_at(values, p[CELL:CELL + 8], at, vals[:count])
     else:
-        k.window(values, p[CELL:CELL + 8], (t0 - p[P_FIRST_S]) / k.HOUR_S - step0, vals)
+        k.window(values, p[CELL:CELL + 8], (t0 - p[P_FIRST_S]) / k.HOUR_S, vals)
     # The present between the model's own hours: where local hours fall between those (a
     # zone at +5:30), between two local hours would be interpolated twice.
     k.window_at(values, p[CELL:CELL + 8], now, vals[count:])
@@ -325,8 +321,8 @@ def _model_hours(values, p, first, inputs, lift, s):
     n = MODEL_HOURS + 1
     at = np.empty(n)
     for j in range(MODEL_HOURS):
-        at[j] = (first - p[P_FIRST_S]) / k.HOUR_S - p[P_STEP0] + j
-    at[MODEL_HOURS] = (p[P_NOW] - p[P_FIRST_S]) / k.HOUR_S - p[P_STEP0]
+        at[j] = (first - p[P_FIRST_S]) / k.HOUR_S + j
+    at[MODEL_HOURS] = (p[P_NOW] - p[P_FIRST_S]) / k.HOUR_S
     vals = np.empty((n, values.shape[3]))
     k.window_at(values, p[CELL:CELL + 8], at, vals)
     rows, parts = np.empty((k.NROWS, n)), np.empty((8, n), dtype=np.int64)

@@ -234,33 +234,3 @@ def test_a_zone_between_the_models_hours_has_the_present_and_minutes_of_one_on_t
     fields = ("precipitation", "precipitationProbability", "precipitationType")
     assert {f: delhi["currently"][f] for f in fields} == {f: accra["currently"][f] for f in fields}
     assert delhi["minutely"] == accra["minutely"]
-
-
-class _EveryHour:
-    """The same data read whole: respond reads only the hours its blocks can reach."""
-
-    def __init__(self, data):
-        self._data = data
-
-    def __getattr__(self, name):
-        return getattr(self._data, name)
-
-    def point(self, lat, lon, from_s, to_s, into=None):
-        return self._data.point(lat, lon, self._data.first_s, self._data.last_s)
-
-
-@pytest.mark.parametrize("point", [ZURICH, SANTIAGO, (22.57, 88.36), (27.7, 85.3),
-                                   (-31.55, 159.08), (-43.95, -176.55), (47.56, -52.71),
-                                   (1.87, -157.4), (0.0, -176.0), (89.9, 0.0)])
-@pytest.mark.parametrize("hours_in", [1, 30, 140, 270, 287])
-def test_an_answer_reads_only_hours_it_needs_and_is_the_same(data, point, hours_in):
-    # Kolkata +5:30, Kathmandu +5:45, Lord Howe +10:30/+11, Chatham +13:45, St John's -3:30,
-    # Kiritimati +14, Baker -12 (no zone: Etc), a pole; from the data's first hours to its last.
-    whole = _EveryHour(data)
-    now_s = RUN + hours_in * HOUR + 17 * 60
-    for hours, blocks in ((48, BLOCKS), (168, BLOCKS), (48, ("currently", "daily"))):
-        request = Request(lat=point[0], lon=point[1], units="si", lang="en", hours=hours,
-                          blocks=frozenset(blocks))
-        place = locate(*point, None)
-        assert forecast_blocks.respond(data, place, request, SYSTEMS["si"], now_s) == \
-            forecast_blocks.respond(whole, place, request, SYSTEMS["si"], now_s)

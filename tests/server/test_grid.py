@@ -120,23 +120,3 @@ def test_float32_axes_give_exact_steps_and_edges(tmp_path):
     assert not g.contains(72.001, 10.0) and not g.contains(47.0, 45.001)
     assert g.series(72.0, 10.0)[0, 0] == pytest.approx(419.0)
     assert g.series(71.9, 10.0)[0, 0] == pytest.approx(418.5)
-
-
-@pytest.mark.parametrize("point", [(45.2, 3.3), (45.2, 9.9), (50.0, 10.0)])
-def test_a_block_read_into_a_buffer_is_the_block_read_as_bytes(tmp_path, point):
-    # Adjacent columns (one read per row) and the last column (four reads) alike; a buffer too
-    # small for the block is not used.
-    lat, lon = np.arange(40.0, 50.01, 0.5), np.arange(0.0, 10.01, 0.5)
-    rng = np.random.default_rng(3)
-    g, _ = _build(tmp_path, lat, lon, {name: rng.normal(size=(9, lat.size, lon.size))
-                                       for name in ("a", "b", "c")})
-    rows, cols, _ = g.corners(*point)
-    for start, stop in ((0, None), (2, 7), (8, 9), (5, 5)):
-        expected = g.block(rows[0], rows[2], cols[0], cols[1], start, stop)
-        buffer = np.full(1 << 12, 255, dtype=np.uint8)
-        got = g.block(rows[0], rows[2], cols[0], cols[1], start, stop, buffer)
-        assert not got.flags.writeable           # the kernels' type
-        assert np.shares_memory(got, buffer) or got.size == 0
-        np.testing.assert_array_equal(got, expected)
-        small = g.block(rows[0], rows[2], cols[0], cols[1], start, stop, buffer[:8])
-        np.testing.assert_array_equal(small, expected)
