@@ -33,12 +33,12 @@ serve *ARGS:
         echo "Geocoding needs no key:  curl 'http://127.0.0.1:${WEATHERAPI_PORT:-8080}/geocoding/lookup?q=zurich'"
         echo "More keys:  {{py}} -m server keys add NAME --keys-file {{keys}} [--rate-limit N]"
     fi
-    {{py}} -m server.areas.forecast_compile "$out"   # numba's cache: no server start waits for the compiler
+    {{py}} -m server.kernels.warmup "$out"   # numba's cache: no server start waits for the compiler
     exec {{py}} -m server --keys-file "{{keys}}" --port "${WEATHERAPI_PORT:-8080}" "$@"
 
 # Run the whole test suite
 test *ARGS:
-    {{py}} -m server.areas.forecast_compile
+    {{py}} -m server.kernels.warmup
     {{py}} -m pytest {{ARGS}}
 
 # Benchmarks: build time and memory, server start, throughput and latency ratios

@@ -44,23 +44,23 @@ def points(seed: int) -> dict[str, list[tuple[float, float]]]:
 def prepare(ctx: Context) -> dict:
     """The answer's cost in-process (parse excluded), for the current hour."""
     # The grids are loaded as the server loads them, then every point is answered.
-    from server.areas import air_quality as aq
+    from server.air_quality import handlers
     entry = ctx.manifest["areas"][AREA]
     t0 = now_s()
-    data = aq.load(ctx.version_dir, entry)
+    data = handlers.load(ctx.version_dir, entry)
     load_s = now_s() - t0
     out = {"load_s": round(load_s, 4), "inprocess": {}}
     meter = CpuMeter()
     for name, pts in points(ctx.seed).items():
-        queries = [aq.AirQualityQuery(lat, lon) for lat, lon in pts]
+        queries = [handlers.AirQualityQuery(lat, lon) for lat, lon in pts]
         for q in queries:            # touch the pages once
-            aq.answer(data, q, time.time())
+            handlers.answer(data, q, time.time())
         samples, sizes = [], []
         deadline = now_s() + (1.0 if ctx.args.quick else 3.0)
         while now_s() < deadline:
             for q in queries:
                 t = now_s()
-                body = aq.answer(data, q, time.time())
+                body = handlers.answer(data, q, time.time())
                 samples.append((now_s() - t) * 1000)
                 sizes.append(len(body))
         out["inprocess"][name] = {"samples": len(samples),

@@ -82,17 +82,18 @@ def workloads(ctx: Context) -> list[Workload]:
 def prepare(ctx: Context) -> dict:
     """Responses built in-process (the part of a request that is the forecast's own work), the
     webcam host's cloud_cover() call, and the sun and moon against the ephemeris."""
-    from server.areas import forecast_blocks, forecast_data
-    from server.areas.forecast_blocks import BLOCKS, EXTENDED_HOURS, HOURLY_HOURS, Request
-    from server.areas.forecast_place import locate
-    from server.science import units
+    from server.forecast import blocks as forecast_blocks
+    from server.forecast import data as forecast_data
+    from server.forecast.blocks import BLOCKS, EXTENDED_HOURS, HOURLY_HOURS, Request
+    from server.forecast.place import locate
+    from server.forecast.science import units
 
     t0 = now_s()
     data = forecast_data.load(ctx.version_dir, ctx.manifest["areas"][AREA])
     load_s = now_s() - t0
     gazetteer = None
     if "geocoding" in ctx.manifest["areas"]:
-        from server.areas.geocoding_index import GeocodingIndex
+        from server.geocoding.index import GeocodingIndex
         gazetteer = GeocodingIndex(ctx.version_dir)
     points = _points(ctx.seed + 1)
     now = time.time()
@@ -134,7 +135,8 @@ def _ephemeris_check(seed: int) -> dict:
         return {"skipped": "ephem not installed (pip install -e '.[dev]')"}
     import numpy as np
 
-    from server.science import moon, sun
+    from server.forecast.science import moon
+    from server.forecast.science import sun
     rng = random.Random(seed)
     worst_sun = worst_moon = 0.0
     for _ in range(400):

@@ -61,7 +61,7 @@ _q("San Jose", country="CR")
 
 def prepare(ctx: Context) -> dict:
     """Search in-process (before any server runs) and find ids the lookup endpoint refuses."""
-    from server.areas.geocoding_index import GeocodingIndex
+    from server.geocoding.index import GeocodingIndex
     t0 = now_s()
     index = GeocodingIndex(ctx.version_dir)
     load_s = now_s() - t0
@@ -82,8 +82,8 @@ def prepare(ctx: Context) -> dict:
 
 def workloads(ctx: Context) -> list[Workload]:
     """1000 ids, 1000 points (near places and anywhere), every country, the search mix."""
-    from server.areas.geocoding import ID
-    from server.areas.geocoding_index import GeocodingIndex
+    from server.geocoding.handlers import ID
+    from server.geocoding.index import GeocodingIndex
     index = GeocodingIndex(ctx.version_dir)
     rng = random.Random(ctx.seed)
     rows = rng.sample(range(index.size), min(1000, index.size))
@@ -156,13 +156,13 @@ def print_section(report: dict) -> None:
 
 def unlookupable_ids(index) -> list[str]:
     """Ids in the index that GET /geocoding/lookup?id= refuses with 400 (its id pattern)."""
-    from server.areas.geocoding import ID
+    from server.geocoding.handlers import ID
     return [i for i in (raw.decode() for raw in index.ids) if not ID.match(i)]
 
 
 def inprocess_search(index, max_seconds: float, max_rounds: int) -> dict:
     """Latency of each query of SEARCH_MIX, cold and then repeated for max_seconds."""
-    from server.areas.geocoding_search import search
+    from server.geocoding.search import search
 
     def run(params: dict[str, str]) -> list[int]:
         return search(index, params["q"], field_all=params.get("field") == "all",

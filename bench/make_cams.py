@@ -6,7 +6,7 @@
 DIR/cams/europe/ gets CAMS Europe forecast files (0.1° is the real 700 x 420 grid, 97 hourly
 lead times, 13 variables, about 1.5 GB a run), DIR/cams/global/ CAMS global surface and
 model-level files (0.4° is the real 900 x 451 grid). `python -m pipeline build --datasets DIR`
-then ingests them as real inputs. The fields are synthetic (pipeline/sources/cams_synthetic.py).
+then ingests them as real inputs. The fields are synthetic (pipeline/air_quality/sources/synthetic.py).
 """
 
 from __future__ import annotations
@@ -21,7 +21,7 @@ ROOT = Path(__file__).resolve().parent.parent
 if str(ROOT) not in sys.path:  # `python bench/make_cams.py`
     sys.path.insert(0, str(ROOT))
 
-from pipeline.sources import cams_generated as gen  # noqa: E402
+from pipeline.air_quality.sources import generated as gen
 
 DAY_S = 86400
 

@@ -5,7 +5,7 @@
 DIR/forecast/ then holds one run in exactly the format cfgrib + xarray write for GFS (one file
 per level type; step x latitude x longitude; hourly steps to 120 h, then 3-hourly), on a global
 grid of --step degrees (0.25: 1440 x 721 cells), from the last 00/06/12/18 UTC run time, by the
-offline default's generator (pipeline/sources/generated_model.py). By default the ten fields
+offline default's generator (pipeline/forecast/sources/generated_model.py). By default the ten fields
 t2m, d2m, u10, v10, prmsl, tcc, prate, vis, gust and orog (the issue's "10 variables"); with
 --all-variables also the categorical precipitation types and CAPE. Written step by step in
 bounded memory; 0.25° and 192 h take about 6 GB of disk.
@@ -24,7 +24,7 @@ ROOT = Path(__file__).resolve().parent.parent
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
-from pipeline.sources import generated_model  # noqa: E402
+from pipeline.forecast.sources import generated_model
 
 TEN = ("t2m", "d2m", "u10", "v10", "prmsl", "tcc", "prate", "vis", "gust", "orog")
 

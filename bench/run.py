@@ -28,9 +28,9 @@ Figures go to tables on stdout (one per server run, then each area's section, th
 table with PASS/FAIL) and to test-artifacts/bench.json. The server binds 127.0.0.1 only, gets a
 fresh API key (in a temporary keys file) and a huge rate limit, and is always stopped.
 
-Area modules: bench/<area>.py for each area in contract.AREAS (geocoding, air_quality, forecast,
-webcams) is imported when it exists and the build's manifest has the area; otherwise a line says
-it is skipped. Its interface (types from bench.harness):
+Area modules: bench/<area>.py for each area, listed in AREAS below (geocoding, air_quality,
+forecast, webcams), is run when the build's manifest has the area; otherwise a line says it is
+skipped. Its interface (types from bench.harness):
 
     AREA = "<area>"
 
@@ -77,7 +77,6 @@ from __future__ import annotations
 
 import argparse
 import datetime as dt
-import importlib
 import json
 import os
 import platform
@@ -102,6 +101,10 @@ from bench.harness import (  # noqa: E402
 )
 from bench.load import PythonLoad, WrkLoad, ensure_wrk, measure_server  # noqa: E402
 from bench.report import print_figures, print_targets  # noqa: E402
+from bench import air_quality, forecast, geocoding, webcams  # noqa: E402
+
+AREAS = (geocoding, air_quality, forecast, webcams)     # in the manifest's order
+assert tuple(module.AREA for module in AREAS) == contract.AREAS
 
 HEALTH = Workload("server", "health", "GET /health (trivial)", ["/health"])
 
@@ -119,22 +122,8 @@ LIMITS = {
 # ---- area modules ---------------------------------------------------------------------------
 
 def find_modules(wanted: list[str] | None) -> tuple[dict[str, ModuleType], dict[str, str]]:
-    """bench/<area>.py for each wanted area, and why the others are skipped."""
-    modules, skipped = {}, {}
-    for area in contract.AREAS:
-        if wanted and area not in wanted:
-            continue
-        try:
-            module = importlib.import_module(f"bench.{area}")
-        except ModuleNotFoundError as exc:
-            if exc.name != f"bench.{area}":
-                raise
-            skipped[area] = f"no bench/{area}.py yet"
-            continue
-        if getattr(module, "AREA", None) != area:
-            raise SystemExit(f"error: bench/{area}.py must set AREA = {area!r}")
-        modules[area] = module
-    return modules, skipped
+    """bench/<area>.py of each wanted area (none skipped here: the manifest may skip some)."""
+    return {module.AREA: module for module in AREAS if not wanted or module.AREA in wanted}, {}
 
 
 def call_hook(report: dict, module: ModuleType, hook: str, *args, default=None):
@@ -319,7 +308,7 @@ def build_or_reuse(args, workdir: Path, areas: list[str], report: dict) -> Path:
 
 def make_context(args, build_dir: Path, workdir: Path) -> Context:
     """The areas' context, with a fresh API key in workdir/keys.json."""
-    from server.keys import add_key
+    from server.security.keys import add_key
     version_dir = current_version(build_dir)
     assert version_dir is not None
     api_key = add_key(workdir / "keys.json", "bench", rate_limit=int(RATE_LIMIT))
@@ -344,10 +333,10 @@ def warm_compiled_code(report: dict, build_dir: Path) -> None:
     first server of a fresh checkout compiles for some 30 s, and its start and memory figures
     would measure the compiler, not the server."""
     t0 = now_s()
-    result = subprocess.run([sys.executable, "-m", "server.areas.forecast_compile",
+    result = subprocess.run([sys.executable, "-m", "server.kernels.warmup",
                              str(build_dir)], cwd=ROOT, capture_output=True, text=True)
     if result.returncode != 0:
-        report["errors"].append("python -m server.areas.forecast_compile failed: "
+        report["errors"].append("python -m server.kernels.warmup failed: "
                                 + (result.stderr.strip().splitlines() or ["?"])[-1])
     report["meta"]["compile_cache_s"] = round(now_s() - t0, 1)
     log(f"numba cache ready in {report['meta']['compile_cache_s']:.1f} s")

@@ -33,7 +33,7 @@ WORLD_VIEW = "-85.0511,-180,85.0511,180"
 
 
 def _data(ctx: Context):
-    from server.areas.webcams_data import load
+    from server.webcams.data import load
     return load(ctx.version_dir, ctx.manifest["areas"][AREA])
 
 
@@ -103,9 +103,9 @@ def _bbox(rng: random.Random, cat, row: int, height: float) -> str:
 def _linked_workloads(ctx: Context, data, ids: list[str]) -> list[Workload]:
     """The player page, images and tokens, with links signed by the secrets the benchmarked
     server will use (the same configuration and secrets file)."""
-    from server.areas.webcams import make_signer
-    from server.areas.webcams_snapshots import iso
-    from server.areas.webcams_tokens import EMBED
+    from server.webcams.handlers import make_signer
+    from server.webcams.snapshots import iso
+    from server.webcams.tokens import EMBED
     from server.config import Config
 
     # The keys file run.py gives the servers locates the secrets file they use.
@@ -218,9 +218,9 @@ def resident(version_dir: Path) -> dict:
     """Load the area as the server does and run every query kind over every webcam (clusters:
     the world at every zoom), then report RSS and PSS before and after."""
     import contract
-    from server.areas.webcams_catalog import BBox, ListQuery
-    from server.areas.webcams_clusters import ClusterQuery
-    from server.areas.webcams_data import load
+    from server.webcams.catalog import BBox, ListQuery
+    from server.webcams.clusters import ClusterQuery
+    from server.webcams.data import load
 
     import pyarrow as pa
     pa.array([0.0]).to_numpy(zero_copy_only=True)   # Arrow's numpy bridge: a library cost

@@ -9,8 +9,8 @@ import sys
 from pathlib import Path
 
 import contract
-from pipeline.build import BUILDERS, run_build
-from pipeline.io import InputError
+from pipeline.build import run_build
+from pipeline.common.io import InputError
 
 
 class Terminated(BaseException):
@@ -41,12 +41,6 @@ def main(argv: list[str] | None = None) -> int:
     if not args.datasets.is_dir():
         parser.error(f"--datasets {args.datasets} is not a directory (an empty directory builds "
                      "every area from its offline default)")
-    missing = [a for a in args.only or [] if a not in BUILDERS]
-    if missing:
-        parser.error(f"area(s) not available in this version: {', '.join(missing)}")
-    if not args.only:
-        skipped = [a for a in contract.AREAS if a not in BUILDERS]
-        logging.getLogger("pipeline").info("not yet implemented, skipped: %s", ", ".join(skipped))
     previous = {signal.SIGTERM: signal.signal(signal.SIGTERM, _terminate),
                 # Python's own: polars installs one that restarts blocking system calls, so a
                 # build waiting in one (a read from a pipe) would not stop on Ctrl-C.

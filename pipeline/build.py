@@ -5,27 +5,18 @@ from __future__ import annotations
 import logging
 import time
 from pathlib import Path
-from typing import Callable
 
 import contract
-from pipeline import publish
-from pipeline.areas import air_quality, forecast, geocoding, webcams
-from pipeline.io import InputError
+from pipeline.areas import BUILDERS
+from pipeline.common import publish
+from pipeline.common.io import InputError
 
 log = logging.getLogger("pipeline")
-
-# area -> builder(datasets_dir, version_dir) -> manifest entry
-BUILDERS: dict[str, Callable[[Path, Path], dict]] = {
-    "geocoding": geocoding.build,
-    "air_quality": air_quality.build,
-    "forecast": forecast.build,
-    "webcams": webcams.build,   # after geocoding (contract.AREAS order): links to its places
-}
 
 
 def run_build(datasets: Path, out: Path, only: list[str] | None = None) -> Path:
     """Build the requested areas (all by default) into a new published version; return it."""
-    wanted = [a for a in contract.AREAS if a in BUILDERS and (not only or a in only)]
+    wanted = [b.name for b in BUILDERS if not only or b.name in only]
     with publish.build_lock(out):
         previous = contract.current_version_dir(out)
         carried = _carried_areas(previous, wanted)
@@ -33,10 +24,10 @@ def run_build(datasets: Path, out: Path, only: list[str] | None = None) -> Path:
         log.info("building %s into %s", ", ".join(wanted), version)
         try:
             areas = {}
-            for area in contract.AREAS:
+            for area, build in BUILDERS:
                 if area in wanted:
                     started = time.perf_counter()
-                    areas[area] = BUILDERS[area](datasets, version)
+                    areas[area] = build(datasets, version)
                     log.info("%s: done in %.1f s", area, time.perf_counter() - started)
                 elif area in carried:
                     areas[area] = publish.carry_over(previous, version, area, carried[area])

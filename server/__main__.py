@@ -31,7 +31,7 @@ def main(argv: list[str] | None = None) -> int:
 
 def keys_command(argv: list[str]) -> int:
     """`keys add NAME --keys-file F [--rate-limit N]`: print the new key on the last line."""
-    from server.keys import add_key
+    from server.security.keys import add_key
 
     parser = argparse.ArgumentParser(prog="python -m server keys")
     sub = parser.add_subparsers(dest="action", required=True)
@@ -60,7 +60,7 @@ def secrets_command(argv: list[str]) -> int:
     """`secrets rotate`: add a new signing secret (current, or staged with --stage);
     `secrets promote`: make the staged one current; `secrets image-keys`: print the derived
     image-link keys (a CDN verifies links with them and cannot mint tokens)."""
-    from server.areas.webcams_secrets import promote_secrets_file, rotate_secrets_file
+    from server.webcams.secrets import promote_secrets_file, rotate_secrets_file
 
     args = _secrets_parser().parse_args(argv)
     config = Config.from_env(keys_file=args.keys_file, signing_secrets_file=args.file)
@@ -122,8 +122,8 @@ def _print_image_keys(config: Config) -> int:
     keys no running server signs with."""
     import json
 
-    from server.areas.webcams_secrets import parse_secrets, read_secrets_file
-    from server.areas.webcams_tokens import _b64 as b64url
+    from server.webcams.secrets import parse_secrets, read_secrets_file
+    from server.webcams.tokens import _b64 as b64url
 
     if config.signing_secrets:
         print("image keys of WEATHERAPI_SIGNING_SECRETS", file=sys.stderr)
@@ -168,7 +168,7 @@ def serve_command(argv: list[str]) -> int:
         logging.getLogger("server").warning(
             "build directory %s does not exist: every area answers 503 until the pipeline "
             "publishes a version there", config.build_dir)
-    from server import numba_cache
+    from server.kernels import cache as numba_cache
     numba_cache.purge_if_stale()    # once, before any worker loads compiled code
     return serve(config)
 
@@ -177,7 +177,7 @@ def _keys_file_usable(config: Config) -> bool:
     """Load the keys file once before any worker starts; False (the error said) when it cannot
     be parsed or must not be trusted (writable by others, or of another user than this one or
     root): a server that started anyway would run without the keys its operator meant."""
-    from server.keys import KeyStore
+    from server.security.keys import KeyStore
 
     if config.keys_file is not None and not config.keys_file.exists():
         print(f"warning: keys file {config.keys_file} does not exist: every request that needs "
@@ -204,7 +204,7 @@ def _is_loopback(host: str) -> bool:
 def _prepare_secrets_file(config: Config) -> bool:
     """Create the secrets file once before any worker starts, warning about its location;
     False (the error said) when it cannot be made or must not be trusted."""
-    from server.areas.webcams_secrets import ensure_secrets_file, location_warnings
+    from server.webcams.secrets import ensure_secrets_file, location_warnings
 
     path = config.secrets_path
     for warning in location_warnings(path, config.legacy_secrets_path):

@@ -12,26 +12,24 @@ from typing import AsyncIterator
 import orjson
 from aiohttp import web
 
-from server import openapi
-from server.areas import air_quality, forecast, geocoding, webcams
+from server.areas import AREAS, loaders
+from server.openapi import document as openapi
 from server.config import Config
-from server.errors import ApiError
-from server.http import CONFIG, KEYS, LIMITER, STORE, api_middleware, endpoint, fixed_etag
-from server.keys import KeyStore
-from server.ratelimit import RateLimiter
-from server.ratelimit_shared import SharedRateLimiter
-from server.store import UNPUBLISHED, Store
+from server.http.errors import ApiError
+from server.http.middleware import CONFIG, KEYS, LIMITER, STORE, api_middleware, endpoint, fixed_etag
+from server.security.keys import KeyStore
+from server.security.ratelimit import RateLimiter
+from server.security.ratelimit_redis import SharedRateLimiter
+from server.artifacts.store import UNPUBLISHED, Store
 
 log = logging.getLogger("server")
-LOADERS = {"geocoding": geocoding.load, "air_quality": air_quality.load,
-           "forecast": forecast.load, "webcams": webcams.load}
 
 
 def create_app(config: Config) -> web.Application:
     """Build the application for one configuration; nothing is opened until startup."""
     app = web.Application(middlewares=[api_middleware], client_max_size=64 * 1024)
     app[CONFIG] = config
-    app[STORE] = Store(config.build_dir, LOADERS, config.load_retry_s)
+    app[STORE] = Store(config.build_dir, loaders(), config.load_retry_s)
     # Loaded at startup (_watch_build), where a fault is a log line: the file may have changed
     # since `python -m server` checked it, and a worker must not die of that with a traceback.
     app[KEYS] = KeyStore(config.keys_file, load=False)
@@ -40,15 +38,14 @@ def create_app(config: Config) -> web.Application:
     app.cleanup_ctx.append(_watch_build)
     if config.rate_limit_redis_url:
         app.cleanup_ctx.append(_shared_limiter)
-    webcams.setup(app)
+    for area in AREAS:
+        if area.setup is not None:
+            area.setup(app)
     app.router.add_routes([
         web.get("/health", health),
         web.get("/ready", ready),
         web.get("/openapi.json", openapi_document),
-        *geocoding.routes(),
-        *air_quality.routes(),
-        *forecast.routes(),
-        *webcams.routes(),
+        *(route for area in AREAS for route in area.routes()),
     ])
     return app
 

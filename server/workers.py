@@ -212,7 +212,7 @@ async def _serve(app, sock: socket.socket, parent_gone: int | None = None) -> No
     that requests aiohttp's parser rejects also get a problem+json answer."""
     from aiohttp import web
 
-    from server.protocol import ProblemRequestHandler
+    from server.http.protocol import ProblemRequestHandler
 
     runner = web.AppRunner(app, access_log=None, shutdown_timeout=SHUTDOWN_TIMEOUT_S)
     await runner.setup()

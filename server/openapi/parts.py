@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from contract import Geocoding
-from server import languages
+from server.http import languages
 
 JSON = "application/json"
 PROBLEM_JSON = "application/problem+json"

@@ -188,7 +188,7 @@ def test_a_full_disk_names_the_file_it_stopped(datasets, published, small_disk, 
 
 
 def many_names(n: int) -> tuple[pl.DataFrame, pl.DataFrame]:
-    """(places, names) as geocoding_keys.write takes them: n places of one name and one
+    """(places, names) as pipeline.geocoding.keys.write takes them: n places of one name and one
     alternate name each, all different."""
     i = np.arange(n)
     ids = pl.Series([f"p{k}" for k in i])
@@ -206,7 +206,7 @@ def many_names(n: int) -> tuple[pl.DataFrame, pl.DataFrame]:
 KEYS_SCRIPT = """
 import sys
 from pathlib import Path
-from pipeline.areas import geocoding_keys
+from pipeline.geocoding import keys as geocoding_keys
 from tests.pipeline.test_build_failures import many_names
 try:
     geocoding_keys.write(Path(sys.argv[1]), *many_names(200_000), memory="48MB", threads=1)
@@ -298,7 +298,7 @@ def test_a_signal_stops_the_build_and_removes_what_it_wrote(built, scratch, sign
 def test_a_failure_after_the_rename_keeps_the_published_version(tmp_path):
     # A signal or an fsync error after publish()'s rename reaches the build's clean-up: the
     # version it would discard is the one now served.
-    from pipeline import publish
+    from pipeline.common import publish
     version = tmp_path / contract.VERSIONS / "20260101T000000Z-aaaaaa"
     version.mkdir(parents=True)
     (version / contract.MANIFEST).write_text("{}\n")

@@ -210,7 +210,7 @@ def test_keys_cli_never_writes_through_a_planted_temporary_file(tmp_path):
     assert json.loads(keys.read_text())["keys"][0]["sha256"] == hashlib.sha256(
         key.encode()).hexdigest()
     assert stat.S_IMODE(keys.stat().st_mode) == 0o600
-    # No temporary file left; the lock file stays (see server.private_file.locked).
+    # No temporary file left; the lock file stays (see server.security.private_file.locked).
     assert sorted(p.name for p in tmp_path.iterdir()) == [".keys.json.lock", "keys.json",
                                                           "keys.json.tmp", "victim.txt"]
 
@@ -319,11 +319,11 @@ def test_loading_and_answering_import_no_pipeline_library(default_build):
     script = (
         "import json, sys\n"
         "from pathlib import Path\n"
-        "from server.app import LOADERS\n"
-        "from server.areas.geocoding_search import search\n"
+        "from server.areas import loaders\n"
+        "from server.geocoding.search import search\n"
         "version = Path(sys.argv[1]).resolve()\n"
         "areas = json.loads((version / 'manifest.json').read_text())['areas']\n"
-        "loaded = {area: LOADERS[area](version, entry) for area, entry in areas.items()}\n"
+        "loaded = {area: loaders()[area](version, entry) for area, entry in areas.items()}\n"
         "index = loaded['geocoding']\n"
         "for text in ('Amsterdma', 'Zurihc', 'zurich, ch', 'lond', 'ottowa'):\n"
         "    assert search(index, text, field_all=False, country=None, limit=10), text\n"
@@ -339,16 +339,16 @@ def test_loading_and_answering_import_no_pipeline_library(default_build):
 def test_the_compile_step_loads_every_area_of_a_given_build(default_build, tmp_path):
     # `./dev serve` and the benchmarks run it first, so that no server start waits for the
     # compiler; given a build it loads each area as a server does (compiling its kernels).
-    result = subprocess.run([sys.executable, "-m", "server.areas.forecast_compile",
+    result = subprocess.run([sys.executable, "-m", "server.kernels.warmup",
                              str(default_build)], cwd=ROOT, capture_output=True, text=True,
                             timeout=600)
     assert result.returncode == 0, result.stderr
     lines = result.stdout.splitlines()
-    assert lines[0].startswith("forecast: compiled code ready in ")
+    assert lines[0].startswith("compiled code ready in ")
     assert lines[1].endswith("(geocoding=loaded, air_quality=loaded, forecast=loaded, "
                              "webcams=loaded)"), lines
     # Without a published build only the forecast's code is compiled.
-    alone = subprocess.run([sys.executable, "-m", "server.areas.forecast_compile",
+    alone = subprocess.run([sys.executable, "-m", "server.kernels.warmup",
                             str(tmp_path)], cwd=ROOT, capture_output=True, text=True,
                            timeout=600)
     assert alone.returncode == 0 and len(alone.stdout.splitlines()) == 1, alone

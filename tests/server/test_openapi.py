@@ -19,11 +19,13 @@ REPO = Path(__file__).resolve().parents[2]
 if str(REPO) not in sys.path:  # plain `pytest` does not put the checkout on sys.path
     sys.path.insert(0, str(REPO))
 
-from server import languages, openapi  # noqa: E402
+from server.openapi import document as openapi
+from server.http import languages
 from server.app import create_app  # noqa: E402
-from server.areas import geocoding, webcams_params  # noqa: E402
+from server.geocoding import handlers as geocoding
+from server.webcams import queries
 from server.config import Config  # noqa: E402
-from server.errors import PROBLEM_JSON, ApiError  # noqa: E402
+from server.http.errors import PROBLEM_JSON, ApiError  # noqa: E402
 
 METHODS = ("get", "put", "post", "delete", "options", "head", "patch", "trace")
 DOC = openapi.document()
@@ -232,22 +234,22 @@ def test_schema_examples_match_their_schemas():
 
 
 def test_documented_webcam_parameters_are_the_servers():
-    from server.areas import webcams_params
-    from server.areas.webcams_snapshots import RANGES
+    from server.webcams import queries
+    from server.webcams.snapshots import RANGES
 
     listing = "/webcams"
     assert parameter(listing, "location")["schema"]["pattern"] in anchored(
-        webcams_params.LOCATION.pattern)
+        queries.LOCATION.pattern)
     assert parameter(listing, "country")["schema"]["pattern"] in anchored(
-        webcams_params.COUNTRY.pattern)
+        queries.COUNTRY.pattern)
     detail = DOC["paths"]["/webcams/{public_id}"]["get"]["parameters"][0]
-    assert detail["schema"]["pattern"] in anchored(webcams_params.PUBLIC_ID.pattern)
+    assert detail["schema"]["pattern"] in anchored(queries.PUBLIC_ID.pattern)
     schema = parameter(listing, "limit")["schema"]
-    assert webcams_params.list_query({}).limit == schema["default"]
-    assert webcams_params.list_query({"limit": str(schema["maximum"])}).limit == 200
+    assert queries.list_query({}).limit == schema["default"]
+    assert queries.list_query({"limit": str(schema["maximum"])}).limit == 200
     for bad in (schema["maximum"] + 1, schema["minimum"] - 1):
         with pytest.raises(ApiError):
-            webcams_params.list_query({"limit": str(bad)})
+            queries.list_query({"limit": str(bad)})
     zoom = parameter("/webcams/clusters", "zoom")["schema"]
     assert (zoom["minimum"], zoom["maximum"]) == (1, 18)
     ranges = parameter("/webcams/{public_id}/snapshots", "range")["schema"]["enum"]
@@ -256,11 +258,11 @@ def test_documented_webcam_parameters_are_the_servers():
 
 def test_documented_offset_bound_is_the_servers():
     schema = parameter("/webcams", "offset")["schema"]
-    assert schema["maximum"] == webcams_params.OFFSET_MAX == 10**18 - 1
-    assert webcams_params.list_query({"offset": str(schema["maximum"])}).offset == \
+    assert schema["maximum"] == queries.OFFSET_MAX == 10**18 - 1
+    assert queries.list_query({"offset": str(schema["maximum"])}).offset == \
         schema["maximum"]
     with pytest.raises(ApiError):
-        webcams_params.list_query({"offset": str(schema["maximum"] + 1)})
+        queries.list_query({"offset": str(schema["maximum"] + 1)})
 
 
 def test_the_document_itself_is_cacheable():

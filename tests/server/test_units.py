@@ -11,13 +11,14 @@ import pytest
 from aiohttp.test_utils import make_mocked_request
 from multidict import CIMultiDict, MultiDict
 
-from server import languages, params
-from server.areas.geocoding_index import haversine_km
-from server.areas.geocoding_search import edits1, typo_budget
-from server.errors import ApiError
-from server.http import address_budget, presented_key
-from server.keys import KeyStore, add_key
-from server.ratelimit import RateLimiter
+from server.http import languages
+from server.http import params
+from server.geocoding.index import haversine_km
+from server.geocoding.search import edits1, typo_budget
+from server.http.errors import ApiError
+from server.http.middleware import address_budget, presented_key
+from server.security.keys import KeyStore, add_key
+from server.security.ratelimit import RateLimiter
 
 
 def test_edits1_covers_every_single_edit():
@@ -168,7 +169,7 @@ def test_malformed_language_tags_are_400(raw):
 
 
 def test_the_likely_scripts_are_cldrs():
-    # server.languages copies CLDR's likely scripts (babel's likely_subtags) of the languages
+    # server.http.languages copies CLDR's likely scripts (babel's likely_subtags) of the languages
     # CLDR writes in more than one script, so that the server need not load babel.
     from babel import localedata
     from babel.core import get_global

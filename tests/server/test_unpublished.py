@@ -9,14 +9,14 @@ from pathlib import Path
 
 import pytest
 
-from server.errors import ApiError
-from server.store import LOADING_RETRY_S, Store
+from server.http.errors import ApiError
+from server.artifacts.store import LOADING_RETRY_S, Store
 from tests.server.test_lifecycle import build, make_datasets
 from tests.support.procs import Server, get
 
 
 def repoint(out: Path, target: str) -> None:
-    """Swap build/current atomically, as pipeline/publish.py does."""
+    """Swap build/current atomically, as pipeline/common/publish.py does."""
     tmp = out / ".current.test"
     tmp.symlink_to(target)
     os.replace(tmp, out / "current")

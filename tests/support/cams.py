@@ -15,8 +15,8 @@ from pathlib import Path
 
 import numpy as np
 
-from pipeline.science.aqi import ppb_per_ugm3
-from pipeline.sources import cams_generated as gen
+from pipeline.air_quality.aqi import ppb_per_ugm3
+from pipeline.air_quality.sources import generated as gen
 
 DAY_S = 86400
 NO2_EAST_UGM3 = 121.5 / ppb_per_ugm3("no2")      # 121.5 ppb: truncated to 121 ppb

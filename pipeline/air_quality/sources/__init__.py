@@ -1,0 +1,1 @@
+"""CAMS sources: Europe, global and the generated default."""

@@ -1,0 +1,1 @@
+"""What every area's build shares: writers, publishing, grids, geometry."""

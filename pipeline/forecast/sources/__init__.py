@@ -1,0 +1,1 @@
+"""Forecast sources: model runs (NetCDF), alerts, generated defaults."""

@@ -1,0 +1,1 @@
+"""Gazetteer sources: real GeoNames dumps and the packaged default."""

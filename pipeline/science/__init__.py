@@ -1,1 +1,0 @@
-"""Pure, vectorised, table-driven science: no I/O, units in names."""

@@ -1,1 +1,0 @@
-"""One module per upstream source, each of the same shape: read, normalise, return tables."""

@@ -1,0 +1,1 @@
+"""Webcam catalog sources: a real catalog and the generated default."""

@@ -1,1 +1,0 @@
-"""One module per endpoint area."""

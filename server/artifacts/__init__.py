@@ -1,0 +1,1 @@
+"""Reading published artifacts: the version store, memory maps, grids."""

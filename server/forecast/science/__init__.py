@@ -1,0 +1,1 @@
+"""Pure science of the forecast: sun, moon, units, weather."""

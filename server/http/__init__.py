@@ -1,0 +1,1 @@
+"""HTTP plumbing every area shares: middleware, errors, parameters, languages."""

@@ -1,0 +1,1 @@
+"""API keys, rate limits and the private files they live in."""
