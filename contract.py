@@ -235,14 +235,15 @@ class AirQuality:
     the window means are the trailing means that feed the US AQI (ending with the hour itself:
     hours h-23 ... h for 24 h). No AQI is stored: at a point the server evaluates the index
     tables the manifest entry publishes under "aqi" on the interpolated concentrations, so
-    the index always matches the concentrations served (see the README).
+    the index always matches the concentrations served (docs/data/air-quality.md#aqi-at-the-point).
     """
 
     AREA = "air_quality"
     EUROPE = "europe"
     GLOBAL = "global"
     GRID_FILES = {EUROPE: "air_quality/europe.npy", GLOBAL: "air_quality/global.npy"}
-    # Decisions rule 21: inside this box (inclusive) the European-only fields are present.
+    # Inside this box (inclusive) the European-only fields are present
+    # (docs/api/air-quality.md#european-domain).
     EUROPE_BOX = {"lat_min": 30.0, "lat_max": 72.0, "lon_min": -25.0, "lon_max": 45.0}
 
     POLLUTANTS = ("pm25_ugm3", "pm10_ugm3", "o3_ugm3", "no2_ugm3", "so2_ugm3", "co_ugm3")

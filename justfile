@@ -45,6 +45,10 @@ test *ARGS:
 bench *ARGS:
     {{py}} -m bench.run {{ARGS}}
 
+# Build the documentation site strictly into site/ (a broken link or anchor fails)
+docs *ARGS:
+    NO_MKDOCS_2_WARNING=1 .venv/bin/mkdocs build --strict --clean --site-dir site {{ARGS}}
+
 # Open the published catalog in the DuckDB CLI
 sql:
     .venv/bin/duckdb -readonly build/current/catalog.duckdb

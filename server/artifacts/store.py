@@ -200,8 +200,8 @@ class Store:
                  for a, s in snap.areas.items()}
         now = time.time()
         for name, s in snap.areas.items():
-            # Loaded but not covering the present (decisions rule 8): the area answers 503, so
-            # say so; readiness is unaffected (every replica holds the same data).
+            # Loaded but not covering the present (docs/api/service.md#ready): the area answers 503,
+            # so say so; readiness is unaffected (every replica holds the same data).
             covers = getattr(s.data, "covers", None)
             if s.state == "loaded" and covers is not None and not covers(now):
                 areas[name].update(state="stale", error="the data does not cover the present")
@@ -214,6 +214,6 @@ class Store:
             return "loading"
         if not snap.published():    # every area absent, yet all it can answer is 503:
             return UNPUBLISHED      # a load balancer must not send it traffic
-        # An area absent from a published version blocks nothing (decisions rule 8).
+        # An area absent from a published version blocks nothing (docs/api/service.md#ready).
         usable = all(s.state in ("loaded", "absent") for s in snap.areas.values())
         return "ready" if usable else "degraded"

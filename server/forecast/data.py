@@ -91,7 +91,7 @@ def _inside(rings: list[np.ndarray], lat: float, lon: float) -> bool:
 
 
 def _alert_json(row: dict) -> dict:
-    """The response object of an alert (decisions rule 34)."""
+    """The response object of an alert (docs/api/forecast.md#alerts)."""
     item = {"title": row["title"], "description": row["description"], "time": row["onset"],
             "expires": row["expires"], "severity": row["severity"]}
     if row["regions"]:
@@ -138,7 +138,7 @@ class ForecastData:
                                                  *weights.tolist()]
 
     def flags_json(self, units: str) -> bytes:
-        """The flags object of answers in a unit system (decisions rule 35)."""
+        """The flags object of answers in a unit system (docs/api/forecast.md#flags)."""
         found = self._flags.get(units)
         if found is None:
             found = self._flags[units] = orjson.dumps(

@@ -1,4 +1,4 @@
-"""OpenAPI paths and schemas of webcams (interface.md 4.8 to 4.13) and the built-in image host."""
+"""OpenAPI paths and schemas of webcams and the built-in image host (docs/api/webcams.md)."""
 
 from __future__ import annotations
 
@@ -68,7 +68,7 @@ WEBCAM_400 = "Malformed public_id, or an unknown range."
 
 
 def paths() -> dict:
-    """Paths of interface.md 4.8 to 4.13 and the image host."""
+    """The paths of docs/api/webcams.md, the image host's included."""
     down = unavailable("Webcam")
     return {
         "/webcams": {"get": _listing(down)},

@@ -93,7 +93,8 @@ NEGATIVE_JSON = (b'[{"time":1795392000,"a":-5,"b":-1234.6,"c":0.0},'
 
 def test_negative_and_infinite_values_render_as_themselves_or_null():
     """A negative value renders as its own rounded value (a rounded zero as 0), never as
-    another number; infinities are null (decisions rule 11); both paths write the same."""
+    another number; infinities are null (docs/api/conventions.md#numbers); both paths write
+    the same."""
     records = Records(("time", "a", "b", "c"), (0, 1, 3))
     current, hourly = rendered(records, TIME0, NEGATIVE)
     assert hourly == NEGATIVE_JSON and current == orjson.dumps(orjson.loads(hourly)[0])
