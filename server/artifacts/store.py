@@ -180,7 +180,7 @@ class Store:
             return AreaState("absent", version, error="not served by this server version")
         try:
             state = AreaState("loaded", version, loader(target, entry))
-        except Exception as exc:  # any broken artifact must only take its own area down
+        except Exception as exc:  # noqa: BLE001 (a broken artifact takes only its area down)
             self._say(area, f"loading {area} from {target.name} failed: {type(exc).__name__}: "
                             f"{exc}; {self._retried()}", logging.ERROR, traceback=True)
             return self._failed(area, f"{type(exc).__name__} while loading {version}")
