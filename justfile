@@ -41,6 +41,16 @@ test *ARGS:
     {{py}} -m server.kernels.warmup
     {{py}} -m pytest {{ARGS}}
 
+# Lint: ruff's rules, ruff's formatting (checked, not applied) and mypy over the typed seams
+lint:
+    #!/usr/bin/env bash
+    set -uo pipefail
+    failed=0        # every check runs, so that one run shows every problem
+    {{py}} -m ruff check --output-format concise . || failed=1
+    {{py}} -m ruff format --check --output-format concise . || failed=1
+    {{py}} -m mypy || failed=1
+    exit $failed
+
 # Benchmarks: build time and memory, server start, throughput and latency ratios
 bench *ARGS:
     {{py}} -m bench.run {{ARGS}}

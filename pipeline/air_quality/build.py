@@ -86,7 +86,7 @@ class Stitched:
         return block.reshape(b - a, len(self.hours), len(self.lon)).transpose(1, 0, 2)
 
 
-def build(datasets: Path, version: Path, now_s: float | None = None) -> dict:
+def build(datasets: Path, version: Path, now_s: float | None = None) -> contract.AreaEntry:
     """Build the air-quality area into `version`; return its manifest entry."""
     scratch = version / SCRATCH
     scratch.mkdir()

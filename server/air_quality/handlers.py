@@ -21,6 +21,7 @@ from aiohttp import web
 from tzfpy import get_tz
 
 from contract import AirQuality as AQ
+from contract import AreaEntry
 from server.http import params
 from server.air_quality import kernels
 from server.air_quality.index import IndexTables
@@ -127,7 +128,7 @@ class Domain:
 class AirQualityData:
     """Both grids of a loaded version."""
 
-    def __init__(self, version_dir: Path, entry: dict):
+    def __init__(self, version_dir: Path, entry: AreaEntry):
         grids, tables = entry["grids"], entry[AQ.AQI_TABLES]
         self.europe = Domain(version_dir, grids[AQ.EUROPE], tables)
         self.world = Domain(version_dir, grids[AQ.GLOBAL], tables)
@@ -163,7 +164,7 @@ def check_coverage(europe: PointGrid, world: PointGrid) -> None:
         raise ValueError("the global grid does not cover the globe")
 
 
-def load(version_dir: Path, entry: dict) -> AirQualityData:
+def load(version_dir: Path, entry: AreaEntry) -> AirQualityData:
     """Loader for the store: map both grids."""
     return AirQualityData(version_dir, entry)
 

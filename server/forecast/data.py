@@ -9,6 +9,7 @@ import numpy as np
 import orjson
 import pyarrow.parquet as pq
 
+from contract import AreaEntry
 from contract import Forecast as F
 from server.forecast import blocks
 from server.forecast import render
@@ -104,7 +105,7 @@ def _alert_json(row: dict) -> dict:
 class ForecastData:
     """One published forecast version; what the forecast loader returns."""
 
-    def __init__(self, version_dir: Path, entry: dict):
+    def __init__(self, version_dir: Path, entry: AreaEntry):
         self.version = entry["version"]
         self.grid = PointGrid(version_dir, entry["grids"][F.HOURLY_GRID])
         self.static = PointGrid(version_dir, entry["grids"][F.STATIC_GRID])
@@ -183,7 +184,7 @@ def _domain(grid: PointGrid) -> str:
     return f"latitude {grid.lat0:g} to {north:g}, {lon}"
 
 
-def load(version_dir: Path, entry: dict) -> ForecastData:
+def load(version_dir: Path, entry: AreaEntry) -> ForecastData:
     """Loader for the store: map the grids, read the alerts, have the compiled code ready."""
     data = ForecastData(version_dir, entry)
     blocks.warm_up(data)

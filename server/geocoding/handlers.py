@@ -11,6 +11,7 @@ from typing import Mapping
 import orjson
 from aiohttp import web
 
+from contract import AreaEntry
 from contract import Geocoding as G
 from server.http import params
 from server.geocoding.index import GeocodingIndex
@@ -27,7 +28,7 @@ LOOKUP_PARAMETERS = frozenset({"q", "id", "language", "country", "field", "limit
 REVERSE_PARAMETERS = frozenset({"lat", "lon", "language", "limit"})
 
 
-def load(version_dir: Path, entry: dict) -> GeocodingIndex:
+def load(version_dir: Path, entry: AreaEntry) -> GeocodingIndex:
     """Loader for the store: map the area's indexes."""
     return GeocodingIndex(version_dir)
 

@@ -75,7 +75,8 @@ def paths() -> dict:
         "/webcams/token": {"post": operation(
             "createWebcamToken", "webcams", "Create a clusters token",
             "A signed token for GET /webcams/clusters (purpose `clusters`, subject an opaque id "
-            "of the key, keyed with the server's signing secret), valid 3600 seconds, so that a key stays out of client code: the server "
+            "of the key, keyed with the server's signing secret), valid 3600 seconds, so that a "
+            "key stays out of client code: the server "
             "obtains a token with its key and hands it to the client, and requests a new one "
             "when expires_in nears its end. No request body. Not meant for browsers (no "
             "CORS). Calls made with a token are rate limited by the key's own limit, in a budget "

@@ -105,8 +105,8 @@ def test_negative_and_infinite_values_render_as_themselves_or_null():
 
 def test_negative_times_and_huge_negative_values_go_through_orjson_correctly():
     records = Records(("time", "a", "b"), (0, 1))
-    values = np.array([[-1e16, -2.5], [-np.inf, -7e14]])
-    for time0, values in ((TIME0, values), (-7200, NEGATIVE[:, :2])):
+    huge = np.array([[-1e16, -2.5], [-np.inf, -7e14]])
+    for time0, values in ((TIME0, huge), (-7200, NEGATIVE[:, :2])):
         times = [time0 + 3600 * k for k in range(len(values))]
         assert kernels.render(values, *records.arrays, time0, 3600,
                              records.buffer(len(values))) == (-1, -1)
