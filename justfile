@@ -36,10 +36,15 @@ serve *ARGS:
     {{py}} -m server.kernels.warmup "$out"   # numba's cache: no server start waits for the compiler
     exec {{py}} -m server --keys-file "{{keys}}" --port "${WEATHERAPI_PORT:-8080}" "$@"
 
-# Run the whole test suite
+# Run the whole test suite, in parallel (pytest-xdist; a test file's tests share one process)
 test *ARGS:
     {{py}} -m server.kernels.warmup
-    {{py}} -m pytest {{ARGS}}
+    {{py}} -m pytest -n auto --dist loadfile {{ARGS}}
+
+# Run the tests that build no data and start no server (pytest -m "not slow")
+test-fast *ARGS:
+    {{py}} -m server.kernels.warmup
+    {{py}} -m pytest -m "not slow" {{ARGS}}
 
 # Lint: ruff's rules, ruff's formatting (checked, not applied) and mypy over the typed seams
 lint:

@@ -19,6 +19,8 @@ import pytest
 
 import contract
 
+pytestmark = pytest.mark.slow      # they build with the pipeline
+
 FIXTURE = Path(__file__).resolve().parents[1] / "fixtures" / "geonames"
 TABLE_VIEWS = ("locations", "countries", "country_names", "place_names")
 FIXTURE_ROWS = {"locations": 12, "countries": 9, "place_names": 22}
@@ -260,6 +262,77 @@ def test_only_geocoding(datasets, tmp_path, pipeline_cli):
     manifest = contract.read_manifest(published(out))
     assert set(manifest["areas"]) == {"geocoding"}
     assert manifest["areas"]["geocoding"]["tables"]["locations"]["rows"] == 12
+
+
+@pytest.fixture(scope="module")
+def rebuilds(tmp_path_factory, pipeline_cli):
+    """Four builds into one directory, as an operator makes them: geocoding and webcams, then
+    `--only webcams` three times (webcams is the quick one on the fixture dump). The README:
+    "Areas not rebuilt with --only are carried over from the previous version. The newest
+    three versions are kept." Each version's manifest and file hashes are taken right after
+    its build, before later builds prune it."""
+    root = tmp_path_factory.mktemp("rebuilds")
+    datasets = copy_datasets(root / "datasets")
+    out = root / "out"
+    builds = []
+    for only in (("geocoding", "webcams"), ("webcams",), ("webcams",), ("webcams",)):
+        result = pipeline_cli("build", "--datasets", datasets, "--out", out, "--only", *only)
+        assert result.returncode == 0, result.stderr
+        version = published(out)
+        builds.append(SimpleNamespace(version=version, manifest=contract.read_manifest(version),
+                                      hashes=all_hashes(out), stderr=result.stderr))
+    return SimpleNamespace(out=out, builds=builds)
+
+
+def _in_version(hashes: dict[str, str], version: Path, area: str) -> dict[str, str]:
+    """The entries of all_hashes() under VERSION/AREA/, by their path inside the version."""
+    prefix = f"{version.name}/{area}/"
+    return {rel.removeprefix(version.name + "/"): h for rel, h in hashes.items()
+            if rel.startswith(prefix)}
+
+
+def test_only_carries_the_other_areas_over_unchanged(rebuilds):
+    first, second = rebuilds.builds[:2]
+    assert second.manifest["build_id"] == second.version.name != first.manifest["build_id"]
+    assert f"geocoding: carried over from {first.version.name}" in second.stderr
+    # The carried entry is the previous one, saying where it came from; the rebuilt one not.
+    carried = dict(second.manifest["areas"]["geocoding"])
+    assert carried.pop("carried_over_from") == first.version.name
+    assert carried == first.manifest["areas"]["geocoding"]
+    assert "carried_over_from" not in second.manifest["areas"]["webcams"]
+    # The same files (all the area's files, each listed) with the same bytes, in the new version.
+    before = _in_version(first.hashes, first.version, "geocoding")
+    after = _in_version(second.hashes, second.version, "geocoding")
+    assert len(before) > len(TABLE_VIEWS) and set(before) == set(carried["files"])
+    assert after == before
+    # The new catalog reads the carried tables from the new version, whatever is pruned later.
+    con = duckdb.connect(str(second.version / contract.CATALOG), read_only=True)
+    try:
+        for view in TABLE_VIEWS:
+            rows, = con.execute(f"select count(*) from {view}").fetchone()
+            assert rows == carried["tables"][view]["rows"], view
+            sql, = con.execute("select sql from duckdb_views() where view_name = ?",
+                               [view]).fetchone()
+            assert str(second.version.resolve()) in sql and first.version.name not in sql
+    finally:
+        con.close()
+
+
+def test_the_newest_three_versions_are_kept(rebuilds):
+    names = [b.version.name for b in rebuilds.builds]
+    assert names == sorted(names) and len(set(names)) == 4
+    # After each build: every version so far, up to the newest three.
+    for count, build in enumerate(rebuilds.builds, start=1):
+        kept = sorted({rel.split("/", 1)[0] for rel in build.hashes})
+        assert kept == names[max(0, count - 3):count], count
+    assert version_dirs(rebuilds.out) == names[1:]
+    assert published(rebuilds.out).name == names[-1]
+    # The first version is gone; the geocoding area the newest carries from it (through the
+    # versions in between) is intact, byte for byte.
+    first, newest = rebuilds.builds[0], rebuilds.builds[-1]
+    assert newest.manifest["areas"]["geocoding"]["carried_over_from"] == names[-2]
+    expected = _in_version(first.hashes, first.version, "geocoding")
+    assert expected and {rel: sha256(newest.version / rel) for rel in expected} == expected
 
 
 @pytest.mark.parametrize("area, message", [("nowhere", "invalid choice")])

@@ -21,6 +21,8 @@ import pytest
 import contract
 from tests.support.procs import pipeline_env
 
+pytestmark = pytest.mark.slow      # they build with the pipeline
+
 REPO = Path(__file__).resolve().parents[2]
 FIXTURE = REPO / "tests" / "fixtures" / "geonames"
 GEOCODING = ("--only", "geocoding")

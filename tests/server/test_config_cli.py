@@ -50,6 +50,7 @@ def test_a_setting_the_server_cannot_run_with_is_one_line_and_exit_2(tmp_path, a
     assert f"WEATHERAPI_{named}" in lines[0] and "Traceback" not in result.stderr
 
 
+@pytest.mark.slow
 def test_a_build_directory_that_does_not_exist_is_named_at_start(tmp_path):
     # It may be made later by the pipeline, so the server starts, but says where it looks.
     with Server(tmp_path / "missing") as srv:

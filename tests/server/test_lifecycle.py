@@ -20,6 +20,8 @@ import pytest
 from server.workers import bind, ensure_free
 from tests.support.procs import ROOT, Server, add_key, get, run_pipeline
 
+pytestmark = pytest.mark.slow      # builds of their own, and servers
+
 FIXTURE = ROOT / "tests" / "fixtures" / "geonames"
 NEW_PLACE = ("9999001\tReloadville\tReloadville\t\t47.0\t8.0\tP\tPPL\tCH\t\tZH\t\t\t\t1234"
              "\t\t400\tEurope/Zurich\t2026-01-01\n")
@@ -184,8 +186,12 @@ def test_keys_cli_stores_only_a_hash(tmp_path, name):
     assert stored == [{"name": "alice", "sha256": hashlib.sha256(key.encode()).hexdigest(),
                        "rate_limit": 5}]
     assert key not in keys.read_text()
-    with pytest.raises(subprocess.CalledProcessError):
-        add_key(keys, "alice")
+    with pytest.raises(subprocess.CalledProcessError) as refused:
+        add_key(keys, "alice")                      # the name is taken: nothing changes
+    assert refused.value.returncode == 1
+    assert refused.value.stderr == f"error: a key named 'alice' already exists in {keys}\n"
+    assert (tomllib.loads if name.endswith(".toml") else json.loads)(keys.read_text())[
+        "keys"] == stored
     with Server(tmp_path / "empty", keys) as srv:
         srv.wait_ready(status=503)        # loaded, nothing published
         assert get(srv.url + "/forecast/1,2", {"X-API-Key": key}).status == 503
@@ -215,13 +221,33 @@ def test_keys_cli_never_writes_through_a_planted_temporary_file(tmp_path):
                                                           "keys.json.tmp", "victim.txt"]
 
 
-def test_several_workers_share_the_port(tmp_path):
+def _workers_of(pid: int) -> set[int]:
+    """The worker processes of a server's parent (multiprocessing's spawned children)."""
+    children = Path(f"/proc/{pid}/task/{pid}/children").read_text().split()
+    return {int(c) for c in children if b"spawn_main" in Path(f"/proc/{c}/cmdline").read_bytes()}
+
+
+def test_several_workers_share_the_port_and_each_answers(tmp_path):
+    # README: "--workers N runs N processes on one port". Each access line names the process
+    # that answered (the log format's %(process)d); new connections are spread by the kernel
+    # (SO_REUSEPORT), so both workers answer some, and only they do.
     out = tmp_path / "build"
     build(make_datasets(tmp_path / "a"), out)
-    with Server(out, None, "--workers", "2") as srv:
+    with Server(out, None, "--workers", "2", WEATHERAPI_ACCESS_LOG="1") as srv:
         srv.wait_ready()
-        replies = [get(srv.url + "/geocoding/lookup?q=zurich") for _ in range(20)]
-        assert {r.status for r in replies} == {200}
+        workers = _workers_of(srv.proc.pid)
+        assert len(workers) == 2 and srv.proc.pid not in workers
+        answered: set[int] = set()
+        deadline = time.monotonic() + 60
+        sent = 0
+        while len(answered) < 2:        # a fresh connection each time (urllib keeps none)
+            assert time.monotonic() < deadline, f"only {answered} answered {sent} requests"
+            reply = get(srv.url + "/geocoding/lookup?q=zurich")
+            assert reply.status == 200 and reply.json()["results"][0]["id"] == "2657896"
+            sent += 1
+            lines = srv.wait_log("server.access INFO GET /geocoding/lookup ", count=sent)
+            answered = {int(line.split()[2]) for line in lines}
+            assert answered <= workers, (answered, workers)
 
 
 @pytest.mark.parametrize("workers", ["1", "2"])
@@ -282,6 +308,37 @@ def test_keys_in_requests_the_parser_rejects_are_not_logged(tmp_path):
             assert json.loads(body)["status"] == status and secret.encode() not in reply
         assert get(srv.url + "/health").status == 200
     assert secret not in srv.log
+
+
+def test_access_lines_name_the_key_and_never_show_it(default_build, keys_file):
+    # README: "access lines name the key, never show it", sent as the X-API-Key header or as
+    # the api_key parameter; a refused key is not shown either.
+    keys, key, tiny = keys_file
+    wrong = "WRONGKEY" + key[8:]
+    with Server(default_build, keys, WEATHERAPI_ACCESS_LOG="1") as srv:
+        srv.wait_ready()
+        point = "/forecast/47.37,8.54"
+        requests = [
+            (point, {"X-API-Key": key}, 200, "tests"),
+            (f"{point}?api_key={key}&units=si", {}, 200, "tests"),
+            (f"/webcams?limit=1&api_key={tiny}", {}, 200, "tiny"),
+            (f"/geocoding/lookup?q=zurich&api_key={key}", {}, 200, "tests"),   # optional key
+            (point, {"X-API-Key": wrong}, 403, "-"),
+            (f"{point}?api_key={wrong}", {}, 403, "-"),
+            (point, {}, 403, "-"),
+        ]
+        for target, headers, status, _ in requests:
+            assert get(srv.url + target, headers).status == status, target
+        deadline = time.monotonic() + 30
+        while len(lines := [line.split(" server.access INFO ")[1].rsplit(" ", 1)[0]
+                            for line in srv.log_lines(" server.access INFO ")
+                            if " INFO GET /ready " not in line]) < len(requests):
+            assert time.monotonic() < deadline, lines
+            time.sleep(0.02)
+    assert lines == [f"GET {target.split('?')[0]} key={name}"
+                     for target, _, _, name in requests]
+    for secret in (key, tiny, wrong, key[:16], key[-16:]):
+        assert secret not in srv.log
 
 
 @pytest.mark.parametrize("level", ["INFO", "DEBUG"])

@@ -2,18 +2,23 @@
 
 from __future__ import annotations
 
+import hashlib
 import os
 import signal
+import socket
 import subprocess
 import sys
 import time
+import urllib.parse
 from pathlib import Path
 from typing import Callable
 
 import pytest
 
 from server import workers as workers_module
-from tests.support.procs import ROOT, get
+from tests.support.procs import ROOT, Server, add_key, get, run_pipeline
+
+pytestmark = pytest.mark.slow      # servers
 
 
 def _ignore_sigint() -> None:
@@ -173,3 +178,83 @@ def test_workers_that_all_die_at_once_stop_the_server_with_status_1(tmp_path):
         assert proc.wait(timeout=60) == 1
     finally:
         stop(proc)
+
+
+@pytest.fixture(scope="module")
+def big_image_catalog(tmp_path_factory) -> tuple[Path, Path, int]:
+    """A real-format webcam catalog of one webcam whose snapshots are one large image file,
+    built with the pipeline; (build directory, the image, its size). The image outweighs
+    every socket buffer between server and client many times over, so that its answer is
+    still being sent while the client does not read."""
+    tmp_path = tmp_path_factory.mktemp("big-image")
+    wmem_max = int(Path("/proc/sys/net/ipv4/tcp_wmem").read_text().split()[2])
+    size = max(32 << 20, 8 * wmem_max)
+    folder = tmp_path / "datasets" / "webcams"
+    (folder / "images").mkdir(parents=True)
+    image = folder / "images" / "big.png"
+    image.write_bytes(b"\x89PNG\r\n\x1a\n" + os.urandom(size - 8))
+    (folder / "webcams.csv").write_text(
+        "public_id,name,latitude,longitude,country_code,views\nbig,Big Picture,47.37,8.54,CH,1\n")
+    now = int(time.time()) // 600 * 600
+    (folder / "snapshots.csv").write_text("public_id,captured_at,image\n" + "".join(
+        f"big,{time.strftime('%Y-%m-%dT%H:%M:%SZ', time.gmtime(now - 600 * i))},big.png\n"
+        for i in range(3)))
+    run_pipeline("build", "--datasets", str(tmp_path / "datasets"), "--out",
+                 str(tmp_path / "build"), "--only", "webcams")
+    return tmp_path / "build", image, size
+
+
+def _refused(host: str, port: int) -> bool:
+    """Whether a new connection to the port is refused (nothing listens there any more)."""
+    try:
+        socket.create_connection((host, port), timeout=5).close()
+    except ConnectionRefusedError:
+        return True
+    return False
+
+
+@pytest.mark.parametrize("workers", ["1", "2"])
+def test_sigterm_lets_a_request_in_flight_finish(big_image_catalog, tmp_path, workers):
+    # README: "SIGTERM or SIGINT stops the server after the requests in flight". The request:
+    # a large image the client has begun to receive and then stops reading, so that it is
+    # still being sent (blocked on the full socket) when the signal comes.
+    build, image, size = big_image_catalog
+    keys = tmp_path / "keys.json"
+    key = add_key(keys, "tests")
+    with Server(build, keys, "--workers", workers) as srv:
+        srv.wait_ready()
+        detail = get(srv.url + "/webcams/big", {"X-API-Key": key})
+        assert detail.status == 200, detail.body[:300]
+        link = urllib.parse.urlsplit(detail.json()["image"]["current"])
+        host, port = link.hostname, link.port
+        client = socket.socket()
+        client.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 64 << 10)   # before connecting
+        client.settimeout(30)
+        client.connect((host, port))
+        with client:
+            client.sendall(f"GET {link.path}?{link.query} HTTP/1.1\r\nHost: {host}:{port}\r\n"
+                           "Connection: close\r\n\r\n".encode())
+            received = b""
+            while b"\r\n\r\n" not in received:
+                chunk = client.recv(65536)
+                assert chunk, received
+                received += chunk
+            head, body = received.split(b"\r\n\r\n", 1)
+            assert head.startswith(b"HTTP/1.1 200 "), head
+            assert f"content-length: {size}\r\n".encode() in head.lower() + b"\r\n", head
+            srv.proc.send_signal(signal.SIGTERM)
+            # Stopping: the server listens no more (new connections are refused), while the
+            # answer in flight has most of its bytes still to send.
+            deadline = time.monotonic() + 30
+            while not _refused(host, port):
+                assert time.monotonic() < deadline, "the server still accepts connections"
+                time.sleep(0.05)
+            assert srv.proc.poll() is None, "the server exited with a request in flight"
+            digest = hashlib.sha256(body)
+            length = len(body)
+            while chunk := client.recv(1 << 20):
+                digest.update(chunk)
+                length += len(chunk)
+        assert length == size
+        assert digest.hexdigest() == hashlib.sha256(image.read_bytes()).hexdigest()
+        assert srv.proc.wait(timeout=30) == 0

@@ -14,6 +14,8 @@ from server.artifacts.store import LOADING_RETRY_S, Store
 from tests.server.test_lifecycle import build, make_datasets
 from tests.support.procs import Server, get
 
+pytestmark = pytest.mark.slow      # builds of their own, and servers
+
 
 def repoint(out: Path, target: str) -> None:
     """Swap build/current atomically, as pipeline/common/publish.py does."""

@@ -62,8 +62,11 @@ class Response:
 class Server:
     """A `python -m server` process; `url` is set once it listens."""
 
-    def __init__(self, build_dir: Path, keys_file: Path | None = None, *args: str, **env: str):
-        self.build_dir, self.keys_file, self.args = build_dir, keys_file, args
+    def __init__(self, build_dir: Path, keys_file: Path | None = None, *args: str,
+                 prefix: tuple[str, ...] | list[str] = (), **env: str):
+        """`prefix`: a command the server is started through (setpriv, to run it as another
+        user); `env`: variables on top of this process's own."""
+        self.build_dir, self.keys_file, self.args, self.prefix = build_dir, keys_file, args, prefix
         # Without a keys file the server keeps its signing secrets in $XDG_CONFIG_HOME: a
         # directory of this server's own (removed with it), never the runner's real HOME.
         self.config_home = tempfile.TemporaryDirectory(prefix="weatherapi-config-")
@@ -77,8 +80,8 @@ class Server:
         self._reader: threading.Thread | None = None
 
     def __enter__(self) -> Server:
-        cmd = [sys.executable, "-m", "server", "--build", str(self.build_dir), "--port", "0",
-               *self.args]
+        cmd = [*self.prefix, sys.executable, "-m", "server", "--build", str(self.build_dir),
+               "--port", "0", *self.args]
         if self.keys_file:
             cmd += ["--keys-file", str(self.keys_file)]
         self.proc = subprocess.Popen(cmd, cwd=ROOT, env=self.env, stdout=subprocess.PIPE,

@@ -21,6 +21,8 @@ from server.air_quality import handlers as aq_server
 from server.artifacts.grid import PointGrid
 from tests.support import cams as known
 
+pytestmark = pytest.mark.slow      # they build with the pipeline
+
 RUN = 1_795_392_000                          # 2026-11-23 00 UTC
 DAY_S = 86400
 

@@ -341,6 +341,7 @@ def grid_bytes(out: Path) -> dict[str, bytes]:
     return {f: (version / f).read_bytes() for f in entry["files"]} | {"version": entry["version"]}
 
 
+@pytest.mark.slow
 def test_same_inputs_give_the_same_bytes(tmp_path, pipeline_cli):
     datasets = known.write_known(tmp_path / "datasets", RUN)
     first = pipeline_cli("build", "--datasets", datasets, "--out", tmp_path / "a",
@@ -359,6 +360,7 @@ def test_same_inputs_give_the_same_bytes(tmp_path, pipeline_cli):
     assert "cams/global/global-20261122-ml.nc" in inputs
 
 
+@pytest.mark.slow
 def test_a_broken_input_fails_the_build_and_keeps_the_published_version(tmp_path, pipeline_cli):
     datasets = known.write_known(tmp_path / "datasets", RUN)
     out = tmp_path / "out"

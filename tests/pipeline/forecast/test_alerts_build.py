@@ -13,6 +13,8 @@ import contract
 from server.forecast.data import AlertIndex
 from tests.support import forecast_inputs as fi
 
+pytestmark = pytest.mark.slow      # they build with the pipeline
+
 CAP_1_1 = "urn:oasis:names:tc:emergency:cap:1.1"
 CAP_1_2 = "urn:oasis:names:tc:emergency:cap:1.2"
 ONSET = "2030-01-01T00:00:00+00:00"

@@ -15,6 +15,8 @@ import contract
 from contract import Forecast as F
 from tests.support import forecast_inputs as fi
 
+pytestmark = pytest.mark.slow      # they build with the pipeline
+
 STEP = 10.0                      # a 10° global grid keeps these builds small
 
 

@@ -16,6 +16,8 @@ from server.forecast.data import ForecastData
 from tests.pipeline.forecast.test_forecast_build import STEP, build, column, grid
 from tests.support import forecast_inputs as fi
 
+pytestmark = pytest.mark.slow      # they build with the pipeline
+
 CALM = {n: fi.KNOWN[n] for n in ("d2m", "u10", "v10", "prmsl", "tcc", "prate")}
 
 

@@ -26,6 +26,8 @@ from pipeline.common.io import InputError
 from pipeline.webcams.sources import catalog as webcam_catalog
 from tests.support import webcam_inputs as inputs
 
+pytestmark = pytest.mark.slow      # they build with the pipeline
+
 NOW = int(time.time())
 
 

@@ -13,6 +13,8 @@ from pipeline.air_quality import aqi
 from tests.support import cams as known
 from tests.support.procs import Server, get, run_pipeline
 
+pytestmark = pytest.mark.slow      # a build of their own, and servers
+
 POLLUTANT_KEYS = {"pm25": "pm25_ugm3", "pm10": "pm10_ugm3", "ozone": "o3_ugm3",
                   "nitrogenDioxide": "no2_ugm3", "sulphurDioxide": "so2_ugm3",
                   "carbonMonoxide": "co_ugm3"}

@@ -22,6 +22,8 @@ from server.forecast.data import load
 from tests.support import forecast_inputs as fi
 from tests.support.procs import ROOT, Server, get, run_pipeline
 
+pytestmark = pytest.mark.slow      # a build of their own, and servers
+
 OCEAN = (40.0, -30.0)            # Atlantic: Etc/GMT+2, no country, no gazetteer place
 ZURICH = (47.36667, 8.55)        # the fixture's Zürich, elevation 429 m (GeoNames dem)
 HUMIDITY = 0.5254                # RH(20 °C, 10 °C), Magnus (Alduchov and Eskridge)
@@ -208,7 +210,8 @@ def test_sun_and_moon_of_each_day_match_the_ephemeris(forecast_server):
         when = ephem.Date(dt.datetime.fromtimestamp(noon, dt.timezone.utc).replace(tzinfo=None))
         elongation = float(ephem.Ecliptic(ephem.Moon(when)).lon
                            - ephem.Ecliptic(ephem.Sun(when)).lon) / (2 * math.pi) % 1.0
-        assert abs((day["moonPhase"] - elongation + 0.5) % 1.0 - 0.5) <= 0.01
+        # Within the README's 0.001 of PyEphem, then written with two decimals (Dark Sky's).
+        assert abs((day["moonPhase"] - elongation + 0.5) % 1.0 - 0.5) <= 0.001 + 0.005
         assert day["is_day"] is True
 
 
@@ -414,12 +417,19 @@ def test_points_outside_a_regional_model_are_400(tmp_path, keys_file):
 
 
 def test_the_generated_default(server, default_build):
-    manifest = contract.read_manifest(contract.current_version_dir(default_build))
+    version = contract.current_version_dir(default_build)
+    manifest = contract.read_manifest(version)
     entry = manifest["areas"]["forecast"]
     assert entry["source"]["kind"] == "generated" and entry["source"]["generated"] is True
     assert entry["alerts"]["kind"] == "generated"
     newest = calendar.timegm(time.strptime(entry["run_times"][-1], "%Y-%m-%dT%H:%M:%SZ"))
-    assert newest % (6 * 3600) == 0 and 0 <= time.time() - newest < 6 * 3600 + 600
+    # The last 00/06/12/18 UTC run time when the build ran (README), whatever the time now:
+    # the build began at its id's second and had ended when its manifest was written.
+    began = calendar.timegm(time.strptime(manifest["build_id"][:16], "%Y%m%dT%H%M%SZ"))
+    ended = int((version / contract.MANIFEST).stat().st_mtime)
+    cycle = 6 * 3600
+    assert newest % cycle == 0
+    assert began // cycle * cycle <= newest <= ended // cycle * cycle, (began, newest, ended)
     hourly = entry["grids"]["hourly"]
     assert hourly["time0"] + (hourly["ntime"] - 1) * 3600 >= newest + 8 * 86400
     for point in ((47.37, 8.54), (-33.87, 151.21), (64.15, -21.94), (0.0, 0.0), (-89, 0)):

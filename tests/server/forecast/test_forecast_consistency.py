@@ -33,6 +33,8 @@ from server.forecast.science.units import SYSTEMS
 from tests.support import forecast_inputs as fi
 from tests.support.procs import run_pipeline
 
+pytestmark = pytest.mark.slow      # a build of their own, and servers
+
 HOUR = 3600
 RUN = calendar.timegm((2026, 12, 1, 0, 0, 0))
 HORIZON_H = 48

@@ -11,6 +11,8 @@ import pytest
 
 from tests.support.procs import ROOT, Server, get, run_pipeline
 
+pytestmark = pytest.mark.slow      # a build of their own, and servers
+
 FIXTURE = ROOT / "tests" / "fixtures" / "geonames"
 ZURICH, MUNICH, ZURICH_AIRPORT = "2657896", "2867714", "6296725"
 # alternateNameId, geonameid, isolanguage, name, isPreferred, isShort, isColloquial, isHistoric

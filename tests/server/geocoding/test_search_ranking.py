@@ -11,6 +11,8 @@ import pytest
 
 from tests.support.procs import ROOT, Server, get, run_pipeline
 
+pytestmark = pytest.mark.slow      # a build of their own, and servers
+
 FIXTURE = ROOT / "tests" / "fixtures" / "geonames"
 ZURICH, ZURICH_AIRPORT, MUNICH = "2657896", "6296725", "2867714"
 # geonameid, name, alternate names, feature class and code, country, admin1, population,

@@ -8,6 +8,8 @@ import pytest
 
 from tests.support.procs import Server
 
+pytestmark = pytest.mark.slow      # servers
+
 
 def status(url: str, forwarded: list[str]) -> int:
     """GET a limited keyless endpoint with these X-Forwarded-For lines, one header each."""

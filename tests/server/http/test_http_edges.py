@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import gzip
 import http.client
+import json
 import urllib.parse
 
 import pytest
@@ -40,6 +41,7 @@ def raw_get(url: str, target: str, *lines: tuple[str, str]) -> tuple[int, bytes]
         connection.close()
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("q", ["%ZZurich", "zurich%", "zur%2", "%%41zurich"])
 def test_a_search_text_with_a_broken_percent_escape_is_400(small, q):
     status, body = raw_get(small.url, f"/geocoding/lookup?q={q}")
@@ -47,6 +49,7 @@ def test_a_search_text_with_a_broken_percent_escape_is_400(small, q):
     assert b'"parameter":"q"' in body and b"%25" in body
 
 
+@pytest.mark.slow
 def test_a_broken_escape_is_400_whatever_escapes_the_parameter_name(small):
     # yarl reads %71 as q: the value is checked as q's is.
     status, body = raw_get(small.url, "/geocoding/lookup?%71=zur%ich")
@@ -54,12 +57,24 @@ def test_a_broken_escape_is_400_whatever_escapes_the_parameter_name(small):
     assert b'"parameter":"q"' in body
 
 
-@pytest.mark.parametrize("q", ["zurich%20", "100%25", "z%C3%BCrich"])
-def test_a_search_text_with_good_escapes_is_searched(small, q):
+@pytest.mark.slow
+@pytest.mark.parametrize("q, first", [
+    ("zurich%20", "2657896"), ("z%C3%BCrich", "2657896"), ("Z%C3%BCrich", "2657896"),
+    ("Z%C3%BCrich%20Airport", "6296725"), ("Windhoek%2C%20NA", "3352136"),
+    ("100%25", None),                 # "100%": an escaped "%" is a character, not an escape
+])
+def test_a_search_text_with_good_escapes_is_searched(small, q, first):
     status, body = raw_get(small.url, f"/geocoding/lookup?q={q}")
     assert status == 200, body
+    results = json.loads(body)["results"]
+    assert (results[0]["id"] if results else None) == first, results
+    # The text searched is the decoded one: as the same text sent by urllib, escaped its way.
+    decoded = urllib.parse.unquote(q)
+    assert get(small.url + "/geocoding/lookup?" + urllib.parse.urlencode({"q": decoded})
+               ).json()["results"] == results
 
 
+@pytest.mark.slow
 def test_a_refused_token_post_carries_no_cors_header(small):
     # CORS is open for GET only (docs/api/conventions.md#cors), refusals included: a browser page
     # must not read the token operation's errors either.
@@ -95,6 +110,7 @@ def test_accept_encoding_is_read_as_rfc_9110_writes_it(header, gzipped):
     assert _accepts_gzip(header) is gzipped
 
 
+@pytest.mark.slow
 def test_gzip_with_a_parameter_other_than_q_is_accepted(small):
     url = small.url + "/geocoding/reverse?lat=47.37&lon=8.54&limit=50"
     plain = get(url, {"Accept-Encoding": "identity"})
@@ -104,6 +120,7 @@ def test_gzip_with_a_parameter_other_than_q_is_accepted(small):
     assert gzip.decompress(zipped.body) == plain.body
 
 
+@pytest.mark.slow
 def test_accept_encoding_over_several_header_lines_is_one_list(small):
     # RFC 9110 5.3: "identity;q=0" then "gzip" on a second line accepts gzip.
     address = urllib.parse.urlsplit(small.url)
@@ -121,6 +138,7 @@ def test_accept_encoding_over_several_header_lines_is_one_list(small):
         connection.close()
 
 
+@pytest.mark.slow
 def test_if_none_match_on_several_lines_is_one_list(small):
     # RFC 9110 5.3: the lines are one comma-separated list, whichever line holds the tag.
     target = "/geocoding/countries/CH"
@@ -131,6 +149,7 @@ def test_if_none_match_on_several_lines_is_one_list(small):
                    ("If-None-Match", 'W/"another"'))[0] == 200
 
 
+@pytest.mark.slow
 def test_a_refusal_that_rests_on_the_data_names_its_version(small):
     # docs/api/conventions.md#data-versions: X-Data-Version names the artifact version that
     # answered, a 404 of an unknown id or a 400 of an unknown country code too; a 403 or 429 rests

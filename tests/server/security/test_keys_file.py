@@ -208,6 +208,7 @@ def test_the_server_refuses_to_start_on_a_broken_keys_file(tmp_path):
                                                    "keys file (TOML"), lines
 
 
+@pytest.mark.slow
 def test_a_keys_file_that_fails_to_reload_is_logged_once_per_change(tmp_path):
     keys = tmp_path / "keys.json"
     alice = add_key(keys, "alice")

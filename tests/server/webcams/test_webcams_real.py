@@ -22,6 +22,8 @@ from server.webcams.data import load
 from tests.support import webcam_inputs as inputs
 from tests.support.procs import ROOT, Server, add_key, get, run_pipeline
 
+pytestmark = pytest.mark.slow      # a build of their own, and servers
+
 NOW = int(time.time())
 UTC = dt.timezone.utc
 

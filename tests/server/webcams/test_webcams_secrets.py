@@ -250,6 +250,7 @@ def _kubernetes_mount(root: Path, name: str, mode: int) -> Path:
     return root / name
 
 
+@pytest.mark.slow
 @ROOT_ONLY
 def test_a_root_owned_read_only_secret_mount_is_accepted_and_followed(tmp_path, clock):
     path = _kubernetes_mount(tmp_path / "secrets", "signing-secrets.json", 0o444)
@@ -338,6 +339,7 @@ def _warnings(log: str) -> list[str]:
             if " WARNING " in line and " WARNING build directory " not in line]
 
 
+@pytest.mark.slow
 def test_a_secrets_file_left_at_the_old_default_location_is_pointed_out(tmp_path):
     legacy = tmp_path / "signing-secrets.json"          # beside the build directory
     ensure_secrets_file(legacy)
@@ -354,6 +356,7 @@ def test_a_secrets_file_left_at_the_old_default_location_is_pointed_out(tmp_path
     assert _warnings(again.log) == []
 
 
+@pytest.mark.slow
 def test_the_server_refuses_a_secrets_file_in_a_directory_everyone_may_write(tmp_path):
     shared = tmp_path / "shared"
     shared.mkdir()
@@ -367,6 +370,7 @@ def test_the_server_refuses_a_secrets_file_in_a_directory_everyone_may_write(tmp
     assert not path.exists()            # no secret written where others could take it
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("mode", [0o1777, 0o770], ids=oct)
 def test_a_secrets_file_in_a_directory_others_can_write_is_pointed_out(tmp_path, mode):
     shared = tmp_path / "shared"
