@@ -31,6 +31,14 @@ VERSIONS = "versions"
 MANIFEST = "manifest.json"
 CATALOG = "catalog.duckdb"
 
+# Units both sides count in: times are Unix seconds (grids step by the hour), distances km.
+HOUR_S = 3600
+DAY_S = 86_400
+# The Earth's mean radius (decisions rule 19). Both sides measure great circles with it: the
+# pipeline builds indexes by distance (geocoding's nearest places within NEAREST_ELEVATED_KM),
+# the server measures the places and webcams they list from the same unit vectors.
+EARTH_RADIUS_KM = 6371.0088
+
 
 class Geocoding:
     """File names and columns of the geocoding area (paths relative to the version directory)."""

@@ -20,6 +20,7 @@ import orjson
 from aiohttp import web
 from tzfpy import get_tz
 
+from contract import HOUR_S
 from contract import AirQuality as AQ
 from server.http import params
 from server.air_quality import kernels
@@ -31,7 +32,6 @@ from server.http.middleware import NOW, STORE, endpoint
 
 NAME = AQ.AREA
 JSON_HEADERS = {"Content-Type": "application/json"}    # cheaper than content_type=...
-HOUR_S = 3600
 MAX_AGE_S = HOUR_S            # and never past the current hour (Endpoint.period_s)
 STALE_RETRY_AFTER_S = 600
 CONCENTRATION_DECIMALS = 1    # µg/m³ and grains/m³

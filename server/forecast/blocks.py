@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING, NamedTuple
 import numpy as np
 import orjson
 
+from contract import HOUR_S
 from server.forecast import jsonbytes
 from server.forecast import kernels
 from server.forecast import render
@@ -84,7 +85,7 @@ def local_day(tz: str, year: int, month: int, day: int) -> LocalDay:
         for m, hour in enumerate(kernels.MARK_HOURS):
             marks[d, m] = date.replace(hour=hour, tzinfo=z).timestamp()
     t0 = marks[0, kernels.MIDNIGHT]
-    mi = ((marks - t0) // kernels.HOUR_S).astype(np.int64)
+    mi = ((marks - t0) // HOUR_S).astype(np.int64)
     noon = np.ascontiguousarray(marks[:DAYS, kernels.H12])
     return LocalDay(marks, mi, datetime.fromordinal(first).weekday(), moon.phase(noon),
                     _hour_shifts(z, t0, marks))
@@ -96,12 +97,12 @@ def _hour_shifts(z: ZoneInfo, t0: float, marks: np.ndarray) -> np.ndarray:
     that fraction later (a whole-hour change moves no hour off the grid; the marks, being
     local hours, then all lie on it). The hour indexes (mi) stay those of floor division."""
     shift = np.zeros(HOUR_ROWS)
-    if not ((marks - t0) % kernels.HOUR_S).any():
+    if not ((marks - t0) % HOUR_S).any():
         return shift
     base = datetime.fromtimestamp(t0, z).utcoffset().total_seconds()
     for i in range(HOUR_ROWS):
-        offset = datetime.fromtimestamp(t0 + kernels.HOUR_S * i, z).utcoffset().total_seconds()
-        shift[i] = (base - offset) % kernels.HOUR_S
+        offset = datetime.fromtimestamp(t0 + HOUR_S * i, z).utcoffset().total_seconds()
+        shift[i] = (base - offset) % HOUR_S
     return shift
 
 
@@ -147,7 +148,7 @@ def respond(data: ForecastData, place: Place, request: Request, units: UnitSyste
         # + 0.0: -0 is echoed as 0.0 (as air quality does)
         "latitude": round(r.lat, 5) + 0.0, "longitude": round(r.lon, 5) + 0.0,
         "timezone": place.timezone,
-        "offset": local.utcoffset().total_seconds() / 3600.0,
+        "offset": local.utcoffset().total_seconds() / HOUR_S,
         "elevation": None if elevation != elevation else round(elevation * units.elevation)})
     parts = [head[:-1]]
     _fill(parts, out, n, r.lang)
@@ -179,5 +180,5 @@ def warm_up(data: ForecastData) -> None:
     place = Place(timezone="UTC", zone=zone("UTC"), country=None, elevation_m=None)
     request = Request(lat=0.0, lon=0.0, units="si", lang=text.DEFAULT_LANGUAGE,
                       hours=HOURLY_HOURS, blocks=frozenset(BLOCKS))
-    respond(data, place, request, SYSTEMS["si"], min(data.last_s, data.first_s + 36 * 3600))
+    respond(data, place, request, SYSTEMS["si"], min(data.last_s, data.first_s + 36 * HOUR_S))
     log.info("forecast: compiled code ready in %.1f s", time.perf_counter() - started)

@@ -9,13 +9,13 @@ import numpy as np
 import orjson
 import pyarrow.parquet as pq
 
+from contract import HOUR_S
 from contract import Forecast as F
 from server.forecast import blocks
 from server.forecast import render
 from server.forecast import series as forecast_series
 from server.artifacts.grid import PointGrid
 
-HOUR_S = 3600
 AXES = ("lat0", "dlat", "nlat", "lon0", "dlon", "nlon", "wraps")
 
 

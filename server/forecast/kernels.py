@@ -45,7 +45,6 @@ PERIOD_MARKS = (H04, H12, H17, H22)
 # A daily entry's summary covers its calendar day, as its icon, type and total do: morning
 # from midnight, afternoon, evening, and night to the next midnight.
 DAY_PERIOD_MARKS = (MIDNIGHT, H12, H17, H22)
-HOUR_S = 3600
 
 _relative_humidity = njit(cache=True)(weather.relative_humidity)
 _apparent = njit(cache=True)(weather.apparent_temperature_c)

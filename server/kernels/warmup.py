@@ -48,7 +48,7 @@ class SyntheticData:
     def __init__(self):
         self.grid = _Grid(np.zeros((2, 2, HOURS, len(kernels.INPUTS)), dtype=np.float32))
         self.static = _Grid(np.zeros((2, 2, 1, 1), dtype=np.float32))
-        self.first_s, self.last_s = 0, (HOURS - 1) * kernels.HOUR_S
+        self.first_s, self.last_s = 0, (HOURS - 1) * contract.HOUR_S
         self.inputs = np.arange(len(kernels.INPUTS), dtype=np.int64)
         self.sun_t0, self.suns = forecast_render.sun_table(self.first_s, self.last_s)
         self.alerts = _NoAlerts()
