@@ -25,6 +25,7 @@ from numba.extending import intrinsic
 
 from contract import AirQuality as AQ
 from server.kernels import json_numbers
+from server.kernels.bilinear import series
 
 _SLACK, _HALF_UP, _CAP = AQ.TRUNCATION_SLACK, AQ.HALF_UP_SLACK, AQ.INDEX_CAP
 # Keys are copied KEY_BYTES at a time: the key table and the output have that much room after
@@ -32,61 +33,6 @@ _SLACK, _HALF_UP, _CAP = AQ.TRUNCATION_SLACK, AQ.HALF_UP_SLACK, AQ.INDEX_CAP
 KEY_BYTES = 32
 # evaluate() keeps one bit per index input (which were above their table) in an int64.
 MAX_INPUTS = 63
-# Geometry of a grid as corners() takes it (PointGrid's attributes).
-GEOMETRY = ("lat0", "dlat", "nlat", "lon0", "dlon", "nlon", "wraps")
-
-
-@njit(cache=True, nogil=True)
-def corners(geometry, lat, lon):
-    """PointGrid.corners, the same arithmetic."""
-    # Returns rows i0, i1, columns j0, j1 and the weights of (i0, j0), (i0, j1), (i1, j0),
-    # (i1, j1).
-    lat0, dlat, nlat, lon0, dlon, nlon, wraps = geometry
-    y = min(max((lat - lat0) / dlat, 0.0), nlat - 1.0)
-    i0 = min(int(y), int(nlat) - 2) if nlat > 1 else 0
-    i1, fy = min(i0 + 1, int(nlat) - 1), y - i0
-    x = ((lon - lon0) % 360.0) / dlon
-    if wraps:
-        j0 = int(x) % int(nlon)
-        j1, fx = (j0 + 1) % int(nlon), x - math.floor(x)
-    else:
-        if x > nlon - 1 + (360.0 / dlon - nlon + 1) / 2:
-            x -= 360.0 / dlon  # just west of lon0, within half a cell
-        x = min(max(x, 0.0), nlon - 1.0)
-        j0 = min(int(x), int(nlon) - 2) if nlon > 1 else 0
-        j1, fx = min(j0 + 1, int(nlon) - 1), x - j0
-    return (i0, i1, j0, j1,
-            (1 - fy) * (1 - fx), (1 - fy) * fx, fy * (1 - fx), fy * fx)
-
-
-@njit(cache=True, nogil=True)
-def bilinear(cell, weights, first, stop, columns, out):
-    """out[t - first, c] = column c at the point, for steps [first, stop), from its four cells
-    (PointGrid.block of the rows and columns corners() gives) and their weights."""
-    # For c in `columns` (other columns untouched): PointGrid.series element by element, a NaN
-    # corner dropping out and the others' weights renormalised, NaN where all four are unknown.
-    w0, w1, w2, w3 = weights
-    c0, c1 = cell[0, 0], cell[0, 1]                    # (ntime, nvar) each
-    c2, c3 = cell[1, 0], cell[1, 1]
-    for t in range(first, stop):
-        row = out[_u(t - first)]
-        for c in columns:
-            i, j = _u(t), _u(c)
-            total = w0 * c0[i, j] + w1 * c1[i, j] + w2 * c2[i, j] + w3 * c3[i, j]
-            if math.isnan(total):              # some corner unknown (rare): renormalise
-                total = _known(w0, c0[i, j], w1, c1[i, j], w2, c2[i, j], w3, c3[i, j])
-            row[j] = total
-
-
-@njit(cache=True, nogil=True)
-def _known(w0, x0, w1, x1, w2, x2, w3, x3):
-    """The weighted mean of the known corners (NaN when their weights sum to ~0)."""
-    total = weight = 0.0
-    for w, x in ((w0, x0), (w1, x1), (w2, x2), (w3, x3)):
-        if not math.isnan(x):
-            total += w * x
-            weight += w
-    return total / weight if weight > 1e-12 else np.nan
 
 
 @njit(cache=True, nogil=True)
@@ -197,10 +143,11 @@ def render(block, sources, decimals, keys, key_end, time0, dt_s, out):
 @njit(cache=True, nogil=True)
 def answer(cell, weights, first, columns, inputs, limits, xp, fp, slopes, targets, sources,
            decimals, keys, key_end, time0, dt_s, out):
-    """bilinear, evaluate and render in one call; returns render()'s (end, first end)."""
+    """The bilinear series (server.kernels.bilinear), evaluate and render in one call;
+    returns render()'s (end, first end)."""
     # The point's records from step `first` to the end of the grid as a JSON array in out;
     # the indices go to the block's columns after the grid's (targets are those).
     block = np.empty((cell.shape[2] - first, cell.shape[3] + len(targets)))
-    bilinear(cell, weights, first, cell.shape[2], columns, block)
+    series(cell, weights, first, cell.shape[2], columns, block)
     evaluate(block, inputs, limits, xp, fp, slopes, targets)
     return render(block, sources, decimals, keys, key_end, time0, dt_s, out)
