@@ -30,6 +30,7 @@ from server.forecast import summary
 from server.forecast import text
 from server.forecast.place import Place, zone
 from server.artifacts.grid import point_lon
+from server.kernels.bilinear import Corners
 from server.forecast.science import moon
 from server.forecast.science.units import SYSTEMS, UnitSystem
 
@@ -58,6 +59,17 @@ class Request:
     lang: str
     hours: int                 # 48, or 168 with extend=hourly
     blocks: frozenset[str]     # the blocks to include
+
+
+class Point(NamedTuple):
+    """What an answer reads at its point (ForecastData.point): the hourly grid's four cells
+    around it (PointGrid.block: (2, 2, hours, nvar)), the whole static grid, and the point's
+    Corners in each: in the block (its rows and columns 0 and 1) and in the static grid."""
+
+    hourly: np.ndarray
+    static: np.ndarray
+    cell: Corners
+    static_cell: Corners
 
 
 class LocalDay(NamedTuple):
@@ -130,16 +142,17 @@ def respond(data: ForecastData, place: Place, request: Request, units: UnitSyste
         blocks |= BLOCK_BITS.get(name, 0)
     known = place.elevation_m is not None
     lon = point_lon(r.lat, r.lon)         # a pole is one point, whatever the longitude asked
-    hourly, static, cells = data.point(r.lat, lon)
-    params = np.array([r.lat, lon, now_s, data.first_s, data.last_s, r.hours,
+    point = data.point(r.lat, lon)
+    params = np.array((r.lat, lon, now_s, data.first_s, data.last_s, r.hours,
                        place.elevation_m if known else 0.0, known, blocks,
-                       units.precipitation, units.fahrenheit, day.weekday, data.sun_t0]
-                      + cells)
+                       units.precipitation, units.fahrenheit, day.weekday, data.sun_t0,
+                       *point.cell, *point.static_cell))
     titles = text.title_table(r.lang)
     while True:
         out = _scratch(16384 + (r.hours + 2) * (ENTRY_BYTES + titles.longest))
-        n = render.respond(hourly, static, params, day.marks, day.mi, day.shift, day.moon,
-                      data.suns, series.conversion(units).matrix, data.inputs, titles.arrays, out)
+        n = render.respond(point.hourly, point.static, params, day.marks, day.mi, day.shift,
+                           day.moon, data.suns, series.conversion(units).matrix, data.inputs,
+                           titles.arrays, out)
         if n >= 0:
             break
         titles.add(set(out[1][1:1 + out[1][0, 0], 0].tolist()))

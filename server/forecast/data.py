@@ -16,6 +16,7 @@ from server.forecast import kernels
 from server.forecast import render
 from server.forecast import series as forecast_series
 from server.artifacts.grid import PointGrid
+from server.kernels.bilinear import Corners
 
 
 class AlertIndex:
@@ -124,15 +125,14 @@ class ForecastData:
         self.sun_t0, self.suns = render.sun_table(self.first_s, self.last_s)
         self._flags: dict[str, bytes] = {}
 
-    def point(self, lat: float, lon: float) -> tuple[np.ndarray, np.ndarray, list[float]]:
-        """The hourly grid's four cells around the point (read: PointGrid.block), the whole
-        static grid, and the point's cell in each: rows i0, i1, columns j0, j1 and the four
-        bilinear weights (server.kernels.bilinear.Corners), hourly then static."""
+    def point(self, lat: float, lon: float) -> blocks.Point:
+        """What an answer reads at the point: the hourly grid's four cells around it (read:
+        PointGrid.block), the whole static grid, and the point's Corners in each."""
         c = self.grid.corners(lat, lon)
         hourly = self.grid.block(c.i0, c.i1, c.j0, c.j1)
         static = c if self.same_cells else self.static.corners(lat, lon)
         # in the block, the cells are its own rows and columns
-        return hourly, self.orography, [0, 1, 0, 1, *c.weights, *static]
+        return blocks.Point(hourly, self.orography, Corners(0, 1, 0, 1, *c.weights), static)
 
     def flags_json(self, units: str) -> bytes:
         """The flags object of answers in a unit system (decisions rule 35)."""

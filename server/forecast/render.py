@@ -27,8 +27,8 @@ LAPSE_C_PER_M = 0.0065          # standard atmosphere: 6.5 K per km
 # Scalar parameters, one float64 array: point, now, the data's first and last hour, hours of
 # the hourly block, the gazetteer's elevation (and whether there is one), blocks wanted, the
 # unit system's precipitation factor and °F, today's weekday, the first time of the sun table;
-# then the cell of the hourly grid (rows i0, i1, columns j0, j1, four weights) and the cell of
-# the static grid.
+# then the point's Corners in the hourly block and in the static grid (blocks.Point: rows i0,
+# i1, columns j0, j1, four weights). An array, not a record: compiled code takes it whole.
 (P_LAT, P_LON, P_NOW, P_FIRST_S, P_LAST_S, P_HOURS, P_ELEVATION, P_ELEVATION_KNOWN, P_BLOCKS,
  P_PRECIPITATION, P_FAHRENHEIT, P_WEEKDAY, P_SUN_T0) = range(13)
 CELL, STATIC_CELL = 13, 21
