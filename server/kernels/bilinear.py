@@ -15,7 +15,8 @@ import math
 from typing import NamedTuple
 
 import numpy as np
-from numba import njit, uint64 as _u
+from numba import njit
+from numba import uint64 as _u
 
 # A grid's geometry as corners() takes it: PointGrid's attributes, as float64.
 GEOMETRY = ("lat0", "dlat", "nlat", "lon0", "dlon", "nlon", "wraps")

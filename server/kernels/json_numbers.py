@@ -27,7 +27,8 @@ from __future__ import annotations
 import math
 
 import numpy as np
-from numba import njit, uint64 as _u
+from numba import njit
+from numba import uint64 as _u
 
 DIGITS_LIMIT = 1e15
 _POWERS = 10 ** np.arange(20, dtype=np.uint64)
