@@ -32,6 +32,15 @@ VERSIONS = "versions"
 MANIFEST = "manifest.json"
 CATALOG = "catalog.duckdb"
 
+# Units both sides count in: times are Unix seconds (grids step by the hour), distances km.
+HOUR_S = 3600
+DAY_S = 86_400
+# The Earth's mean radius (docs/api/geocoding.md#reverse). Both sides measure great circles
+# with it: the pipeline builds indexes by distance (geocoding's nearest places within
+# NEAREST_ELEVATED_KM), the server measures the places and webcams they list from the same
+# unit vectors.
+EARTH_RADIUS_KM = 6371.0088
+
 
 class Geocoding:
     """File names and columns of the geocoding area (paths relative to the version directory)."""

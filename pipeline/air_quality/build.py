@@ -24,6 +24,7 @@ from pathlib import Path
 import numpy as np
 
 import contract
+from contract import DAY_S, HOUR_S
 from contract import AirQuality as AQ
 from pipeline.common import grid
 from pipeline.common import regrid
@@ -112,8 +113,7 @@ def _domain(name: str, datasets: Path, scratch: Path, now_s: float | None) -> Do
     else:
         root = scratch / "generated"
         folder, kind = root / name, "generated"
-        today = int((time.time() if now_s is None else now_s) // generated.DAY_S
-                    * generated.DAY_S)
+        today = int((time.time() if now_s is None else now_s) // DAY_S * DAY_S)
         log.info("%s: no %s, generating yesterday's and today's runs", name,
                  datasets / source.FOLDER)
         generated.write_default(root, today, domains=(name,))
@@ -133,7 +133,7 @@ def check_coverage(name: str, run: Run) -> None:
     # Half a cell beyond the outer centres counts, as the server's PointGrid.contains says.
     lat0, lat1, lon0, lon1 = COVERAGE[name]
     path = next(iter(run.fields.values())).path
-    spec = grid.spec("", run.axes.lat, run.axes.lon, 0, 3600, 1, [], path)
+    spec = grid.spec("", run.axes.lat, run.axes.lon, 0, HOUR_S, 1, [], path)
     south = spec["lat0"] - spec["dlat"] / 2
     north = spec["lat0"] + (spec["nlat"] - 1) * spec["dlat"] + spec["dlat"] / 2
     west = spec["lon0"] - spec["dlon"] / 2
@@ -151,14 +151,14 @@ def _stitch_domain(domain: Domain, scratch: Path) -> Stitched:
     """Stitch every variable of the domain's runs into scratch files."""
     newest = domain.newest
     # History for the windows, as far as older runs (and analyses) reach.
-    start = max(newest.reference_time - HISTORY_H * 3600,
+    start = max(newest.reference_time - HISTORY_H * HOUR_S,
                 min(r.span_s()[0] for r in domain.runs))
     end = max(r.span_s()[1] for r in domain.runs)
-    hours = np.arange(start, end + 1, 3600, dtype=np.int64)
+    hours = np.arange(start, end + 1, HOUR_S, dtype=np.int64)
     names = sorted({n for r in domain.runs for n in r.fields})
     files = {n: _stitch(domain.runs, n, hours, scratch / f"{domain.name}-{n}.raw")
              for n in names}
-    return Stitched(hours, (newest.reference_time - start) // 3600, newest.axes.lat,
+    return Stitched(hours, (newest.reference_time - start) // HOUR_S, newest.axes.lat,
                     newest.axes.lon, files)
 
 
@@ -167,7 +167,7 @@ def _write_grid(name: str, stitched: Stitched, version: Path, extra=None) -> dic
     # extra(a, b) gives further (time, rows, lon) columns of rows [a, b) by name.
     started = time.perf_counter()
     hours, skip = stitched.hours, stitched.skip
-    spec = grid.spec(AQ.GRID_FILES[name], stitched.lat, stitched.lon, int(hours[skip]), 3600,
+    spec = grid.spec(AQ.GRID_FILES[name], stitched.lat, stitched.lon, int(hours[skip]), HOUR_S,
                      len(hours) - skip, list(VARIABLES[name]))
     stitched.us_aqi_known = np.zeros(len(hours) - skip, dtype=bool)
     grid.write(version, spec, lambda a, b: _band(name, stitched, a, b, extra))
@@ -202,7 +202,7 @@ def _stitch(runs: list[Run], name: str, hours: np.ndarray, path: Path) -> Path:
             continue
         steps = run.fields[name].lead_hours
         leads = np.arange(steps[0], steps[-1] + 1)
-        slots = (run.reference_time + leads * 3600 - hours[0]) // 3600
+        slots = (run.reference_time + leads * HOUR_S - hours[0]) // HOUR_S
         keep = (slots >= 0) & (slots < len(hours))
         required = name in SOURCES[run.domain].REQUIRED
         values = series.to_hours(cams.read_field(run, name, required=required), steps,
@@ -267,7 +267,7 @@ def _manifest_entry(domains: dict[str, Domain], specs: dict[str, dict],
                              if r.kind == cams.ANALYSIS],
                 "resolution_deg": specs[name]["dlat"],
                 "hours": [cams.iso(specs[name]["time0"]),
-                          cams.iso(specs[name]["time0"] + (specs[name]["ntime"] - 1) * 3600)],
+                          cams.iso(specs[name]["time0"] + (specs[name]["ntime"] - 1) * HOUR_S)],
                 # the first hour with a known US AQI: later than the first hour when the
                 # runs give too little history for the 24-hour means (a single run)
                 "us_aqi_from": cams.iso(us_from[name]) if us_from[name] else None,

@@ -11,9 +11,10 @@ from __future__ import annotations
 
 import numpy as np
 
+from contract import HOUR_S
+
 # A window mean needs at least this share of its hours known (EPA's 75 % completeness rule).
 MIN_WINDOW_SHARE = 0.75
-HOUR_S = 3600
 # A value is held or interpolated at most this far from the nearest model step.
 MAX_GAP_S = 6 * HOUR_S
 

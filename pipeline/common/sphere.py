@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-EARTH_RADIUS_KM = 6371.0088     # mean radius (docs/api/geocoding.md#reverse)
+from contract import EARTH_RADIUS_KM
 
 
 def unit_vectors(lat_deg: np.ndarray, lon_deg: np.ndarray) -> np.ndarray:

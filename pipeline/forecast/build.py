@@ -10,6 +10,7 @@ import time
 from pathlib import Path
 
 import contract
+from contract import DAY_S, HOUR_S
 from contract import Forecast as F
 from pipeline.common import grid
 from pipeline.forecast import alerts as forecast_alerts
@@ -27,10 +28,10 @@ log = logging.getLogger("pipeline.forecast")
 # CAP circles around a pole, CAP 1.1 read
 BUILDER_REVISION = 3
 GENERATED_STEP_DEG = 2.0
-CYCLE_S = 6 * 3600                     # runs at 00, 06, 12 and 18 UTC
+CYCLE_S = 6 * HOUR_S                     # runs at 00, 06, 12 and 18 UTC
 # When the next run is usually complete after its nominal time (the generated default is
 # "published" at its run time).
-PUBLICATION_DELAY_S = {"gfs": 5 * 3600, "ecmwf-ifs": 8 * 3600, "generated": 0}
+PUBLICATION_DELAY_S = {"gfs": 5 * HOUR_S, "ecmwf-ifs": 8 * HOUR_S, "generated": 0}
 LICENCES = {
     "gfs": "NOAA GFS: a work of the US government, public domain.",
     "ecmwf-ifs": "ECMWF open data, CC BY 4.0 (https://creativecommons.org/licenses/by/4.0/); "
@@ -55,11 +56,11 @@ def build(datasets: Path, version: Path) -> contract.AreaEntry:
             alerts_dir = scratch / "alerts" if not alerts_dir.is_dir() else alerts_dir
         scan = model_netcdf.scan(files, stack)
         fields = HourlyFields(scan)
-        hourly = grid.spec(F.HOURLY, scan.lat, scan.lon, int(fields.hours[0]), 3600,
+        hourly = grid.spec(F.HOURLY, scan.lat, scan.lon, int(fields.hours[0]), HOUR_S,
                            len(fields.hours), fields.variables, model_dir)
         grid.write(version, hourly, fields.read_band)
         fields.check_known()
-        static = grid.spec(F.STATIC, scan.lat, scan.lon, int(fields.hours[0]), 3600, 1,
+        static = grid.spec(F.STATIC, scan.lat, scan.lon, int(fields.hours[0]), HOUR_S, 1,
                            [F.OROGRAPHY], model_dir)
         grid.write(version, static, fields.read_orography)
         if alerts_dir.is_dir():
@@ -83,7 +84,7 @@ def generate(folder: Path, now_s: int, write_alerts: bool,
     latest run, such as this morning, are covered too); alerts from the latest run."""
     run_s = now_s // CYCLE_S * CYCLE_S
     grid_ = generated_model.Grid(step_deg)
-    files = generated_model.write_run(folder / "forecast", run_s - 86400, grid_,
+    files = generated_model.write_run(folder / "forecast", run_s - DAY_S, grid_,
                                       generated_model.steps_h(30))
     collector = AlertCollector(grid_, run_s) if write_alerts else None
     files += generated_model.write_run(folder / "forecast", run_s, grid_,

@@ -25,9 +25,9 @@ from pathlib import Path
 import numpy as np
 from scipy.spatial import cKDTree
 
+from contract import EARTH_RADIUS_KM
 from contract import Geocoding as G
 from pipeline.common.io import write_npy
-from pipeline.common.sphere import EARTH_RADIUS_KM
 
 log = logging.getLogger("pipeline.geocoding")
 FILES = [G.NEAREST_A, G.NEAREST_B, G.NEAREST_ROWS]

@@ -14,9 +14,10 @@ from zoneinfo import ZoneInfo
 
 import numpy as np
 
-DAY_S = 86_400
+from contract import DAY_S, HOUR_S
+
 NOON_S = 43_200
-SAMPLE_S = 12 * 3600    # no timezone changes its offset twice within twelve hours
+SAMPLE_S = 12 * HOUR_S    # no timezone changes its offset twice within twelve hours
 _POSITION_BITS = 32     # pick key: distance from noon above, position in the block below
 
 

@@ -13,8 +13,9 @@ import polars as pl
 from scipy.spatial import cKDTree
 from tzfpy import get_tz
 
+from contract import EARTH_RADIUS_KM
 from contract import Geocoding as G
-from pipeline.common.sphere import EARTH_RADIUS_KM, unit_vectors
+from pipeline.common.sphere import unit_vectors
 
 log = logging.getLogger("pipeline.webcams")
 # Nearest-place links reach this far (great-circle km); a populated place of the gazetteer

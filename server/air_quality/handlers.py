@@ -20,6 +20,7 @@ import orjson
 from aiohttp import web
 from tzfpy import get_tz
 
+from contract import HOUR_S
 from contract import AirQuality as AQ
 from contract import AreaEntry
 from server.http import params
@@ -29,10 +30,10 @@ from server.air_quality.records import Records
 from server.http.errors import ApiError
 from server.artifacts.grid import PointGrid, point_lon
 from server.http.middleware import NOW, STORE, endpoint
+from server.kernels import bilinear
 
 NAME = AQ.AREA
 JSON_HEADERS = {"Content-Type": "application/json"}    # cheaper than content_type=...
-HOUR_S = 3600
 MAX_AGE_S = HOUR_S            # and never past the current hour (Endpoint.period_s)
 STALE_RETRY_AFTER_S = 600
 CONCENTRATION_DECIMALS = 1    # µg/m³ and grains/m³
@@ -84,8 +85,6 @@ class Domain:
             self.tables.columns.tolist())
         self.columns = np.array(sorted(read), dtype=np.int64)
         self.dust = column.get(AQ.DUST_AOD)
-        self.geometry = np.array([getattr(self.grid, name) for name in kernels.GEOMETRY],
-                                 dtype=np.float64)
         # kernel.answer's arguments after lat, lon and first, up to the time, by region
         self.arguments = {europe: (self.columns, *self.tables.arrays(self.index_columns),
                                    *records.arrays)
@@ -107,14 +106,14 @@ class Domain:
     def _block(self, lat: float, lon: float, first: int) -> np.ndarray:
         """The point's values and indices (steps, nvar + 2), as kernel.answer computes them."""
         block = np.empty((self.grid.ntime - first, len(self.grid.variables) + len(INDICES)))
-        kernels.bilinear(*self.cell(lat, lon), first, self.grid.ntime, self.columns, block)
+        bilinear.series(*self.cell(lat, lon), first, self.grid.ntime, self.columns, block)
         kernels.evaluate(block, *self.tables.arrays(self.index_columns))
         return block
 
     def cell(self, lat: float, lon: float) -> tuple[np.ndarray, tuple[float, ...]]:
         """The point's four cells (read) and their bilinear weights, as the kernel takes them."""
-        i0, i1, j0, j1, *weights = kernels.corners(self.geometry, lat, lon)
-        return self.grid.block(i0, i1, j0, j1), tuple(weights)
+        c = self.grid.corners(lat, lon)
+        return self.grid.block(c.i0, c.i1, c.j0, c.j1), c.weights
 
     def warm_up(self) -> None:
         """Compile (or load from the cache) the kernels for this grid's array types."""

@@ -24,75 +24,15 @@ from numba.core import cgutils
 from numba.extending import intrinsic
 
 from contract import AirQuality as AQ
+from server.kernels import json_numbers
+from server.kernels.bilinear import series
 
 _SLACK, _HALF_UP, _CAP = AQ.TRUNCATION_SLACK, AQ.HALF_UP_SLACK, AQ.INDEX_CAP
-# Numbers are written digit by digit while they scale to integers below this (15 significant
-# digits: the digits are then the shortest round-trip form, which orjson writes); beyond it
-# render() reports failure and the caller writes the answer through orjson.
-DIGITS_LIMIT = 1e15
 # Keys are copied KEY_BYTES at a time: the key table and the output have that much room after
 # their ends (a key is at most that long; the bytes copied past a key are overwritten).
 KEY_BYTES = 32
 # evaluate() keeps one bit per index input (which were above their table) in an int64.
 MAX_INPUTS = 63
-# Geometry of a grid as corners() takes it (PointGrid's attributes).
-GEOMETRY = ("lat0", "dlat", "nlat", "lon0", "dlon", "nlon", "wraps")
-_POWERS = 10 ** np.arange(16, dtype=np.int64)
-_PAIRS = np.frombuffer(b"".join(b"%02d" % k for k in range(100)), dtype=np.uint8)
-_NULL = np.frombuffer(b"null", dtype=np.uint8)
-
-
-@njit(cache=True, nogil=True)
-def corners(geometry, lat, lon):
-    """PointGrid.corners, the same arithmetic."""
-    # Returns rows i0, i1, columns j0, j1 and the weights of (i0, j0), (i0, j1), (i1, j0),
-    # (i1, j1).
-    lat0, dlat, nlat, lon0, dlon, nlon, wraps = geometry
-    y = min(max((lat - lat0) / dlat, 0.0), nlat - 1.0)
-    i0 = min(int(y), int(nlat) - 2) if nlat > 1 else 0
-    i1, fy = min(i0 + 1, int(nlat) - 1), y - i0
-    x = ((lon - lon0) % 360.0) / dlon
-    if wraps:
-        j0 = int(x) % int(nlon)
-        j1, fx = (j0 + 1) % int(nlon), x - math.floor(x)
-    else:
-        if x > nlon - 1 + (360.0 / dlon - nlon + 1) / 2:
-            x -= 360.0 / dlon  # just west of lon0, within half a cell
-        x = min(max(x, 0.0), nlon - 1.0)
-        j0 = min(int(x), int(nlon) - 2) if nlon > 1 else 0
-        j1, fx = min(j0 + 1, int(nlon) - 1), x - j0
-    return (i0, i1, j0, j1,
-            (1 - fy) * (1 - fx), (1 - fy) * fx, fy * (1 - fx), fy * fx)
-
-
-@njit(cache=True, nogil=True)
-def bilinear(cell, weights, first, stop, columns, out):
-    """out[t - first, c] = column c at the point, for steps [first, stop), from its four cells
-    (PointGrid.block of the rows and columns corners() gives) and their weights."""
-    # For c in `columns` (other columns untouched): PointGrid.series element by element, a NaN
-    # corner dropping out and the others' weights renormalised, NaN where all four are unknown.
-    w0, w1, w2, w3 = weights
-    c0, c1 = cell[0, 0], cell[0, 1]                    # (ntime, nvar) each
-    c2, c3 = cell[1, 0], cell[1, 1]
-    for t in range(first, stop):
-        row = out[_u(t - first)]
-        for c in columns:
-            i, j = _u(t), _u(c)
-            total = w0 * c0[i, j] + w1 * c1[i, j] + w2 * c2[i, j] + w3 * c3[i, j]
-            if math.isnan(total):              # some corner unknown (rare): renormalise
-                total = _known(w0, c0[i, j], w1, c1[i, j], w2, c2[i, j], w3, c3[i, j])
-            row[j] = total
-
-
-@njit(cache=True, nogil=True)
-def _known(w0, x0, w1, x1, w2, x2, w3, x3):
-    """The weighted mean of the known corners (NaN when their weights sum to ~0)."""
-    total = weight = 0.0
-    for w, x in ((w0, x0), (w1, x1), (w2, x2), (w3, x3)):
-        if not math.isnan(x):
-            total += w * x
-            weight += w
-    return total / weight if weight > 1e-12 else np.nan
 
 
 @njit(cache=True, nogil=True)
@@ -163,11 +103,12 @@ def render(block, sources, decimals, keys, key_end, time0, dt_s, out):
     """The JSON array of block's rows as records in out; returns (end, end of first record)."""
     # Each record is '{"time":' time0 + row * dt_s, then for each field f its key
     # keys[key_end[f]:key_end[f + 1]] (with its leading comma) and column sources[f] (-1:
-    # null) rounded to decimals[f], as Records.orjson writes them (non-finite as null, a
-    # rounded zero without a sign). (-1, -1) when a number is beyond DIGITS_LIMIT or a time
-    # is negative. keys and out need KEY_BYTES of room past their ends.
+    # null) rounded to decimals[f], as Records.orjson writes them (json_numbers.put_rounded
+    # not as_float: non-finite as null, an integer for 0 decimals, a rounded zero without a
+    # sign). (-1, -1) when a number is beyond json_numbers.DIGITS_LIMIT or a time is
+    # negative. keys and out need KEY_BYTES of room past their ends.
     if min(time0, time0 + (block.shape[0] - 1) * dt_s) < 0:
-        return -1, -1                                  # _digits writes no sign
+        return -1, -1                                  # times are written without a sign
     power = np.empty(len(decimals))
     for f in range(len(decimals)):
         power[f] = 10.0 ** decimals[f]
@@ -179,7 +120,7 @@ def render(block, sources, decimals, keys, key_end, time0, dt_s, out):
             out[_u(n)] = 44                            # ","
             n += 1
         _copy_key(out, n, keys, 0)
-        n = _digits(out, n + key_end[0], time0 + t * dt_s, 0)
+        n = json_numbers.put_digits(out, n + key_end[0], time0 + t * dt_s, 0)
         row = block[_u(t)]
         for f in range(len(sources)):
             a, b = key_end[_u(f)], key_end[_u(f + 1)]
@@ -187,19 +128,10 @@ def render(block, sources, decimals, keys, key_end, time0, dt_s, out):
             n += b - a
             source = sources[_u(f)]
             value = row[_u(source)] if source >= 0 else np.nan
-            if not math.isfinite(value):               # unknown (or infinite): null
-                for i in range(4):
-                    out[_u(n + i)] = _NULL[i]
-                n += 4
-                continue
-            scaled = np.rint(value * power[_u(f)])
-            if not abs(scaled) < DIGITS_LIMIT:
+            n = json_numbers.put_rounded(out, n, np.rint(value * power[_u(f)]),
+                                         decimals[_u(f)], False)
+            if n < 0:
                 return -1, -1
-            if scaled < 0.0:                           # a rounded zero has no sign
-                out[_u(n)] = 45                        # "-"
-                n += 1
-                scaled = -scaled
-            n = _digits(out, n, int(scaled), decimals[_u(f)])
         out[_u(n)] = 125                               # "}"
         n += 1
         if t == 0:
@@ -208,45 +140,14 @@ def render(block, sources, decimals, keys, key_end, time0, dt_s, out):
     return n + 1, first_end
 
 
-@njit(cache=True, nogil=True, inline="always")
-def _digits(out, n, k, decimals):
-    """Write k / 10**decimals (k >= 0) at out[n:] in its shortest form; return the end."""
-    # No trailing zeros after the point, one digit at least; no point when decimals is 0.
-    size = 1
-    while size < 16 and k >= _POWERS[_u(size)]:
-        size += 1
-    shown = decimals                                   # digits after the point
-    while shown > 1 and k % 10 == 0:
-        k //= 10
-        shown -= 1
-    whole = max(size - decimals, 1)
-    end = n + whole + (shown + 1 if decimals else 0)
-    p = end
-    if decimals:
-        for _ in range(shown):
-            p -= 1
-            out[_u(p)] = 48 + k % 10
-            k //= 10
-        p -= 1
-        out[_u(p)] = 46                                # "."
-    while p - n >= 2:                                  # the whole part, two digits at a time
-        pair = _u(2 * (k % 100))
-        out[_u(p - 1)] = _PAIRS[pair + _u(1)]
-        out[_u(p - 2)] = _PAIRS[pair]
-        k //= 100
-        p -= 2
-    if p > n:
-        out[_u(n)] = 48 + k
-    return end
-
-
 @njit(cache=True, nogil=True)
 def answer(cell, weights, first, columns, inputs, limits, xp, fp, slopes, targets, sources,
            decimals, keys, key_end, time0, dt_s, out):
-    """bilinear, evaluate and render in one call; returns render()'s (end, first end)."""
+    """The bilinear series (server.kernels.bilinear), evaluate and render in one call;
+    returns render()'s (end, first end)."""
     # The point's records from step `first` to the end of the grid as a JSON array in out;
     # the indices go to the block's columns after the grid's (targets are those).
     block = np.empty((cell.shape[2] - first, cell.shape[3] + len(targets)))
-    bilinear(cell, weights, first, cell.shape[2], columns, block)
+    series(cell, weights, first, cell.shape[2], columns, block)
     evaluate(block, inputs, limits, xp, fp, slopes, targets)
     return render(block, sources, decimals, keys, key_end, time0, dt_s, out)

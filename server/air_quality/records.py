@@ -4,8 +4,8 @@ A hundred hours of fifteen numbers is the bulk of an air-quality answer. kernels
 writes them digit by digit into one byte buffer: the same bytes as a dict per record through
 orjson (numbers rounded half to even as numpy rounds, NaN and infinities as null, a negative
 value that rounds to zero as 0 without a sign), without a Python object per number. A number
-too large for that (beyond kernel.DIGITS_LIMIT), or a negative time, sends the answer through
-orjson (Records.orjson, the same rules).
+too large for that (beyond server.kernels.json_numbers.DIGITS_LIMIT), or a negative time,
+sends the answer through orjson (Records.orjson, the same rules).
 """
 
 from __future__ import annotations

@@ -1,4 +1,5 @@
-"""Point reads from a point-major grid file (contract.Grid): bilinear, NaN-aware."""
+"""Point reads from a point-major grid file (contract.Grid): bilinear, NaN-aware
+(server.kernels.bilinear)."""
 
 from __future__ import annotations
 
@@ -10,6 +11,8 @@ import numpy as np
 
 import contract
 from server.artifacts.mapped import ByteFile, npy_layout
+from server.kernels import bilinear
+from server.kernels.bilinear import Corners
 
 
 # Float rounding of lat0 + n * dlat must not put a domain's own edge (72°N for CAMS Europe)
@@ -53,6 +56,8 @@ class PointGrid:
         self.wraps = bool(spec["wraps"])
         self.time0, self.dt_s, self.ntime = spec["time0"], spec["dt_s"], spec["ntime"]
         self.time_end = self.time0 + (self.ntime - 1) * self.dt_s
+        self.geometry = np.array([getattr(self, name) for name in bilinear.GEOMETRY],
+                                 dtype=np.float64)
 
     def contains(self, lat: float, lon: float) -> bool:
         """True when the point lies within the grid's cells (half a cell beyond the outer
@@ -65,23 +70,9 @@ class PointGrid:
         x = (lon - self.lon0) % 360.0
         return x <= (self.nlon - 1) * self.dlon + half_lon or x >= 360.0 - half_lon
 
-    def corners(self, lat: float, lon: float) -> tuple[list[int], list[int], np.ndarray]:
-        """Rows, columns and bilinear weights of the four cells around the point."""
-        y = min(max((lat - self.lat0) / self.dlat, 0.0), self.nlat - 1.0)
-        i0 = min(int(y), self.nlat - 2) if self.nlat > 1 else 0
-        i1, fy = min(i0 + 1, self.nlat - 1), y - i0
-        x = ((lon - self.lon0) % 360.0) / self.dlon
-        if self.wraps:
-            j0 = int(x) % self.nlon
-            j1, fx = (j0 + 1) % self.nlon, x - math.floor(x)
-        else:
-            if x > self.nlon - 1 + (360.0 / self.dlon - self.nlon + 1) / 2:
-                x -= 360.0 / self.dlon  # just west of lon0, within half a cell
-            x = min(max(x, 0.0), self.nlon - 1.0)
-            j0 = min(int(x), self.nlon - 2) if self.nlon > 1 else 0
-            j1, fx = min(j0 + 1, self.nlon - 1), x - j0
-        weights = np.array([(1 - fy) * (1 - fx), (1 - fy) * fx, fy * (1 - fx), fy * fx])
-        return [i0, i0, i1, i1], [j0, j1, j0, j1], weights
+    def corners(self, lat: float, lon: float) -> Corners:
+        """The four cells around the point and their bilinear weights."""
+        return bilinear.corners(self.geometry, lat, lon)
 
     def block(self, i0: int, i1: int, j0: int, j1: int, start: int = 0,
               stop: int | None = None) -> np.ndarray:
@@ -111,26 +102,17 @@ class PointGrid:
 
         A corner whose value is NaN drops out and the others' weights are renormalised, so a
         coast or domain edge still answers; NaN only where all four corners are unknown."""
-        rows, cols, weights = self.corners(lat, lon)
-        cells = self.block(rows[0], rows[2], cols[0], cols[1], start, stop)
-        block = cells.reshape(4, *cells.shape[2:])      # (4, steps, nvar)
-        if column is not None:
-            block = block[..., column]                  # (4, steps)
-        flat = block.reshape(4, -1)
-        out = weights @ flat                  # float64; NaN wherever a corner is unknown
-        if np.isnan(out).any():
-            unknown = np.isnan(flat).sum(axis=0)
-            partly = np.flatnonzero((unknown > 0) & (unknown < 4))
-            if len(partly):                   # only these need the renormalised sum
-                part = flat[:, partly].astype(np.float64)
-                known = ~np.isnan(part)
-                w = weights[:, None] * known
-                total = w.sum(axis=0)
-                with np.errstate(invalid="ignore", divide="ignore"):
-                    fixed = (np.where(known, part, 0.0) * w).sum(axis=0) / total
-                fixed[total <= 1e-12] = np.nan
-                out[partly] = fixed
-        return out.reshape(block.shape[1:])
+        c = self.corners(lat, lon)
+        cells = self.block(c.i0, c.i1, c.j0, c.j1, start, stop)
+        steps, nvar = cells.shape[2], cells.shape[3]
+        out = np.empty((steps, nvar))
+        if column is None:
+            columns = np.arange(nvar)
+        else:                                 # the compiled read checks no index
+            column = range(nvar)[column]      # IndexError beyond, negative from the end
+            columns = np.array([column])
+        bilinear.series(cells, c.weights, 0, steps, columns, out)
+        return out if column is None else out[:, column]
 
     def time_index(self, unix_s: float) -> float:
         """Fractional time step of a Unix time (may lie outside [0, ntime - 1])."""

@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING, NamedTuple
 import numpy as np
 import orjson
 
+from contract import HOUR_S
 from server.forecast import jsonbytes
 from server.forecast import kernels
 from server.forecast import render
@@ -29,6 +30,7 @@ from server.forecast import summary
 from server.forecast import text
 from server.forecast.place import Place, zone
 from server.artifacts.grid import point_lon
+from server.kernels.bilinear import Corners
 from server.forecast.science import moon
 from server.forecast.science.units import SYSTEMS, UnitSystem
 
@@ -59,6 +61,17 @@ class Request:
     blocks: frozenset[str]     # the blocks to include
 
 
+class Point(NamedTuple):
+    """What an answer reads at its point (ForecastData.point): the hourly grid's four cells
+    around it (PointGrid.block: (2, 2, hours, nvar)), the whole static grid, and the point's
+    Corners in each: in the block (its rows and columns 0 and 1) and in the static grid."""
+
+    hourly: np.ndarray
+    static: np.ndarray
+    cell: Corners
+    static_cell: Corners
+
+
 class LocalDay(NamedTuple):
     """A zone's local day and the next ones: UTC instants (days + 2, marks) of
     kernels.MARK_HOURS, their hour index from the first midnight, today's weekday
@@ -84,7 +97,7 @@ def local_day(tz: str, year: int, month: int, day: int) -> LocalDay:
         for m, hour in enumerate(kernels.MARK_HOURS):
             marks[d, m] = date.replace(hour=hour, tzinfo=z).timestamp()
     t0 = marks[0, kernels.MIDNIGHT]
-    mi = ((marks - t0) // kernels.HOUR_S).astype(np.int64)
+    mi = ((marks - t0) // HOUR_S).astype(np.int64)
     noon = np.ascontiguousarray(marks[:DAYS, kernels.H12])
     return LocalDay(marks, mi, datetime.fromordinal(first).weekday(), moon.phase(noon),
                     _hour_shifts(z, t0, marks))
@@ -96,12 +109,12 @@ def _hour_shifts(z: ZoneInfo, t0: float, marks: np.ndarray) -> np.ndarray:
     that fraction later (a whole-hour change moves no hour off the grid; the marks, being
     local hours, then all lie on it). The hour indexes (mi) stay those of floor division."""
     shift = np.zeros(HOUR_ROWS)
-    if not ((marks - t0) % kernels.HOUR_S).any():
+    if not ((marks - t0) % HOUR_S).any():
         return shift
     base = datetime.fromtimestamp(t0, z).utcoffset().total_seconds()
     for i in range(HOUR_ROWS):
-        offset = datetime.fromtimestamp(t0 + kernels.HOUR_S * i, z).utcoffset().total_seconds()
-        shift[i] = (base - offset) % kernels.HOUR_S
+        offset = datetime.fromtimestamp(t0 + HOUR_S * i, z).utcoffset().total_seconds()
+        shift[i] = (base - offset) % HOUR_S
     return shift
 
 
@@ -129,16 +142,17 @@ def respond(data: ForecastData, place: Place, request: Request, units: UnitSyste
         blocks |= BLOCK_BITS.get(name, 0)
     known = place.elevation_m is not None
     lon = point_lon(r.lat, r.lon)         # a pole is one point, whatever the longitude asked
-    hourly, static, cells = data.point(r.lat, lon)
-    params = np.array([r.lat, lon, now_s, data.first_s, data.last_s, r.hours,
+    point = data.point(r.lat, lon)
+    params = np.array((r.lat, lon, now_s, data.first_s, data.last_s, r.hours,
                        place.elevation_m if known else 0.0, known, blocks,
-                       units.precipitation, units.fahrenheit, day.weekday, data.sun_t0]
-                      + cells)
+                       units.precipitation, units.fahrenheit, day.weekday, data.sun_t0,
+                       *point.cell, *point.static_cell))
     titles = text.title_table(r.lang)
     while True:
         out = _scratch(16384 + (r.hours + 2) * (ENTRY_BYTES + titles.longest))
-        n = render.respond(hourly, static, params, day.marks, day.mi, day.shift, day.moon,
-                      data.suns, series.conversion(units).matrix, data.inputs, titles.arrays, out)
+        n = render.respond(point.hourly, point.static, params, day.marks, day.mi, day.shift,
+                           day.moon, data.suns, series.conversion(units).matrix, data.inputs,
+                           titles.arrays, out)
         if n >= 0:
             break
         titles.add(set(out[1][1:1 + out[1][0, 0], 0].tolist()))
@@ -147,7 +161,7 @@ def respond(data: ForecastData, place: Place, request: Request, units: UnitSyste
         # + 0.0: -0 is echoed as 0.0 (as air quality does)
         "latitude": round(r.lat, 5) + 0.0, "longitude": round(r.lon, 5) + 0.0,
         "timezone": place.timezone,
-        "offset": local.utcoffset().total_seconds() / 3600.0,
+        "offset": local.utcoffset().total_seconds() / HOUR_S,
         "elevation": None if elevation != elevation else round(elevation * units.elevation)})
     parts = [head[:-1]]
     _fill(parts, out, n, r.lang)
@@ -179,5 +193,5 @@ def warm_up(data: ForecastData) -> None:
     place = Place(timezone="UTC", zone=zone("UTC"), country=None, elevation_m=None)
     request = Request(lat=0.0, lon=0.0, units="si", lang=text.DEFAULT_LANGUAGE,
                       hours=HOURLY_HOURS, blocks=frozenset(BLOCKS))
-    respond(data, place, request, SYSTEMS["si"], min(data.last_s, data.first_s + 36 * 3600))
+    respond(data, place, request, SYSTEMS["si"], min(data.last_s, data.first_s + 36 * HOUR_S))
     log.info("forecast: compiled code ready in %.1f s", time.perf_counter() - started)

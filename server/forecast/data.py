@@ -9,15 +9,15 @@ import numpy as np
 import orjson
 import pyarrow.parquet as pq
 
+from contract import HOUR_S
 from contract import AreaEntry
 from contract import Forecast as F
 from server.forecast import blocks
+from server.forecast import kernels
 from server.forecast import render
 from server.forecast import series as forecast_series
 from server.artifacts.grid import PointGrid
-
-HOUR_S = 3600
-AXES = ("lat0", "dlat", "nlat", "lon0", "dlon", "nlon", "wraps")
+from server.kernels.bilinear import Corners
 
 
 class AlertIndex:
@@ -122,21 +122,18 @@ class ForecastData:
         self.generated = bool(entry["source"]["generated"])
         self.alerts = AlertIndex(version_dir)
         self.domain = _domain(self.grid)
-        self.same_cells = all(self.grid.spec[a] == self.static.spec[a] for a in AXES)
+        self.same_cells = bool((self.grid.geometry == self.static.geometry).all())
         self.sun_t0, self.suns = render.sun_table(self.first_s, self.last_s)
         self._flags: dict[str, bytes] = {}
 
-    def point(self, lat: float, lon: float) -> tuple[np.ndarray, np.ndarray, list[float]]:
-        """The hourly grid's four cells around the point (read: PointGrid.block), the whole
-        static grid, and the point's cell in each: rows i0, i1, columns j0, j1 and the four
-        bilinear weights (server.artifacts.grid.PointGrid.corners), hourly then static."""
-        rows, cols, weights = self.grid.corners(lat, lon)
-        hourly = self.grid.block(rows[0], rows[2], cols[0], cols[1])
-        cells = [0, 1, 0, 1, *weights.tolist()]  # the block's own rows and columns
-        if not self.same_cells:
-            rows, cols, weights = self.static.corners(lat, lon)
-        return hourly, self.orography, cells + [rows[0], rows[2], cols[0], cols[1],
-                                                 *weights.tolist()]
+    def point(self, lat: float, lon: float) -> blocks.Point:
+        """What an answer reads at the point: the hourly grid's four cells around it (read:
+        PointGrid.block), the whole static grid, and the point's Corners in each."""
+        c = self.grid.corners(lat, lon)
+        hourly = self.grid.block(c.i0, c.i1, c.j0, c.j1)
+        static = c if self.same_cells else self.static.corners(lat, lon)
+        # in the block, the cells are its own rows and columns
+        return blocks.Point(hourly, self.orography, Corners(0, 1, 0, 1, *c.weights), static)
 
     def flags_json(self, units: str) -> bytes:
         """The flags object of answers in a unit system (docs/api/forecast.md#flags)."""
@@ -155,14 +152,13 @@ class ForecastData:
         (for zones whose hours start off the UTC hour); NaN where the data has no values."""
         start = (first_s - self.first_s) / HOUR_S
         i0 = math.floor(start)
-        frac = start - i0
         lo, hi = max(i0, 0), min(i0 + count + 1, self.grid.ntime)
-        padded = np.full((count + 1, len(self.column)), np.nan)
-        if lo < hi:
-            padded[lo - i0:hi - i0] = self.grid.series(lat, lon, lo, hi)
-        if frac < 1e-9:
-            return padded[:count]
-        return padded[:count] * (1.0 - frac) + padded[1:] * frac
+        out = np.full((count + 1, len(self.column)), np.nan)   # kernels.window's last row: room
+        if lo < hi:                         # the hours [lo, hi) are read, start - lo is exact
+            c = self.grid.corners(lat, lon)
+            cells = self.grid.block(c.i0, c.i1, c.j0, c.j1, lo, hi)
+            kernels.window(cells, np.array((0, 1, 0, 1, *c.weights)), start - lo, out)
+        return out[:count]
 
     def cloud_cover(self, lat: float, lon: float, unix_s: int) -> float | None:
         """Cloud cover 0-1 at a point and time (bilinear, linear in time); None outside the
@@ -188,4 +184,5 @@ def load(version_dir: Path, entry: AreaEntry) -> ForecastData:
     """Loader for the store: map the grids, read the alerts, have the compiled code ready."""
     data = ForecastData(version_dir, entry)
     blocks.warm_up(data)
+    data.cloud_cover(0.0, 0.0, data.first_s)      # the webcams' images read it (compiled too)
     return data

@@ -1,9 +1,8 @@
 """JSON written by compiled code: the bytes orjson writes for the same values.
 
-A rounded number k / 10**d (k = rint(x * 10**d), |k| < 10**15) is the double nearest that
-decimal, whose shortest round-trip form (orjson's, and repr's) is the decimal itself with
-trailing zeros dropped: so digits are written straight from k. NaN and infinity are null, as
-orjson writes them. Anything else (a number beyond 10**15, a phrase) leaves a hole: its
+Numbers are written by server.kernels.json_numbers, as floats (a rounded number k / 10**d is
+written as orjson writes that float: "12.0", "-0.0"); NaN and infinity are null, as orjson
+writes them. Anything else (a number beyond its DIGITS_LIMIT, a phrase) leaves a hole: its
 position and what goes there, for Python to fill (Out.holes; row 0 counts them).
 
 Every writer takes the output `o` = (buffer, holes, numbers) and a position, and returns the
@@ -17,9 +16,10 @@ import math
 import numpy as np
 from numba import njit
 
+from server.kernels import json_numbers
+
 HOLE_WIDTH = 22                    # position, kind, then facts (facts.FACTS)
 HOLE_NUMBER, HOLE_TEXT = 1, 2      # kinds: numbers[facts[0]] as orjson writes it; a phrase
-EXACT = 1e15
 
 
 def ascii(text: str) -> np.ndarray:
@@ -29,7 +29,6 @@ def ascii(text: str) -> np.ndarray:
 
 NULL, TRUE, FALSE = ascii("null"), ascii("true"), ascii("false")
 SCALE = np.array([10.0 ** d for d in range(8)])         # 10**d, d decimals
-UNIT = np.array([10 ** d for d in range(19)], dtype=np.int64)
 
 
 @njit(cache=True, nogil=True, inline="always")
@@ -49,26 +48,9 @@ def put_slice(o, n, src, a, b):
 
 
 @njit(cache=True, nogil=True)
-def _digits(o, n, value, width):
-    """A non-negative integer in decimal, zero-padded to width digits."""
-    buf = o[0]
-    count = width
-    while count < 18 and value >= UNIT[count]:
-        count += 1
-    rest = np.uint64(value)       # unsigned: division by 10 compiles to a multiplication
-    for i in range(count - 1, -1, -1):
-        buf[n + i] = 48 + rest % np.uint64(10)
-        rest //= np.uint64(10)
-    return n + count
-
-
-@njit(cache=True, nogil=True)
 def put_int(o, n, value):
     """An integer."""
-    if value < 0:
-        o[0][n] = 45
-        return _digits(o, n + 1, -value, 1)
-    return _digits(o, n, value, 1)
+    return json_numbers.put_int(o[0], n, value)
 
 
 @njit(cache=True, nogil=True, inline="always")
@@ -84,34 +66,12 @@ def put_whole(o, n, x):
     return put_int(o, n, np.int64(np.rint(x)))
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, inline="always")
 def put_rounded(o, n, k, decimals):
     """The float k / 10**decimals, k integral (from rint); null for NaN and infinity."""
-    if k != k or math.isinf(k):
-        return put(o, n, NULL)
-    if abs(k) >= EXACT:
+    end = json_numbers.put_rounded(o[0], n, k, decimals, True)
+    if end < 0:                          # beyond the digits written exactly
         return hole_number(o, n, k / SCALE[decimals])
-    buf = o[0]
-    if math.copysign(1.0, k) < 0:
-        buf[n] = 45
-        n += 1
-    rest = np.uint64(abs(k))
-    count = decimals + 1                 # digits: at least one before the point
-    while count < 18 and rest >= UNIT[count]:
-        count += 1
-    end = n + count + 1                  # and the point
-    ten = np.uint64(10)
-    for i in range(end - 1, n - 1, -1):
-        if i == end - 1 - decimals:
-            buf[i] = 46
-        else:
-            buf[i] = 48 + rest % ten
-            rest //= ten
-    if decimals == 0:
-        buf[end] = 48
-        return end + 1
-    while buf[end - 1] == 48 and buf[end - 2] != 46:    # trailing zeros, one digit kept
-        end -= 1
     return end
 
 

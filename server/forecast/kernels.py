@@ -18,6 +18,7 @@ from numba import njit
 from contract import Forecast as F
 from server.forecast import text
 from server.forecast.science import weather
+from server.kernels.bilinear import mix
 
 # Input columns, in the order of point_series' `inputs` (-1: absent from the grid).
 INPUTS = (F.TEMPERATURE, F.DEWPOINT, F.WIND_U, F.WIND_V, F.PRESSURE, F.CLOUD, F.PRECIP,
@@ -45,7 +46,6 @@ PERIOD_MARKS = (H04, H12, H17, H22)
 # A daily entry's summary covers its calendar day, as its icon, type and total do: morning
 # from midnight, afternoon, evening, and night to the next midnight.
 DAY_PERIOD_MARKS = (MIDNIGHT, H12, H17, H22)
-HOUR_S = 3600
 
 _relative_humidity = njit(cache=True)(weather.relative_humidity)
 _apparent = njit(cache=True)(weather.apparent_temperature_c)
@@ -85,31 +85,12 @@ def _unit(value):
 
 @njit(cache=True, nogil=True)
 def bilinear(values, cell, step, column):
-    """The value between four cells (server.artifacts.grid.PointGrid.series, compiled): cell holds
-    rows i0, i1, columns j0, j1 and the four weights; a NaN corner drops out and the others'
-    weights are renormalised; NaN where no known corner has weight."""
+    """The value between four cells (server.kernels.bilinear.mix): cell holds the Corners
+    (rows i0, i1, columns j0, j1 and the four weights) as floats."""
     i0, i1, j0, j1 = int(cell[0]), int(cell[1]), int(cell[2]), int(cell[3])
-    return _mix(values[i0, j0, step, column], values[i0, j1, step, column],
-                values[i1, j0, step, column], values[i1, j1, step, column], cell)
-
-
-@njit(cache=True, nogil=True, inline="always")
-def _mix(x0, x1, x2, x3, cell):
-    a0, a1, a2, a3 = np.float64(x0), np.float64(x1), np.float64(x2), np.float64(x3)
-    w0, w1, w2, w3 = cell[4], cell[5], cell[6], cell[7]
-    value = w0 * a0 + w1 * a1 + w2 * a2 + w3 * a3
-    if value == value or (a0 != a0 and a1 != a1 and a2 != a2 and a3 != a3):
-        return value
-    # numpy's sums over the corners, term for term (an unknown corner adds 0.0 * 0.0)
-    k0, k1, k2, k3 = w0 * (a0 == a0), w1 * (a1 == a1), w2 * (a2 == a2), w3 * (a3 == a3)
-    total = k0 + k1 + k2 + k3
-    part = (_known(a0) * k0 + _known(a1) * k1 + _known(a2) * k2 + _known(a3) * k3)
-    return part / total if total > 1e-12 else np.nan
-
-
-@njit(cache=True, nogil=True, inline="always")
-def _known(value):
-    return value if value == value else 0.0
+    return mix(values[i0, j0, step, column], values[i0, j1, step, column],
+               values[i1, j0, step, column], values[i1, j1, step, column],
+               cell[4], cell[5], cell[6], cell[7])
 
 
 @njit(cache=True, nogil=True)
@@ -119,6 +100,7 @@ def window(values, cell, start, out):
     outside the grid's steps."""
     count, nvar, ntime = out.shape[0] - 1, out.shape[1], values.shape[2]
     i0, i1, j0, j1 = int(cell[0]), int(cell[1]), int(cell[2]), int(cell[3])
+    w0, w1, w2, w3 = cell[4], cell[5], cell[6], cell[7]
     c00, c01, c10, c11 = values[i0, j0], values[i0, j1], values[i1, j0], values[i1, j1]
     s0 = int(np.floor(start))
     frac = start - s0
@@ -131,7 +113,7 @@ def window(values, cell, start, out):
             padded[j, :] = np.nan
             continue
         for v in range(nvar):
-            padded[j, v] = _mix(c00[t, v], c01[t, v], c10[t, v], c11[t, v], cell)
+            padded[j, v] = mix(c00[t, v], c01[t, v], c10[t, v], c11[t, v], w0, w1, w2, w3)
     if not exact:
         for j in range(count):
             for v in range(nvar):
@@ -144,6 +126,7 @@ def window_at(values, cell, positions, out):
     linear in time; NaN outside the grid's steps (window, for hours not evenly spaced)."""
     nvar, ntime = out.shape[1], values.shape[2]
     i0, i1, j0, j1 = int(cell[0]), int(cell[1]), int(cell[2]), int(cell[3])
+    w0, w1, w2, w3 = cell[4], cell[5], cell[6], cell[7]
     c00, c01, c10, c11 = values[i0, j0], values[i0, j1], values[i1, j0], values[i1, j1]
     for j in range(len(positions)):
         s0 = int(np.floor(positions[j]))
@@ -151,12 +134,12 @@ def window_at(values, cell, positions, out):
         for v in range(nvar):
             a = np.nan
             if 0 <= s0 < ntime:
-                a = _mix(c00[s0, v], c01[s0, v], c10[s0, v], c11[s0, v], cell)
+                a = mix(c00[s0, v], c01[s0, v], c10[s0, v], c11[s0, v], w0, w1, w2, w3)
             if frac >= 1e-9:
                 b = np.nan
                 if 0 <= s0 + 1 < ntime:
-                    b = _mix(c00[s0 + 1, v], c01[s0 + 1, v], c10[s0 + 1, v], c11[s0 + 1, v],
-                             cell)
+                    b = mix(c00[s0 + 1, v], c01[s0 + 1, v], c10[s0 + 1, v], c11[s0 + 1, v],
+                            w0, w1, w2, w3)
                 a = a * (1.0 - frac) + b * frac
             out[j, v] = a
 

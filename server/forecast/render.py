@@ -13,6 +13,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
+from contract import DAY_S, HOUR_S
 from server.forecast import facts
 from server.forecast import jsonbytes
 from server.forecast import kernels
@@ -26,8 +27,8 @@ LAPSE_C_PER_M = 0.0065          # standard atmosphere: 6.5 K per km
 # Scalar parameters, one float64 array: point, now, the data's first and last hour, hours of
 # the hourly block, the gazetteer's elevation (and whether there is one), blocks wanted, the
 # unit system's precipitation factor and °F, today's weekday, the first time of the sun table;
-# then the cell of the hourly grid (rows i0, i1, columns j0, j1, four weights) and the cell of
-# the static grid.
+# then the point's Corners in the hourly block and in the static grid (blocks.Point: rows i0,
+# i1, columns j0, j1, four weights). An array, not a record: compiled code takes it whole.
 (P_LAT, P_LON, P_NOW, P_FIRST_S, P_LAST_S, P_HOURS, P_ELEVATION, P_ELEVATION_KNOWN, P_BLOCKS,
  P_PRECIPITATION, P_FAHRENHEIT, P_WEEKDAY, P_SUN_T0) = range(13)
 CELL, STATIC_CELL = 13, 21
@@ -46,8 +47,8 @@ POINT_ROWS = np.array([series.TEMPERATURE, series.APPARENT, series.DEWPOINT, ser
 def sun_table(first_s: float, last_s: float) -> tuple[float, np.ndarray]:
     """(t0, rows of declination and equation of time every SUN_STEP_S from t0) around
     [first_s, last_s], a day either side."""
-    t0 = (first_s - 86400) // SUN_STEP_S * SUN_STEP_S
-    times = np.arange(t0, last_s + 86400 + SUN_STEP_S, SUN_STEP_S, dtype=np.float64)
+    t0 = (first_s - DAY_S) // SUN_STEP_S * SUN_STEP_S
+    times = np.arange(t0, last_s + DAY_S + SUN_STEP_S, SUN_STEP_S, dtype=np.float64)
     return float(t0), np.ascontiguousarray(np.column_stack(sun.position(times)))
 
 
@@ -116,8 +117,8 @@ def _close(o, n):
 @njit(cache=True, nogil=True)
 def hour_of(t, t0, shift):
     """Index of the local hour holding t (hour i starts at t0 + i hours + shift[i])."""
-    i = int((t - t0) // kernels.HOUR_S)
-    if 0 < i < len(shift) and t < t0 + i * kernels.HOUR_S + shift[i]:
+    i = int((t - t0) // HOUR_S)
+    if 0 < i < len(shift) and t < t0 + i * HOUR_S + shift[i]:
         i -= 1
     return i
 
@@ -126,8 +127,8 @@ def hour_of(t, t0, shift):
 def position(t, t0, shift):
     """t as a fractional index on the local hours (t0 + i hours + shift[i])."""
     i = hour_of(t, t0, shift)
-    start = t0 + i * kernels.HOUR_S + shift[i]
-    return i + (t - start) / (kernels.HOUR_S + shift[i + 1] - shift[i])
+    start = t0 + i * HOUR_S + shift[i]
+    return i + (t - start) / (HOUR_S + shift[i + 1] - shift[i])
 
 
 @njit(cache=True, nogil=True)
@@ -140,10 +141,10 @@ def respond(values, static, p, marks, mi, shift, moon, suns, conv, inputs, title
     t0 = marks[0, kernels.MIDNIGHT]
     h0 = hour_of(now, t0, shift)
     hours = int(p[P_HOURS])
-    end = max(marks[DAYS, kernels.H06], t0 + (h0 + hours) * kernels.HOUR_S)
-    count = int((end - t0) // kernels.HOUR_S) + 1
-    valid = min(count, int((p[P_LAST_S] - t0) // kernels.HOUR_S) + 1)
-    if valid > 0 and t0 + (valid - 1) * kernels.HOUR_S + shift[valid - 1] > p[P_LAST_S]:
+    end = max(marks[DAYS, kernels.H06], t0 + (h0 + hours) * HOUR_S)
+    count = int((end - t0) // HOUR_S) + 1
+    valid = min(count, int((p[P_LAST_S] - t0) // HOUR_S) + 1)
+    if valid > 0 and t0 + (valid - 1) * HOUR_S + shift[valid - 1] > p[P_LAST_S]:
         valid -= 1   # after a half-hour change the last hour can start past the data's end
     stop = min(h0 + hours, valid)
     blocks = int(p[P_BLOCKS])
@@ -153,7 +154,7 @@ def respond(values, static, p, marks, mi, shift, moon, suns, conv, inputs, title
     # The minutes lie between the model's own hours: the local ones where they are those.
     hours, hours_t0, hours_shift, hours_count = s, t0, shift, count
     if not _on_model_hours(p, t0, shift, count):
-        hours_t0 = p[P_FIRST_S] + (now - p[P_FIRST_S]) // kernels.HOUR_S * kernels.HOUR_S
+        hours_t0 = p[P_FIRST_S] + (now - p[P_FIRST_S]) // HOUR_S * HOUR_S
         hours = _model_hours(values, p, hours_t0, inputs, lift, s)
         hours_shift, hours_count = np.zeros(MODEL_HOURS + 1), MODEL_HOURS
     if _missing_titles(o, titles[0], s[2], count, h0, stop, blocks):
@@ -190,14 +191,14 @@ def _series(values, p, t0, shift, count, h0, shown_to, inputs, lift):
     lies in hour h0 (the apparent temperature and wind direction only for the hours shown,
     [h0, shown_to), and the present)."""
     vals = np.empty((count + 1, values.shape[3]))
-    now = np.array([(p[P_NOW] - p[P_FIRST_S]) / kernels.HOUR_S])
+    now = np.array([(p[P_NOW] - p[P_FIRST_S]) / HOUR_S])
     if shift[:count].any():          # hours not evenly spaced: each read at its own time
         at = np.empty(count)
         for j in range(count):
-            at[j] = (t0 + j * kernels.HOUR_S + shift[j] - p[P_FIRST_S]) / kernels.HOUR_S
+            at[j] = (t0 + j * HOUR_S + shift[j] - p[P_FIRST_S]) / HOUR_S
         kernels.window_at(values, p[CELL:CELL + 8], at, vals[:count])
     else:
-        kernels.window(values, p[CELL:CELL + 8], (t0 - p[P_FIRST_S]) / kernels.HOUR_S, vals)
+        kernels.window(values, p[CELL:CELL + 8], (t0 - p[P_FIRST_S]) / HOUR_S, vals)
     # The present between the model's own hours: where local hours fall between those (a
     # zone at +5:30), between two local hours would be interpolated twice.
     kernels.window_at(values, p[CELL:CELL + 8], now, vals[count:])
@@ -304,10 +305,10 @@ def interp(x, fp, count):
 @njit(cache=True, nogil=True)
 def _on_model_hours(p, t0, shift, count):
     """True when every local hour from t0 starts on one of the model's hours."""
-    if (t0 - p[P_FIRST_S]) % kernels.HOUR_S != 0:
+    if (t0 - p[P_FIRST_S]) % HOUR_S != 0:
         return False
     for j in range(count):      # mostly no shift: a float modulo each would cost microseconds
-        if shift[j] != 0.0 and shift[j] % kernels.HOUR_S != 0:
+        if shift[j] != 0.0 and shift[j] % HOUR_S != 0:
             return False
     return True
 
@@ -321,8 +322,8 @@ def _model_hours(values, p, first, inputs, lift, s):
     n = MODEL_HOURS + 1
     at = np.empty(n)
     for j in range(MODEL_HOURS):
-        at[j] = (first - p[P_FIRST_S]) / kernels.HOUR_S + j
-    at[MODEL_HOURS] = (p[P_NOW] - p[P_FIRST_S]) / kernels.HOUR_S
+        at[j] = (first - p[P_FIRST_S]) / HOUR_S + j
+    at[MODEL_HOURS] = (p[P_NOW] - p[P_FIRST_S]) / HOUR_S
     vals = np.empty((n, values.shape[3]))
     kernels.window_at(values, p[CELL:CELL + 8], at, vals)
     rows, parts = np.empty((kernels.NROWS, n)), np.empty((8, n), dtype=np.int64)
@@ -402,7 +403,7 @@ def _hourly(o, n, p, t0, shift, start, stop, day_end, mi, suns, day_now, s, conv
     # can be cloud while a few wet hours make the summary say rain).
     n = _block_head(o, n, HOURLY_KEY, row, facts.summary_icon(row, icons[-1]), day_now)
     for i in range(start, stop):
-        time = t0 + kernels.HOUR_S * i + shift[i]
+        time = t0 + HOUR_S * i + shift[i]
         n = _comma(o, n, i == start)
         day = is_day(time, p[P_LAT], p[P_LON], suns, p[P_SUN_T0])
         n = _point(o, n, int(time), day, s, i, conv, titles)

@@ -18,9 +18,9 @@ import pyarrow.compute as pc
 from scipy.spatial import cKDTree
 
 import contract
+from contract import EARTH_RADIUS_KM
 from contract import Geocoding as G
-from server.geocoding.nearest import (EARTH_RADIUS_KM, NearestIndex, chord_km,
-                                      unit_vector)
+from server.geocoding.nearest import NearestIndex, chord_km, unit_vector
 from server.artifacts.mapped import arrow_table as _arrow
 from server.artifacts.mapped import ByteFile, NpyFile
 from server.artifacts.mapped import column as _column

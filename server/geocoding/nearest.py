@@ -14,11 +14,10 @@ from pathlib import Path
 import numpy as np
 from numba import njit
 
+from contract import EARTH_RADIUS_KM
 from contract import Geocoding as G
 from server.artifacts.mapped import NpyFile
 from server.artifacts.mapped import npy as _npy
-
-EARTH_RADIUS_KM = 6371.0088
 
 
 def chord_km(chord: float) -> float:

@@ -9,18 +9,25 @@ import hashlib
 import logging
 from pathlib import Path
 
+import contract
+
 ROOT = Path(__file__).resolve().parents[1]     # the server package
+# Compiled code reads the contract's constants (HOUR_S, the air-quality index's slack and cap),
+# which numba freezes into what it caches: the contract is part of the fingerprint too.
+CONTRACT = Path(contract.__file__).resolve()
 STAMP = "numba-sources.sha256"
 log = logging.getLogger("server")
 
 
 def fingerprint(root: Path = ROOT) -> str:
-    """SHA-256 of the paths and bytes of every module under `root` with numba code."""
+    """SHA-256 of the paths and bytes of every module under `root` with numba code, and of
+    the contract."""
     digest = hashlib.sha256()
     for path in sorted(root.rglob("*.py")):
         text = path.read_bytes()
         if b"numba" in text:
             digest.update(path.relative_to(root).as_posix().encode() + b"\0" + text + b"\0")
+    digest.update(CONTRACT.name.encode() + b"\0" + CONTRACT.read_bytes() + b"\0")
     return digest.hexdigest()
 
 

@@ -24,6 +24,7 @@ from server.forecast import blocks as forecast_blocks
 from server.forecast import render as forecast_render
 from server.forecast import kernels
 from server.artifacts.store import Store
+from server.kernels.bilinear import Corners
 
 HOURS = 400
 log = logging.getLogger("server.forecast")
@@ -48,13 +49,14 @@ class SyntheticData:
     def __init__(self):
         self.grid = _Grid(np.zeros((2, 2, HOURS, len(kernels.INPUTS)), dtype=np.float32))
         self.static = _Grid(np.zeros((2, 2, 1, 1), dtype=np.float32))
-        self.first_s, self.last_s = 0, (HOURS - 1) * kernels.HOUR_S
+        self.first_s, self.last_s = 0, (HOURS - 1) * contract.HOUR_S
         self.inputs = np.arange(len(kernels.INPUTS), dtype=np.int64)
         self.sun_t0, self.suns = forecast_render.sun_table(self.first_s, self.last_s)
         self.alerts = _NoAlerts()
 
-    def point(self, lat: float, lon: float) -> tuple[np.ndarray, np.ndarray, list[float]]:
-        return self.grid.values, self.static.values, [0, 1, 0, 1, 0.25, 0.25, 0.25, 0.25] * 2
+    def point(self, lat: float, lon: float) -> forecast_blocks.Point:
+        cell = Corners(0, 1, 0, 1, 0.25, 0.25, 0.25, 0.25)
+        return forecast_blocks.Point(self.grid.values, self.static.values, cell, cell)
 
     @staticmethod
     def flags_json(units: str) -> bytes:

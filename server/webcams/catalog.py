@@ -13,9 +13,9 @@ from pathlib import Path
 
 import numpy as np
 
+from contract import EARTH_RADIUS_KM
 from contract import Webcams as W
 from server.webcams import selection
-from server.geocoding.index import EARTH_RADIUS_KM
 from server.geocoding.nearest import unit_vector
 from server.artifacts.mapped import arrow_table, bytes_map, column, npy, numbers
 

@@ -15,9 +15,9 @@ import math
 import numpy as np
 from numba import njit, uint64 as _u
 
+from contract import DAY_S, HOUR_S
 from contract import Webcams as W
 
-DAY_S = 86_400
 STAMP = 19                      # YYYY-MM-DDTHH:MM:SS
 MAX_LAT = W.MAX_MERCATOR_LAT
 
@@ -60,7 +60,7 @@ def _date(out, at, days):
 def _time(out, at, seconds):
     """THH:MM:SS of seconds into the day at out[at:at + 9]."""
     out[_u(at)] = 84                                    # 'T'
-    _pair(out, at + 1, seconds // 3600)
+    _pair(out, at + 1, seconds // HOUR_S)
     out[_u(at + 3)] = 58                                # ':'
     _pair(out, at + 4, seconds // 60 % 60)
     out[_u(at + 6)] = 58

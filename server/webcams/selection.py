@@ -15,7 +15,7 @@ import math
 import numpy as np
 from numba import njit, uint64 as _u
 
-from server.geocoding.index import EARTH_RADIUS_KM
+from contract import EARTH_RADIUS_KM
 
 CELL_COLS = 360
 # Cells are the source while they hold at most this share of the catalog: a sort of their

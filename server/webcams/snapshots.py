@@ -11,10 +11,10 @@ from zoneinfo import ZoneInfo
 
 import numpy as np
 
+from contract import DAY_S
 from contract import Webcams as W
 from server.artifacts.mapped import NpyFile, arrow_table, npy
 
-DAY_S = 86_400
 RANGES = ("24h", "30d")
 DAYS_30 = 30
 RENDERED_EXT = ".svg"

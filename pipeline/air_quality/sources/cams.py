@@ -21,6 +21,7 @@ from pathlib import Path
 import numpy as np
 import xarray as xr
 
+from contract import HOUR_S
 from pipeline.common import grid
 from pipeline.common import netcdf3
 from pipeline.common.io import InputError, naming
@@ -71,8 +72,8 @@ class Run:
     def span_s(self) -> tuple[int, int]:
         """Unix seconds of the first and the last hour any field of the run has."""
         fields = self.fields.values()
-        return (self.reference_time + 3600 * min(int(f.lead_hours[0]) for f in fields),
-                self.reference_time + 3600 * max(int(f.lead_hours[-1]) for f in fields))
+        return (self.reference_time + HOUR_S * min(int(f.lead_hours[0]) for f in fields),
+                self.reference_time + HOUR_S * max(int(f.lead_hours[-1]) for f in fields))
 
     def add(self, name: str, where: Field) -> None:
         """Record where the run's variable `name` is; twice is an InputError naming both."""

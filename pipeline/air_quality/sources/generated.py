@@ -15,6 +15,7 @@ from pathlib import Path
 import netCDF4
 import numpy as np
 
+from contract import DAY_S, HOUR_S
 from pipeline.common.io import netcdf_writer
 from pipeline.air_quality.sources import cams_europe
 from pipeline.air_quality.sources import cams_global
@@ -27,7 +28,6 @@ EUROPE_LEADS = np.arange(0, 97)
 # As the ADS serves CAMS global: surface fields hourly, model-level fields 3-hourly, to 120 h.
 GLOBAL_SURFACE_LEADS = np.arange(0, 121)
 GLOBAL_MODEL_LEVEL_LEADS = np.arange(0, 121, 3)
-DAY_S = 86400
 
 
 @dataclass(frozen=True)
@@ -110,7 +110,7 @@ def write_europe_run(path: Path, run_s: int, grid: GridDef, compute=None,
             "comment": GENERATED_NOTE})
         for start in range(0, len(leads), hours_per_chunk):
             chunk = leads[start:start + hours_per_chunk]
-            values = compute(list(names.values()), run_s + chunk * 3600,
+            values = compute(list(names.values()), run_s + chunk * HOUR_S,
                              _ascending(grid.lat), _folded(grid.lon))
             for var, name in names.items():
                 ds[var][start:start + len(chunk), 0] = _to_file(values[name], grid)
@@ -155,7 +155,7 @@ def write_global_run(stem: Path, run_s: int, grid: GridDef, compute=None,
     paths = (stem.with_name(stem.name + "-sfc.nc"), stem.with_name(stem.name + "-ml.nc"))
     for path, variables, leads, levels in ((paths[0], surface, surface_leads, False),
                                            (paths[1], model, model_leads, True)):
-        values = compute([v[0] for v in variables.values()], run_s + leads * 3600,
+        values = compute([v[0] for v in variables.values()], run_s + leads * HOUR_S,
                          _ascending(grid.lat), _folded(grid.lon))
         _global_file(path, run_s, grid, leads, variables, values, levels)
     return paths
@@ -185,7 +185,7 @@ def _global_file(path: Path, run_s: int, grid: GridDef, leads: np.ndarray, varia
                                                        "forecast_period"))
         valid.setncatts({"long_name": "time", "standard_name": "time",
                          "units": "seconds since 1970-01-01", "calendar": "proleptic_gregorian"})
-        valid[:] = (run_s + leads * 3600)[None, :]
+        valid[:] = (run_s + leads * HOUR_S)[None, :]
         shape = ("forecast_period", "forecast_reference_time")
         shape += ("model_level",) if model_level else ()
         for var, (name, factor, units, param, long_name) in variables.items():

@@ -18,6 +18,7 @@ from pathlib import Path
 
 import numpy as np
 
+from contract import EARTH_RADIUS_KM
 from contract import Forecast as F
 from pipeline.common.io import InputError
 
@@ -27,7 +28,6 @@ log = logging.getLogger("pipeline.forecast")
 CAP_NAMESPACES = ("urn:oasis:names:tc:emergency:cap:1.2",
                   "urn:oasis:names:tc:emergency:cap:1.1")
 CIRCLE_VERTICES = 36
-EARTH_RADIUS_KM = 6371.0088
 # GeoJSON geometries without an area: an alert having only these cannot be placed.
 AREALESS = ("Point", "MultiPoint", "LineString", "MultiLineString")
 

@@ -16,12 +16,13 @@ import numpy as np
 from scipy import ndimage
 from scipy.spatial import ConvexHull, QhullError
 
+from contract import HOUR_S
 from pipeline.common.io import write_bytes
 from pipeline.forecast.sources.generated_model import Grid
 
 ALERT_HOURS = 48
 PER_HAZARD = 3
-EXPIRES_AFTER_S = 3 * 3600
+EXPIRES_AFTER_S = 3 * HOUR_S
 # (event, severity, field, threshold, above?, unit description)
 HAZARDS = (
     ("High Wind Warning", "Severe", "gust", 26.0, True, "gusts to {value:.0f} m/s"),
@@ -44,7 +45,7 @@ class AlertCollector:
         self.last = {k: np.full(shape, np.iinfo(np.int64).min) for k in self.extreme}
 
     def __call__(self, valid_s: int, fields: dict[str, np.ndarray]) -> None:
-        if valid_s > self.run_s + ALERT_HOURS * 3600:
+        if valid_s > self.run_s + ALERT_HOURS * HOUR_S:
             return
         now = {"gust": fields["gust"], "rate": fields["prate"] * 3600.0,
                "t_max": fields["t2m"] - 273.15, "t_min": fields["t2m"] - 273.15}

@@ -25,6 +25,7 @@ import netCDF4
 import numpy as np
 from scipy.spatial import cKDTree
 
+from contract import DAY_S, EARTH_RADIUS_KM, HOUR_S
 from pipeline.common.grid import one_point_poles
 from pipeline.common.io import NETCDF_WRITE_ERRORS, naming, netcdf_writer
 from pipeline.forecast.precipitation import RAIN_ALL_C, SNOW_ALL_C
@@ -32,10 +33,10 @@ from pipeline.common.sphere import chord_of_km, unit_vectors
 
 HOURLY_TO_H, THREE_HOURLY_TO_H = 120, 240
 WEATHER_STEP_DEG = 1.0
-EARTH_RADIUS_M = 6_371_008.8
+EARTH_RADIUS_M = EARTH_RADIUS_KM * 1000.0
 OMEGA = 7.2921e-5
-SYSTEM_EVERY_S = 4 * 3600            # a new pressure system is born every 4 hours somewhere
-SYSTEM_LIFE_S = (3 * 86400, 7 * 86400)
+SYSTEM_EVERY_S = 4 * HOUR_S            # a new pressure system is born every 4 hours somewhere
+SYSTEM_LIFE_S = (3 * DAY_S, 7 * DAY_S)
 # The history names this module by its path before the reorganisation: the text is part of the
 # generated files' bytes, hence of the forecast's data version, which a rename must not change.
 CENTRE = {"GRIB_centre": "kwbc", "GRIB_centreDescription": "US National Weather Service - NCEP",
@@ -123,7 +124,7 @@ def write_run(folder: Path, run_s: int, grid: Grid, steps: np.ndarray,
         weather = Weather(grid)
         bucket = _Bucket()
         for k, step in enumerate(steps):
-            valid_s = run_s + int(step) * 3600
+            valid_s = run_s + int(step) * HOUR_S
             fields = weather.fields(valid_s)
             written = {**fields, "prate": bucket.mean(int(step), fields["prate"])}
             for (level, value), names in levels.items():
@@ -189,7 +190,7 @@ def _define(ds: netCDF4.Dataset, run_s: int, grid: Grid, steps: np.ndarray, leve
     valid = ds.createVariable("valid_time", "i8", ("step",))
     valid.setncatts({"standard_name": "time", "long_name": "time",
                      "units": "seconds since 1970-01-01", "calendar": "proleptic_gregorian"})
-    valid[:] = run_s + steps * 3600
+    valid[:] = run_s + steps * HOUR_S
     for name in names:
         _, _, units, long_name, step_type = VARIABLES[name]
         var = ds.createVariable(name, "f4", ("step", "latitude", "longitude"),
@@ -301,8 +302,8 @@ class Weather:
             if not 0 <= age < system["life_s"]:
                 continue
             strength = math.sin(math.pi * age / system["life_s"]) ** 1.5
-            lat = system["lat"] + system["dlat_per_day"] * age / 86400
-            lon = system["lon"] + system["dlon_per_day"] * age / 86400
+            lat = system["lat"] + system["dlat_per_day"] * age / DAY_S
+            lon = system["lon"] + system["dlon_per_day"] * age / DAY_S
             d2 = self._distance2_km2(lat, lon)
             sigma = system["sigma_km"]
             shape_p = np.exp(d2 * np.float32(-1 / (2 * sigma ** 2)))

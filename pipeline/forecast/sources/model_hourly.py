@@ -12,6 +12,7 @@ import logging
 
 import numpy as np
 
+from contract import HOUR_S
 from contract import Forecast as F
 from pipeline.common.grid import one_point_poles
 from pipeline.common.io import InputError
@@ -31,7 +32,7 @@ VISIBILITY_CAP_M = 16_093.44
 OPTIONAL = {"vis": F.VISIBILITY, "gust": F.GUST, "cape": F.CAPE}
 TOTALS_ROWS = 64                     # rows per read when summing accumulations
 # GFS averages prate over 6-hour buckets from the run time (0-1 ... 0-6 h, then 6-7 h ...).
-PRATE_BUCKET_S = 6 * 3600
+PRATE_BUCKET_S = 6 * HOUR_S
 
 
 class HourlyFields:
@@ -74,7 +75,7 @@ class HourlyFields:
                       dtype=np.float32)
         for run in self.scan.runs:   # oldest first: a newer run overwrites where it has values
             hours = self.run_hours[run.run_s]
-            k0 = int((hours[0] - self.hours[0]) // series.HOUR_S)
+            k0 = int((hours[0] - self.hours[0]) // HOUR_S)
             values = self._run_band(run, start, stop)
             for i, name in enumerate(self.variables):
                 new = values.pop(name, None)

@@ -19,6 +19,7 @@ import numpy as np
 import polars as pl
 from tzfpy import get_tz
 
+from contract import HOUR_S
 from contract import Webcams as W
 from pipeline.webcams.sources.normalised import (ACTIVE, INACTIVE, SOURCE_SCHEMA, SnapshotSeries,
                                                  WebcamCatalog)
@@ -84,7 +85,7 @@ def generate(places: pl.DataFrame, now_s: int, scale: float = 1.0) -> WebcamCata
         "phase": rng.integers(0, INTERVAL_S, n),
         "outage_start": np.where(rng.random(n) < OUTAGE_SHARE,
                                  rng.integers(0, DAYS * 86_400, n), -1),
-        "outage_s": rng.integers(2, 37, n) * 3600,
+        "outage_s": rng.integers(2, 37, n) * HOUR_S,
     })
 
     def snapshots(served: pl.Series) -> SnapshotSeries:

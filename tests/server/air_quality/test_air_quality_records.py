@@ -8,6 +8,7 @@ import pytest
 
 from server.air_quality import kernels
 from server.air_quality.records import Records
+from server.kernels import json_numbers
 
 TIME0 = 1_795_392_000
 
@@ -64,7 +65,7 @@ def test_every_number_is_written_as_orjson_writes_it(decimals, limit):
     kernel's digit limit (15 significant digits)."""
     rng = np.random.default_rng(decimals)
     exact = np.arange(limit) / 10.0 ** decimals
-    large = 10.0 ** rng.uniform(0, np.log10(kernels.DIGITS_LIMIT) - decimals - 0.01, 100_000)
+    large = 10.0 ** rng.uniform(0, np.log10(json_numbers.DIGITS_LIMIT) - decimals - 0.01, 100_000)
     values = np.concatenate([exact, large, -large[:1000]])[:, None]
     records = Records(("time", "v"), (decimals,))
     times = list(range(TIME0, TIME0 + 3600 * len(values), 3600))
