@@ -125,9 +125,10 @@ _DAY = {
                           "it calls them mixed (a wintry mix: icon 13); none when it calls "
                           "none wet (a trace is reported untyped, as hours below 0.02 mm/h "
                           "are); null when the day's total is unknown (null)."},
-    "sunriseTime": nullable("integer", "NOAA algorithm at -0.833°; null on days of polar "
-                                       "night or midnight sun."),
-    "sunsetTime": nullable("integer", "As sunriseTime; may fall after local midnight."),
+    "sunriseTime": {"type": "integer", "description": "NOAA algorithm at -0.833°; absent on "
+                    "days of polar night or midnight sun (as in Dark Sky)."},
+    "sunsetTime": {"type": "integer", "description": "As sunriseTime (absent when the sun does "
+                   "not set that day); may fall after local midnight."},
     "moonPhase": {"type": "number", "minimum": 0, "maximum": 1,
                   "description": "Lunation fraction at local noon: 0 new, 0.25 first quarter, "
                                  "0.5 full, 0.75 last quarter."},
@@ -247,10 +248,11 @@ def paths() -> dict:
                "the data reaches).", {"type": "string", "enum": ["hourly"]}),
          param("exclude", "query", "Comma-separated blocks to omit: an excluded block is "
                "absent from the response. The parameter may be repeated (`exclude=hourly&"
-               "exclude=daily` is `exclude=hourly,daily`); an empty value excludes nothing. An "
+               "exclude=daily` is `exclude=hourly,daily`), and a block named twice is excluded "
+               "once; an empty value excludes nothing. An "
                "unknown or empty block name (`hourly,,daily`, a trailing comma) is 400, as is a "
                "space around a name (`hourly, daily`).",
-               {"type": "array", "uniqueItems": True, "items": {
+               {"type": "array", "items": {
                    "type": "string", "enum": ["currently", "minutely", "hourly", "daily",
                                               "alerts"]}},
                style="form", explode=False, example=["minutely", "alerts"])],
@@ -266,7 +268,8 @@ SCHEMAS = {
     "ForecastPoint": obj(_POINT, description="Conditions at the time of the request "
                                              "(`currently`)."),
     "HourlyPoint": obj(_POINT, description="One hour, from its start."),
-    "DailyPoint": obj(_DAY, description="One calendar day in the location's timezone."),
+    "DailyPoint": obj(_DAY, required=[k for k in _DAY if k not in ("sunriseTime", "sunsetTime")],
+                      description="One calendar day in the location's timezone."),
     "MinutelyPoint": _MINUTE,
     "MinutelyBlock": _block("MinutelyPoint", "61 entries, one a minute from the start of the "
                                              "current minute; the summary says when "

@@ -495,11 +495,15 @@ def _day(o, n, time, row, icon, kind, lit, day, week, conv):
 
 @njit(cache=True, nogil=True)
 def _day_tail(o, n, rise, set_, moon):
-    """sunriseTime, sunsetTime, moonPhase and the end of a daily entry."""
-    n = _put(o, n, DAY_KEYS, DAY_AT, 15)
-    n = jsonbytes.put_whole(o, n, rise)
-    n = _put(o, n, DAY_KEYS, DAY_AT, 16)
-    n = jsonbytes.put_whole(o, n, set_)
+    """sunriseTime, sunsetTime, moonPhase and the end of a daily entry. A day of polar night or
+    midnight sun has no sunrise or sunset: the key is left out, as Dark Sky did (a null breaks
+    clients that test for the key, such as python-pirateweather)."""
+    if rise == rise:
+        n = _put(o, n, DAY_KEYS, DAY_AT, 15)
+        n = jsonbytes.put_whole(o, n, rise)
+    if set_ == set_:
+        n = _put(o, n, DAY_KEYS, DAY_AT, 16)
+        n = jsonbytes.put_whole(o, n, set_)
     n = _put(o, n, DAY_KEYS, DAY_AT, 17)
     # a lunation fraction is below 1: from 0.995 it rounds to the next new moon, 0
     n = jsonbytes.put_rounded(o, n, np.rint(moon * 100) % 100, 2)

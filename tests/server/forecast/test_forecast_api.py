@@ -359,6 +359,29 @@ def test_a_dark_sky_client_reads_the_response(forecast_server):
     assert result.flags().units == "si" and result.offset() in (1.0, 2.0)
 
 
+def test_a_dark_sky_client_reads_a_polar_day(forecast_server):
+    # Near a pole the sun neither rises nor sets on most days of the year: the daily entries
+    # leave sunriseTime and sunsetTime out (as Dark Sky did; a null crashed this client). One
+    # of the two poles is in polar day or night on any date but the few around an equinox.
+    polar = []
+    for lat in (89.9, -89.9):
+        url = (f"{forecast_server.url}/forecast/{lat},0?api_key={forecast_server.key}"
+               "&units=si&exclude=minutely,hourly")
+        raw = forecast(forecast_server, (lat, 0), units="si", exclude="minutely,hourly")
+        days = pirateweather.manual(url).daily().data
+        assert len(days) == len(raw["daily"]["data"]) == 7
+        for day, entry in zip(days, raw["daily"]["data"]):
+            assert ("sunriseTime" in entry) == (day.sunriseTime is not None)
+            assert ("sunsetTime" in entry) == (day.sunsetTime is not None)
+            assert None not in (entry.get("sunriseTime", 0), entry.get("sunsetTime", 0))
+            polar += [entry] if "sunriseTime" not in entry else []
+    equinoxes = [(3, 20), (9, 22)]
+    today = dt.datetime.now(dt.timezone.utc)
+    near_equinox = any(abs((today - dt.datetime(today.year, m, d, tzinfo=dt.timezone.utc)).days)
+                       < 10 for m, d in equinoxes)
+    assert polar or near_equinox
+
+
 def test_cloud_cover_for_the_webcam_images(forecast_server):
     version = contract.current_version_dir(forecast_server.build)
     data = load(version, contract.read_manifest(version)["areas"]["forecast"])
@@ -470,7 +493,8 @@ def test_edges_of_the_globe_answer(forecast_server, point):
     assert body["currently"]["temperature"] is not None
     assert len(body["daily"]["data"]) == 7
     for day in body["daily"]["data"]:
-        assert (day["sunriseTime"] is None) == (day["sunsetTime"] is None)
+        assert ("sunriseTime" in day) == ("sunsetTime" in day)
+        assert day.get("sunriseTime", 0) is not None and day.get("sunsetTime", 0) is not None
 
 
 @pytest.mark.parametrize("lat, timezone", [(90, "Etc/GMT"), (-90, "Antarctica/McMurdo")])

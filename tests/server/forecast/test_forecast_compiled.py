@@ -275,3 +275,15 @@ def test_a_moon_phase_is_below_one(phase, written):
     n = render._day_tail(out, 0, 1.0, 2.0, phase)
     entry = orjson.loads(b"{" + bytes(out[0][1:n]))
     assert entry == {"sunriseTime": 1, "sunsetTime": 2, "moonPhase": written}
+
+
+@pytest.mark.parametrize("rise, set_, keys", [
+    (math.nan, math.nan, ["moonPhase"]),                    # polar night or midnight sun
+    (1.0, math.nan, ["sunriseTime", "moonPhase"]),           # the sun rises, sets the day after
+    (math.nan, 2.0, ["sunsetTime", "moonPhase"]),
+])
+def test_a_day_without_sunrise_or_sunset_leaves_the_key_out(rise, set_, keys):
+    out = _out(256)
+    n = render._day_tail(out, 0, rise, set_, 0.5)
+    entry = orjson.loads(b"{" + bytes(out[0][1:n]))
+    assert list(entry) == keys
