@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from pipeline.fetch.source import Source
-from pipeline.forecast.sources.gfs import GfsSource
+from pipeline.forecast.sources import gfs
 
-# "ecmwf", "cams-europe", "cams-global", ... join as they are written.
-SOURCES: dict[str, Source] = {source.name: source for source in (GfsSource(),)}
+# Filled as sources are added: "gfs", "ecmwf", "cams-europe", "cams-global", ...
+SOURCES: dict[str, Source] = {source.name: source for source in (gfs.SOURCE,)}

@@ -335,3 +335,6 @@ def _exclusive(folder: Path):
             raise FetchError(f"another fetch of GFS is writing {folder}",
                              retry_later=True) from None
         yield
+
+
+SOURCE = GfsSource()
