@@ -1,5 +1,6 @@
-"""Command line: python -m pipeline build [--datasets DIR] [--out DIR] [--only AREA ...]
-and python -m pipeline fetch SOURCE [--datasets DIR] [--base-url URL] [--run RUN] [--dry-run].
+"""Command line: python -m pipeline build [--datasets DIR] [--out DIR] [--only AREA ...],
+python -m pipeline fetch SOURCE [--datasets DIR] [--base-url URL] [--run RUN] [--dry-run] and
+python -m pipeline refresh [--datasets DIR] [--out DIR] [--only AREA ...] [--sources SOURCE ...].
 
 Exit codes: 0 done (or nothing new), 1 failed, 2 bad usage, 75 a fetch to try again later (the
 upstream has not published yet or is busy), 130/143 interrupted or terminated."""
@@ -18,6 +19,7 @@ from pipeline.build import run_build
 from pipeline.common.io import InputError
 from pipeline.fetch.source import LATEST, FetchError, FetchOptions
 from pipeline.fetch.sources import SOURCES
+from pipeline.refresh import DEFAULT_KEEP_RUNS, refresh, selected_sources
 
 EX_TEMPFAIL = 75        # sysexits.h: a scheduler's next run may succeed
 
@@ -55,12 +57,25 @@ def main(argv: list[str] | None = None) -> int:
     fetch.add_argument("--run", default=LATEST,
                        help="'latest' (the newest complete run, default) or a cycle YYYYMMDDHH")
     fetch.add_argument("--dry-run", action="store_true", help="say what would be fetched")
+    again = commands.add_parser("refresh", help="fetch what is new, rebuild what changed, "
+                                                 "publish (safe to run on a schedule)")
+    again.add_argument("--datasets", type=Path, default=Path("datasets"),
+                       help="raw inputs (default: datasets/)")
+    again.add_argument("--out", type=Path, default=Path("build"),
+                       help="output directory (default: build/)")
+    again.add_argument("--only", nargs="+", action="extend", choices=contract.AREAS,
+                       metavar="AREA", help="refresh only these areas (and their sources)")
+    again.add_argument("--sources", nargs="+", action="extend", choices=sorted(SOURCES),
+                       metavar="SOURCE", help="fetch only these sources (default: all)")
+    again.add_argument("--keep-runs", type=int, default=DEFAULT_KEEP_RUNS, metavar="N",
+                       help=f"runs kept per source after a successful build "
+                            f"(default {DEFAULT_KEEP_RUNS})")
     args = parser.parse_args(argv)
     logging.basicConfig(level=logging.INFO, stream=sys.stderr,
                         format="%(asctime)s %(name)s %(message)s", datefmt="%H:%M:%S")
     if args.command == "fetch":
         return _fetch(args)
-    if not args.datasets.is_dir():
+    if args.command == "build" and not args.datasets.is_dir():
         parser.error(f"--datasets {args.datasets} is not a directory (an empty directory builds "
                      "every area from its offline default)")
     previous = {signal.SIGTERM: signal.signal(signal.SIGTERM, _terminate),
@@ -68,6 +83,8 @@ def main(argv: list[str] | None = None) -> int:
                 # build waiting in one (a read from a pipe) would not stop on Ctrl-C.
                 signal.SIGINT: signal.signal(signal.SIGINT, signal.default_int_handler)}
     try:
+        if args.command == "refresh":
+            return _refresh(args)
         run_build(args.datasets, args.out, args.only)
     except InputError as exc:
         return _fail(args.out, f"{exc.path}: {exc.problem}")
@@ -108,6 +125,13 @@ def _fetch(args: argparse.Namespace) -> int:
           + (f"; run {report.run}" if report.run else "")
           + ("" if report.changed or args.dry_run else "; nothing new"), file=sys.stderr)
     return 0
+
+
+def _refresh(args: argparse.Namespace) -> int:
+    """Run one refresh (its failures are main's, as a build's are)."""
+    args.datasets.mkdir(parents=True, exist_ok=True)
+    sources = selected_sources(SOURCES, args.sources, args.only)
+    return refresh(args.datasets, args.out, sources, args.only, args.keep_runs)
 
 
 def _fail(out: Path, message: str, code: int = 1) -> int:
