@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+from pipeline.air_quality.sources import cams_europe, cams_global
 from pipeline.fetch.source import Source
 
 # Filled as sources are added: "gfs", "ecmwf", "cams-europe", "cams-global", ...
-SOURCES: dict[str, Source] = {}
+SOURCES: dict[str, Source] = {source.name: source for source in (
+    cams_europe.SOURCE, cams_global.SOURCE)}
