@@ -1,1 +1,1 @@
-"""Local stand-ins for the upstreams the fetch command follows (real HTTP servers)."""
+"""Local HTTP stand-ins for the upstreams the fetchers follow (see base.py)."""
