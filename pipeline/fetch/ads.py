@@ -20,6 +20,7 @@ import logging
 import os
 import re
 import time
+import warnings
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -41,6 +42,9 @@ TIMEOUT_S = 60
 # requested is available yet ... The latest date available ...").
 NOT_PUBLISHED = re.compile(r"no data|not (yet )?available|available yet|latest date available",
                            re.IGNORECASE)
+# A job failing for the service's own reasons (a backend in maintenance, a timeout).
+TRANSIENT = re.compile(r"maintenance|temporar|try again|timed? ?out|unavailable", re.IGNORECASE)
+RETRY_S = 10.0                                   # cdsapi's pause before retrying a request
 
 
 class NotPublished(FetchError):
@@ -132,12 +136,18 @@ class Session:
         self.max_wait = float(os.environ.get(MAX_WAIT_ENV, MAX_WAIT_S))
         self.pause = float(os.environ.get(PAUSE_ENV, PAUSE_S))
         self.deadline = time.monotonic() + self.max_wait
-        # wait_until_complete=False: the waiting is ours (bounded); sleep_max is also the pause
-        # before cdsapi retries a request that failed with 5xx, 429 or a broken connection.
-        self.client = cdsapi.Client(
-            url=creds.url, key=creds.key, progress=False, wait_until_complete=False,
-            sleep_max=self.pause, retry_max=TRIES, timeout=TIMEOUT_S, delete=False,
-            info_callback=log.info, warning_callback=log.warning, error_callback=log.error)
+        # wait_until_complete=False: the waiting is ours (bounded), so cdsapi's sleep_max is
+        # only its pause before retrying a request that failed with 5xx, 429 or a broken
+        # connection (TRIES times).
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            self.client = cdsapi.Client(
+                url=creds.url, key=creds.key, progress=False, wait_until_complete=False,
+                sleep_max=min(RETRY_S, self.pause), retry_max=TRIES, timeout=TIMEOUT_S,
+                delete=False, info_callback=log.info, warning_callback=log.warning,
+                error_callback=log.error)
+        for warning in caught:        # e.g. the service's messages could not be read
+            log.warning("ADS client: %s", _first_line(warning.message))
 
     def retrieve(self, dataset: str, request: dict, target: Path, label: str) -> int:
         """Run the request (or resume its pending job) and download the result to `target`;
@@ -162,10 +172,17 @@ class Session:
 
     def _job(self, dataset: str, request: dict, key: str):
         """The pending job of this request, else a new one."""
+        import requests
+
         job_id = self.pending.load().get(key)
         if job_id:
             log.info("resuming ADS request %s", job_id)
-            return self.client.client.get_remote(job_id)
+            try:
+                return self.client.client.get_remote(job_id)
+            except requests.HTTPError as exc:
+                if exc.response is None or exc.response.status_code != 404:
+                    raise
+                log.info("ADS request %s is gone: asking again", job_id)
         remote = self.client.retrieve(dataset, request)
         self.pending.put(key, remote.request_id)
         return remote
@@ -232,6 +249,9 @@ def _http_error(response, dataset: str, label: str, creds: Credentials) -> Fetch
 def _job_failed(message: str, label: str) -> FetchError:
     if NOT_PUBLISHED.search(message):
         return NotPublished(f"{label} is not published on the ADS yet ({_first_line(message)})")
+    if TRANSIENT.search(message):
+        return FetchError(f"{label}: the ADS job failed ({_first_line(message)}); try again "
+                          "later", retry_later=True)
     return FetchError(f"{label}: the ADS job failed: {_first_line(message)}")
 
 

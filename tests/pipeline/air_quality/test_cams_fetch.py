@@ -5,6 +5,8 @@ corrupt deliveries, a bounded wait resumed, dry runs, held runs and pruning."""
 
 from __future__ import annotations
 
+import fcntl
+import json
 import re
 import time
 from pathlib import Path
@@ -13,6 +15,7 @@ import pytest
 
 from pipeline.air_quality.sources import cams_europe, cams_global
 from pipeline.air_quality.sources.cams_fetch import stamp
+from pipeline.fetch import ads as ads_client
 from tests.support.upstreams.ads import EUROPE, GLOBAL, AdsStandIn, Running
 
 TOKEN = "a1b2c3d4-test-token-5e6f"        # distinctive: no output may contain it
@@ -204,6 +207,53 @@ def test_a_long_queue_is_a_bounded_wait_and_the_next_fetch_resumes_the_job(tmp_p
     assert result.returncode == 0, result.stderr
     assert f"resuming ADS request {job}" in result.stderr
     assert len(ads.submissions()) == 4                    # the first job was not asked again
+
+
+@pytest.mark.parametrize("failure, code, says", [
+    ("The regional forecast backend is under maintenance", 75, "try again later"),
+    ("Adaptor error: unexpected field", 1, "the ADS job failed: Adaptor error: unexpected field"),
+])
+def test_a_failed_job_says_why(ads, fetch, failure, code, says):
+    ads.job_failure = failure
+    result = fetch("cams-europe")
+    assert result.returncode == code
+    assert len(errors(result)) == 1 and says in errors(result)[0], result.stderr
+
+
+def test_a_busy_or_unreachable_ads_is_a_retry_later(ads, fetch):
+    ads.busy = 503
+    result = fetch("cams-global")
+    assert result.returncode == 75
+    assert errors(result) == ["error: fetch cams-global failed: CAMS global forecast of "
+                              f"{day(YESTERDAY)} 00 UTC: the ADS answers 503 service "
+                              "unavailable; try again later"]
+    asked = [r for r in ads.requests if "/retrieve/v1/processes/" in r[1]]
+    assert len(asked) == 5                                  # cdsapi's own tries
+    closed = fetch("cams-global", WEATHERAPI_CAMS_BASE_URL="http://127.0.0.1:9/api")
+    assert closed.returncode == 75
+    assert "could not be reached or the transfer broke off" in errors(closed)[0]
+
+
+def test_one_fetch_of_a_source_at_a_time(tmp_path, ads, fetch):
+    work = tmp_path / "datasets" / "cams" / ".fetch"
+    work.mkdir(parents=True)
+    with open(work / "cams-europe.lock", "w") as handle:
+        fcntl.flock(handle, fcntl.LOCK_EX)
+        result = fetch("cams-europe")
+    assert result.returncode == 75 and "another fetch of cams-europe is running" in result.stderr
+    assert ads.submissions() == []
+
+
+def test_a_pending_job_the_ads_no_longer_knows_is_asked_again(tmp_path, ads, fetch):
+    unit = cams_global.unit(YESTERDAY)
+    work = tmp_path / "datasets" / "cams" / ".fetch"
+    work.mkdir(parents=True)
+    key = ads_client.fingerprint(GLOBAL, unit.parts[0].request)
+    (work / "cams-global-pending.json").write_text(json.dumps({key: "no-such-job"}))
+    result = fetch("cams-global")
+    assert result.returncode == 0, result.stderr
+    assert "ADS request no-such-job is gone: asking again" in result.stderr
+    assert len(ads.submissions()) == 4
 
 
 def test_dry_run_says_what_would_be_requested_and_moves_nothing(tmp_path, ads, fetch):

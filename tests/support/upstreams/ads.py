@@ -76,6 +76,8 @@ class AdsStandIn:
     unpublished: set[tuple[str, str, str]] = field(default_factory=set)
     drop_after: int | None = None                   # the next download breaks off after N bytes
     corrupt: str | None = None                      # "zip", "netcdf" or "html" deliveries
+    job_failure: str | None = None                  # every job fails with this message
+    busy: int | None = None                         # every retrieve call answered this status
     jobs: dict[str, Job] = field(default_factory=dict)
     requests: list[tuple[str, str, str]] = field(default_factory=list)  # method, path, Range
     files: list[Path] = field(default_factory=list)                  # delivered NetCDF files
@@ -135,6 +137,8 @@ def _recorder(ads: AdsStandIn):
     @web.middleware
     async def record(request: web.Request, handler):
         ads.requests.append((request.method, request.path_qs, request.headers.get("Range", "")))
+        if ads.busy and "/retrieve/" in request.path:
+            return _error(ads.busy, "service unavailable", "try again later")
         return await handler(request)
     return record
 
@@ -195,6 +199,7 @@ async def _execute(ads: AdsStandIn, request: web.Request) -> web.Response:
                       f"{site}/datasets/{pid}?tab=download#manage-licences to accept the "
                       "required licence(s).", "permission denied")
     job = Job(str(uuid.uuid4()), pid, inputs, _iso())
+    job.failure = ads.job_failure
     if not ads.published(pid, inputs):
         job.failure = ("No data found for this request" if pid == EUROPE else
                        "MARS returned no data, please check your selection.")
