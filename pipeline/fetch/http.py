@@ -30,7 +30,7 @@ import aiohttp
 
 from pipeline.fetch import progress as progress_mod
 from pipeline.fetch.pacing import HostLimits, RateLimit, backoff_s, retry_after_s
-from pipeline.fetch.ranges import Span, merge, parse_content_range, wanted_parts
+from pipeline.fetch.ranges import MERGE_GAP, Span, merge, parse_content_range, wanted_parts
 from pipeline.fetch.source import FetchError
 from pipeline.fetch.state import ValidatorState
 from pipeline.fetch.useragent import user_agent
@@ -54,6 +54,7 @@ class HttpConfig:
     backoff_cap_s: float = 60.0
     retry_after_cap_s: float = 300.0    # asked to wait longer: give up, "retry later"
     rate_limits: dict[str, RateLimit] = field(default_factory=dict)   # host -> limit
+    merge_gap: int = MERGE_GAP          # ranges closer than this share one request
     progress: bool | None = None        # bars (True), log lines (False), auto (terminal)
 
 
@@ -106,7 +107,8 @@ def public_url(url: str) -> str:
     return f"{parts.scheme}://{host}{parts.path}" + ("?..." if parts.query else "")
 
 
-def _host(url: str) -> str:
+def host_of(url: str) -> str:
+    """"host" or "host:port": how rate limits name a server."""
     parts = urlsplit(url)
     return f"{parts.hostname}:{parts.port}" if parts.port else (parts.hostname or "")
 
@@ -119,7 +121,8 @@ class Downloader:
         self.totals = Totals()
         self._limits = HostLimits(self.config.rate_limits)
         self._session: aiohttp.ClientSession | None = None
-        self._slots: asyncio.Semaphore | None = None
+        self._slots: asyncio.Semaphore | None = None        # requests in flight
+        self._transfers: asyncio.Semaphore | None = None    # files being downloaded
         self._started: float | None = None
         self._progress = progress_mod.Progress(self.config.progress)
 
@@ -130,6 +133,7 @@ class Downloader:
             timeout=timeout, headers={"User-Agent": user_agent()}, auto_decompress=False,
             connector=aiohttp.TCPConnector(limit=self.config.concurrency))
         self._slots = asyncio.Semaphore(self.config.concurrency)
+        self._transfers = asyncio.Semaphore(self.config.concurrency)
         return self
 
     async def __aexit__(self, *exc_info) -> None:
@@ -145,6 +149,18 @@ class Downloader:
                     return False
                 self._raise_for(resp, url)
                 return True
+
+        return await self._retrying(url, once)
+
+    async def size(self, url: str, headers: dict[str, str] | None = None) -> int | None:
+        """The remote file's length from HEAD (None when missing or not said)."""
+        async def once() -> int | None:
+            async with self._request("HEAD", url, headers or {}) as resp:
+                if resp.status in (404, 410):
+                    return None
+                self._raise_for(resp, url)
+                length = resp.headers.get("Content-Length", "")
+                return int(length) if length.isdigit() else None
 
         return await self._retrying(url, once)
 
@@ -180,8 +196,16 @@ class Downloader:
 
         With `conditional`, a file already at `dest` is revalidated (If-None-Match /
         If-Modified-Since from its sidecar state) and kept when the server answers 304."""
-        spans = merge(ranges) if ranges else [Span(0, None, ((0, None),))]
-        job = _Job(url, Path(dest), spans, dict(headers or {}), ranges is not None)
+        # Many files may be asked for at once: only `concurrency` of them run (and show bars).
+        async with self._transfers:
+            return await self._download(url, Path(dest), ranges, verify, conditional,
+                                        headers or {})
+
+    async def _download(self, url: str, dest: Path, ranges, verify: Verifier | None,
+                        conditional: bool, headers: dict[str, str]) -> Transfer:
+        """download() inside a transfer slot."""
+        spans = merge(ranges, self.config.merge_gap) if ranges else [Span(0, None, ((0, None),))]
+        job = _Job(url, dest, spans, dict(headers), ranges is not None)
         state = ValidatorState(job.dest) if conditional else None
         if state is not None and job.dest.exists():
             job.conditional = state.request_headers(url)
@@ -317,7 +341,7 @@ class Downloader:
         if self._started is None:
             self._started = time.monotonic()
         async with self._slots:
-            await self._limits.take(_host(url))
+            await self._limits.take(host_of(url))
             self.totals.requests += 1
             try:
                 async with self._session.request(method, url, headers=headers,

@@ -291,3 +291,45 @@ def test_retry_after_reads_seconds_and_dates():
     assert retry_after_s("120") == 120.0
     assert retry_after_s("Wed, 21 Oct 2015 07:28:00 GMT", now=1445412470.0) == 10.0
     assert retry_after_s("soon") is None and retry_after_s(None) is None
+
+
+def test_a_netcdf_file_is_checked_by_opening_it(stand_in, tmp_path):
+    import netCDF4
+    import numpy as np
+
+    source = tmp_path / "src.nc"
+    with netCDF4.Dataset(source, "w") as dataset:
+        dataset.createDimension("x", 3)
+        dataset.createVariable("pm10", "f4", ("x",))[:] = np.arange(3)
+    stand_in.put("/a.nc", source.read_bytes())
+    stand_in.put("/b.nc", b"<html>not NetCDF</html>")
+    transfer, _ = fetch(stand_in.url + "/a.nc", tmp_path / "out" / "a.nc", verify=verify.netcdf())
+    assert transfer.bytes_written == source.stat().st_size
+    with pytest.raises(DownloadError, match="does not open as NetCDF"):
+        fetch(stand_in.url + "/b.nc", tmp_path / "out" / "b.nc", verify=verify.netcdf())
+    assert names(tmp_path / "out") == ["a.nc"]
+
+
+def test_a_missing_operator_contact_is_warned_about_once(stand_in, tmp_path, monkeypatch,
+                                                         caplog):
+    from pipeline.fetch import useragent
+
+    monkeypatch.delenv("WEATHERAPI_OPERATOR_CONTACT")
+    useragent._warn_once.cache_clear()
+    stand_in.put("/f", b"x")
+    fetch(stand_in.url + "/f", tmp_path / "f")
+    fetch(stand_in.url + "/f", tmp_path / "g")
+    warnings = [r for r in caplog.records if "WEATHERAPI_OPERATOR_CONTACT" in r.getMessage()]
+    assert len(warnings) == 1
+    assert stand_in.hits("/f")[0].headers["User-Agent"].startswith("weather-geodata-api/")
+
+
+def test_progress_bars_on_a_terminal_and_lines_otherwise(stand_in, tmp_path, capsys, caplog):
+    stand_in.put("/f", DATA)
+    caplog.set_level(logging.INFO, logger="pipeline.fetch")
+    fetch(stand_in.url + "/f", tmp_path / "bar", dataclasses.replace(QUICK, progress=True))
+    assert "bar" in capsys.readouterr().err                # tqdm's bar, named by the file
+    assert not [r for r in caplog.records if "written" in r.getMessage()]
+    fetch(stand_in.url + "/f", tmp_path / "line")
+    lines = [r.getMessage() for r in caplog.records if "written" in r.getMessage()]
+    assert lines == ["line: 3.0 MB written, 3.0 MB moved in " + lines[0].split(" in ")[1]]

@@ -16,6 +16,7 @@ on the server (time.monotonic), so tests assert on what the server saw, not on s
 from __future__ import annotations
 
 import asyncio
+import bisect
 import collections
 import email.utils
 import hashlib
@@ -60,11 +61,14 @@ class Blob:
 
         def read(a: int, b: int) -> bytes:
             out = bytearray()
-            for start, part in zip(starts, parts):
+            i = max(0, bisect.bisect_right(starts, a) - 1)
+            while i < len(parts) and starts[i] < b:
+                part, start = parts[i], starts[i]
                 size = part if isinstance(part, int) else len(part)
                 lo, hi = max(a, start), min(b, start + size)
                 if lo < hi:
                     out += bytes(hi - lo) if isinstance(part, int) else part[lo - start:hi - start]
+                i += 1
             return bytes(out)
 
         return cls(position, read, f'"{tag}"',
