@@ -1,4 +1,5 @@
-"""Forecast area: model runs (real NetCDF, else a generated run) -> hourly grid, alerts."""
+"""Forecast area: model runs (real GRIB2 or NetCDF, else a generated run) -> hourly grid,
+alerts."""
 
 from __future__ import annotations
 
@@ -13,10 +14,11 @@ import contract
 from contract import Forecast as F
 from pipeline.common import grid
 from pipeline.forecast import alerts as forecast_alerts
-from pipeline.common.io import describe_inputs
+from pipeline.common.io import InputError, describe_inputs
 from pipeline.forecast.sources import alerts as alert_source
 from pipeline.forecast.sources import generated_model
-from pipeline.forecast.sources import model_netcdf
+from pipeline.forecast.sources import model_grib, model_netcdf
+from pipeline.forecast.sources import runs as model_runs
 from pipeline.forecast.sources.generated_alerts import AlertCollector
 from pipeline.forecast.sources.model_hourly import HourlyFields
 
@@ -53,14 +55,14 @@ def build(datasets: Path, version: Path) -> dict:
         scratch = Path(scratch)
         model_dir, alerts_dir = datasets / "forecast", datasets / "alerts"
         if model_dir.is_dir():
-            kind, root, files = "real", datasets, model_netcdf.find_files(model_dir)
-            log.info("reading %d model files from %s", len(files), model_dir)
+            kind, root = "real", datasets
+            files, scan, notes = _read_models(datasets, version, stack)
         else:
             log.info("no %s: generating a run in the real format", model_dir)
             kind, root = "generated", scratch
             files = generate(scratch, int(time.time()), write_alerts=not alerts_dir.is_dir())
             alerts_dir = scratch / "alerts" if not alerts_dir.is_dir() else alerts_dir
-        scan = model_netcdf.scan(files, stack)
+            scan, notes = model_netcdf.scan(files, stack), "model NetCDF files"
         fields = HourlyFields(scan)
         hourly = grid.spec(F.HOURLY, scan.lat, scan.lon, int(fields.hours[0]), 3600,
                            len(fields.hours), fields.variables, model_dir)
@@ -80,7 +82,39 @@ def build(datasets: Path, version: Path) -> dict:
         inputs = describe_inputs(files, root) + describe_inputs(found.files, alerts_root)
         model = "generated" if kind == "generated" else scan.centre
         return _manifest_entry(kind, model, fields, inputs, hourly, static, {
-            "kind": alerts_kind, "count": rows, "skipped_without_polygon": found.skipped})
+            "kind": alerts_kind, "count": rows, "skipped_without_polygon": found.skipped},
+            notes)
+
+
+def _read_models(datasets: Path, version: Path, stack: contextlib.ExitStack
+                 ) -> tuple[list[Path], model_netcdf.Scan, str]:
+    """The model runs in DATASETS/forecast: the complete GRIB2 runs of one model (runs.py)
+    when any is held, else the NetCDF files there; (files, scan, the manifest's notes)."""
+    try:
+        chosen = model_runs.choose(datasets)
+    except model_runs.RunError as exc:
+        raise InputError(exc.path, exc.problem) from None
+    if chosen is None:
+        files = model_netcdf.find_files(datasets / "forecast")
+        if not files and any((datasets / "forecast" / s).is_dir() for s in model_runs.SOURCES):
+            raise InputError(datasets / "forecast", "no complete run (with its run.json) in "
+                                                    f"{' or '.join(model_runs.SOURCES)}/, "
+                                                    "and no NetCDF files")
+        log.info("reading %d model files from %s", len(files), datasets / "forecast")
+        return files, model_netcdf.scan(files, stack), "model NetCDF files"
+    source, held = chosen
+    others = [s for s in model_runs.SOURCES
+              if s != source and model_runs.held_runs(datasets, s)]
+    log.info("reading %d complete %s run(s) (%s)%s", len(held), source,
+             ", ".join(h.run for h in held),
+             f"; {', '.join(others)} also held, not read ({model_runs.MODEL_ENV} chooses)"
+             if others else "")
+    # Beside the version being built: the scratch holds every decoded message (gigabytes at
+    # 0.25°), too much for a /tmp in memory (tmpfs); it goes when the build returns.
+    scratch = Path(stack.enter_context(tempfile.TemporaryDirectory(
+        dir=version, prefix=".forecast-grib-")))
+    files = [path for h in held for path in h.paths()]
+    return files, model_grib.scan(held, scratch), "model GRIB2 runs"
 
 
 def generate(folder: Path, now_s: int, write_alerts: bool,
@@ -107,7 +141,7 @@ def licence(model: str) -> str:
 
 
 def _manifest_entry(kind: str, model: str, fields: HourlyFields, inputs: list[dict],
-                    hourly: dict, static: dict, alerts: dict) -> dict:
+                    hourly: dict, static: dict, alerts: dict, notes: str) -> dict:
     digest = hashlib.sha256(repr((contract.SCHEMA_VERSION, BUILDER_REVISION, kind,
                                   [i["sha256"] for i in inputs])).encode()).hexdigest()
     runs = fields.runs()
@@ -128,7 +162,7 @@ def _manifest_entry(kind: str, model: str, fields: HourlyFields, inputs: list[di
             "licence": licence(model),
             "notes": ("generated offline default: a synthetic GFS-format run written by "
                       "pipeline/forecast/sources/generated_model.py and read by the real reader"
-                      if kind == "generated" else f"model NetCDF files ({model})"),
+                      if kind == "generated" else f"{notes} ({model})"),
         },
         "alerts": {**alerts, "licence": "NWS alerts: US government work, public domain; "
                                         "other CAP feeds: see their publishers."
