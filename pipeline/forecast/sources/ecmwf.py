@@ -29,12 +29,11 @@ import asyncio
 import json
 import logging
 import os
-import shutil
 import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from pipeline.fetch import verify
+from pipeline.fetch import retention, verify
 from pipeline.fetch.http import Downloader, HttpConfig, public_url
 from pipeline.fetch.ranges import merge
 from pipeline.fetch.source import LATEST, FetchError, FetchOptions, FetchReport, base_url
@@ -254,18 +253,7 @@ class Ecmwf:
         return [held.run for held in runs.held_runs(datasets, NAME)]
 
     def prune(self, datasets: Path, keep: int) -> list[str]:
-        """Delete all but the newest `keep` complete runs, and unfinished older folders."""
-        if keep < 1:
-            raise ValueError("keep at least one run")
-        held = self.held_runs(datasets)
-        if len(held) <= keep:
-            return []
-        oldest_kept = held[-keep]
-        root = Path(datasets) / "forecast" / NAME
-        for folder in root.iterdir():
-            if folder.is_dir() and folder.name.isdigit() and folder.name < oldest_kept:
-                shutil.rmtree(folder)
-        return held[:-keep]
-
+        """Delete all but the newest `keep` complete runs (a run being fetched stays)."""
+        return retention.prune_runs(datasets, NAME, keep)
 
 SOURCE = Ecmwf()

@@ -130,3 +130,17 @@ def test_held_runs_and_prune(tmp_path, server, fetch):
     assert sorted(p.name for p in (datasets / "forecast" / "ecmwf").iterdir()) == names[2:]
     marker = json.loads((datasets / "forecast" / "ecmwf" / names[2] / runs.MARKER).read_text())
     assert marker["source"] == "ecmwf" and marker["run"] == names[2]
+
+
+def test_the_forecast_build_reads_every_field_of_a_fetched_run(tmp_path, server, fetch,
+                                                             pipeline_cli):
+    upstream.publish(server, tmp_path / "up", NEWEST - CYCLE_S, [0, 3, 6, 9, 12])
+    assert fetch().returncode == 0
+    result = pipeline_cli("build", "--datasets", tmp_path / "datasets", "--out",
+                          tmp_path / "out", "--only", "forecast",
+                          WEATHERAPI_FORECAST_MODEL="ecmwf")
+    assert result.returncode == 0, result.stderr
+    assert "reading 1 complete ecmwf run(s)" in result.stderr
+    for field in ("t2m 2t", "d2m 2d", "u10 10u", "v10 10v", "msl msl", "tcc tcc", "tp tp",
+                  "gust 10fg", "cape mucape", "ptype ptype", "orog z"):
+        assert field in result.stderr, field
