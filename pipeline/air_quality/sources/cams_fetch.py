@@ -12,21 +12,19 @@ requested again.
 
 from __future__ import annotations
 
-import fcntl
 import json
 import logging
 import os
 import shutil
 import time
 import zipfile
-from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import datetime, timezone
 from pathlib import Path
 
 from pipeline.air_quality.sources import cams
 from pipeline.common.io import InputError
-from pipeline.fetch import ads
+from pipeline.fetch import ads, lock
 from pipeline.fetch.source import LATEST, FetchError, FetchOptions, FetchReport
 
 log = logging.getLogger("pipeline.fetch.cams")
@@ -96,7 +94,7 @@ class CamsSource:
         if options.dry_run:
             self._plan_report(report, wanted, options)
         else:
-            with self._lock(options.datasets):
+            with lock.exclusive(options.datasets / WORK / f"{self.name}.lock", self.name):
                 self._fetch_units(report, wanted, options, folder)
         report.run = (self.held_runs(options.datasets) or [None])[-1]
         report.seconds = time.monotonic() - started
@@ -213,21 +211,6 @@ class CamsSource:
         """The YYYYMMDDHH in one of our file names."""
         digits = [w for w in path.stem.split("-") if len(w) == 10 and w.isdigit()]
         return digits[0] if digits else None
-
-    @contextmanager
-    def _lock(self, datasets: Path):
-        """One fetch of a source at a time (a scheduler's next run may start while an earlier
-        one still waits on the ADS queue)."""
-        work = datasets / WORK
-        work.mkdir(parents=True, exist_ok=True)
-        with open(work / f"{self.name}.lock", "w") as handle:
-            try:
-                fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
-            except BlockingIOError:
-                raise FetchError(f"another fetch of {self.name} is running (it holds "
-                                 f"{work / (self.name + '.lock')})", retry_later=True) from None
-            yield
-
 
 def unpack(delivery: Path, staging: Path, name: str, label: str) -> list[Path]:
     """The NetCDF files of a delivery (a zip of them, or one), as staging/<name>[-k].nc."""

@@ -30,10 +30,11 @@ import json
 import logging
 import os
 import time
+from contextlib import nullcontext
 from dataclasses import dataclass
 from pathlib import Path
 
-from pipeline.fetch import retention, verify
+from pipeline.fetch import lock, retention, verify
 from pipeline.fetch.http import Downloader, HttpConfig, public_url
 from pipeline.fetch.ranges import merge
 from pipeline.fetch.source import LATEST, FetchError, FetchOptions, FetchReport, base_url
@@ -147,6 +148,14 @@ class Ecmwf:
         started = time.monotonic()
         report = FetchReport(source=self.name)
         base = base_url(self, options)
+        root = options.datasets / "forecast" / NAME
+        # A dry run writes nothing, so it neither needs the lock nor makes its folder.
+        with nullcontext() if options.dry_run else lock.exclusive(root / ".lock", NAME):
+            await self._fetch(options, base, report)
+        report.seconds = time.monotonic() - started
+        return report
+
+    async def _fetch(self, options: FetchOptions, base: str, report: FetchReport) -> None:
         async with Downloader(self.http or HttpConfig()) as http:
             run_s, plan = await self._choose(http, base, options, report)
             folder = runs.run_folder(options.datasets, NAME, runs.run_name(run_s))
@@ -158,8 +167,6 @@ class Ecmwf:
             else:
                 await self._download(http, plan, run_s, folder, report)
             report.bytes, report.bytes_whole = http.totals.bytes, http.totals.bytes_whole
-        report.seconds = time.monotonic() - started
-        return report
 
     def _candidates(self, options: FetchOptions) -> list[int]:
         if options.run != LATEST:

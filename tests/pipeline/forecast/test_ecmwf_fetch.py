@@ -5,6 +5,7 @@ step missing passed over, the marker written last, dry runs, held runs and pruni
 
 from __future__ import annotations
 
+import fcntl
 import json
 import time
 
@@ -127,7 +128,8 @@ def test_held_runs_and_prune(tmp_path, server, fetch):
     names = [runs.run_name(NEWEST - k * CYCLE_S) for k in (2, 1, 0)]
     assert ecmwf.SOURCE.held_runs(datasets) == names
     assert ecmwf.SOURCE.prune(datasets, keep=1) == names[:2]
-    assert sorted(p.name for p in (datasets / "forecast" / "ecmwf").iterdir()) == names[2:]
+    assert sorted(p.name for p in (datasets / "forecast" / "ecmwf").iterdir()
+                  if not p.name.startswith(".")) == names[2:]         # .lock stays
     marker = json.loads((datasets / "forecast" / "ecmwf" / names[2] / runs.MARKER).read_text())
     assert marker["source"] == "ecmwf" and marker["run"] == names[2]
 
@@ -144,3 +146,13 @@ def test_the_forecast_build_reads_every_field_of_a_fetched_run(tmp_path, server,
     for field in ("t2m 2t", "d2m 2d", "u10 10u", "v10 10v", "msl msl", "tcc tcc", "tp tp",
                   "gust 10fg", "cape mucape", "ptype ptype", "orog z"):
         assert field in result.stderr, field
+
+
+def test_one_fetch_at_a_time(tmp_path, server, fetch):
+    lock = tmp_path / "datasets" / "forecast" / "ecmwf" / ".lock"
+    lock.parent.mkdir(parents=True)
+    with open(lock, "w") as handle:
+        fcntl.flock(handle, fcntl.LOCK_EX)
+        result = fetch()
+    assert result.returncode == 75 and "another fetch of ecmwf is running" in result.stderr
+    assert server.hits() == []
