@@ -93,7 +93,7 @@ class CamsSource:
         wanted = [u for u in self.plan(day_of(options)) if not self._held(folder, u)]
         if options.dry_run:
             self._plan_report(report, wanted, options)
-        else:
+        elif wanted:                        # (everything held: no key, lock or ADS needed)
             with lock.exclusive(options.datasets / WORK / f"{self.name}.lock", self.name):
                 self._fetch_units(report, wanted, options, folder)
         report.run = (self.held_runs(options.datasets) or [None])[-1]

@@ -86,7 +86,7 @@ def test_queued_then_successful_lands_the_day_s_runs_and_asks_nothing_twice(
     polls = [r for r in ads.requests if r[1].endswith("?log=True&request=True")]
     assert len(polls) >= 3 * 6
     # Idempotent: the runs held are not requested again.
-    again = fetch("cams-europe")
+    again = fetch("cams-europe", key=None)              # nothing to ask: no key needed
     assert again.returncode == 0 and "nothing new" in again.stderr
     assert len(ads.submissions()) == 3
 
