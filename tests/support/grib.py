@@ -11,10 +11,11 @@ and units (tcc 0-1, tp in metres from the run start, ptype, 10fg, mucape; steps 
 then by 6 to 240 h, the 06 and 18 UTC runs 0-90 h). A run is written into
 datasets/forecast/<source>/<YYYYMMDDHH>/ under upstream's file names, marker last.
 
-Values are given per field in the message's own units, as a number or as a function
-f(valid_s, lat, lon) of the valid time and 2-D latitude/longitude arrays (longitude in
-[-180, 180)); precipitation as a rate in mm/h per hour, `precip(hour_start_s, lat, lon)`, from
-which accumulations (sums of whole hours), averages and the instantaneous rate are made.
+Values are given per field in the message's own units, as a number, an array of the grid's
+shape (rows north to south, columns in the file's order) or a function f(valid_s, lat, lon) of
+the valid time and 2-D latitude/longitude arrays (longitude in [-180, 180)); precipitation as
+a rate in mm/h per hour, `precip(hour_start_s, lat, lon)`, from which accumulations (sums of
+whole hours), averages and the instantaneous rate are made.
 """
 
 from __future__ import annotations
@@ -124,7 +125,7 @@ ECMWF_VALUES = {"2t": 293.15, "2d": 283.15, "10u": 3.0, "10v": 4.0, "msl": 10132
                 "tcc": 0.5, "ptype": 0.0, "10fg": 8.0, "mucape": 0.0, "z": 400.0 * 9.80665,
                 "precip": 0.0}
 
-Value = float | Callable[[int, np.ndarray, np.ndarray], np.ndarray]
+Value = float | np.ndarray | Callable[[int, np.ndarray, np.ndarray], np.ndarray]
 
 
 def gfs_steps(horizon_h: int) -> list[int]:

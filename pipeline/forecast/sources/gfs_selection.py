@@ -2,8 +2,10 @@
 
 Until the GRIB2 reader settles its inputs: instantaneous values (analysis at f000, the
 forecast hour's value after), and precipitation as the running total from the run's start
-(GFS also writes 6-hour buckets and window averages: not taken). At f000 nothing averaged or
-accumulated exists; such rows are expected to be absent there.
+(GFS also writes 6-hour buckets and window averages: not taken), as the GRIB2 reader
+(model_grib.py) reads them; RH is its fallback for a run without DPT. At f000 nothing
+averaged or accumulated exists; such rows are expected to be absent there. The surface height
+does not change: it is taken from f000 only.
 """
 
 from __future__ import annotations
@@ -23,6 +25,7 @@ class Wanted:
     variable: str
     level: str
     kind: str = INSTANT
+    once: bool = False          # only from f000's file (a constant: the reader needs one)
 
     def label(self) -> str:
         return f"{self.variable}:{self.level}" + ("" if self.kind == INSTANT else f" {self.kind}")
@@ -44,7 +47,7 @@ SELECTION: tuple[Wanted, ...] = (
     Wanted("CSNOW", "surface"),
     Wanted("CFRZR", "surface"),
     Wanted("CICEP", "surface"),
-    Wanted("HGT", "surface"),
+    Wanted("HGT", "surface", once=True),
 )
 
 
@@ -61,7 +64,10 @@ def matches(wanted: Wanted, entry: Entry, hour: int) -> bool:
 
 
 def expected(wanted: Wanted, hour: int) -> bool:
-    """Whether a file of hour `hour` should hold `wanted` (no totals at f000)."""
+    """Whether `wanted` is taken from the file of hour `hour` (no totals at f000; a constant
+    field from f000 only)."""
+    if wanted.once:
+        return hour == 0
     return not (hour == 0 and wanted.kind != INSTANT)
 
 
@@ -72,6 +78,8 @@ def select(entries: list[Entry], hour: int, selection: tuple[Wanted, ...] = SELE
     picked: dict[int, Entry] = {}
     missing = []
     for wanted in selection:
+        if wanted.once and hour != 0:
+            continue
         # GFS writes some messages twice (APCP 0-6 h at f006): the first is enough.
         entry = next((e for e in entries if matches(wanted, e, hour)), None)
         if entry is not None:

@@ -61,12 +61,15 @@ from pipeline.forecast import units
 from pipeline.forecast.sources import grib_messages
 from pipeline.forecast.sources.grib_messages import Message
 from pipeline.forecast.sources.model_fields import FIELDS
-from pipeline.forecast.sources.model_hourly import PRATE_BUCKET_S, REQUIRED_INPUTS
+from pipeline.forecast.sources.model_hourly import FLAGS, PRATE_BUCKET_S, REQUIRED_INPUTS
 from pipeline.forecast.sources.model_netcdf import Piece, Run, Scan
 from pipeline.forecast.sources.runs import HeldRun
 
 log = logging.getLogger("pipeline.forecast")
 STATISTICS = {"avg", "accum", "max"}      # absent at step 0
+# Fields model_hourly does not read beside others (humidity only without the dewpoint, the
+# rate only without the accumulation, ptype only without the flags): not decoded then.
+UNUSED_BESIDE = {"r2": ("d2m",), "prate": ("tp",), "ptype": FLAGS}
 OVERLAP_S = 6 * 3600                      # an older run is kept this far past the next one
 
 
@@ -114,8 +117,9 @@ def scan(held: list[HeldRun], scratch: Path) -> Scan:
     for p in plans:
         pieces = decode(p, scratch)
         runs.append(Run(p.run_s, {f: [piece] for f, piece in pieces.items()}, p.models))
-        log.info("run %s: %s", _iso(p.run_s), ", ".join(
-            f"{s.field} {s.key[0]} {s.step_type}" for s in p.series.values()))
+        log.info("run %s: read %s", _iso(p.run_s), ", ".join(
+            f"{s.key[0]}" + (f" ({s.step_type})" if s.step_type != "instant" else "")
+            for s in p.series.values()))
     files = [path for h in held for path in h.paths()]
     return Scan(lat=lat, lon=lon, runs=runs, orography=_orography(plans, scratch), files=files,
                 centre="+".join(sorted(set().union(*(p.models for p in plans)))))
@@ -153,6 +157,9 @@ def plan(held: HeldRun, messages: list[Message]) -> RunPlan:
         if choice is not None:
             chosen = [m for m in messages if (m.key, m.step_type) == choice]
             series[name] = Series(name, choice[0], choice[1], _one_per_time(name, chosen))
+    for name, others in UNUSED_BESIDE.items():
+        if name in series and any(o in series for o in others):
+            del series[name]
     models = {m.model for m in messages} or {"model"}
     orography = [m for m in messages if m.field == "orog"]
     if orography:   # kept as a one-message series, outside the run's fields
@@ -341,8 +348,9 @@ def _axes(m: Message) -> tuple[np.ndarray, np.ndarray]:
 
 
 def _describe(names: tuple[str, ...]) -> str:
-    """'tcc (total cloud cover, entire atmosphere)', '2d or 2r (2 m dewpoint or ...)'."""
-    short = " or ".join(FIELDS[n].grib[0][0] for n in names)
+    """'tcc (total cloud cover, entire atmosphere)', '2d or 2r (2 m dewpoint or ...)',
+    'prmsl/msl/mslet (mean sea level pressure)'."""
+    short = " or ".join("/".join(dict.fromkeys(k[0] for k in FIELDS[n].grib)) for n in names)
     return f"{short} ({' or '.join(FIELDS[n].what for n in names)})"
 
 

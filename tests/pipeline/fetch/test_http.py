@@ -237,9 +237,10 @@ def test_the_host_rate_limit_holds_on_the_server_clock(stand_in):
     times = [h.t for h in stand_in.hits("/i")]
     assert len(times) == 12
     for k, t in enumerate(times):
-        # A full bucket lets `burst` through at once, then one per 1/rate seconds.
-        assert t - times[0] >= (k - burst + 1) / per_s - 0.02
-    assert times[-1] - times[0] < (12 - burst + 1) / per_s + 0.5      # and it does not crawl
+        # A full bucket lets `burst` through at once, then one per 1/rate seconds; one
+        # token of slack, as arrival times carry the first request's network and loop delay.
+        assert t - times[0] >= (k - burst) / per_s
+    assert times[-1] - times[0] < (12 - burst + 1) / per_s + 2.0      # and it does not crawl
 
 
 def test_concurrency_is_bounded(stand_in, tmp_path):

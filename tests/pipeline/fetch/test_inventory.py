@@ -59,7 +59,7 @@ def test_selection_takes_instants_and_the_running_total_once():
     assert ("3.1", "UGRD", "6 hour fcst") in labels           # one message, one range
     assert sum(e.start == 1500000 for e in picked) == 1
     assert {w.variable for w in missing} == {w.variable for w in SELECTION} - {
-        "PRMSL", "UGRD", "VGRD", "APCP", "TCDC", "TMP"}
+        "PRMSL", "UGRD", "VGRD", "APCP", "TCDC", "TMP", "HGT"}    # HGT: from f000 only
 
 
 def test_at_f000_analyses_count_and_no_total_is_expected():
@@ -68,5 +68,6 @@ def test_at_f000_analyses_count_and_no_total_is_expected():
     picked, missing = select(parse(idx), 0)
     assert [e.number for e in picked] == ["1"]
     assert "APCP" not in {w.variable for w in missing} and "DPT" in {w.variable for w in missing}
+    assert "HGT" in {w.variable for w in missing}
     picked, _ = select(parse(idx), 1)
     assert [e.number for e in picked] == ["2"]
