@@ -91,6 +91,9 @@ def inventory(path: Path) -> list[Message]:
     found = []
     for number, label, handle in _fields(path, headers_only=True):
         try:
+            edition = eccodes.codes_get(handle, "edition", ktype=int)
+            if edition != 2:
+                raise InputError(path, f"{label} is GRIB edition {edition}; only GRIB2 is read")
             level_code = eccodes.codes_get(handle, "typeOfFirstFixedSurface", ktype=int)
             if level_code not in LEVEL_TYPES:
                 continue

@@ -69,7 +69,8 @@ def expected_rates(steps: list[int]) -> list[float]:
 def artifact(out: Path, name: str) -> np.ndarray:
     """One variable of the hourly grid at (2.5° node) 50N 10E, hour by hour."""
     spec, values = grid(contract.current_version_dir(out))
-    row, col = int((50.0 - spec["lat0"]) / spec["dlat"]), int((10.0 - spec["lon0"]) / spec["dlon"])
+    row = int((50.0 - spec["lat0"]) / spec["dlat"])
+    col = int((10.0 - spec["lon0"]) / spec["dlon"])
     return column(spec, values, name)[:, row, col]
 
 
@@ -223,3 +224,27 @@ def test_visibility_gust_and_cape_stay_optional(pipeline_cli, tmp_path):
     build(pipeline_cli, tmp_path / "d", tmp_path / "out")
     spec, _ = grid(contract.current_version_dir(tmp_path / "out"))
     assert spec["variables"] == list(F.REQUIRED)
+
+
+@pytest.mark.parametrize("case, problem", [
+    ("another-run", "2t 3 h (message 1) is of run {other}, not of its folder's run {run}"),
+    ("another-grid", "2t 3 h (message 1) is on another grid than 2t 0 h (message 1) of "
+                     "gfs.t{hh}z.pgrb2.2p50.f000; all fields must share one grid"),
+])
+def test_a_file_of_another_run_or_grid_fails_naming_it(pipeline_cli, tmp_path, case, problem):
+    run = fi.last_run()
+    folder = grib.gfs_run(tmp_path / "d", run, range(4), marker=False)
+    name = grib.gfs_name(run, 3, grib.REAL_GRID)
+    if case == "another-run":       # the same step of the run before, under this run's name
+        other = grib.gfs_run(tmp_path / "o", run - 6 * 3600, [3])
+        shutil.copyfile(other / grib.gfs_name(run - 6 * 3600, 3, grib.REAL_GRID),
+                        folder / name)
+    else:                           # the same step on the 5° grid
+        other = grib.gfs_run(tmp_path / "o", run, [3], grid=grib.Grid(5.0))
+        shutil.copyfile(other / grib.gfs_name(run, 3, grib.Grid(5.0)), folder / name)
+    runs.write_marker(folder, "gfs", runs.run_name(run))
+    line = failure(build(pipeline_cli, tmp_path / "d", tmp_path / "out", check=False))
+    iso = lambda t: np.datetime_as_string(np.datetime64(t, "s"), unit="h") + "Z"  # noqa
+    expected = problem.format(other=iso(run - 6 * 3600), run=iso(run),
+                              hh=f"{run // 3600 % 24:02d}")
+    assert f"{folder / name}: {expected}" in line
