@@ -19,7 +19,7 @@ from pipeline.build import run_build
 from pipeline.common.io import InputError
 from pipeline.fetch.source import LATEST, FetchError, FetchOptions
 from pipeline.fetch.sources import SOURCES
-from pipeline.refresh import DEFAULT_KEEP_RUNS, refresh, selected_sources
+from pipeline.refresh import refresh, selected_sources
 
 EX_TEMPFAIL = 75        # sysexits.h: a scheduler's next run may succeed
 
@@ -67,9 +67,9 @@ def main(argv: list[str] | None = None) -> int:
                        metavar="AREA", help="refresh only these areas (and their sources)")
     again.add_argument("--sources", nargs="+", action="extend", choices=sorted(SOURCES),
                        metavar="SOURCE", help="fetch only these sources (default: all)")
-    again.add_argument("--keep-runs", type=int, default=DEFAULT_KEEP_RUNS, metavar="N",
-                       help=f"runs kept per source after a successful build "
-                            f"(default {DEFAULT_KEEP_RUNS})")
+    again.add_argument("--keep-runs", type=int, metavar="N",
+                       help="runs kept per source after a successful build (default: each "
+                            "source's own, a day of cycles for the models)")
     args = parser.parse_args(argv)
     logging.basicConfig(level=logging.INFO, stream=sys.stderr,
                         format="%(asctime)s %(name)s %(message)s", datefmt="%H:%M:%S")
@@ -130,7 +130,11 @@ def _fetch(args: argparse.Namespace) -> int:
 def _refresh(args: argparse.Namespace) -> int:
     """Run one refresh (its failures are main's, as a build's are)."""
     args.datasets.mkdir(parents=True, exist_ok=True)
-    sources = selected_sources(SOURCES, args.sources, args.only)
+    try:
+        sources = selected_sources(SOURCES, args.sources, args.only)
+    except ValueError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
     return refresh(args.datasets, args.out, sources, args.only, args.keep_runs)
 
 

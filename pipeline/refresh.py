@@ -8,7 +8,9 @@ publish. Safe to run from a scheduler every few minutes.
   manifest recorded (pipeline.common.fingerprint), or when it is built from its generated
   offline default and the published data is due to be replaced (`next_version_expected_s`).
   The other areas are carried over; nothing to rebuild means no new version.
-- After a successful build, each fetched source keeps only its newest runs (`--keep-runs`).
+- After a successful build, each fetched source keeps only its newest runs (its own number:
+  a day of cycles for the models, so the hours before the newest run are covered; or
+  `--keep-runs N` for all).
 
 Exit codes (for schedulers): 0 done, or nothing new; 1 a source failed for a reason an operator
 must fix (a key, a licence, a broken file) or the build failed; 75 only retry-later outcomes (an
@@ -36,8 +38,8 @@ from pipeline.fetch.source import FetchError, FetchOptions, FetchReport, Source
 
 log = logging.getLogger("pipeline.refresh")
 LOCK = ".refresh.lock"
+SOURCES_ENV = "WEATHERAPI_REFRESH_SOURCES"
 EX_TEMPFAIL = 75
-DEFAULT_KEEP_RUNS = 2
 
 
 @dataclass
@@ -71,9 +73,20 @@ def refresh_lock(out: Path) -> Iterator[bool]:
 
 
 def selected_sources(sources: dict[str, Source], names: list[str] | None,
-                     areas: list[str] | None) -> list[Source]:
-    """The sources to fetch: those named (all by default) that feed a selected area."""
-    chosen = [sources[n] for n in names] if names else list(sources.values())
+                     areas: list[str] | None, environ=os.environ) -> list[Source]:
+    """The sources to fetch that feed a selected area: those named (--sources), else those of
+    WEATHERAPI_REFRESH_SOURCES (comma-separated), else each source that is on by default
+    (its `enabled` says: the forecast model chosen, CAMS once an ADS key is configured)."""
+    if not names and environ.get(SOURCES_ENV, "").strip():
+        names = [n.strip() for n in environ[SOURCES_ENV].split(",") if n.strip()]
+        unknown = sorted(set(names) - set(sources))
+        if unknown:
+            raise ValueError(f"{SOURCES_ENV}: no source named {', '.join(unknown)} (known: "
+                             f"{', '.join(sorted(sources))})")
+    if names:
+        chosen = [sources[n] for n in names]
+    else:
+        chosen = [s for s in sources.values() if getattr(s, "enabled", lambda: True)()]
     return [s for s in chosen if not areas or s.area in areas]
 
 
@@ -110,7 +123,7 @@ def areas_to_build(datasets: Path, out: Path, areas: list[str] | None,
 
 
 def refresh(datasets: Path, out: Path, sources: list[Source], areas: list[str] | None,
-            keep_runs: int = DEFAULT_KEEP_RUNS) -> int:
+            keep_runs: int | None = None) -> int:
     """One refresh; returns the exit code (see the module docstring)."""
     with refresh_lock(out) as held:
         if not held:
@@ -149,11 +162,12 @@ def _summarise(outcome: Outcome) -> None:
              f"{report.bytes:,}", report.seconds)
 
 
-def _prune(outcomes: list[Outcome], datasets: Path, keep_runs: int) -> None:
+def _prune(outcomes: list[Outcome], datasets: Path, keep_runs: int | None) -> None:
     """Old runs go only now that a build from the new ones succeeded."""
     for outcome in outcomes:
         if outcome.report is not None:
-            deleted = outcome.source.prune(datasets, keep_runs)
+            keep = outcome.source.keep_runs if keep_runs is None else keep_runs
+            deleted = outcome.source.prune(datasets, keep)
             if deleted:
                 log.info("%s: deleted old runs %s", outcome.source.name, ", ".join(deleted))
 

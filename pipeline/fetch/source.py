@@ -47,11 +47,15 @@ class Source(Protocol):
 
     name: str                       # the SOURCE of `python -m pipeline fetch SOURCE`
     area: str                       # the contract area whose build reads its files
+    keep_runs: int                  # runs `refresh` keeps after a build (--keep-runs: all)
     base_url_env: str               # e.g. WEATHERAPI_GFS_BASE_URL
     default_base_url: str
 
     async def fetch(self, options: FetchOptions) -> FetchReport:
         """Bring the requested run into options.datasets; raise FetchError when it cannot."""
+
+    def enabled(self) -> bool:
+        """Whether `refresh` fetches it when no source is named (its prerequisites are set)."""
 
     def held_runs(self, datasets: Path) -> list[str]:
         """The complete runs held in datasets, oldest first."""

@@ -76,6 +76,15 @@ class CamsSource:
     """A CAMS domain as a fetchable source (pipeline.fetch.source.Source)."""
 
     area = "air_quality"
+    keep_runs = 2                   # yesterday's and today's runs, as the build reads
+
+    def enabled(self) -> bool:
+        """Once an ADS key is configured (the ADS answers nothing without one)."""
+        try:
+            ads.credentials(None)
+        except FetchError:
+            return False
+        return True
     base_url_env = ads.URL_ENV
     default_base_url = ads.DEFAULT_URL
 

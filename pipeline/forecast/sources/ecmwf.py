@@ -46,6 +46,9 @@ HOUR_S, CYCLE_H = 3600, 6
 HORIZON_ENV = "WEATHERAPI_ECMWF_HORIZON_H"
 HORIZON_H = 240                       # the served horizon
 LOOKBACK_CYCLES = 12                  # three days of runs: what stays online
+# The first steps of the cycles before the newest give the hours before its run time (this
+# morning, east of UTC); the reader reads an older run only that far past a newer one's start.
+HISTORY_CYCLES, HISTORY_STEPS = 4, (0, 3, 6)
 # What the forecast reads: 2 m temperature and dewpoint, 10 m wind, mean sea-level pressure,
 # total cloud cover, total precipitation, precipitation type, 10 m gusts (the maximum since
 # the previous step: none at step 0) and CAPE (open data publishes the most unstable CAPE,
@@ -133,11 +136,16 @@ class Ecmwf:
 
     name = NAME
     area = "forecast"
+    keep_runs = 1 + HISTORY_CYCLES  # the newest, the long run before a short one, history
     base_url_env = "WEATHERAPI_ECMWF_BASE_URL"
     default_base_url = "https://data.ecmwf.int/forecasts"
 
     def __init__(self, http: HttpConfig | None = None, clock=time.time):
         self.http, self.clock = http, clock
+
+    def enabled(self) -> bool:
+        """Only when WEATHERAPI_FORECAST_MODEL=ecmwf (the build reads one model)."""
+        return os.environ.get(runs.MODEL_ENV, "").strip().lower() == NAME
 
     def horizon(self) -> int:
         value = os.environ.get(HORIZON_ENV, "").strip()
@@ -160,13 +168,45 @@ class Ecmwf:
             run_s, plan = await self._choose(http, base, options, report)
             folder = runs.run_folder(options.datasets, NAME, runs.run_name(run_s))
             report.run = runs.run_name(run_s)
-            if runs.read_marker(folder) is not None:
+            if not plan:
                 report.notes.append(f"run {report.run} is held already")
             elif options.dry_run:
                 self._plan_lines(report, plan, folder)
             else:
                 await self._download(http, plan, run_s, folder, report)
+            if options.run == LATEST:
+                await self._companions(http, base, options, run_s, report)
             report.bytes, report.bytes_whole = http.totals.bytes, http.totals.bytes_whole
+
+    async def _companions(self, http: Downloader, base: str, options: FetchOptions,
+                          newest: int, report: FetchReport) -> None:
+        """The runs the newest needs beside it: when it is a short 06/18 UTC run, the 00/12
+        UTC run before it whole (the days after its 90 h); and the first steps of the cycles
+        before it. Best effort: what is gone or fails is a note, not a failed fetch."""
+        for k in range(1, HISTORY_CYCLES + 1):
+            run_s = newest - k * CYCLE_H * HOUR_S
+            whole = k <= 2 and stream(newest) == "scda" and stream(run_s) == "oper"
+            wanted = None if whole else list(HISTORY_STEPS)
+            folder = runs.run_folder(options.datasets, NAME, runs.run_name(run_s))
+            if _holds(folder, run_s, wanted or steps(run_s, self.horizon())):
+                continue
+            plan = await self._plan(http, base, run_s, report, wanted)
+            if plan is None:
+                continue
+            if options.dry_run:
+                self._plan_lines(report, plan, folder, run_s)
+                continue
+            part = FetchReport(source=self.name)
+            try:
+                await self._download(http, plan, run_s, folder, part)
+            except FetchError as exc:
+                report.notes.append(f"{runs.run_name(run_s)}: not fetched: {exc}")
+                continue
+            report.files += part.files
+            report.changed = True
+            report.notes.append(f"{runs.run_name(run_s)}: "
+                                + ("whole (the newest is a short run)" if whole else
+                                   "first steps fetched (history)"))
 
     def _candidates(self, options: FetchOptions) -> list[int]:
         if options.run != LATEST:
@@ -186,8 +226,8 @@ class Ecmwf:
         """The newest candidate run whose every step's .index is published, and its plan."""
         candidates = self._candidates(options)
         for run_s in candidates:
-            if runs.read_marker(runs.run_folder(options.datasets, NAME,
-                                                runs.run_name(run_s))) is not None:
+            folder = runs.run_folder(options.datasets, NAME, runs.run_name(run_s))
+            if _holds(folder, run_s, steps(run_s, self.horizon())):
                 return run_s, []            # held: nothing newer is complete upstream
             plan = await self._plan(http, base, run_s, report)
             if plan is not None:
@@ -198,10 +238,11 @@ class Ecmwf:
                          f"{len(candidates) - 1} cycle(s) at {public_url(base)}"
                          + ("; try again later" if recent else ""), retry_later=recent)
 
-    async def _plan(self, http: Downloader, base: str, run_s: int,
-                    report: FetchReport) -> list[Step] | None:
-        """Every step's wanted messages, or None when some .index is not published yet."""
-        wanted = steps(run_s, self.horizon())
+    async def _plan(self, http: Downloader, base: str, run_s: int, report: FetchReport,
+                    only: list[int] | None = None) -> list[Step] | None:
+        """Every step's wanted messages (of `only` steps, else all the horizon needs), or
+        None when some .index is not published yet."""
+        wanted = only or steps(run_s, self.horizon())
         # The last step is published last: when it is missing the others are not asked for.
         last = await http.get_bytes(index_url(file_url(base, run_s, wanted[-1])),
                                     missing_ok=True)
@@ -245,22 +286,54 @@ class Ecmwf:
         report.files, report.changed = len(todo), True
         log.info("ecmwf %s: %d step file(s) into %s", runs.run_name(run_s), len(todo), folder)
 
-    def _plan_lines(self, report: FetchReport, plan: list[Step], folder: Path) -> None:
+    def _plan_lines(self, report: FetchReport, plan: list[Step], folder: Path,
+                    run_s: int | None = None) -> None:
         """--dry-run: per file, its range requests (one range each); nothing is written."""
+        run_s = runs.run_seconds(report.run) if run_s is None else run_s
         for step in plan:
             spans = merge(list(step.ranges))
             headers = ", ".join(s.header(s.start) for s in spans)
             report.planned.append(f"GET {public_url(step.url)} {len(spans)} request(s), Range "
                                   f"{headers} ({'/'.join(step.params)}, {step.size:,} bytes) -> "
-                                  f"{folder / file_name(runs.run_seconds(report.run), step.step)}")
-        report.files = len(plan)
+                                  f"{folder / file_name(run_s, step.step)}")
+        report.files += len(plan)
 
     def held_runs(self, datasets: Path) -> list[str]:
         """The complete runs held, oldest first."""
         return [held.run for held in runs.held_runs(datasets, NAME)]
 
     def prune(self, datasets: Path, keep: int) -> list[str]:
-        """Delete all but the newest `keep` complete runs (a run being fetched stays)."""
-        return retention.prune_runs(datasets, NAME, keep)
+        """Delete all but the newest `keep` complete runs (a run being fetched stays); of the
+        others but the newest and, after a short newest run, the 00/12 UTC run before it, keep
+        only the first steps (all the reader reads of them)."""
+        deleted = retention.prune_runs(datasets, NAME, keep)
+        held = runs.held_runs(datasets, NAME)
+        whole = {held[-1].run} if held else set()
+        if held and stream(held[-1].run_s) == "scda":
+            whole |= {h.run for h in held[-3:-1] if stream(h.run_s) == "oper"}
+        for run in held:
+            if run.run not in whole:
+                _trim(run)
+        return deleted
+
+
+def _holds(folder: Path, run_s: int, wanted: list[int]) -> bool:
+    """Whether the run is held complete with every step of `wanted`."""
+    try:
+        held = runs.read_marker(folder)
+    except runs.RunError:
+        return False
+    names = {f.name for f in held.files} if held else set()
+    return held is not None and {file_name(run_s, s) for s in wanted} <= names
+
+
+def _trim(held: runs.HeldRun) -> None:
+    """Cut a held run to its first steps: the marker first, then the files it lost."""
+    keep = {file_name(held.run_s, s) for s in HISTORY_STEPS}
+    names = [f.name for f in held.files if f.name in keep]
+    if names and len(names) < len(held.files):
+        runs.write_marker(held.folder, NAME, held.run, names)
+        for gone in {f.name for f in held.files} - set(names):
+            (held.folder / gone).unlink(missing_ok=True)
 
 SOURCE = Ecmwf()

@@ -38,6 +38,7 @@ BUCKET = "https://noaa-gfs-bdp-pds.s3.amazonaws.com"
 NOMADS = "https://nomads.ncep.noaa.gov/pub/data/nccf/com/gfs/prod"
 FALLBACK_ENV = "WEATHERAPI_GFS_FALLBACK_URL"     # empty: no fallback
 HORIZON_ENV = "WEATHERAPI_GFS_HORIZON_H"
+HISTORY_ENV = "WEATHERAPI_GFS_HISTORY_CYCLES"
 CYCLE_H = 6
 LAST_HOUR = 384                                   # GFS runs to 16 days
 
@@ -50,6 +51,10 @@ class GfsConfig:
     hourly_until_h: int = 120           # NOAA: hourly files to 120 h, then 3-hourly
     step_h: int = 3
     lookback_cycles: int = 4            # `latest` tries the newest 4 cycles (a day)
+    # The first CYCLE_H hours of the cycles before the newest: the hours before its run time
+    # (this morning, in zones east of UTC) come from them (the reader takes an older run only
+    # that far past a newer one's start, so the rest of an older run is never read).
+    history_cycles: int = 4
     fallback_url: str | None = None     # None: WEATHERAPI_GFS_FALLBACK_URL, else NOMADS
     fallback_limit: RateLimit = RateLimit(per_minute=90, burst=10)    # <= 100 in any minute
     http: HttpConfig = field(default_factory=HttpConfig)
@@ -118,6 +123,7 @@ class GfsSource:
 
     name = "gfs"
     area = "forecast"
+    keep_runs = 1 + GfsConfig.history_cycles   # the newest, and the cycles before: history
     base_url_env = "WEATHERAPI_GFS_BASE_URL"
     default_base_url = BUCKET
 
@@ -128,20 +134,34 @@ class GfsSource:
     def folder(self, datasets: Path) -> Path:
         return datasets / "forecast" / "gfs"
 
+    def enabled(self) -> bool:
+        """The forecast's model unless WEATHERAPI_FORECAST_MODEL names another."""
+        return os.environ.get(runs.MODEL_ENV, "").strip().lower() in ("", self.name)
+
     def held_runs(self, datasets: Path) -> list[str]:
         return [held.run for held in runs.held_runs(datasets, self.name)]
 
     def prune(self, datasets: Path, keep: int) -> list[str]:
-        return prune_runs(datasets, self.name, keep)
+        """Keep the newest `keep` runs; of all but the newest, only the first hours (the
+        reader reads no more of them): a day of cycles in about a run and a quarter of disk."""
+        deleted = prune_runs(datasets, self.name, keep)
+        for held in runs.held_runs(datasets, self.name)[:-1]:
+            trim_run(held, CYCLE_H)
+        return deleted
 
     def settings(self) -> GfsConfig:
         """The configuration: the one given, else defaults with the environment's horizon."""
         if self.config is not None:
             return self.config
-        horizon = os.environ.get(HORIZON_ENV, "").strip()
-        if horizon and not horizon.isdigit():
-            raise FetchError(f"{HORIZON_ENV}={horizon!r}: expected hours, e.g. 240")
-        return GfsConfig(horizon_h=int(horizon)) if horizon else GfsConfig()
+        chosen = {}
+        for env, key, example in ((HORIZON_ENV, "horizon_h", "240"),
+                                  (HISTORY_ENV, "history_cycles", "4")):
+            value = os.environ.get(env, "").strip()
+            if value and not value.isdigit():
+                raise FetchError(f"{env}={value!r}: expected a whole number, e.g. {example}")
+            if value:
+                chosen[key] = int(value)
+        return GfsConfig(**chosen)
 
     def bases(self, options: FetchOptions, config: GfsConfig) -> list[str]:
         """The primary base URL, then the fallback (when set and different)."""
@@ -186,8 +206,9 @@ class GfsSource:
                                     "published yet): skipped")
                 continue
             report.run = run_name(cycle)
-            if _complete(run_dir):
+            if _complete(run_dir, [file_name(cycle, h) for h in hours]):
                 report.notes.append(f"{run_name(cycle)}: held already")
+                await self._history(http, options, config, bases, cycle, report)
                 return
             plan = await self._plan(http, base, cycle, hours, run_dir, config, report)
             if plan is None:
@@ -201,9 +222,41 @@ class GfsSource:
                 await self._list(http, plan, report)
             else:
                 await self._get(http, plan, cycle, run_dir, report)
+            await self._history(http, options, config, bases, cycle, report)
             return
         raise FetchError(self._nothing_complete(options, config, bases),
                          retry_later=self._may_appear(options))
+
+    async def _history(self, http: Downloader, options: FetchOptions, config: GfsConfig,
+                       bases: list[str], newest: dt.datetime, report: FetchReport) -> None:
+        """The first hours of the cycles before the newest that are not held yet (after a
+        fresh start: later, each of them was once the newest). Best effort: a cycle that is
+        gone or fails is a note, not a failed fetch."""
+        if options.run != LATEST:
+            return
+        hours = list(range(CYCLE_H + 1))
+        for k in range(1, config.history_cycles + 1):
+            cycle = newest - dt.timedelta(hours=CYCLE_H * k)
+            run_dir = self.folder(options.datasets) / run_name(cycle)
+            if _complete(run_dir):
+                continue
+            base = await self._published(http, bases, cycle, hours[-1])
+            plan = base and await self._plan(http, base, cycle, hours, run_dir, config, report)
+            if not plan:
+                report.notes.append(f"{run_name(cycle)}: its first hours are not available")
+                continue
+            if options.dry_run:
+                await self._list(http, plan, report)
+                continue
+            part = FetchReport(self.name)
+            try:
+                await self._get(http, plan, cycle, run_dir, part)
+            except FetchError as exc:
+                report.notes.append(f"{run_name(cycle)}: first hours not fetched: {exc}")
+                continue
+            report.files += part.files
+            report.changed = True
+            report.notes.append(f"{run_name(cycle)}: first {CYCLE_H} hours fetched (history)")
 
     def _cycles(self, options: FetchOptions, config: GfsConfig) -> list[dt.datetime]:
         if options.run == LATEST:
@@ -295,12 +348,26 @@ class GfsSource:
         report.changed = True
 
 
-def _complete(run_dir: Path) -> bool:
-    """Whether the run is held complete (a marker that does not match its files: not)."""
+def trim_run(held: runs.HeldRun, last_hour: int) -> None:
+    """Cut a held run to its hours up to last_hour: the marker first (what it lists is the
+    run), then the files it no longer lists."""
+    names = [f.name for f in held.files if int(f.name.rsplit(".f", 1)[1][:3]) <= last_hour]
+    if len(names) == len(held.files):
+        return
+    runs.write_marker(held.folder, held.source, held.run, names)
+    for gone in {f.name for f in held.files} - set(names):
+        (held.folder / gone).unlink(missing_ok=True)
+
+
+def _complete(run_dir: Path, names: list[str] | None = None) -> bool:
+    """Whether the run is held complete (a marker that does not match its files: not), with
+    every file of `names` when given (a run held as history has only its first hours)."""
     try:
-        return runs.read_marker(run_dir) is not None
+        held = runs.read_marker(run_dir)
     except runs.RunError:
         return False
+    return held is not None and (names is None or
+                                 set(names) <= {f.name for f in held.files})
 
 
 def _held(item: Planned) -> bool:

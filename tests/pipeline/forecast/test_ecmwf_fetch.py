@@ -158,3 +158,28 @@ def test_one_fetch_at_a_time(tmp_path, server, fetch):
         result = fetch()
     assert result.returncode == 75 and "another fetch of ecmwf is running" in result.stderr
     assert server.hits() == []
+
+
+def test_a_short_newest_run_brings_the_long_run_before_it_and_first_steps(tmp_path, server,
+                                                                        fetch):
+    # The newest complete run at 06/18 UTC is scda (90 h): the 00/12 UTC oper run before it
+    # is fetched whole for the days after, and the cycle before that only for its first
+    # steps (the hours before the newest run time). Horizon 12 h: steps 0-12 (history 0-6).
+    scda = NEWEST if ecmwf.stream(NEWEST) == "scda" else NEWEST - CYCLE_S   # (newer: absent)
+    oper, older = scda - CYCLE_S, scda - 2 * CYCLE_S
+    for run_s in (scda, oper, older):
+        upstream.publish(server, tmp_path / "up", run_s, [0, 3, 6, 9, 12])
+    result = fetch("--run", "latest")
+    assert result.returncode == 0, result.stderr
+    root = tmp_path / "datasets" / "forecast" / "ecmwf"
+    steps = {h.run: [f.name for f in h.files] for h in runs.held_runs(tmp_path / "datasets",
+                                                                       "ecmwf")}
+    assert steps[runs.run_name(scda)] == [ecmwf.file_name(scda, s) for s in (0, 3, 6, 9, 12)]
+    assert steps[runs.run_name(oper)] == [ecmwf.file_name(oper, s) for s in (0, 3, 6, 9, 12)]
+    assert steps[runs.run_name(older)] == [ecmwf.file_name(older, s) for s in (0, 3, 6)]
+    assert "first steps fetched (history)" in result.stderr
+    # Pruning keeps the newest, the long run it needs, and of the rest the first steps.
+    assert ecmwf.SOURCE.prune(tmp_path / "datasets", keep=2) == [runs.run_name(older)]
+    assert sorted(p.name for p in root.iterdir() if not p.name.startswith(".")) == sorted(
+        [runs.run_name(oper), runs.run_name(scda)])
+    assert len(runs.read_marker(root / runs.run_name(oper)).files) == 5

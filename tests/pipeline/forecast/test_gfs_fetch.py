@@ -27,7 +27,8 @@ SERVED = list(range(13))                         # what the stand-ins publish pe
 HOURS = [0, 1, 2, 3, 4, 5, 6, 9, 12]             # what the in-process source asks for
 QUICK = HttpConfig(backoff_base_s=0.01, backoff_cap_s=0.05, read_timeout_s=5.0, attempts=3,
                    progress=False)
-CONFIG = GfsConfig(horizon_h=12, hourly_until_h=6, step_h=3, fallback_url="", http=QUICK)
+CONFIG = GfsConfig(horizon_h=12, hourly_until_h=6, step_h=3, fallback_url="", http=QUICK,
+                   history_cycles=0)
 NOMADS_PATH = "/pub/data/nccf/com/gfs/prod"
 
 
@@ -214,9 +215,35 @@ def test_prune_keeps_the_newest_and_never_a_run_being_written(bucket, cycles, tm
     assert being_written.is_dir()
 
 
+def test_the_first_hours_of_earlier_cycles_cover_this_morning(bucket, cycles, tmp_path):
+    # A fresh install holds only the newest run: the cycle before it gives the hours before
+    # its run time (its first 6), once; the one before that is not published here (a note).
+    config = dataclasses.replace(CONFIG, history_cycles=2)
+    report = fetch(bucket, tmp_path, config)
+    assert report.run == name(cycles[1])
+    assert report.files == len(HOURS) + 7 and report.changed
+    held = runs.held_runs(tmp_path, "gfs")
+    assert [h.run for h in held] == [name(cycles[2]), name(cycles[1])]
+    assert [f.name for f in held[0].files] == [file_name(cycles[2], h) for h in range(7)]
+    older = name(cycles[1] - dt.timedelta(hours=12))
+    assert any(f"{older}: its first hours are not available" in n for n in report.notes)
+    again = fetch(bucket, tmp_path, config)
+    assert again.files == 0 and not again.changed
+    # Pruning keeps the newest whole and of the others only what the reader reads of them.
+    fetch(bucket, tmp_path, config, run=name(cycles[2]))     # now held whole
+    assert len(runs.held_runs(tmp_path, "gfs")[0].files) == len(HOURS)
+    GfsSource(config).prune(tmp_path, keep=2)
+    first, newest = runs.held_runs(tmp_path, "gfs")
+    assert [f.name for f in first.files] == [file_name(cycles[2], h) for h in range(7)]
+    assert sorted(p.name for p in first.folder.iterdir()) == sorted(
+        ["run.json", *(file_name(cycles[2], h) for h in range(7))])
+    assert len(newest.files) == len(HOURS)
+
+
 # ---- the command line --------------------------------------------------------------------
 
 CLI_ENV = {"WEATHERAPI_GFS_HORIZON_H": "12", "WEATHERAPI_GFS_FALLBACK_URL": "",
+           "WEATHERAPI_GFS_HISTORY_CYCLES": "0",
            "WEATHERAPI_OPERATOR_CONTACT": "ops@example.org"}
 SUMMARY = re.compile(r"^gfs: fetched (\d+) file\(s\), ([\d,]+) bytes in [\d.]+ s "
                      r"\(([\d,]+) bytes saved by range requests\); run (\d{10})$", re.M)
