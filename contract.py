@@ -22,6 +22,7 @@ import re
 import stat
 import unicodedata
 from pathlib import Path
+from typing import Any, NotRequired, TypedDict
 
 SCHEMA_VERSION = 1
 AREAS = ("geocoding", "air_quality", "forecast", "webcams")
@@ -235,14 +236,15 @@ class AirQuality:
     the window means are the trailing means that feed the US AQI (ending with the hour itself:
     hours h-23 ... h for 24 h). No AQI is stored: at a point the server evaluates the index
     tables the manifest entry publishes under "aqi" on the interpolated concentrations, so
-    the index always matches the concentrations served (see the README).
+    the index always matches the concentrations served (docs/data/air-quality.md#aqi-at-the-point).
     """
 
     AREA = "air_quality"
     EUROPE = "europe"
     GLOBAL = "global"
     GRID_FILES = {EUROPE: "air_quality/europe.npy", GLOBAL: "air_quality/global.npy"}
-    # Decisions rule 21: inside this box (inclusive) the European-only fields are present.
+    # Inside this box (inclusive) the European-only fields are present
+    # (docs/api/air-quality.md#european-domain).
     EUROPE_BOX = {"lat_min": 30.0, "lat_max": 72.0, "lon_min": -25.0, "lon_max": 45.0}
 
     POLLUTANTS = ("pm25_ugm3", "pm10_ugm3", "o3_ugm3", "no2_ugm3", "so2_ugm3", "co_ugm3")
@@ -422,8 +424,95 @@ def flag_emoji(code: str) -> str:
     return "".join(chr(0x1F1E6 + ord(c) - ord("A")) for c in code.upper())
 
 
-def read_manifest(version_dir: Path) -> dict:
-    """Parse a version's manifest.json."""
+# manifest.json as pipeline.common.publish writes it and server.artifacts.store reads it. Types
+# only: nothing checks them at run time (the store checks the shape it relies on).
+
+
+class TableEntry(TypedDict):
+    """A user-facing Parquet table of an area: one DuckDB view of the catalog."""
+
+    file: str                   # relative to the version directory
+    rows: int
+
+
+class GridSpec(TypedDict):
+    """A Grid's spec (the keys are Grid.SPEC_KEYS)."""
+
+    file: str
+    lat0: float
+    dlat: float
+    nlat: int
+    lon0: float
+    dlon: float
+    nlon: int
+    wraps: bool
+    time0: int
+    dt_s: int
+    ntime: int
+    variables: list[str]
+    dtype: str                  # a numpy dtype string ("<f4")
+
+
+class InputEntry(TypedDict):
+    """An input file the area was built from."""
+
+    path: str                   # relative to the datasets directory, else the file's name
+    bytes: int
+    sha256: str
+    domain: NotRequired[str]    # air quality: AirQuality.EUROPE or GLOBAL
+
+
+class AqiInput(TypedDict):
+    """One input of an index table (see AirQuality.AQI_TABLES)."""
+
+    variable: str
+    scale: float
+    decimals: int | None
+    x: list[float]
+    y: list[float]
+    below: float | None
+    above: float | None
+    required: bool
+    only_above: str | None
+
+
+class AreaEntry(TypedDict):
+    """An area's entry under the manifest's "areas": the keys every area writes, then those of
+    one area or another."""
+
+    version: str                # the data's version: the same data, the same version
+    schema_version: int
+    source: dict[str, Any]      # kind, generated, licence, notes, ... (descriptive)
+    inputs: list[InputEntry]
+    files: list[str]            # every file of the area, relative to the version directory
+    tables: NotRequired[dict[str, TableEntry]]      # DuckDB view name -> table
+    grids: NotRequired[dict[str, GridSpec]]         # grid name -> spec
+    carried_over_from: NotRequired[str]             # the build_id its files were linked from
+    aqi: NotRequired[dict[str, list[AqiInput]]]     # air quality: index name -> its inputs
+    next_version_expected_s: NotRequired[int]       # forecast: Unix seconds
+    run_times: NotRequired[list[str]]               # forecast
+    alerts: NotRequired[dict[str, Any]]             # forecast: kind, count, licence, ...
+    coverage: NotRequired[dict[str, float]]         # geocoding, webcams: shares of rows
+    counts: NotRequired[dict[str, int]]             # webcams
+    linked_to: NotRequired[str]                     # webcams: "geocoding" or "packaged"
+    linked_with: NotRequired[list[str]]             # webcams: the gazetteer's and tzfpy's ids
+    dropped_snapshots: NotRequired[dict[str, int]]  # webcams: reason -> rows left out
+    rendered_images: NotRequired[bool]              # webcams
+    images_sha256: NotRequired[str]                 # webcams: when there are image files
+    warnings: NotRequired[list[str]]                # webcams: for the operator
+
+
+class Manifest(TypedDict):
+    """A version's manifest.json."""
+
+    schema_version: int
+    build_id: str               # the version directory's name
+    areas: dict[str, AreaEntry]     # area name -> entry, in AREAS order
+
+
+def read_manifest(version_dir: Path) -> Any:
+    """Parse a version's manifest.json: JSON of any shape, for the reader to check (a
+    Manifest when the pipeline wrote it)."""
     return json.loads((version_dir / MANIFEST).read_text(encoding="utf-8"))
 
 

@@ -41,9 +41,23 @@ test *ARGS:
     {{py}} -m server.kernels.warmup
     {{py}} -m pytest {{ARGS}}
 
+# Lint: ruff's rules, ruff's formatting (checked, not applied) and mypy over the typed seams
+lint:
+    #!/usr/bin/env bash
+    set -uo pipefail
+    failed=0        # every check runs, so that one run shows every problem
+    {{py}} -m ruff check --output-format concise . || failed=1
+    {{py}} -m ruff format --check --output-format concise . || failed=1
+    {{py}} -m mypy || failed=1
+    exit $failed
+
 # Benchmarks: build time and memory, server start, throughput and latency ratios
 bench *ARGS:
     {{py}} -m bench.run {{ARGS}}
+
+# Build the documentation site strictly into site/ (a broken link or anchor fails)
+docs *ARGS:
+    NO_MKDOCS_2_WARNING=1 .venv/bin/mkdocs build --strict --clean --site-dir site {{ARGS}}
 
 # Open the published catalog in the DuckDB CLI
 sql:

@@ -21,7 +21,7 @@ ROOT = Path(__file__).resolve().parent.parent
 if str(ROOT) not in sys.path:  # `python bench/make_cams.py`
     sys.path.insert(0, str(ROOT))
 
-from pipeline.air_quality.sources import generated as gen
+from pipeline.air_quality.sources import generated as gen  # noqa: E402 (after sys.path)
 
 DAY_S = 86400
 

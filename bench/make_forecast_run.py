@@ -24,7 +24,7 @@ ROOT = Path(__file__).resolve().parent.parent
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
-from pipeline.forecast.sources import generated_model
+from pipeline.forecast.sources import generated_model  # noqa: E402 (after sys.path)
 
 TEN = ("t2m", "d2m", "u10", "v10", "prmsl", "tcc", "prate", "vis", "gust", "orog")
 

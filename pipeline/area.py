@@ -5,11 +5,13 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Callable, NamedTuple
 
+import contract
+
 
 class Builder(NamedTuple):
     """An area's builder: build(datasets dir, version dir) writes the area's artifacts into the
     version and returns its manifest entry (pipeline.areas.BUILDERS lists them)."""
 
     name: str
-    build: Callable[[Path, Path], dict]
+    build: Callable[[Path, Path], contract.AreaEntry]
     folders: tuple[str, ...]        # what it reads under datasets/ (refresh compares them)

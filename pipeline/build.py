@@ -24,7 +24,7 @@ def run_build(datasets: Path, out: Path, only: list[str] | None = None) -> Path:
         version = publish.new_version_dir(out)
         log.info("building %s into %s", ", ".join(wanted), version)
         try:
-            areas = {}
+            areas: dict[str, contract.AreaEntry] = {}
             for area, build, folders in BUILDERS:
                 if area in wanted:
                     started = time.perf_counter()
@@ -32,7 +32,7 @@ def run_build(datasets: Path, out: Path, only: list[str] | None = None) -> Path:
                     digest = input_digest(datasets, folders)
                     areas[area] = {**build(datasets, version), "input_digest": digest}
                     log.info("%s: done in %.1f s", area, time.perf_counter() - started)
-                elif area in carried:
+                elif previous is not None and area in carried:
                     areas[area] = publish.carry_over(previous, version, area, carried[area])
                     log.info("%s: carried over from %s", area, previous.name)
             tables = {name: t["file"] for entry in areas.values()
@@ -52,7 +52,7 @@ def run_build(datasets: Path, out: Path, only: list[str] | None = None) -> Path:
     return version
 
 
-def _carried_areas(previous: Path | None, wanted: list[str]) -> dict:
+def _carried_areas(previous: Path | None, wanted: list[str]) -> dict[str, contract.AreaEntry]:
     """The published manifest's entries of the areas not rebuilt (read only when there are
     such areas: a full build does not need the old manifest, so a broken one cannot stop it)."""
     if previous is None or all(area in wanted for area in contract.AREAS):

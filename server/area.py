@@ -4,9 +4,15 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any, Callable, Generic, TypeVar
 
 from aiohttp import web
+
+import contract
+
+DataT = TypeVar("DataT", covariant=True)
+# (version dir, manifest entry) -> the area's loaded data, what its handlers read from the store
+Loader = Callable[[Path, contract.AreaEntry], DataT]
 
 
 @dataclass(frozen=True)
@@ -15,16 +21,17 @@ class OpenApiPart:
 
     tag: str
     description: str
-    paths: Callable[[], dict]
-    schemas: dict
+    paths: Callable[[], dict[str, Any]]
+    schemas: dict[str, Any]
 
 
 @dataclass(frozen=True)
-class Area:
-    """One endpoint area as the application wires it (server.areas.AREAS lists them)."""
+class Area(Generic[DataT]):
+    """One endpoint area as the application wires it (server.areas.AREAS lists them); DataT is
+    the type of its loaded data (Area[ForecastData]), a type only: no cost at run time."""
 
     name: str                                   # the area's name in the manifest
-    load: Callable[[Path, dict], Any]           # (version dir, manifest entry) -> loaded data
+    load: Loader[DataT]                         # (version dir, manifest entry) -> loaded data
     routes: Callable[[], list[web.RouteDef]]
     openapi: OpenApiPart
     setup: Callable[[web.Application], None] | None = None    # before the routes are added

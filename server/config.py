@@ -84,7 +84,7 @@ class Config:
         return self.rate_limit_burst or self.rate_limit_per_minute
 
     @classmethod
-    def from_env(cls, env: Mapping[str, str] | None = None, **overrides) -> "Config":
+    def from_env(cls, env: Mapping[str, str] | None = None, **overrides) -> Config:
         """Defaults, then WEATHERAPI_* variables, then explicit overrides (e.g. CLI flags)."""
         env = os.environ if env is None else env
         values = {}

@@ -1,11 +1,11 @@
 """US AQI (EPA, 2024 PM2.5 revision) and European AQI (EEA 2024 bands) from µg/m³ concentrations.
 
-Both indices are tables (science.md §1-2) compiled into piecewise-linear inputs: the
-concentration in µg/m³ times `scale` (to ppm or ppb where the EPA table uses them), truncated
-to the table's decimals (EPA only), mapped through (x, y). The index is the largest sub-index,
-capped at 500 and rounded half up to an integer. The manifest publishes the tables, and the
-server evaluates them at a point on the concentrations it serves (the grids store no index);
-the vectorised evaluation here is the reference its tests compare with.
+Both indices are tables (docs/api/air-quality.md#indices) compiled into piecewise-linear
+inputs: the concentration in µg/m³ times `scale` (to ppm or ppb where the EPA table uses them),
+truncated to the table's decimals (EPA only), mapped through (x, y). The index is the largest
+sub-index, capped at 500 and rounded half up to an integer. The manifest publishes the tables,
+and the server evaluates them at a point on the concentrations it serves (the grids store no
+index); the vectorised evaluation here is the reference its tests compare with.
 """
 
 from __future__ import annotations
@@ -17,7 +17,7 @@ import numpy as np
 
 from contract import AirQuality as AQ
 
-# ppb = µg/m³ * 24.45 / MW at 25 °C and 1 atm (science.md §1); g/mol.
+# ppb = µg/m³ * 24.45 / MW at 25 °C and 1 atm (docs/api/air-quality.md#us-aqi); g/mol.
 MOLAR_VOLUME_L = 24.45
 MW_G_MOL = {"o3": 47.997, "no2": 46.0055, "so2": 64.066, "co": 28.010}
 
@@ -59,7 +59,8 @@ def _epa(variable: str, scale: float, decimals: int, segments, below: float | No
 PPM_O3, PPM_CO = ppb_per_ugm3("o3") / 1000, ppb_per_ugm3("co") / 1000
 PPB_SO2, PPB_NO2 = ppb_per_ugm3("so2"), ppb_per_ugm3("no2")
 
-# science.md §1, rows (C_lo, C_hi, I_lo, I_hi). Window means end with the hour itself.
+# docs/api/air-quality.md#us-aqi, rows (C_lo, C_hi, I_lo, I_hi). Window means end with the
+# hour itself.
 US_AQI = (
     _epa("pm25_24h_ugm3", 1.0, 1, [(0.0, 9.0, 0, 50), (9.1, 35.4, 51, 100),
                                    (35.5, 55.4, 101, 150), (55.5, 125.4, 151, 200),
@@ -92,7 +93,8 @@ US_AQI = (
                                   (1250, 1649, 301, 400), (1650, 2049, 401, 500)]),
 )
 
-# science.md §2: upper limits (µg/m³) of good, fair, moderate, poor, very poor; hourly values.
+# docs/api/air-quality.md#european-aqi: upper limits (µg/m³) of good, fair, moderate, poor,
+# very poor; hourly values.
 EEA_LIMITS_UGM3 = {
     "pm25_ugm3": (5, 15, 50, 90, 140),
     "pm10_ugm3": (15, 45, 120, 195, 270),

@@ -7,9 +7,9 @@ trailing windows are complete from its first hour; each field's steps (hourly, o
 model levels' 3-hourly) are interpolated to hours. Then, band by band: the window means (24 h
 PM and SO2, 8 h O3 and CO) and the grid from the newest forecast's reference time to the end.
 No AQI is stored: the manifest publishes the index tables, which the server evaluates on the
-concentrations it interpolates at a point (README, "How a point is answered"). The European
-grid also carries the global model's dust AOD, regridded to its cells (bilinear on the global
-cells, as the server interpolates at a point), so a European answer reads one grid.
+concentrations it interpolates at a point (docs/data/air-quality.md#aqi-at-the-point). The
+European grid also carries the global model's dust AOD, regridded to its cells (bilinear on the
+global cells, as the server interpolates at a point), so a European answer reads one grid.
 """
 
 from __future__ import annotations
@@ -86,7 +86,7 @@ class Stitched:
         return block.reshape(b - a, len(self.hours), len(self.lon)).transpose(1, 0, 2)
 
 
-def build(datasets: Path, version: Path, now_s: float | None = None) -> dict:
+def build(datasets: Path, version: Path, now_s: float | None = None) -> contract.AreaEntry:
     """Build the air-quality area into `version`; return its manifest entry."""
     scratch = version / SCRATCH
     scratch.mkdir()
@@ -128,7 +128,8 @@ def _domain(name: str, datasets: Path, scratch: Path, now_s: float | None) -> Do
 
 
 def check_coverage(name: str, run: Run) -> None:
-    """InputError unless the run's grid holds its whole domain (decisions rule 21)."""
+    """InputError unless the run's grid holds its whole domain
+    (docs/data/air-quality.md#artifacts)."""
     # Half a cell beyond the outer centres counts, as the server's PointGrid.contains says.
     lat0, lat1, lon0, lon1 = COVERAGE[name]
     path = next(iter(run.fields.values())).path

@@ -222,7 +222,7 @@ class NpyWriter:
             finally:
                 self._handle.close()    # closes the descriptor even when the flush fails
 
-    def __enter__(self) -> "NpyWriter":
+    def __enter__(self) -> NpyWriter:
         return self
 
     def __exit__(self, kind, value, traceback) -> None:
@@ -305,7 +305,7 @@ class Spill:
         self._sink: pa.NativeFile | None = None
         self._writer: pa.ipc.RecordBatchFileWriter | None = None
 
-    def __enter__(self) -> "Spill":
+    def __enter__(self) -> Spill:
         return self
 
     def __exit__(self, *exc) -> None:

@@ -40,7 +40,8 @@ def new_version_dir(out_dir: Path) -> Path:
     return version
 
 
-def carry_over(previous: Path, version: Path, area: str, entry: dict) -> dict:
+def carry_over(previous: Path, version: Path, area: str,
+               entry: contract.AreaEntry) -> contract.AreaEntry:
     """Hard-link (or copy) an area's files from the previous version into the new one."""
     for rel in entry.get("files", []):
         src, dst = previous / rel, version / rel
@@ -50,7 +51,7 @@ def carry_over(previous: Path, version: Path, area: str, entry: dict) -> dict:
         except OSError:
             with naming(dst):
                 shutil.copy2(src, dst)
-    return dict(entry, carried_over_from=previous.name)
+    return {**entry, "carried_over_from": previous.name}
 
 
 def write_catalog(version: Path, tables: dict[str, str]) -> None:
@@ -71,7 +72,7 @@ def write_catalog(version: Path, tables: dict[str, str]) -> None:
         raise OSError(None, (str(exc).splitlines() or [type(exc).__name__])[0], str(path)) from None
 
 
-def write_manifest(version: Path, manifest: dict) -> None:
+def write_manifest(version: Path, manifest: contract.Manifest) -> None:
     """Write manifest.json last, via a temporary file, so a manifest means a complete version;
     everything is flushed to disk first, so a crash cannot publish truncated files."""
     _fsync_tree(version)

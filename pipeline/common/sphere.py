@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-EARTH_RADIUS_KM = 6371.0088     # mean radius (decisions rule 19)
+EARTH_RADIUS_KM = 6371.0088     # mean radius (docs/api/geocoding.md#reverse)
 
 
 def unit_vectors(lat_deg: np.ndarray, lon_deg: np.ndarray) -> np.ndarray:

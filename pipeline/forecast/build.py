@@ -48,7 +48,7 @@ LICENCES = {
 }
 
 
-def build(datasets: Path, version: Path) -> dict:
+def build(datasets: Path, version: Path) -> contract.AreaEntry:
     """Build the forecast area into `version`; return its manifest entry."""
     with tempfile.TemporaryDirectory(prefix="forecast-generated-") as scratch, \
             contextlib.ExitStack() as stack:

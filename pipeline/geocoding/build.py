@@ -41,7 +41,7 @@ LICENCE = ("GeoNames (https://www.geonames.org/), CC BY 4.0 "
            "3166-2 via pycountry (LGPL 2.1).")
 
 
-def build(datasets: Path, version: Path) -> dict:
+def build(datasets: Path, version: Path) -> contract.AreaEntry:
     """Build the geocoding area into `version`; return its manifest entry."""
     if geonames_dump.present(datasets):
         log.info("reading GeoNames dumps from %s", datasets / "geonames")

@@ -30,7 +30,7 @@ LICENCE = ("Webcam catalog and images: the operator's own (or generated); place 
            "GeoNames (https://www.geonames.org/), CC BY 4.0.")
 
 
-def build(datasets: Path, version: Path) -> dict:
+def build(datasets: Path, version: Path) -> contract.AreaEntry:
     """Build the webcams area into `version`; return its manifest entry."""
     if webcam_catalog.present(datasets):
         log.info("reading the webcam catalog from %s", datasets / webcam_catalog.FOLDER)

@@ -165,7 +165,7 @@ class _Daily:
         self.index.write(picks + base)
         self.times.write(times[picks])
 
-    def __enter__(self) -> "_Daily":
+    def __enter__(self) -> _Daily:
         return self
 
     def __exit__(self, kind, value, traceback) -> None:

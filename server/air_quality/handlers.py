@@ -1,11 +1,11 @@
-"""Air quality endpoint (interface 4.6): GET /air-quality/{lat},{lon}.
+"""Air quality endpoint (docs/api/air-quality.md): GET /air-quality/{lat},{lon}.
 
-Inside the CAMS European domain (decisions rule 21) the European grid answers and records carry
-dustAod (the global model's, regridded onto the European grid by the pipeline) and pollen;
-elsewhere the global grid answers without them. Values are bilinear at the point; both AQIs
-are evaluated from the interpolated concentrations with the tables the pipeline published, so
-they agree with the concentrations served. The per-request work (interpolation, indices, the
-JSON of the records) is one compiled call (kernels).
+Inside the CAMS European domain (docs/api/air-quality.md#european-domain) the European grid
+answers and records carry dustAod (the global model's, regridded onto the European grid by the
+pipeline) and pollen; elsewhere the global grid answers without them. Values are bilinear at
+the point; both AQIs are evaluated from the interpolated concentrations with the tables the
+pipeline published, so they agree with the concentrations served. The per-request work
+(interpolation, indices, the JSON of the records) is one compiled call (kernels).
 """
 
 from __future__ import annotations
@@ -21,6 +21,7 @@ from aiohttp import web
 from tzfpy import get_tz
 
 from contract import AirQuality as AQ
+from contract import AreaEntry
 from server.http import params
 from server.air_quality import kernels
 from server.air_quality.index import IndexTables
@@ -45,7 +46,7 @@ POLLEN = (("pollenBirch", "birch_pollen_grains_m3"), ("pollenGrass", "grass_poll
           ("pollenAlder", "alder_pollen_grains_m3"),
           ("pollenMugwort", "mugwort_pollen_grains_m3"))
 # The manifest's tables and the names of the columns after the grid's own that a point's
-# block holds them in (the grids store no index: README, "How a point is answered").
+# block holds them in (the grids store no index: docs/data/air-quality.md#aqi-at-the-point).
 INDICES = (("eu", "european_aqi"), ("us", "us_aqi"))
 # Record fields after the time: (key, grid variable, decimals).
 FIELDS = ((("europeanAqi", "european_aqi", 0), ("usAqi", "us_aqi", 0))
@@ -127,7 +128,7 @@ class Domain:
 class AirQualityData:
     """Both grids of a loaded version."""
 
-    def __init__(self, version_dir: Path, entry: dict):
+    def __init__(self, version_dir: Path, entry: AreaEntry):
         grids, tables = entry["grids"], entry[AQ.AQI_TABLES]
         self.europe = Domain(version_dir, grids[AQ.EUROPE], tables)
         self.world = Domain(version_dir, grids[AQ.GLOBAL], tables)
@@ -141,7 +142,7 @@ class AirQualityData:
         self.lon_range = (box["lon_min"], box["lon_max"])
 
     def in_europe(self, lat: float, lon: float) -> bool:
-        """Decisions rule 21: the CAMS European domain, edges included."""
+        """The CAMS European domain, edges included (docs/api/air-quality.md#european-domain)."""
         return (self.lat_range[0] <= lat <= self.lat_range[1]
                 and self.lon_range[0] <= lon <= self.lon_range[1])
 
@@ -163,13 +164,13 @@ def check_coverage(europe: PointGrid, world: PointGrid) -> None:
         raise ValueError("the global grid does not cover the globe")
 
 
-def load(version_dir: Path, entry: dict) -> AirQualityData:
+def load(version_dir: Path, entry: AreaEntry) -> AirQualityData:
     """Loader for the store: map both grids."""
     return AirQualityData(version_dir, entry)
 
 
 def parse(raw: str) -> AirQualityQuery:
-    """`lat,lon`: finite numbers in range (decisions rule 2)."""
+    """`lat,lon`: finite numbers in range (docs/api/conventions.md#validation)."""
     lat, lon = params.coordinates(raw)
     return AirQualityQuery(lat, lon)
 

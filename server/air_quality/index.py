@@ -44,7 +44,7 @@ class IndexTables:
                 ys += t["y"]
                 start = stop
         if len(inputs) > kernels.MAX_INPUTS:
-            raise ValueError(f"more than {kernel.MAX_INPUTS} index inputs")
+            raise ValueError(f"more than {kernels.MAX_INPUTS} index inputs")
         self.inputs = np.array(inputs, dtype=np.int64)
         self.limits = np.array(limits, dtype=np.float64)
         self.xp = np.array(xs, dtype=np.float64)

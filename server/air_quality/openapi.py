@@ -1,4 +1,4 @@
-"""OpenAPI paths and schemas of air quality (interface.md 4.6, decisions.md rules 21-24)."""
+"""OpenAPI paths and schemas of air quality (docs/api/air-quality.md)."""
 
 from __future__ import annotations
 
@@ -97,7 +97,7 @@ _DESCRIPTION = (
 
 
 def paths() -> dict:
-    """Paths of interface.md 4.6."""
+    """The path of docs/api/air-quality.md."""
     air = operation(
         "getAirQuality", "air quality", "Air quality at a coordinate", _DESCRIPTION,
         [coordinates("47.3769,8.5417")],

@@ -34,7 +34,7 @@ class Records:
                                 dtype=np.int64)
         parts = [b'{"%b":' % keys[0].encode()] + [b',"%b":' % k.encode() for k in keys[1:]]
         if max(map(len, parts)) > kernels.KEY_BYTES:
-            raise ValueError(f"a key is longer than {kernel.KEY_BYTES - 4} characters")
+            raise ValueError(f"a key is longer than {kernels.KEY_BYTES - 4} characters")
         self.key_bytes = np.frombuffer(b"".join(parts) + bytes(kernels.KEY_BYTES), dtype=np.uint8)
         self.key_end = np.cumsum([len(p) for p in parts]).astype(np.int64)
         self.record_bytes = int(self.key_end[-1]) + NUMBER_BYTES * len(keys) + 2

@@ -9,13 +9,14 @@ import time
 from concurrent.futures import Executor
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable, Mapping
+from typing import Any, Callable, Mapping, cast
 
 import contract
 from server.http.errors import ApiError
 
 log = logging.getLogger("server.store")
-Loader = Callable[[Path, dict], Any]
+# Any area's loader (server.area.Loader): the store holds every area's data side by side.
+Loader = Callable[[Path, contract.AreaEntry], object]
 RETRY_AFTER_S = 30
 LOADING_RETRY_S = 5     # a server starting loads its areas in about a second
 UNPUBLISHED = "unpublished"     # the readiness state while no version is published
@@ -27,7 +28,10 @@ class AreaState:
 
     state: str                 # loading | loaded | absent | failed
     version: str | None = None
-    data: Any = None           # may hold the previous good data while `failed`
+    # The area's loaded data, of its Area[DataT]'s DataT: the handler that reads it names that
+    # type (`data: ForecastData = store.require(NAME).data`); it may hold the previous good data
+    # while `failed`.
+    data: Any = None
     error: str | None = None
 
 
@@ -44,7 +48,7 @@ class Snapshot:
         return self.version_dir is not None or any(s.data is not None for s in self.areas.values())
 
 
-def _checked(manifest: object) -> dict:
+def _checked(manifest: object) -> contract.Manifest:
     """The manifest if it has the shape the loaders read (an object of the supported schema
     version whose `areas` map to objects), else ValueError: a KeyError deep in a reload would
     be a traceback every reload interval while /ready went on calling the old build ready."""
@@ -55,7 +59,7 @@ def _checked(manifest: object) -> dict:
     areas = manifest.get("areas")
     if not isinstance(areas, dict) or not all(isinstance(e, dict) for e in areas.values()):
         raise ValueError("the manifest's areas are not an object of objects")
-    return manifest
+    return cast(contract.Manifest, manifest)
 
 
 class Store:
@@ -166,7 +170,8 @@ class Store:
             a: self._failed(a, reason) if s.data is not None else s
             for a, s in self.snapshot.areas.items()})
 
-    def _load_area(self, area: str, target: Path, entry: dict | None) -> AreaState:
+    def _load_area(self, area: str, target: Path,
+                   entry: contract.AreaEntry | None) -> AreaState:
         if entry is None:
             return AreaState("absent")
         previous = self.snapshot.areas.get(area)
@@ -180,7 +185,7 @@ class Store:
             return AreaState("absent", version, error="not served by this server version")
         try:
             state = AreaState("loaded", version, loader(target, entry))
-        except Exception as exc:  # any broken artifact must only take its own area down
+        except Exception as exc:  # noqa: BLE001 (a broken artifact takes only its area down)
             self._say(area, f"loading {area} from {target.name} failed: {type(exc).__name__}: "
                             f"{exc}; {self._retried()}", logging.ERROR, traceback=True)
             return self._failed(area, f"{type(exc).__name__} while loading {version}")
@@ -189,10 +194,11 @@ class Store:
 
     def _failed(self, area: str, error: str) -> AreaState:
         previous = self.snapshot.areas.get(area)
-        keep = previous.data if previous else None
-        return AreaState("failed", previous.version if keep is not None else None, keep, error)
+        if previous is None or previous.data is None:
+            return AreaState("failed", None, None, error)
+        return AreaState("failed", previous.version, previous.data, error)
 
-    def readiness(self) -> tuple[bool, dict]:
+    def readiness(self) -> tuple[bool, dict[str, Any]]:
         """(ready, body) for GET /ready."""
         snap = self.snapshot
         areas = {a: {k: v for k, v in (("state", s.state), ("version", s.version),
@@ -200,8 +206,8 @@ class Store:
                  for a, s in snap.areas.items()}
         now = time.time()
         for name, s in snap.areas.items():
-            # Loaded but not covering the present (decisions rule 8): the area answers 503, so
-            # say so; readiness is unaffected (every replica holds the same data).
+            # Loaded but not covering the present (docs/api/service.md#ready): the area answers 503,
+            # so say so; readiness is unaffected (every replica holds the same data).
             covers = getattr(s.data, "covers", None)
             if s.state == "loaded" and covers is not None and not covers(now):
                 areas[name].update(state="stale", error="the data does not cover the present")
@@ -214,6 +220,6 @@ class Store:
             return "loading"
         if not snap.published():    # every area absent, yet all it can answer is 503:
             return UNPUBLISHED      # a load balancer must not send it traffic
-        # An area absent from a published version blocks nothing (decisions rule 8).
+        # An area absent from a published version blocks nothing (docs/api/service.md#ready).
         usable = all(s.state in ("loaded", "absent") for s in snap.areas.values())
         return "ready" if usable else "degraded"

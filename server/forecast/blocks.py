@@ -120,7 +120,7 @@ def _scratch(capacity: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
 
 def respond(data: ForecastData, place: Place, request: Request, units: UnitSystem,
             now_s: float) -> bytes:
-    """The response body (decisions rules 25-35) in a unit system."""
+    """The response body (docs/api/forecast.md#answer) in a unit system."""
     r = request
     local = datetime.fromtimestamp(now_s, place.zone)
     day = local_day(place.timezone, local.year, local.month, local.day)

@@ -9,6 +9,7 @@ import numpy as np
 import orjson
 import pyarrow.parquet as pq
 
+from contract import AreaEntry
 from contract import Forecast as F
 from server.forecast import blocks
 from server.forecast import render
@@ -91,7 +92,7 @@ def _inside(rings: list[np.ndarray], lat: float, lon: float) -> bool:
 
 
 def _alert_json(row: dict) -> dict:
-    """The response object of an alert (decisions rule 34)."""
+    """The response object of an alert (docs/api/forecast.md#alerts)."""
     item = {"title": row["title"], "description": row["description"], "time": row["onset"],
             "expires": row["expires"], "severity": row["severity"]}
     if row["regions"]:
@@ -104,7 +105,7 @@ def _alert_json(row: dict) -> dict:
 class ForecastData:
     """One published forecast version; what the forecast loader returns."""
 
-    def __init__(self, version_dir: Path, entry: dict):
+    def __init__(self, version_dir: Path, entry: AreaEntry):
         self.version = entry["version"]
         self.grid = PointGrid(version_dir, entry["grids"][F.HOURLY_GRID])
         self.static = PointGrid(version_dir, entry["grids"][F.STATIC_GRID])
@@ -138,7 +139,7 @@ class ForecastData:
                                                  *weights.tolist()]
 
     def flags_json(self, units: str) -> bytes:
-        """The flags object of answers in a unit system (decisions rule 35)."""
+        """The flags object of answers in a unit system (docs/api/forecast.md#flags)."""
         found = self._flags.get(units)
         if found is None:
             found = self._flags[units] = orjson.dumps(
@@ -183,7 +184,7 @@ def _domain(grid: PointGrid) -> str:
     return f"latitude {grid.lat0:g} to {north:g}, {lon}"
 
 
-def load(version_dir: Path, entry: dict) -> ForecastData:
+def load(version_dir: Path, entry: AreaEntry) -> ForecastData:
     """Loader for the store: map the grids, read the alerts, have the compiled code ready."""
     data = ForecastData(version_dir, entry)
     blocks.warm_up(data)

@@ -1,4 +1,4 @@
-"""Forecast endpoint (interface 4.7, decisions rules 25-35): GET /forecast/{lat},{lon}."""
+"""Forecast endpoint (docs/api/forecast.md): GET /forecast/{lat},{lon}."""
 
 from __future__ import annotations
 

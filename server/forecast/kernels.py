@@ -38,7 +38,7 @@ DAY_COLUMNS = ("high", "low", "humidity", "pressure", "wind", "cloud", "u", "v",
 (D_HIGH, D_LOW, D_HUMIDITY, D_PRESSURE, D_WIND, D_CLOUD, D_U, D_V, D_GUST,
  D_DAYTIME_CLOUD) = range(len(DAY_COLUMNS))
 # Local hours marking each day: midnight, period starts (04, 12, 17, 22), and 06/18 for the
-# high (06-18) and low (18-06 next morning) of decisions rule 31.
+# high (06-18) and low (18-06 next morning) of docs/api/forecast.md#daily.
 MARK_HOURS = (0, 4, 6, 12, 17, 18, 22)
 MIDNIGHT, H04, H06, H12, H17, H18, H22 = range(len(MARK_HOURS))
 PERIOD_MARKS = (H04, H12, H17, H22)

@@ -1,4 +1,4 @@
-"""OpenAPI paths and schemas of the forecast (interface.md 4.7, decisions.md rules 25-35)."""
+"""OpenAPI paths and schemas of the forecast (docs/api/forecast.md)."""
 
 from __future__ import annotations
 
@@ -223,7 +223,7 @@ _FORECAST = obj({
 
 
 def paths() -> dict:
-    """Paths of interface.md 4.7."""
+    """The path of docs/api/forecast.md."""
     forecast = operation(
         "getForecast", "forecast", "Weather forecast at a coordinate", FORECAST,
         [coordinates("47.3769,8.5417"),

@@ -1,4 +1,4 @@
-"""Geocoding endpoints (interface 4.1-4.5): search, lookup by id, reverse, countries."""
+"""Geocoding endpoints (docs/api/geocoding.md): search, lookup by id, reverse, countries."""
 
 from __future__ import annotations
 
@@ -11,6 +11,7 @@ from typing import Mapping
 import orjson
 from aiohttp import web
 
+from contract import AreaEntry
 from contract import Geocoding as G
 from server.http import params
 from server.geocoding.index import GeocodingIndex
@@ -27,7 +28,7 @@ LOOKUP_PARAMETERS = frozenset({"q", "id", "language", "country", "field", "limit
 REVERSE_PARAMETERS = frozenset({"lat", "lon", "language", "limit"})
 
 
-def load(version_dir: Path, entry: dict) -> GeocodingIndex:
+def load(version_dir: Path, entry: AreaEntry) -> GeocodingIndex:
     """Loader for the store: map the area's indexes."""
     return GeocodingIndex(version_dir)
 
@@ -56,7 +57,8 @@ class ReverseQuery:
 
 
 def parse_lookup(query: Mapping[str, str]) -> SearchQuery | IdQuery:
-    """Either a search (q) or a lookup by id, never both (decisions rule 13)."""
+    """Either a search (q) or a lookup by id, never both
+    (docs/api/geocoding.md#search-or-lookup)."""
     params.once(query, LOOKUP_PARAMETERS)
     has_q, has_id = "q" in query, "id" in query
     if has_q and has_id:
@@ -67,7 +69,8 @@ def parse_lookup(query: Mapping[str, str]) -> SearchQuery | IdQuery:
         raise ApiError(400, "q (search text) or id (location id) is required",
                        errors=[{"parameter": "q", "message": "q or id is required"}])
     languages = params.language(query)
-    # Every parameter is validated (rule 2), even those an id lookup does not use.
+    # Every parameter is validated, even those an id lookup does not use
+    # (docs/api/conventions.md#validation).
     country = query.get("country")
     if country is not None and not COUNTRY.fullmatch(country):
         raise bad_request("country", "country must be an ISO 3166-1 alpha-2 code such as CH, "

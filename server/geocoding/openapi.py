@@ -1,4 +1,4 @@
-"""OpenAPI paths and schemas of geocoding (interface.md 4.1 to 4.5)."""
+"""OpenAPI paths and schemas of geocoding (docs/api/geocoding.md)."""
 
 from __future__ import annotations
 
@@ -116,7 +116,7 @@ places, airports last), then id.
 
 
 def paths() -> dict:
-    """Paths of interface.md 4.1 to 4.5."""
+    """The paths of docs/api/geocoding.md."""
     common = {503: unavailable("Geocoding")}
     lookup_ok = success("Search results (q), or one location (id).", {"oneOf": [
         ref("schemas", "LocationSearchResults"), ref("schemas", "LocationDetail")]})

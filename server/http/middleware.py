@@ -49,7 +49,7 @@ CORS = {
 STATIC_HEADERS = {**CORS, "X-API-Version": API_VERSION, "Server": "weather-geodata-api"}
 # Case-insensitive keys as aiohttp keeps them, so copying them into a response skips folding.
 STATIC_HEADERS = {istr(k): v for k, v in STATIC_HEADERS.items()}
-# CORS is open for GET only (decisions rule 10): the token POST is not for browsers.
+# CORS is open for GET only (docs/api/conventions.md#cors): the token POST is not for browsers.
 NON_CORS_HEADERS = {istr("X-API-Version"): API_VERSION, istr("Server"): "weather-geodata-api"}
 PREFLIGHT = {
     "Access-Control-Allow-Origin": "*",
@@ -425,5 +425,5 @@ def _problem(request: web.Request, status: int, detail: str, **kwargs) -> web.Re
 
 def _cors(request: web.Request) -> dict:
     """The static headers of an answer: open CORS for GET (and its preflight) only; the token
-    POST, its refusals included, is not for browsers (decisions rule 10)."""
+    POST, its refusals included, is not for browsers (docs/api/conventions.md#cors)."""
     return STATIC_HEADERS if request.method in ("GET", "HEAD", "OPTIONS") else NON_CORS_HEADERS

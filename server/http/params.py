@@ -31,8 +31,8 @@ assert FALLBACK_LANGUAGE == languages.FALLBACK
 
 def once(query: Mapping[str, str], names: Collection[str]) -> None:
     """400 for a parameter among `names` (those an operation reads, but for list-valued ones)
-    given more than once: only one value would be read, and the others never checked (rule 2).
-    Other parameters may repeat (unknown ones are ignored, rule 2)."""
+    given more than once: only one value would be read, and the others never checked. Other
+    parameters may repeat (unknown ones are ignored): docs/api/conventions.md#validation."""
     if len(query) < 2 or len(set(query)) == len(query):   # the usual case: nothing repeated
         return
     seen = set()

@@ -23,7 +23,7 @@ def ref(kind: str, name: str) -> dict:
 
 
 def nullable(kind: str, description: str, **extra) -> dict:
-    """A value of `kind` that is null when unknown (decisions rule 11)."""
+    """A value of `kind` that is null when unknown (docs/api/conventions.md#numbers)."""
     return {"type": [kind, "null"], "description": description, **extra}
 
 

@@ -1,4 +1,4 @@
-"""The webcam catalog: rows, pre-rendered JSON and the list query (interface 4.8, rules 36-38).
+"""The webcam catalog: rows, pre-rendered JSON and the list query (docs/api/webcams.md#list).
 
 The sort orders are permutations precomputed by the pipeline; per order the catalog keeps
 the filter columns and each country's, location's and one-degree cell's positions in it, and

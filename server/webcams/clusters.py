@@ -1,4 +1,4 @@
-"""Map clusters from the pipeline's per-zoom grid cells (interface 4.11, decisions rule 40).
+"""Map clusters from the pipeline's per-zoom grid cells (docs/api/webcams.md#clusters).
 
 A cell whose members' bounding box lies inside the request's bbox is answered from its
 precomputed count and centroid (pre-rendered JSON; consecutive such cells are one slice of

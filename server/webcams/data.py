@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from contract import AreaEntry
 from server.webcams import kernels
 from server.webcams.catalog import Catalog
 from server.webcams.clusters import Clusters
@@ -37,7 +38,7 @@ def bucket(store: dict[tuple, dict[int, bytes]], key: tuple) -> dict[int, bytes]
     return found
 
 
-def load(version_dir: Path, entry: dict) -> WebcamsData:
+def load(version_dir: Path, entry: AreaEntry) -> WebcamsData:
     """Loader for the store."""
     from server.webcams.links import current_heads
 

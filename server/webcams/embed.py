@@ -1,4 +1,4 @@
-"""The embeddable snapshot player (interface 4.13, decisions rule 42).
+"""The embeddable snapshot player (docs/api/webcams.md#player).
 
 A self-contained HTML page: its style and script are inline and allowed by hash in the
 Content-Security-Policy, images come only from {cdn_url}, nothing else is loaded. The frames

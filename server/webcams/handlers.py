@@ -1,4 +1,4 @@
-"""Webcam endpoints (interface 4.8-4.13): list, detail, token, clusters, snapshots, player."""
+"""Webcam endpoints (docs/api/webcams.md): list, detail, token, clusters, snapshots, player."""
 
 from __future__ import annotations
 
@@ -109,8 +109,8 @@ def _clusters_token(request: web.Request) -> ApiKey | None:
     return key
 
 
-# A token's calls count per key (decisions rule 7): in a bucket of its key's size, apart from
-# the key's own calls (server.http.middleware._limit).
+# A token's calls count per key (docs/api/conventions.md#rate-limits): in a bucket of its key's
+# size, apart from the key's own calls (server.http.middleware._limit).
 @endpoint(auth="token", token=_clusters_token, **LINKED)
 async def clusters(request: web.Request) -> web.Response:
     """GET /webcams/clusters: grid clusters of the webcams in a bbox, by API key or token."""

@@ -45,7 +45,7 @@ def forecast_cloud_cover(request: web.Request, lat: float, lon: float, unix_s: i
         return None
     try:
         value = lookup(lat, lon, unix_s)
-    except Exception:  # another area's failure must not break images: fall back
+    except Exception:  # noqa: BLE001 (another area's failure must not break images)
         return None
     return None if value is None else max(0.0, min(1.0, float(value)))
 

@@ -1,10 +1,10 @@
 """Absolute, signed links of one request: images on {cdn_url}, players on {embed_base_url}
-(decisions rule 41), and the Webcam JSON objects that carry them.
+(docs/api/webcams.md#signed-links), and the Webcam JSON objects that carry them.
 
 Image links: `{cdn_url}/webcams/{public_id}/{captured_at}{ext}?expires=…&kid=…&sig=…` for
 images the built-in image host serves (rendered on demand, or files copied into the artifact);
 `{cdn_url}/{object_key}?webcam={public_id}&expires=…&kid=…&sig=…` for object keys on a CDN, the
-signature covering the object key (README: verifying them on a CDN). Object keys need a
+signature covering the object key (docs/operations/keys-and-secrets.md#cdn). Object keys need a
 configured {cdn_url}: the built-in host does not hold them.
 Without configuration both bases are this server: {base_url}, else the request's own origin
 (its Host header, accepted only as hostname[:port], and the answers carry Vary: Host; set

@@ -1,4 +1,4 @@
-"""OpenAPI paths and schemas of webcams (interface.md 4.8 to 4.13) and the built-in image host."""
+"""OpenAPI paths and schemas of webcams and the built-in image host (docs/api/webcams.md)."""
 
 from __future__ import annotations
 
@@ -68,14 +68,15 @@ WEBCAM_400 = "Malformed public_id, or an unknown range."
 
 
 def paths() -> dict:
-    """Paths of interface.md 4.8 to 4.13 and the image host."""
+    """The paths of docs/api/webcams.md, the image host's included."""
     down = unavailable("Webcam")
     return {
         "/webcams": {"get": _listing(down)},
         "/webcams/token": {"post": operation(
             "createWebcamToken", "webcams", "Create a clusters token",
             "A signed token for GET /webcams/clusters (purpose `clusters`, subject an opaque id "
-            "of the key, keyed with the server's signing secret), valid 3600 seconds, so that a key stays out of client code: the server "
+            "of the key, keyed with the server's signing secret), valid 3600 seconds, so that a "
+            "key stays out of client code: the server "
             "obtains a token with its key and hands it to the client, and requests a new one "
             "when expires_in nears its end. No request body. Not meant for browsers (no "
             "CORS). Calls made with a token are rate limited by the key's own limit, in a budget "

@@ -17,8 +17,8 @@ PUBLIC_ID = re.compile(W.PUBLIC_ID)
 COUNTRY = re.compile(r"[A-Za-z]{2}")
 LOCATION = re.compile(G.PUBLIC_ID)     # geocoding's public ids
 LIST_LIMIT_MAX = 200
-# Any offset is fine (beyond the total: an empty page, rule 37); the bound only keeps it an
-# integer the compiled selection takes (int64).
+# Any offset is fine (beyond the total: an empty page, docs/api/webcams.md#list); the bound only
+# keeps it an integer the compiled selection takes (int64).
 OFFSET_MAX = 10**18 - 1
 RADIUS_MAX_KM = 1000.0
 SORTS = ("views", "views_asc")
@@ -30,7 +30,7 @@ EMBED_PARAMETERS = frozenset({"range", "token"})
 
 
 def bbox(raw: str, name: str = "bbox") -> BBox:
-    """min_lat,min_lng,max_lat,max_lng (decisions rule 36)."""
+    """min_lat,min_lng,max_lat,max_lng (docs/api/webcams.md#bbox)."""
     parts = raw.split(",")
     if len(parts) != 4:
         raise bad_request(name, f"{name} must be min_lat,min_lng,max_lat,max_lng, got "

@@ -1,4 +1,4 @@
-"""The signing secrets (decisions rules 6 and 41): master secrets by key id, from
+"""The signing secrets (docs/operations/keys-and-secrets.md#secrets): master secrets by key id, from
 WEATHERAPI_SIGNING_SECRETS or from a secrets file that every worker process shares.
 
 The file is created once (mode 0600) when missing, so tokens verify on every worker and across

@@ -59,7 +59,7 @@ def _mix(a: tuple, b: tuple, f: float) -> tuple:
 
 
 def _hex(c: tuple) -> str:
-    return "#%02x%02x%02x" % c
+    return "#%02x%02x%02x" % c  # noqa: UP031 (the colour tuple as it is)
 
 
 def sky_colours(elevation: float, cloud: float) -> tuple[tuple, tuple]:

@@ -1,5 +1,5 @@
 """Snapshot history from memory-mapped arrays: windows are slices, never Python objects per
-snapshot (interface 4.12, decisions rule 39)."""
+snapshot (docs/api/webcams.md#snapshots)."""
 
 from __future__ import annotations
 

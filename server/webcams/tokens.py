@@ -1,4 +1,4 @@
-"""Signed, expiring tokens and image signatures (decisions rules 6 and 41).
+"""Signed, expiring tokens and image signatures (docs/api/webcams.md#tokens, #signed-links).
 
 Stateless: HMAC-SHA256 over (purpose, subject, expiry) with the secret named by a key id that
 travels in the token, so the signing secret can be rotated while tokens signed with an older

@@ -184,7 +184,7 @@ def test_keys_cli_stores_only_a_hash(tmp_path, name):
     assert stored == [{"name": "alice", "sha256": hashlib.sha256(key.encode()).hexdigest(),
                        "rate_limit": 5}]
     assert key not in keys.read_text()
-    with pytest.raises(Exception):
+    with pytest.raises(subprocess.CalledProcessError):
         add_key(keys, "alice")
     with Server(tmp_path / "empty", keys) as srv:
         srv.wait_ready(status=503)        # loaded, nothing published

@@ -19,11 +19,11 @@ REPO = Path(__file__).resolve().parents[2]
 if str(REPO) not in sys.path:  # plain `pytest` does not put the checkout on sys.path
     sys.path.insert(0, str(REPO))
 
-from server.openapi import document as openapi
-from server.http import languages
+from server.openapi import document as openapi  # noqa: E402
+from server.http import languages  # noqa: E402
 from server.app import create_app  # noqa: E402
-from server.geocoding import handlers as geocoding
-from server.webcams import queries
+from server.geocoding import handlers as geocoding  # noqa: E402
+from server.webcams import queries  # noqa: E402
 from server.config import Config  # noqa: E402
 from server.http.errors import PROBLEM_JSON, ApiError  # noqa: E402
 

@@ -76,7 +76,7 @@ class Server:
         self._lines: list[str] = []     # stderr so far, read by a thread while it runs
         self._reader: threading.Thread | None = None
 
-    def __enter__(self) -> "Server":
+    def __enter__(self) -> Server:
         cmd = [sys.executable, "-m", "server", "--build", str(self.build_dir), "--port", "0",
                *self.args]
         if self.keys_file:

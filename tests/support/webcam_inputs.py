@@ -143,11 +143,11 @@ def expected_snapshots(now: int) -> dict[str, list[tuple[int, str]]]:
 
 
 def brute_30d(times: list[int], zone: str, now: int) -> list[int]:
-    """The 30d history by definition (decisions rule 39), one datetime at a time: per local
-    day of the last 30 whose pick is final by `now`, the snapshot captured by `now` closest to
-    12:00 local (the earlier on a tie): up to today once a snapshot captured at or after its
-    local noon exists by `now` (before that a later snapshot could still be closer), else (or
-    without one today) up to yesterday."""
+    """The 30d history by definition (docs/api/webcams.md#snapshots), one datetime at a time:
+    per local day of the last 30 whose pick is final by `now`, the snapshot captured by `now`
+    closest to 12:00 local (the earlier on a tie): up to today once a snapshot captured at or
+    after its local noon exists by `now` (before that a later snapshot could still be closer),
+    else (or without one today) up to yesterday."""
     tz = ZoneInfo(zone)
     local_now = dt.datetime.fromtimestamp(now, tz)
     today = local_now.date()

@@ -39,7 +39,7 @@ class Axes:
     flip_lat: bool           # the file's latitudes descend
     columns: np.ndarray      # file column of each output column
 
-    def same_grid(self, other: "Axes") -> bool:
+    def same_grid(self, other: Axes) -> bool:
         """True when both describe the same cells."""
         return (self.lat.shape == other.lat.shape and self.lon.shape == other.lon.shape
                 and np.allclose(self.lat, other.lat, atol=1e-4)

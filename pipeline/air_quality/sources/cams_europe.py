@@ -30,8 +30,8 @@ from pipeline.air_quality.sources.cams_fetch import DAY_S, Part, Unit
 
 DOMAIN = "europe"
 FOLDER = Path("cams") / "europe"
-# NetCDF variable -> area variable. CAMS Europe's `dust` is a mass concentration, not the
-# dust optical depth the API serves (decisions rule 21), so it is not read.
+# NetCDF variable -> area variable. CAMS Europe's `dust` is a mass concentration, not the dust
+# optical depth the API serves (docs/api/air-quality.md#european-domain), so it is not read.
 POLLUTANTS = {"pm2p5_conc": "pm25_ugm3", "pm10_conc": "pm10_ugm3", "o3_conc": "o3_ugm3",
               "no2_conc": "no2_ugm3", "so2_conc": "so2_ugm3", "co_conc": "co_ugm3"}
 POLLEN = {"apg_conc": "alder_pollen_grains_m3", "bpg_conc": "birch_pollen_grains_m3",

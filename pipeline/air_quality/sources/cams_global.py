@@ -33,7 +33,8 @@ from pipeline.air_quality.sources.cams_fetch import DAY_S, Part, Unit
 DOMAIN = "global"
 FOLDER = Path("cams") / "global"
 LOWEST_MODEL_LEVEL = 137
-AIR_DENSITY_KG_M3 = 1.223803          # science.md §3: kg/kg -> kg/m³ near the surface
+# kg/kg -> kg/m³ near the surface (docs/data/air-quality.md#units-conversion)
+AIR_DENSITY_KG_M3 = 1.223803
 KG_TO_UG = 1e9
 # NetCDF variable -> (area variable, factor to the area's units, units kind)
 VARIABLES = {

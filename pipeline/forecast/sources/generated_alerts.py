@@ -48,7 +48,7 @@ class AlertCollector:
             return
         now = {"gust": fields["gust"], "rate": fields["prate"] * 3600.0,
                "t_max": fields["t2m"] - 273.15, "t_min": fields["t2m"] - 273.15}
-        for event, _, name, threshold, above, _ in HAZARDS:
+        for _event, _, name, threshold, above, _ in HAZARDS:
             value = now[name]
             if above:
                 np.maximum(self.extreme[name], value, out=self.extreme[name])

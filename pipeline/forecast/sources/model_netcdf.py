@@ -183,7 +183,7 @@ def _open(path: Path, stack: contextlib.ExitStack) -> xr.Dataset:
     try:
         ds = xr.open_dataset(path, decode_times=True, decode_timedelta=True, cache=False,
                              mask_and_scale=True)
-    except Exception as exc:  # netCDF4, h5py and xarray raise many types for a bad file
+    except Exception as exc:  # noqa: BLE001 (netCDF4, h5py, xarray: many types for a bad file)
         raise InputError(path, f"not a readable NetCDF file ({type(exc).__name__})") from None
     stack.callback(ds.close)
     return ds

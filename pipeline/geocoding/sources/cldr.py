@@ -13,7 +13,7 @@ def language_tags() -> list[str]:
     tags = []
     for ident in locale_identifiers():
         parts = ident.split("_")
-        if any(len(p) == 2 and p.isupper() or p.isdigit() for p in parts[1:]):
+        if any((len(p) == 2 and p.isupper()) or p.isdigit() for p in parts[1:]):
             continue
         tags.append(ident)
     return sorted(tags)

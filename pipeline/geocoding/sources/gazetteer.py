@@ -36,7 +36,7 @@ class Gazetteer:
     kind: str   # "real" (GeoNames dumps) or "packaged" (GeoNames extracts shipped on PyPI)
     notes: str
 
-    def conformed(self) -> "Gazetteer":
+    def conformed(self) -> Gazetteer:
         """The same tables cast to the normalised schemas (column order and types)."""
         return Gazetteer(
             places=self.places.select(PLACES_SCHEMA.names).cast(PLACES_SCHEMA),

@@ -306,7 +306,7 @@ def read_alternate_names(path: Path, ids: pa.Array | pa.ChunkedArray,
         for batch in _batches(path, ALTNAME_COLUMNS, used):
             batch, language = _name_rows(
                 batch.filter(wanted.contains(batch.column("geonameid"))), airports)
-            flag = lambda c: pc.equal(batch.column(c), "1")  # noqa: E731
+            flag = lambda c: pc.equal(batch.column(c), "1")  # noqa: E731, B023, F821 (used at once)
             kept.append(pa.table({
                 "id": batch.column("geonameid"), "name": batch.column("alternate_name"),
                 "language": language,

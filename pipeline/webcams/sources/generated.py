@@ -4,7 +4,8 @@ About 20,600 webcams (times `scale`), dense in the Alps and in cities, sparse el
 is drawn from the gazetteer with a weight growing with the place's population, boosted in
 mountain resort regions, set a few kilometres off the place (within its timezone, so on its
 side of a border), named after it and linked to it.
-Views are long-tailed (log-normal), higher for cities and much higher for mountain resorts. About 4% are inactive. Every active webcam has a snapshot every 10 minutes for the
+Views are long-tailed (log-normal), higher for cities and much higher for mountain resorts.
+About 4% are inactive. Every active webcam has a snapshot every 10 minutes for the
 30 days before the build (its own second within the 10 minutes), a few with an outage of some
 hours: about 85 million snapshots. Their images are rendered on demand by the server's image
 host, so no image files exist. Everything but the time anchor comes from a fixed seed.

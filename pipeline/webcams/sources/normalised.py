@@ -17,8 +17,9 @@ SOURCE_SCHEMA = {
     "timezone": pl.String, "status": pl.String,
 }
 ACTIVE, INACTIVE = "active", "inactive"
-# Coordinates as the API shows them (decisions rule 11): stored so, every filter, cluster and
-# nearest place uses the values a client sees (a bbox of a shown position finds the webcam).
+# Coordinates as the API shows them (docs/api/conventions.md#numbers): stored so, every filter,
+# cluster and nearest place uses the values a client sees (a bbox of a shown position finds the
+# webcam).
 COORDINATE_DECIMALS = 5
 # Image kinds: a file copied into the artifact, or an object key on the configured CDN.
 FILE, KEY = "file", "key"

@@ -1,5 +1,5 @@
-"""Unit systems of the forecast (interface.md 2.9, science.md §7): SI values in, the system's
-units out."""
+"""Unit systems of the forecast (docs/api/forecast.md#units): SI values in, the system's units
+out."""
 
 from __future__ import annotations
 
@@ -31,7 +31,7 @@ SYSTEMS = {
     "ca": UnitSystem("ca", False, MS_TO_KMH, 1.0, 1.0, 1.0),
     "uk": UnitSystem("uk", False, MS_TO_MPH, 1.0, KM_TO_MI, 1.0),
 }
-# decisions.md rule 33: the system of units=auto by ISO country code; every other is si.
+# The system of units=auto by ISO country code; every other is si (docs/api/forecast.md#units-auto).
 AUTO = {"US": "us", "LR": "us", "MM": "us", "GB": "uk", "IE": "uk", "CA": "ca"}
 
 

@@ -1,6 +1,6 @@
-"""Derived weather quantities (science.md §5); SI units in and out. Plain arithmetic and numpy
-ufuncs only, so the same functions serve numpy arrays, scalars, and the forecast's compiled
-kernels (server/forecast/kernels.py)."""
+"""Derived weather quantities (docs/api/forecast.md#derived-quantities); SI units in and out.
+Plain arithmetic and numpy ufuncs only, so the same functions serve numpy arrays, scalars, and
+the forecast's compiled kernels (server/forecast/kernels.py)."""
 
 from __future__ import annotations
 

@@ -1,5 +1,6 @@
-"""Both AQIs against the official tables (science.md §1-2): breakpoints, boundaries, truncation,
-the O3 and SO2 rules, the published check values, and one rounding rule (half up)."""
+"""Both AQIs against the official tables (docs/api/air-quality.md#indices): breakpoints,
+boundaries, truncation, the O3 and SO2 rules, the published check values, and one rounding rule
+(half up)."""
 
 from __future__ import annotations
 
@@ -26,7 +27,8 @@ def eu_sub(variable: str, ugm3: float) -> float:
     return float(aqi.sub_index(EU[variable], np.array([ugm3]))[0])
 
 
-# (input, table value, expected sub-index): every breakpoint of science.md §1, both ends.
+# (input, table value, expected sub-index): every breakpoint of docs/api/air-quality.md#us-aqi,
+# both ends.
 US_BREAKPOINTS = [
     (PM25, [(0.0, 0), (9.0, 50), (9.1, 51), (35.4, 100), (35.5, 101), (55.4, 150), (55.5, 151),
             (125.4, 200), (125.5, 201), (225.4, 300), (225.5, 301), (325.4, 500)]),
@@ -138,7 +140,8 @@ SO2_RULE = [
 
 @pytest.mark.parametrize("hour_ppb, day_ppb, expected", SO2_RULE)
 def test_us_sulphur_dioxide_24h_mean_only_where_1h_reaches_305_ppb(hour_ppb, day_ppb, expected):
-    """science.md §1: 1-hour SO2 defines no AQI from 200 up; the 24-hour mean is used there."""
+    """1-hour SO2 defines no AQI from 200 up; the 24-hour mean is used there
+    (docs/api/air-quality.md#us-aqi)."""
     columns = us_columns(**{PM25: 0.0, SO2_1H: ppb("so2", hour_ppb),
                             SO2_24H: ppb("so2", day_ppb)})
     assert aqi.us_aqi(columns)[0] == expected
@@ -151,7 +154,7 @@ def test_us_index_is_unknown_when_a_pollutant_is_unknown():
 
 
 def test_gas_conversion_factors():
-    # science.md: µg/m³ per ppb at 25 °C
+    # µg/m³ per ppb at 25 °C (docs/api/air-quality.md#us-aqi)
     for gas, factor in (("o3", 1.9631), ("no2", 1.8816), ("so2", 2.6203), ("co", 1.1456)):
         assert 1 / aqi.ppb_per_ugm3(gas) == pytest.approx(factor, abs=5e-5)
 

@@ -295,7 +295,7 @@ def test_global_units_levels_and_runs(tmp_path):
     np.testing.assert_allclose(cams.read_field(run, "pm25_ugm3"), 1.0, rtol=1e-6)
     np.testing.assert_allclose(cams.read_field(run, "dust_aod"), 1.0)
     np.testing.assert_allclose(cams.read_field(run, "o3_ugm3"), 2.0, rtol=1e-6)   # level 137
-    # the science.md factors: kg/m³ x 1e9; kg/kg x 1.223803 x 1e9
+    # the factors of docs/data/air-quality.md#units-conversion: kg/m³ x 1e9; kg/kg x 1.223803 x 1e9
     assert cams_global.VARIABLES["pm10"][1] == 1e9
     assert cams_global.VARIABLES["co"][1] == pytest.approx(1.223803e9)
 

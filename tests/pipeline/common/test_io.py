@@ -62,6 +62,6 @@ def test_npy_writers_finish_together_or_let_go_of_their_files(tmp_path):
     with pytest.raises(ZeroDivisionError):     # a failure midway: nothing stays open
         with NpyWriter(tmp_path / "c.npy", np.int32) as c, NpyWriter(tmp_path / "d.npy", np.int32):
             c.write(np.arange(3))
-            1 / 0
+            1 / 0  # noqa: B018 (the failure midway)
     assert not _open_files(tmp_path)
     assert np.load(tmp_path / "c.npy").shape == (0,)    # left unfinished: its placeholder header

@@ -89,7 +89,7 @@ def test_european_dust_is_the_global_dust_regridded(artifact):
 
 
 def test_grids_store_concentrations_and_no_index(artifact):
-    """Decision (README, "How a point is answered"): the indices are evaluated at the point
+    """Decision (docs/data/air-quality.md#aqi-at-the-point): the indices are evaluated at the point
     from the interpolated concentrations, so no per-cell AQI is stored."""
     _, entry, grids = artifact
     for name, spec in entry["grids"].items():

@@ -29,7 +29,7 @@ def test_published_tables_evaluate_like_the_science(variables):
 
 
 def test_sulphur_dioxide_24h_mean_counts_only_where_the_hour_reaches_305_ppb():
-    """The server's evaluation of the SO2 rule at its boundary (science.md §1)."""
+    """The server's evaluation of the SO2 rule at its boundary (docs/api/air-quality.md#us-aqi)."""
     from tests.pipeline.air_quality.test_aqi import SO2_RULE
     variables = AQ.GLOBAL_VARIABLES
     column = {name: i for i, name in enumerate(variables)}

@@ -93,7 +93,8 @@ NEGATIVE_JSON = (b'[{"time":1795392000,"a":-5,"b":-1234.6,"c":0.0},'
 
 def test_negative_and_infinite_values_render_as_themselves_or_null():
     """A negative value renders as its own rounded value (a rounded zero as 0), never as
-    another number; infinities are null (decisions rule 11); both paths write the same."""
+    another number; infinities are null (docs/api/conventions.md#numbers); both paths write
+    the same."""
     records = Records(("time", "a", "b", "c"), (0, 1, 3))
     current, hourly = rendered(records, TIME0, NEGATIVE)
     assert hourly == NEGATIVE_JSON and current == orjson.dumps(orjson.loads(hourly)[0])
@@ -104,8 +105,8 @@ def test_negative_and_infinite_values_render_as_themselves_or_null():
 
 def test_negative_times_and_huge_negative_values_go_through_orjson_correctly():
     records = Records(("time", "a", "b"), (0, 1))
-    values = np.array([[-1e16, -2.5], [-np.inf, -7e14]])
-    for time0, values in ((TIME0, values), (-7200, NEGATIVE[:, :2])):
+    huge = np.array([[-1e16, -2.5], [-np.inf, -7e14]])
+    for time0, values in ((TIME0, huge), (-7200, NEGATIVE[:, :2])):
         times = [time0 + 3600 * k for k in range(len(values))]
         assert kernels.render(values, *records.arrays, time0, 3600,
                              records.buffer(len(values))) == (-1, -1)

@@ -121,7 +121,7 @@ def test_known_values_in_every_unit_system(forecast_server, units, temperature, 
         assert entry["icon"] == "03" + ("d" if entry["is_day"] else "n")
     for day in body["daily"]["data"]:
         # The high (06-18 local) and low (18-06) of hours before the run are unknown: today's
-        # high is null once the run begins after 18:00 local (decisions rules 4 and 31).
+        # high is null once the run begins after 18:00 local (docs/api/forecast.md#daily).
         for name, ends_h in (("temperatureHigh", 18), ("temperatureLow", 30)):
             known = day["time"] + ends_h * 3600 > forecast_server.run
             assert day[name] == (pytest.approx(temperature, abs=0.01) if known else None)
@@ -251,7 +251,8 @@ def test_exclude_leaves_blocks_out(forecast_server):
     ("de", "In der kommenden Stunde leicht bewölkt"), ("fr", "Faibles passages nuageux"),
     ("pt-BR", None),
     ("zh-TW", None), ("xx", "Partly cloudy"), ("EN", "Partly cloudy"),
-    # Well-formed BCP 47 (rule 30): extensions and private use are ignored, or all there is.
+    # Well-formed BCP 47 (docs/api/forecast.md#summaries): extensions and private use are ignored,
+    # or all there is.
     ("de-CH-u-ca-gregory", "In der kommenden Stunde leicht bewölkt"),
     ("en-US-x-twain", "Partly cloudy"), ("x-pig-latin", "Artlypay"),
     ("sr-Latn", None),

@@ -198,8 +198,8 @@ def test_days_past_the_end_of_the_data_are_left_out(data):
 
 
 def test_minutes_past_the_end_of_the_data_have_no_type(data):
-    # 61 minutes always (rule 27); those after 12:00 UTC, the run's last hour, are unknown:
-    # their precipitation and its type are null, not "none" beside a null amount.
+    # 61 minutes always (docs/api/forecast.md#minutely); those after 12:00 UTC, the run's last hour,
+    # are unknown: their precipitation and its type are null, not "none" beside a null amount.
     minutes = answer(data, ZURICH, "2026-04-08T11:30:00", blocks=("minutely",))["minutely"]
     last = calendar.timegm((2026, 4, 8, 12, 0, 0))
     known = [m for m in minutes["data"] if m["time"] <= last]

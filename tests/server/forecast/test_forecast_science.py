@@ -51,7 +51,8 @@ def _unix(date) -> float:
 
 
 def test_zurich_check_value():
-    # science.md §6: Zürich, 2026-06-21, rises 03:29:03 UTC and sets 19:26:14 UTC.
+    # docs/api/forecast.md#sun-and-moon: Zürich, 2026-06-21, rises 03:29:03 UTC and sets 19:26:14
+    # UTC.
     rise, set_ = events(47.3769, 8.5417, utc(2026, 6, 21, 11, 0))
     assert abs(rise - utc(2026, 6, 21, 3, 29, 3)) < 3
     assert abs(set_ - utc(2026, 6, 21, 19, 26, 14)) < 3
@@ -129,7 +130,8 @@ def test_moon_phase_at_known_phases(when, expected):
 
 
 @pytest.mark.parametrize("t, rh, wind, expected", [
-    (30.0, 0.70, 2.0, 34.37), (10.0, 0.80, 10.0, 2.24),      # science.md check values
+    # the check values of docs/api/forecast.md#derived-quantities
+    (30.0, 0.70, 2.0, 34.37), (10.0, 0.80, 10.0, 2.24),
 ])
 def test_apparent_temperature(t, rh, wind, expected):
     assert weather.apparent_temperature_c(t, rh, wind) == pytest.approx(expected, abs=0.01)

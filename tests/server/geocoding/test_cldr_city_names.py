@@ -1,5 +1,6 @@
 """The packaged default names the cities that name time zones in CLDR's languages: shown for
-`language`, and those most languages agree on found first by search (rules 15 and 17)."""
+`language`, and those most languages agree on found first by search
+(docs/api/geocoding.md#ranking, #language)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Geocoding endpoints over HTTP against the default build (interface 4.1-4.5, rules 13-20)."""
+"""Geocoding endpoints over HTTP against the default build (docs/api/geocoding.md)."""
 
 from __future__ import annotations
 
@@ -502,8 +502,9 @@ def test_q_is_trimmed_of_whitespace(server, q):
 @pytest.mark.parametrize("q", ["%E2%80%8B%E2%80%8B", "%EF%BB%BF%20%E2%81%A0", "%E2%80%8Bz%C2%AD",
                                "a,", "a.", "..", "%2C%2C", "%2C%20a%2C", "-%20-"])
 def test_q_that_names_less_than_two_letters_is_too_short(server, q):
-    # Zero-width space, BOM, word joiner, soft hyphen: trimmed as whitespace is (rule 14); and
-    # "a." is a one-letter search (punctuation is ignored), not a list of places in "a".
+    # Zero-width space, BOM, word joiner, soft hyphen: trimmed as whitespace is
+    # (docs/api/geocoding.md#search-text); and "a." is a one-letter search (punctuation is ignored),
+    # not a list of places in "a".
     reply = get(f"{server.url}/geocoding/lookup?q={q}")
     assert reply.status == 400, reply.body
     assert reply.json()["errors"][0]["parameter"] == "q"

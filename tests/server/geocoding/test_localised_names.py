@@ -1,4 +1,5 @@
-"""Names by language from a real-format alternateNamesV2.zip, served over HTTP (rule 17)."""
+"""Names by language from a real-format alternateNamesV2.zip, served over HTTP
+(docs/api/geocoding.md#language)."""
 
 from __future__ import annotations
 

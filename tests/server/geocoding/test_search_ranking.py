@@ -1,5 +1,6 @@
-"""Search order by match quality (rule 15) and country facts (rule 20), on the hand-made GeoNames
-dump plus the places below, built by the real pipeline and served over HTTP."""
+"""Search order by match quality (docs/api/geocoding.md#ranking) and country facts
+(docs/api/geocoding.md#countries), on the hand-made GeoNames dump plus the places below, built
+by the real pipeline and served over HTTP."""
 
 from __future__ import annotations
 

@@ -61,8 +61,8 @@ def test_a_search_text_with_good_escapes_is_searched(small, q):
 
 
 def test_a_refused_token_post_carries_no_cors_header(small):
-    # CORS is open for GET only (decisions rule 10), refusals included: a browser page must
-    # not read the token operation's errors either.
+    # CORS is open for GET only (docs/api/conventions.md#cors), refusals included: a browser page
+    # must not read the token operation's errors either.
     refused = get(small.url + "/webcams/token", method="POST")
     assert refused.status == 403
     assert "Access-Control-Allow-Origin" not in refused.headers
@@ -132,8 +132,9 @@ def test_if_none_match_on_several_lines_is_one_list(small):
 
 
 def test_a_refusal_that_rests_on_the_data_names_its_version(small):
-    # Decisions rule 9: X-Data-Version names the artifact version that answered, a 404 of an
-    # unknown id or a 400 of an unknown country code too; a 403 or 429 rests on no data.
+    # docs/api/conventions.md#data-versions: X-Data-Version names the artifact version that
+    # answered, a 404 of an unknown id or a 400 of an unknown country code too; a 403 or 429 rests
+    # on no data.
     version = get(small.url + "/geocoding/countries").headers["X-Data-Version"]
     for path, status in [("/geocoding/lookup?id=999999999", 404),
                          ("/geocoding/lookup?q=zurich&country=XX", 400),

@@ -111,7 +111,7 @@ def test_a_symlinked_keys_file_is_refused_when_its_target_is_in_a_directory_ever
     link.symlink_to(target / "keys.json")
     assert KeyStore(link).authenticate(key).name == "alice"
     target.chmod(0o777)
-    with pytest.raises(FileRefusedError, match=f"which everyone may write"):
+    with pytest.raises(FileRefusedError, match="which everyone may write"):
         KeyStore(link)
 
 

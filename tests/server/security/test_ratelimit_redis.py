@@ -1,4 +1,5 @@
-"""Rate limits shared through Redis: one budget per key across worker processes (rule 7)."""
+"""Rate limits shared through Redis: one budget per key across worker processes
+(docs/operations/configuration.md#redis)."""
 
 from __future__ import annotations
 

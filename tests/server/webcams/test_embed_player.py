@@ -65,7 +65,7 @@ class Watched:
         self.page.on("pageerror", lambda e: self.errors.append(str(e)))
         self.page.on("request", lambda r: self.requests.append(r.url))
 
-    def open(self, url: str) -> "Watched":
+    def open(self, url: str) -> Watched:
         self.page.goto(url)
         self.wait_for_frame()
         return self

@@ -221,7 +221,7 @@ def test_a_secrets_file_others_can_write_is_refused(tmp_path, mode):
     path = tmp_path / "signing-secrets.json"
     ensure_secrets_file(path)
     path.chmod(mode)
-    with pytest.raises(FileRefusedError, match="writable by group or others.*chmod go-w"):
+    with pytest.raises(FileRefusedError, match=r"writable by group or others.*chmod go-w"):
         read_secrets_file(path)
     with pytest.raises(FileRefusedError):
         rotate_secrets_file(path)
@@ -235,7 +235,7 @@ def test_a_secrets_file_others_can_read_is_trusted_only_from_root(tmp_path, mode
     if os.geteuid() == 0:       # root's own file, as Docker and Kubernetes mount secrets
         assert read_secrets_file(path).current
     else:
-        with pytest.raises(FileRefusedError, match="readable by group or others.*chmod 600"):
+        with pytest.raises(FileRefusedError, match=r"readable by group or others.*chmod 600"):
             read_secrets_file(path)
 
 

@@ -1,4 +1,5 @@
-"""Tokens and image signatures (decisions rules 6 and 41), with an injected clock."""
+"""Tokens and image signatures (docs/api/webcams.md#tokens, #signed-links), with an injected
+clock."""
 
 from __future__ import annotations
 
