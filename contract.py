@@ -497,6 +497,7 @@ class AreaEntry(TypedDict):
     tables: NotRequired[dict[str, TableEntry]]      # DuckDB view name -> table
     grids: NotRequired[dict[str, GridSpec]]         # grid name -> spec
     carried_over_from: NotRequired[str]             # the build_id its files were linked from
+    input_digest: NotRequired[str]                  # its input folders' digest (refresh)
     aqi: NotRequired[dict[str, list[AqiInput]]]     # air quality: index name -> its inputs
     next_version_expected_s: NotRequired[int]       # forecast: Unix seconds
     run_times: NotRequired[list[str]]               # forecast

@@ -194,7 +194,21 @@ def heavy(ctx: Context) -> dict:
                 "peak_rss_method": ingest.peak_rss_method,
                 "input_gib": round(inputs / 2**30, 2), "artifacts_gib": round(artifacts / 2**30, 2),
                 "grid": "0.25° global, 1440 x 721, 192 h (hourly to 120 h, then 3-hourly), 10 "
-                        "fields", "cpu": ingest.cpu}
+                        "fields", "cpu": ingest.cpu, "fetch_gfs": _fetch_gfs()}
+    finally:
+        shutil.rmtree(scratch, ignore_errors=True)
+
+
+def _fetch_gfs() -> dict:
+    """`fetch gfs` of a full-size run from a local stand-in, then the build over it
+    (bench/gfs_fetch.py): seconds, peak RSS, bytes moved against the whole files."""
+    from bench import gfs_fetch
+
+    scratch = Path(tempfile.mkdtemp(prefix="gfs-fetch-heavy-"))
+    try:
+        result = gfs_fetch.measure(scratch)
+        result.pop("cpu", None)
+        return result
     finally:
         shutil.rmtree(scratch, ignore_errors=True)
 

@@ -117,11 +117,18 @@ def newest_forecast(runs: list[Run], folder: Path) -> Run:
 def scan(folder: Path, scratch: Path, add_file, required: tuple[str, ...],
          decode_timedelta: bool | None = None) -> list[Run]:
     """Every run in the folder's files (add_file(ds, path, runs) reads one), by precedence."""
+    return by_precedence(collect(folder, scratch, add_file, decode_timedelta), folder, required)
+
+
+def collect(folder: Path, scratch: Path, add_file, decode_timedelta: bool | None = None
+            ) -> dict[RunKey, Run]:
+    """Every run in the folder's files, unordered and not checked as a whole (the fetch
+    checks one delivery, which may hold an analysis alone)."""
     runs: dict[RunKey, Run] = {}
     for path in netcdf_files(folder, scratch):
         with open_dataset(path, decode_timedelta) as ds:
             add_file(ds, path, runs)
-    return by_precedence(runs, folder, required)
+    return runs
 
 
 def known_variables(ds: xr.Dataset, variables, model: str, path: Path) -> list[str]:

@@ -7,18 +7,26 @@ from the run date, which stands in the FORECAST (or ANALYSIS) global attribute a
 which takes precedence over forecasts for its hours. Concentrations in µg/m³, pollen in
 grains/m³ (its units string is not trusted); values at or below -999 are missing. A file may
 hold any subset of the variables.
+
+Fetching (SOURCE, `python -m pipeline fetch cams-europe`): for a day D, the ENSEMBLE forecast
+of D-1 and D (surface level 0, lead hours 0-96) and the analysis of D-1 (its hours 0-23),
+each one request for every variable read here; D's forecast not yet published is a retry-later,
+an analysis not yet published (it appears the next day) only a note.
 """
 
 from __future__ import annotations
 
 import re
+import sys
 from pathlib import Path
 
 import xarray as xr
 
 from pipeline.common.io import InputError
 from pipeline.air_quality.sources import cams
+from pipeline.air_quality.sources import cams_fetch
 from pipeline.air_quality.sources.cams import Field, Run
+from pipeline.air_quality.sources.cams_fetch import DAY_S, Part, Unit
 
 DOMAIN = "europe"
 FOLDER = Path("cams") / "europe"
@@ -43,6 +51,11 @@ def present(datasets: Path) -> bool:
 def scan(folder: Path, scratch: Path, decode_timedelta: bool | None = None) -> list[Run]:
     """Every run found in the folder's files, newest first, all on one grid."""
     return cams.scan(folder, scratch, _add_file, REQUIRED, decode_timedelta)
+
+
+def collect(folder: Path, scratch: Path) -> list[Run]:
+    """Every run in the folder's files, none required (the fetch checks a delivery)."""
+    return list(cams.collect(folder, scratch, _add_file).values())
 
 
 def _add_file(ds: xr.Dataset, path: Path, runs: dict[int, Run]) -> None:
@@ -90,3 +103,47 @@ def run_date(ds: xr.Dataset, path: Path) -> int:
         raise InputError(path, "the FORECAST/ANALYSIS attribute and time.long_name name "
                                "different dates")
     return stamps.pop()
+
+
+DATASET = "cams-europe-air-quality-forecasts"
+# NetCDF variable -> the ADS's name for it in a request (the same variables as VARIABLES).
+REQUEST_NAMES = {"pm2p5_conc": "particulate_matter_2.5um", "pm10_conc": "particulate_matter_10um",
+                 "o3_conc": "ozone", "no2_conc": "nitrogen_dioxide",
+                 "so2_conc": "sulphur_dioxide", "co_conc": "carbon_monoxide",
+                 "apg_conc": "alder_pollen", "bpg_conc": "birch_pollen",
+                 "gpg_conc": "grass_pollen", "mpg_conc": "mugwort_pollen",
+                 "opg_conc": "olive_pollen", "rwpg_conc": "ragweed_pollen"}
+FORECAST_LEADS = tuple(range(97))
+ANALYSIS_HOURS = tuple(range(24))
+PREFIX = "cams-europe"
+
+
+def request(day_s: int, kind: str) -> dict:
+    """The ADS request for the forecast or the analysis of a day, every variable read here."""
+    day = cams.iso(day_s)[:10]
+    forecast = kind == cams.FORECAST
+    return {"variable": [REQUEST_NAMES[v] for v in VARIABLES], "model": ["ensemble"],
+            "level": [f"{SURFACE_M:g}"], "date": [f"{day}/{day}"], "type": [kind],
+            # an analysis is hourly at lead 0; a forecast is the 00 UTC run's lead hours
+            "time": ["00:00"] if forecast else [f"{h:02d}:00" for h in ANALYSIS_HOURS],
+            "leadtime_hour": [str(h) for h in (FORECAST_LEADS if forecast else (0,))],
+            "data_format": "netcdf_zip"}
+
+
+def unit(day_s: int, kind: str, newest: bool = False) -> Unit:
+    """The forecast or analysis of a day as a fetch unit."""
+    hours = FORECAST_LEADS if kind == cams.FORECAST else ANALYSIS_HOURS
+    name = f"{PREFIX}-{kind}-{cams_fetch.stamp(day_s)}"
+    return Unit(f"CAMS Europe {kind} of {cams.iso(day_s)[:10]}", kind, day_s,
+                (Part(name, request(day_s, kind)),), {v: hours for v in VARIABLES.values()},
+                newest)
+
+
+def plan(day_s: int) -> list[Unit]:
+    """Yesterday's forecast and analysis, then the day's forecast (oldest first)."""
+    return [unit(day_s - DAY_S, cams.FORECAST), unit(day_s - DAY_S, cams.ANALYSIS),
+            unit(day_s, cams.FORECAST, newest=True)]
+
+
+# This module is the reader the fetch checks deliveries with.
+SOURCE = cams_fetch.CamsSource("cams-europe", DATASET, sys.modules[__name__], PREFIX, plan)

@@ -1,1 +1,1 @@
-"""Forecast sources: model runs (NetCDF), alerts, generated defaults."""
+"""Forecast sources: model runs (GRIB2, NetCDF), alerts, generated defaults."""

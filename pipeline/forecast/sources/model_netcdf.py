@@ -1,11 +1,12 @@
 """Forecast model runs in NetCDF: find the fields, their runs, valid times, units and grid.
 
 Reads what cfgrib gives for GFS and ECMWF open data (saved with xarray) and what
-`wgrib2 -netcdf` writes, through one table of names (FIELDS). A file may hold any subset of
-the fields; a run may be split over several files (by level type, variable or step range);
-several runs may be present. Time is either a `step` dimension (timedelta) with the run time in
-a scalar `time`, or a `time` dimension of valid times with the run time in a coordinate whose
-standard_name is forecast_reference_time (else the first valid time is the run time).
+`wgrib2 -netcdf` writes, through one table of names (model_fields.FIELDS). A file may hold
+any subset of the fields; a run may be split over several files (by level type, variable or
+step range); several runs may be present. Time is either a `step` dimension (timedelta) with
+the run time in a scalar `time`, or a `time` dimension of valid times with the run time in a
+coordinate whose standard_name is forecast_reference_time (else the first valid time is the
+run time).
 Latitude may run either way, longitude 0-360 or -180-180. Nothing assumes a grid size.
 """
 
@@ -23,36 +24,14 @@ from pipeline.common import grid
 from pipeline.common import netcdf3
 from pipeline.common.io import InputError
 from pipeline.forecast import units
+from pipeline.forecast.sources.model_fields import FIELDS
 
 log = logging.getLogger("pipeline.forecast")
 SUFFIXES = (".nc", ".nc4", ".netcdf", ".cdf")
 
-# input field -> (quantity in pipeline.forecast.units, accepted names in order of preference)
-FIELDS: dict[str, tuple[str, tuple[str, ...]]] = {
-    "t2m": ("temperature_c", ("t2m", "2t", "TMP_2maboveground")),
-    "d2m": ("temperature_c", ("d2m", "2d", "DPT_2maboveground")),
-    "r2": ("fraction", ("r2", "2r", "RH_2maboveground")),
-    "u10": ("speed_ms", ("u10", "10u", "UGRD_10maboveground")),
-    "v10": ("speed_ms", ("v10", "10v", "VGRD_10maboveground")),
-    "msl": ("pressure_hpa", ("prmsl", "mslet", "msl", "PRMSL_meansealevel",
-                             "MSLET_meansealevel")),
-    "tcc": ("fraction", ("tcc", "TCDC_entireatmosphere",
-                         "TCDC_entireatmosphere_consideredasasinglelayer_")),
-    "prate": ("rate_mmh", ("prate", "PRATE_surface")),
-    "tp": ("amount_mm", ("tp", "APCP_surface")),
-    "vis": ("length_m", ("vis", "VIS_surface")),
-    "gust": ("speed_ms", ("gust", "i10fg", "GUST_surface")),
-    "cape": ("energy_jkg", ("cape", "CAPE_surface")),
-    "crain": ("category", ("crain", "CRAIN_surface")),
-    "csnow": ("category", ("csnow", "CSNOW_surface")),
-    "cfrzr": ("category", ("cfrzr", "CFRZR_surface")),
-    "cicep": ("category", ("cicep", "CICEP_surface")),
-    "ptype": ("category", ("ptype", "PTYPE_surface")),
-    "orog": ("length_m", ("orog", "z", "HGT_surface")),
-}
-NAME_TO_FIELD = {name: f for f, (_, names) in FIELDS.items() for name in names}
-PREFERENCE = {name: rank for _, names in FIELDS.values() for rank, name in enumerate(names)}
-WGRIB2_NAMES = {name for _, names in FIELDS.values() for name in names if "_" in name}
+NAME_TO_FIELD = {name: f for f, spec in FIELDS.items() for name in spec.netcdf}
+PREFERENCE = {name: rank for spec in FIELDS.values() for rank, name in enumerate(spec.netcdf)}
+WGRIB2_NAMES = {name for spec in FIELDS.values() for name in spec.netcdf if "_" in name}
 LATITUDE, LONGITUDE = ("latitude", "lat"), ("longitude", "lon")
 # GRIB centre (cfgrib's GRIB_centre) or words of a CF `institution` -> model
 CENTRES = {"kwbc": "gfs", "ecmf": "ecmwf-ifs"}
@@ -169,7 +148,7 @@ def scan(files: list[Path], stack: contextlib.ExitStack) -> Scan:
                 run.models.add(model)
     if axes is None or not runs:
         raise InputError(files[0].parent, "no forecast fields (t2m, u10, ...) in the NetCDF "
-                                          "files; see pipeline/forecast/sources/model_netcdf.py FIELDS")
+                                          "files; see pipeline/forecast/sources/model_fields.py")
     for run in runs.values():
         for name, pieces in run.pieces.items():
             run.pieces[name] = _merge_order(pieces)
@@ -228,7 +207,7 @@ def _pieces(path: Path, ds: xr.Dataset, name: str) -> list[Piece]:
     """The variable split by run: its dims become (time, latitude, longitude)."""
     da = ds[name]
     fld = NAME_TO_FIELD[name]
-    quantity = FIELDS[fld][0]
+    quantity = FIELDS[fld].quantity
     raw_unit = str(da.attrs.get("units", ""))
     if quantity == "fraction" and not raw_unit.strip():
         raise InputError(path, f"{name} has no units attribute: say whether it is in percent "

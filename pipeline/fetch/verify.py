@@ -1,0 +1,107 @@
+"""Checks a downloaded file passes before it is renamed into place (run in a worker thread).
+
+A verifier takes the temporary file's path and raises VerifyError when the file is not what
+was asked for; the downloader then deletes it and downloads again (a corrupted body), and
+gives up after its attempts."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+
+Verifier = Callable[[Path], None]
+
+
+class VerifyError(Exception):
+    """The downloaded file is not usable (wrong length, does not decode)."""
+
+
+def length(expected: int) -> Verifier:
+    """The file has exactly `expected` bytes."""
+
+    def check(path: Path) -> None:
+        size = path.stat().st_size
+        if size != expected:
+            raise VerifyError(f"{size:,} bytes where {expected:,} were expected")
+
+    return check
+
+
+def grib(messages: int | None = None) -> Verifier:
+    """Every message is a whole GRIB edition 1 or 2 message whose values decode, back to
+    back to the file's end (no stray bytes); with `messages`, exactly that many."""
+
+    def check(path: Path) -> None:
+        count, end = _decode_all(path)
+        size = path.stat().st_size
+        if end != size:
+            raise VerifyError(f"GRIB messages end at byte {end:,} of {size:,}")
+        if count == 0 or (messages is not None and count != messages):
+            raise VerifyError(f"{count} GRIB messages where {messages or 'some'} were expected")
+
+    return check
+
+
+def _decode_all(path: Path) -> tuple[int, int]:
+    """(messages, byte after the last one), decoding every message's values."""
+    import eccodes      # imported here: only GRIB sources need it
+
+    count = end = 0
+    with open(path, "rb") as handle:
+        while True:
+            # Framing is checked here, not left to ecCodes, which skips junk between messages.
+            head = handle.read(16)
+            if not head:
+                return count, end
+            size = _message_length(head)
+            if size is None:
+                raise VerifyError(f"no GRIB message at byte {end:,}")
+            message = head + handle.read(size - len(head))
+            if len(message) < size or not message.endswith(b"7777"):
+                raise VerifyError(f"message {count + 1} at byte {end:,} is cut short")
+            try:
+                handle_id = eccodes.codes_new_from_message(message)
+                try:
+                    eccodes.codes_get_values(handle_id)
+                finally:
+                    eccodes.codes_release(handle_id)
+            except eccodes.GribInternalError as exc:
+                raise VerifyError(f"message {count + 1} at byte {end:,}: {exc}") from None
+            count, end = count + 1, end + size
+
+
+def _message_length(head: bytes) -> int | None:
+    """A GRIB message's total length from its indicator section (edition 1 or 2)."""
+    if len(head) < 16 or head[:4] != b"GRIB":
+        return None
+    if head[7] == 2:
+        return int.from_bytes(head[8:16], "big")
+    if head[7] == 1:
+        return int.from_bytes(head[4:7], "big")
+    return None
+
+
+def netcdf() -> Verifier:
+    """The file opens as NetCDF (classic or HDF5-based) and lists its variables."""
+
+    def check(path: Path) -> None:
+        import netCDF4
+
+        try:
+            with netCDF4.Dataset(path) as dataset:
+                if not dataset.variables:
+                    raise VerifyError("a NetCDF file without variables")
+        except OSError as exc:
+            raise VerifyError(f"does not open as NetCDF: {exc}") from None
+
+    return check
+
+
+def all_of(*verifiers: Verifier) -> Verifier:
+    """Every one of `verifiers`, in order."""
+
+    def check(path: Path) -> None:
+        for verifier in verifiers:
+            verifier(path)
+
+    return check
