@@ -36,11 +36,13 @@ EARTH_RADIUS_M = 6_371_008.8
 OMEGA = 7.2921e-5
 SYSTEM_EVERY_S = 4 * 3600            # a new pressure system is born every 4 hours somewhere
 SYSTEM_LIFE_S = (3 * 86400, 7 * 86400)
+# The history names this module by its path before the reorganisation: the text is part of the
+# generated files' bytes, hence of the forecast's data version, which a rename must not change.
 CENTRE = {"GRIB_centre": "kwbc", "GRIB_centreDescription": "US National Weather Service - NCEP",
           "GRIB_edition": 2, "GRIB_subCentre": 0, "Conventions": "CF-1.7",
           "institution": "US National Weather Service - NCEP",
           "history": "generated offline default in cfgrib layout by "
-                     "pipeline/forecast/sources/generated_model.py (synthetic weather, not a real run)"}
+                     "pipeline/sources/generated_model.py (synthetic weather, not a real run)"}
 # cfgrib short name -> (file level type, level value, units, long name, step type)
 VARIABLES = {
     "t2m": ("heightAboveGround", 2.0, "K", "2 metre temperature", "instant"),
