@@ -55,18 +55,18 @@ def present(datasets: Path) -> bool:
 def read(datasets: Path) -> Gazetteer:
     """Read the dumps in DIR/geonames/ into the normalised gazetteer tables."""
     folder = datasets / "geonames"
-    places_file = _places_file(folder)
+    dump = places_file(folder)
     admin1 = _read_codes(_require(folder / "admin1CodesASCII.txt"))
     admin2 = _read_codes(_require(folder / "admin2Codes.txt"))
     countries_path = _require(folder / "countryInfo.txt")
     countries = read_country_info(countries_path)
-    inputs = [places_file, countries_path, folder / "admin1CodesASCII.txt",
+    inputs = [dump, countries_path, folder / "admin1CodesASCII.txt",
               folder / "admin2Codes.txt"]
     alt_path = folder / "alternateNamesV2.zip"
     # Split the alternatenames column block by block (or skip it): it is the dump's largest.
     from_column = not alt_path.exists()
     with Spill() as place_spill, Spill() as name_spill:
-        for block in iter_places(places_file, admin1, admin2, alternatenames=from_column):
+        for block in iter_places(dump, admin1, admin2, alternatenames=from_column):
             if from_column:
                 name_spill.append(_names_from_column(block))
                 block = block.drop_columns(["alternatenames"])
@@ -81,7 +81,7 @@ def read(datasets: Path) -> Gazetteer:
         names = column_names
     return Gazetteer(
         places=places, names=names, countries=countries, inputs=inputs, kind="real",
-        notes=f"GeoNames dump files from {folder.name}/ ({places_file.name})",
+        notes=f"GeoNames dump files from {folder.name}/ ({dump.name})",
     )
 
 
@@ -91,7 +91,7 @@ def _require(path: Path) -> Path:
     return path
 
 
-def _places_file(folder: Path) -> Path:
+def places_file(folder: Path) -> Path:
     """allCountries(.zip/.txt) if present, else the citiesNNN file with the most places."""
     for name in ("allCountries.zip", "allCountries.txt"):
         if (folder / name).is_file():
