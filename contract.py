@@ -63,7 +63,9 @@ class Geocoding:
     # The place's rank for keys of its own name (its preferred names in a language and an
     # airport's IATA/ICAO codes count as its own name); rank + the number of places for keys
     # that come only from alternate names (so own names sort first, and search ranks own-name
-    # matches above alternate-name ones).
+    # matches above alternate-name ones), unless the place outweighs by population every
+    # place whose own name the key is (pipeline/geocoding/keys.py, OUTWEIGH_RATIO): Mumbai's
+    # "Bombay" ranks as its own.
     KEY_RANK = "geocoding/index/key_rank.npy"
     UKEY_START = "geocoding/index/ukey_start.npy"
     TRIGRAMS = "geocoding/index/trigrams.npy"

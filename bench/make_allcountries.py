@@ -389,12 +389,19 @@ def write_places(out: Path, rows: int, seed: int, alt_out: Path | None = None,
 
 
 def _zip_member(stack: contextlib.ExitStack, path: Path, member: str):
-    """A deflated, zip64 member of a new zip archive, open for writing until the stack closes."""
+    """A deflated, zip64 member of a new zip archive, open for writing until the stack closes.
+
+    Dated now, as GeoNames dates its dumps' members (the reader takes the day a dump was
+    written from it: which daily updates apply); a bare name would date it 1980."""
     archive = stack.enter_context(zipfile.ZipFile(path, "w", zipfile.ZIP_DEFLATED))
+    now = time.gmtime()[:6]
     if member == "alternateNamesV2.txt":   # the real archive carries the language code table
-        archive.writestr("iso-languagecodes.txt", "ISO 639-3\tISO 639-2\tISO 639-1\t"
-                         "Language Name\ndeu\tger\tde\tGerman\n")
-    return stack.enter_context(archive.open(member, "w", force_zip64=True))
+        archive.writestr(zipfile.ZipInfo("iso-languagecodes.txt", now),
+                         "ISO 639-3\tISO 639-2\tISO 639-1\tLanguage Name\ndeu\tger\tde\tGerman\n",
+                         zipfile.ZIP_DEFLATED)
+    info = zipfile.ZipInfo(member, now)
+    info.compress_type = zipfile.ZIP_DEFLATED
+    return stack.enter_context(archive.open(info, "w", force_zip64=True))
 
 
 def main(argv: list[str] | None = None) -> int:

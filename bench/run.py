@@ -253,6 +253,9 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     add("--areas", nargs="+", choices=contract.AREAS, metavar="AREA",
         help=f"benchmark (and build) only these: {', '.join(contract.AREAS)}")
     add("--heavy", action="store_true", help="also run the areas' expensive one-off measurements")
+    add("--allcountries", type=Path, default=None, metavar="DIR",
+        help="geocoding --heavy: a datasets folder made by bench/make_allcountries.py "
+             "(default: generate one, up to an hour)")
     add("--duration", type=float, default=6.0,
         help="measured seconds per endpoint, 1 worker (default 6)")
     add("--duration-w2", type=float, default=4.0,

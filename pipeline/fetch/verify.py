@@ -6,6 +6,8 @@ gives up after its attempts."""
 
 from __future__ import annotations
 
+import zipfile
+import zlib
 from collections.abc import Callable
 from pathlib import Path
 
@@ -93,6 +95,47 @@ def netcdf() -> Verifier:
                     raise VerifyError("a NetCDF file without variables")
         except OSError as exc:
             raise VerifyError(f"does not open as NetCDF: {exc}") from None
+
+    return check
+
+
+def zip_archive(member: str) -> Verifier:
+    """The file is a zip archive holding `member`, and every member decompresses whole (CRC)."""
+
+    def check(path: Path) -> None:
+        try:
+            with zipfile.ZipFile(path) as archive:
+                if member not in archive.namelist():
+                    raise VerifyError(f"the zip archive has no member {member}")
+                broken = archive.testzip()
+        except (zipfile.BadZipFile, zlib.error, EOFError) as exc:
+            raise VerifyError(f"not a whole zip archive ({exc})") from None
+        if broken is not None:
+            raise VerifyError(f"zip member {broken} fails its CRC check")
+
+    return check
+
+
+def tsv(fields: tuple[int, int], comment: str | None = None) -> Verifier:
+    """Tab-separated UTF-8 text: every line (but blank ones and those starting with `comment`)
+    has fields[0] to fields[1] fields, and the last line ends (a cut file's does not)."""
+
+    def check(path: Path) -> None:
+        data = path.read_bytes()
+        if data and not data.endswith(b"\n"):
+            raise VerifyError("the last line is cut short (no line end)")
+        try:
+            lines = data.decode("utf-8").splitlines()
+        except UnicodeDecodeError as exc:
+            raise VerifyError(f"not UTF-8 ({exc})") from None
+        for number, line in enumerate(lines, 1):
+            if not line or (comment and line.startswith(comment)):
+                continue
+            count = line.count("\t") + 1
+            if not fields[0] <= count <= fields[1]:
+                raise VerifyError(f"line {number} has {count} tab-separated fields, expected "
+                                  + (f"{fields[0]}" if fields[0] == fields[1]
+                                     else f"{fields[0]} to {fields[1]}"))
 
     return check
 

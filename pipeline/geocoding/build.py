@@ -32,8 +32,9 @@ log = logging.getLogger("pipeline.geocoding")
 # ranked as own names; 7: names also keyed with apostrophes read as spaces, and with
 # Saint/St., Sainte/Ste., Mount/Mt., Fort/Ft. spelt the other way; admin1 regions also
 # named by their ISO 3166-2 codes; 8: no ISO code by spelling for names under 8 letters;
-# 9: the quadtree of the places that have an elevation
-BUILDER_REVISION = 9
+# 9: the quadtree of the places that have an elevation; 10: an alternate name of a place
+# that outweighs its key's own-name places by population ranks as an own name
+BUILDER_REVISION = 10
 LICENCE = ("GeoNames (https://www.geonames.org/), CC BY 4.0 "
            "(https://creativecommons.org/licenses/by/4.0/); transformed: filtered to populated "
            "places and airports, names normalised, admin names joined; provided as is, without "
@@ -96,7 +97,7 @@ def build(datasets: Path, version: Path) -> contract.AreaEntry:
     del local
     index.write_countries(version, countries, country_names)
     # The keys need these columns only; dropping the others frees them.
-    places = places.select("row", "rank", "name", "id", "is_airport")
+    places = places.select("row", "rank", "name", "id", "is_airport", "population")
     names = names.select("id", "name", "language", "is_preferred")
     keys.write(version, places, names)
     tables = {name: {"file": contract.TABLES[name], "rows": rows[name]} for name in contract.TABLES}

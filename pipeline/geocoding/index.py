@@ -42,7 +42,8 @@ REGION_PLACES = frozenset("""
     """.split())
 # What the later indexes need of a place: write_places returns only these columns, so that
 # the caller can drop the full table (about a gigabyte for allCountries) before going on.
-SLIM_COLUMNS = ("row", "id", "name", "rank", "country_idx", "admin1_idx", "is_airport")
+SLIM_COLUMNS = ("row", "id", "name", "rank", "country_idx", "admin1_idx", "is_airport",
+                "population")
 
 
 def write_places(version: Path, places: pl.DataFrame,

@@ -2,9 +2,9 @@
 
 - keys.npy / keys.arrow / key_row.npy / key_rank.npy: every distinct (normalised key, place)
   pair, sorted by key then key rank (the place's rank, offset by the number of places when
-  the key comes only from alternate names); an airport's IATA/ICAO codes count as its own
-  name, and the distinctive words of its name ("heathrow" of "London Heathrow Airport") as
-  alternate names;
+  the key comes only from alternate names, unless the place outweighs every place whose own
+  name it is: see OUTWEIGH_TIERS); an airport's IATA/ICAO codes count as its own name, and the
+  distinctive words of its name ("heathrow" of "London Heathrow Airport") as alternate names;
 - ukey_start.npy: where each distinct key starts in that order;
 - trigrams: padded trigram -> distinct keys of at least TRIGRAM_MIN_CHARS characters.
 
@@ -48,17 +48,31 @@ AIRPORT_WORDS = frozenset("""
     internationale intl lotnisko luchthaven municipal national regional
     """.split())
 AIRPORT_MIN_CHARS = 3   # shorter distinctive names ("Terminal B Airport": B) are not indexed
+# An alternate name ranks as the place's own when the place has at least
+# OUTWEIGH_MIN_POPULATION people and far more than the largest place whose own name it is:
+# 8 times as many as a village (Bruges: Brugge, 118,509, before Bruges FR, 12,650), 100 times
+# as many as a town (Calcutta: Kolkata, 4.6 million, before Calcutta ZA, 35,864; but
+# Salisbury GB, 44,748, before Harare, whose old name it is). A city of OUTWEIGH_TIERS[-1][0]
+# or more keeps its name (New Delhi, 317,797, is not found as Delhi), as do airports (their
+# codes are their own) and keys shorter than OUTWEIGH_MIN_CHARS (mostly airport codes that
+# cities list among their names). Population is all the packaged names tell (they have no
+# language), so a village named like a big city's old or foreign name comes second.
+OUTWEIGH_TIERS = ((15_000, 8), (50_000, 100))   # (own-name namesake below, times as many)
+OUTWEIGH_MIN_POPULATION = 50_000
+OUTWEIGH_MIN_CHARS = 4
 _WORD_SPLIT = re.compile(r"[^\w'’`ʻʼ‘]+")
 
 
 def write(version: Path, places: pl.DataFrame, names: pl.DataFrame, *,
           memory: str = DUCKDB_MEMORY, threads: int | None = None) -> None:
-    """Write the key and trigram files from places (row, rank, name, id, is_airport) and names
-    (id, name, language, is_preferred); DuckDB sorts them in `memory` with `threads` (its
-    default: one per CPU), spilling beyond."""
+    """Write the key and trigram files from places (row, rank, name, id, is_airport,
+    population) and names (id, name, language, is_preferred); DuckDB sorts them in `memory`
+    with `threads` (its default: one per CPU), spilling beyond."""
     # String views: DuckDB scans the columns where polars keeps them, without a copy.
     newest = pl.CompatLevel.newest()
-    place_names = places.select("id", "row", "rank", "name").to_arrow(compat_level=newest)
+    place_names = places.select("id", "row", "rank", "name", "is_airport",
+                                pl.col("population").fill_null(0)).to_arrow(
+                                    compat_level=newest)
     other_names = search_names(places, names).to_arrow(compat_level=newest)
     with tempfile.TemporaryDirectory(prefix=".keys-", dir=version) as spill:
         # Join filters pushed into Arrow scans become pyarrow compute calls, which have no
@@ -203,23 +217,46 @@ def _concat_strings(chunks: list[pa.Array]) -> pa.Array:
 
 def _sorted_keys(con: duckdb.DuckDBPyConnection) -> Iterator[pa.RecordBatch]:
     """Distinct (key, row, rank) batches in (key, rank) order (rank is unique: a total order)."""
-    reader = con.execute("""
+    # Each (key, place) pair once, with the place's rank offset when no own name gives the key.
+    con.execute("""
+        CREATE TEMP TABLE key_pairs AS
         WITH pairs AS (
-            SELECT row, rank, name, 0 AS alternate FROM place_names
+            SELECT row, rank, name, population, is_airport, 0 AS alternate FROM place_names
             UNION ALL
-            SELECT p.row, p.rank, o.name, o.alternate::INTEGER
+            SELECT p.row, p.rank, o.name, p.population, p.is_airport, o.alternate::INTEGER
             FROM other_names o JOIN place_names p USING (id)),
         places AS (SELECT count(*) AS n FROM place_names)
         SELECT k.key, p.row::INTEGER AS row,
-               min(p.rank + p.alternate * (SELECT n FROM places))::INTEGER AS rank
+               min(p.rank + p.alternate * (SELECT n FROM places))::INTEGER AS rank,
+               any_value(p.population) AS population, any_value(p.is_airport) AS is_airport
         FROM pairs p JOIN name_keys k USING (name)
-        GROUP BY k.key, p.row
+        GROUP BY k.key, p.row""")
+    reader = con.execute(f"""
+        WITH places AS (SELECT count(*) AS n FROM place_names),
+        own AS (
+            SELECT key, max(population) AS population, bool_or(is_airport) AS airport
+            FROM key_pairs WHERE rank < (SELECT n FROM places) GROUP BY key)
+        SELECT k.key, k.row,
+               (CASE WHEN {_outweighs("k", "o", "(SELECT n FROM places)")}
+                     THEN k.rank - (SELECT n FROM places) ELSE k.rank END)::INTEGER AS rank
+        FROM key_pairs k LEFT JOIN own o USING (key)
         ORDER BY key, rank""").to_arrow_reader(KEY_BATCH)
     for batch in reader:
         if batch.num_rows:
             yield pa.RecordBatch.from_arrays(
                 [batch.column(0).cast(pa.large_string()), batch.column(1), batch.column(2)],
                 names=["key", "row", "rank"])
+
+
+def _outweighs(pair: str, own: str, places: str) -> str:
+    """SQL: whether the alternate-name `pair` ranks as an own name (see OUTWEIGH_TIERS), given
+    `own`, its key's own-name places (population, airport; NULL when there are none)."""
+    needed = " ".join(f"WHEN {own}.population < {below} THEN {ratio} * {own}.population"
+                      for below, ratio in OUTWEIGH_TIERS)
+    return (f"{pair}.rank >= {places} AND {own}.key IS NOT NULL AND NOT {own}.airport "
+            f"AND length({pair}.key) >= {OUTWEIGH_MIN_CHARS} "
+            f"AND {pair}.population >= {OUTWEIGH_MIN_POPULATION} "
+            f"AND {pair}.population >= (CASE {needed} END)")
 
 
 def _first_distinct(key: pa.Array, previous: str | None) -> np.ndarray:

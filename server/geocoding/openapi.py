@@ -100,7 +100,10 @@ region or country, alone (`bavaria`: the region's places by importance) or after
 `vancouver bc`).
 
 Results are ordered by match quality first (the place's own name exactly, its preferred names
-in a language and an airport's codes counting as its own name; whole region name; a likely
+in a language, an airport's codes and the alternate name of a place of 50,000 people or more
+that outweighs every place whose own name it is, 8 times a village's population, 100 times a
+town's up to 50,000, counting as its own name, so `bombay` finds Mumbai before Bombay, New
+Zealand, and `calcutta` Kolkata before Calcutta, South Africa; whole region name; a likely
 typo: a city of 100,000 people or more whose name is one edit from the query and which is 10
 times as populous as every alternate-name or prefix match, unless the query begins a city's
 name or begins a name in whole words, so `ottowa` finds Ottawa, Canada, before Ottawa, Illinois,

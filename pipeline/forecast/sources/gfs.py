@@ -18,7 +18,6 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import datetime as dt
-import fcntl
 import os
 import time
 from dataclasses import dataclass, field, replace
@@ -27,6 +26,7 @@ from pathlib import Path
 from pipeline.fetch import verify
 from pipeline.fetch.http import Downloader, HttpConfig, host_of, public_url
 from pipeline.fetch.inventory import Entry, InventoryError, parse
+from pipeline.fetch.lock import exclusive
 from pipeline.fetch.pacing import RateLimit
 from pipeline.fetch.ranges import merge
 from pipeline.fetch.retention import prune_runs
@@ -186,7 +186,7 @@ class GfsSource:
         folder = self.folder(options.datasets)
         with contextlib.ExitStack() as stack:
             if not options.dry_run:
-                stack.enter_context(_exclusive(folder))
+                stack.enter_context(exclusive(folder / ".lock", "GFS"))
             async with Downloader(http_config) as http:
                 await self._fetch(http, options, config, hours, bases, report)
                 report.bytes = report.bytes or http.totals.bytes
@@ -389,19 +389,6 @@ def _held(item: Planned) -> bool:
 def _hour_list(hours: list[int]) -> str:
     shown = ", ".join(f"f{h:03d}" for h in hours[:5])
     return shown + (f" and {len(hours) - 5} more" if len(hours) > 5 else "")
-
-
-@contextlib.contextmanager
-def _exclusive(folder: Path):
-    """Hold the source's lock: two fetches must not write the same run's files at once."""
-    folder.mkdir(parents=True, exist_ok=True)
-    with open(folder / ".lock", "w") as lock:
-        try:
-            fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except BlockingIOError:
-            raise FetchError(f"another fetch of GFS is writing {folder}",
-                             retry_later=True) from None
-        yield
 
 
 SOURCE = GfsSource()

@@ -1,7 +1,8 @@
 """Real GeoNames dumps (download.geonames.org format): read streaming, normalise, return tables.
 
 Files in DIR/geonames/: allCountries.zip or citiesNNN.zip/.txt, countryInfo.txt,
-admin1CodesASCII.txt, admin2Codes.txt and optionally alternateNamesV2.zip.
+admin1CodesASCII.txt, admin2Codes.txt and optionally alternateNamesV2.zip, and the daily update
+files held since the dumps were written (geonames_updates), overlaid while the dumps stream.
 """
 
 from __future__ import annotations
@@ -10,15 +11,18 @@ import re
 import zipfile
 import zlib
 from contextlib import contextmanager
+from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, Iterator
 
 import numpy as np
+import polars as pl
 import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.csv as pacsv
 
 from pipeline.common.io import InputError, Spill, fixed_width_bytes, release_arrow_memory
+from pipeline.geocoding.sources import geonames_updates as updates
 from pipeline.geocoding.sources.gazetteer import Gazetteer, empty_names
 
 PLACE_COLUMNS = (
@@ -55,18 +59,20 @@ def present(datasets: Path) -> bool:
 def read(datasets: Path) -> Gazetteer:
     """Read the dumps in DIR/geonames/ into the normalised gazetteer tables."""
     folder = datasets / "geonames"
-    places_file = _places_file(folder)
+    dump = places_file(folder)
     admin1 = _read_codes(_require(folder / "admin1CodesASCII.txt"))
     admin2 = _read_codes(_require(folder / "admin2Codes.txt"))
     countries_path = _require(folder / "countryInfo.txt")
     countries = read_country_info(countries_path)
-    inputs = [places_file, countries_path, folder / "admin1CodesASCII.txt",
+    inputs = [dump, countries_path, folder / "admin1CodesASCII.txt",
               folder / "admin2Codes.txt"]
     alt_path = folder / "alternateNamesV2.zip"
+    days = updates.applicable(folder, dump, updates.PLACE_KINDS)
     # Split the alternatenames column block by block (or skip it): it is the dump's largest.
     from_column = not alt_path.exists()
     with Spill() as place_spill, Spill() as name_spill:
-        for block in iter_places(places_file, admin1, admin2, alternatenames=from_column):
+        for block in iter_places(dump, admin1, admin2, alternatenames=from_column,
+                                 days=days):
             if from_column:
                 name_spill.append(_names_from_column(block))
                 block = block.drop_columns(["alternatenames"])
@@ -74,14 +80,18 @@ def read(datasets: Path) -> Gazetteer:
         places, column_names = place_spill.read(), name_spill.read()
     if alt_path.exists():
         airports = pc.equal(places.column("feature_code"), "AIRP")
+        name_days = updates.applicable(folder, alt_path, updates.NAME_KINDS)
         names = read_alternate_names(alt_path, places.column("id"),
-                                     places.column("id").filter(airports))
+                                     places.column("id").filter(airports), days=name_days)
         inputs.append(alt_path)
+        days = days + name_days
     else:
         names = column_names
+    inputs += [path for day in days for path in day]
+    held = f"; updates of {len(days)} day file pair(s) applied" if days else ""
     return Gazetteer(
         places=places, names=names, countries=countries, inputs=inputs, kind="real",
-        notes=f"GeoNames dump files from {folder.name}/ ({places_file.name})",
+        notes=f"GeoNames dump files from {folder.name}/ ({dump.name}){held}",
     )
 
 
@@ -91,7 +101,7 @@ def _require(path: Path) -> Path:
     return path
 
 
-def _places_file(folder: Path) -> Path:
+def places_file(folder: Path) -> Path:
     """allCountries(.zip/.txt) if present, else the citiesNNN file with the most places."""
     for name in ("allCountries.zip", "allCountries.txt"):
         if (folder / name).is_file():
@@ -158,15 +168,21 @@ def read_places(path: Path, admin1: dict[str, str], admin2: dict[str, str]) -> p
 
 
 def iter_places(path: Path, admin1: dict[str, str], admin2: dict[str, str],
-                alternatenames: bool = True) -> Iterator[pa.Table]:
-    """read_places one block of the file at a time (never the whole raw dump in memory).
+                alternatenames: bool = True,
+                days: list[tuple[Path, Path]] = ()) -> Iterator[pa.Table]:
+    """read_places one block of the file at a time (never the whole raw dump in memory), with
+    the update `days` (modifications, deletes) overlaid.
 
     Without `alternatenames`, that column (the largest) is not even converted.
     """
     codes1, codes2 = _code_arrays(admin1), _code_arrays(admin2)
     unused = set(_UNUSED_COLUMNS) | (set() if alternatenames else {"alternatenames"})
+    include = tuple(c for c in PLACE_COLUMNS if c not in unused)
+    overlay = _Overlay.of(days, PLACE_COLUMNS, include, "geonameid", 0)
+    # A citiesNNN dump holds only some places: updates change those, never add others.
+    whole = path.name.startswith("allCountries")
     found = False
-    for batch in _batches(path, PLACE_COLUMNS, tuple(c for c in PLACE_COLUMNS if c not in unused)):
+    for batch in overlay.apply(_batches(path, PLACE_COLUMNS, include), whole):
         mask = pc.or_(pc.equal(batch.column("feature_class"), "P"),
                       pc.equal(batch.column("feature_code"), "AIRP"))
         raw = pa.Table.from_batches([batch.filter(mask)])
@@ -178,6 +194,75 @@ def iter_places(path: Path, admin1: dict[str, str], admin2: dict[str, str],
         release_arrow_memory()
     if not found:
         raise InputError(path, "no populated places (feature class P) or airports found")
+
+
+@dataclass
+class _Overlay:
+    """Update days folded into one table: the rows of the ids they modified last (`rows`), and
+    every id they touched (`touched`: the dump's rows of those ids give way)."""
+
+    rows: pa.Table | None = None
+    touched: _IdSet | None = None
+
+    @classmethod
+    def of(cls, days: list[tuple[Path, Path]], columns: tuple[str, ...],
+           include: tuple[str, ...], key: str, deleted_field: int) -> "_Overlay":
+        """Read the days' modifications (`include` of `columns`) and deletes (the id is field
+        `deleted_field`); later days win, and within a day a delete does."""
+        if not days:
+            return cls()
+        parts = [pl.DataFrame(schema={**{c: pl.String for c in include}, "_order": pl.Int32})]
+        for order, (modified, deleted) in enumerate(days):
+            empty = modified.stat().st_size == 0    # a day without changes: Arrow refuses it
+            for batch in () if empty else _batches(modified, columns, include):
+                parts.append(pl.from_arrow(batch).with_columns(_order=pl.lit(2 * order)))
+            parts.append(pl.DataFrame({key: _deleted_ids(deleted, deleted_field)},
+                                      schema={key: pl.String})
+                         .with_columns(_order=pl.lit(2 * order + 1)))
+        last = (pl.concat(parts, how="diagonal_relaxed")
+                .sort(key, "_order", maintain_order=True)
+                .unique(key, keep="last", maintain_order=True))
+        kept = last.filter(pl.col("_order") % 2 == 0).select(include)
+        schema = pa.schema([(c, pa.string()) for c in include])
+        return cls(pa.Table.from_pylist([], schema) if kept.is_empty()
+                   else kept.to_arrow().cast(schema), _IdSet(last[key].to_arrow()))
+
+    def apply(self, batches: Iterator[pa.RecordBatch], whole: bool,
+              key: str = "geonameid") -> Iterator[pa.RecordBatch]:
+        """The dump's batches without the touched ids, then the modified rows (only those of
+        ids the dump held, unless it is `whole`)."""
+        if self.touched is None:
+            yield from batches
+            return
+        held = []
+        for batch in batches:
+            touched = self.touched.contains(batch.column(key))
+            if pc.any(touched).as_py():
+                held.append(batch.column(key).filter(touched))
+                batch = batch.filter(pc.invert(touched))
+            yield batch
+        rows = self.rows
+        if not whole:
+            rows = rows.filter(pc.is_in(rows.column(key), pa.concat_arrays(held))
+                               if held else pa.array([False] * rows.num_rows))
+        yield from rows.to_batches()
+
+
+def _deleted_ids(path: Path, field: int) -> list[str]:
+    """The ids in field `field` of a deletes file (a comment may contain anything but a tab)."""
+    ids = []
+    try:
+        lines = path.read_text(encoding="utf-8").splitlines()
+    except UnicodeDecodeError as exc:
+        raise InputError(path, f"not UTF-8 ({exc})") from None
+    for number, line in enumerate(lines, 1):
+        fields = line.split("\t")
+        if not line.strip():
+            continue
+        if len(fields) <= field or not fields[field].isdigit():
+            raise InputError(path, f"line {number}: no numeric id in column {field + 1}")
+        ids.append(fields[field])
+    return ids
 
 
 def _normalise_places(path: Path, raw: pa.Table, admin1: tuple, admin2: tuple) -> pa.Table:
@@ -296,14 +381,19 @@ def read_country_info(path: Path) -> pa.Table:
 
 
 def read_alternate_names(path: Path, ids: pa.Array | pa.ChunkedArray,
-                         airport_ids: pa.Array | pa.ChunkedArray | None = None) -> pa.Table:
-    """alternateNamesV2 rows for the kept places: language names, untagged names, and the
-    airports' (`airport_ids`) IATA and ICAO codes as untagged names."""
+                         airport_ids: pa.Array | pa.ChunkedArray | None = None,
+                         days: list[tuple[Path, Path]] = ()) -> pa.Table:
+    """alternateNamesV2 rows for the kept places, with the update `days` overlaid: language
+    names, untagged names, and the airports' (`airport_ids`) IATA and ICAO codes as untagged
+    names."""
     wanted = _IdSet(ids)
     airports = _IdSet(airport_ids if airport_ids is not None else pa.array([], pa.string()))
-    used = tuple(c for c in ALTNAME_COLUMNS if c not in ("alternatenameid", "from", "to"))
+    unused = ("from", "to") if days else ("alternatenameid", "from", "to")
+    used = tuple(c for c in ALTNAME_COLUMNS if c not in unused)
+    overlay = _Overlay.of(days, ALTNAME_COLUMNS, used, "alternatenameid", 0)
     with Spill() as kept:
-        for batch in _batches(path, ALTNAME_COLUMNS, used):
+        for batch in overlay.apply(_batches(path, ALTNAME_COLUMNS, used), True,
+                                   "alternatenameid"):
             batch, language = _name_rows(
                 batch.filter(wanted.contains(batch.column("geonameid"))), airports)
             flag = lambda c: pc.equal(batch.column(c), "1")  # noqa: E731, B023, F821 (used at once)

@@ -215,13 +215,13 @@ def test_places_file_choice(tmp_path, files, chosen):
     for name in files + ["countryInfo.txt", "admin1CodesASCII.txt", "admin2Codes.txt",
                          "alternateNamesV2.zip"]:
         (tmp_path / name).touch()
-    assert geonames._places_file(tmp_path) == tmp_path / chosen
+    assert geonames.places_file(tmp_path) == tmp_path / chosen
 
 
 def test_no_places_file_names_the_folder(tmp_path):
     (tmp_path / "countryInfo.txt").touch()
     with pytest.raises(InputError) as caught:
-        geonames._places_file(tmp_path)
+        geonames.places_file(tmp_path)
     assert caught.value.path == str(tmp_path)
 
 
@@ -456,7 +456,7 @@ def real(real_datasets):
 
 
 def test_real_places_file_is_cities15000(real_datasets):
-    assert geonames._places_file(real_datasets / "geonames").name == "cities15000.zip"
+    assert geonames.places_file(real_datasets / "geonames").name == "cities15000.zip"
 
 
 def test_real_every_row_is_read(real_datasets, real):
