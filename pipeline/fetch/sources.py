@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from pipeline.fetch.source import Source
-from pipeline.forecast.sources import gfs
+from pipeline.forecast.sources import alerts_fetch, gfs
 
 # Filled as sources are added: "gfs", "ecmwf", "cams-europe", "cams-global", ...
-SOURCES: dict[str, Source] = {source.name: source for source in (gfs.SOURCE,)}
+SOURCES: dict[str, Source] = {source.name: source for source in (gfs.SOURCE, alerts_fetch.SOURCE)}
