@@ -18,6 +18,7 @@ INSTALL = "/opt/weatherapi"
 COMMAND = ["-m", "pipeline", "refresh", "--datasets", "/var/lib/weatherapi/datasets",
            "--out", "/var/lib/weatherapi/build"]
 ALERTS = ["--only", "forecast", "--sources", "alerts"]
+WEBCAMS = ["--only", "webcams", "--sources", "webcams"]
 
 
 def installed_copy(tmp_path: Path) -> Path:
@@ -44,7 +45,8 @@ def exec_start(unit: Path) -> list[str]:
     return shlex.split(line.removeprefix("ExecStart="))
 
 
-@pytest.mark.parametrize("name", ["weatherapi-refresh", "weatherapi-alerts"])
+@pytest.mark.parametrize("name", ["weatherapi-refresh", "weatherapi-alerts",
+                                  "weatherapi-webcams"])
 def test_systemd_units_verify(tmp_path, name):
     units = installed_copy(tmp_path)
     result = verify(units / f"{name}.service", units / f"{name}.timer")
@@ -62,9 +64,11 @@ def test_verify_catches_a_broken_unit(tmp_path):
 
 
 def test_every_schedule_runs_the_same_command():
-    # the hourly refresh, and the alerts every 5 minutes (the forecast's alerts only)
+    # the hourly refresh, the alerts every 5 minutes (the forecast's alerts only), the webcams
+    # every 4 (a provider's links expire in 10)
     schedules = [("weatherapi-refresh", "15 * * * *", COMMAND),
-                 ("weatherapi-alerts", "*/5 * * * *", COMMAND + ALERTS)]
+                 ("weatherapi-alerts", "*/5 * * * *", COMMAND + ALERTS),
+                 ("weatherapi-webcams", "*/4 * * * *", COMMAND + WEBCAMS)]
     crons = [line for line in (DEPLOY / "cron" / "weatherapi-refresh").read_text()
              .splitlines() if line and not line.startswith(("#", "SHELL"))]
     jobs = list(yaml.safe_load_all((DEPLOY / "kubernetes" / "refresh-cronjob.yaml").read_text()))
@@ -83,22 +87,23 @@ def test_every_schedule_runs_the_same_command():
         assert container["workingDir"] == INSTALL
 
 
-def test_the_alerts_timer_fires_every_five_minutes():
-    timer = (DEPLOY / "systemd" / "weatherapi-alerts.timer").read_text()
-    assert "OnCalendar=*:0/5\n" in timer and "Unit=weatherapi-alerts.service" in timer
+@pytest.mark.parametrize("name,every", [("weatherapi-alerts", 5), ("weatherapi-webcams", 4)])
+def test_the_frequent_timers_fire_on_their_minutes(name, every):
+    timer = (DEPLOY / "systemd" / f"{name}.timer").read_text()
+    assert f"OnCalendar=*:0/{every}\n" in timer and f"Unit={name}.service" in timer
     if shutil.which("systemd-analyze") is None:
         pytest.skip("systemd-analyze is not installed (apt-get install systemd)")
-    result = subprocess.run(["systemd-analyze", "calendar", "--iterations=3", "*:0/5"],
+    result = subprocess.run(["systemd-analyze", "calendar", "--iterations=3", f"*:0/{every}"],
                             capture_output=True, text=True, timeout=60)
     assert result.returncode == 0, result.stderr
     minutes = [line.split()[-2][3:5] for line in result.stdout.splitlines()
                if "Next elapse" in line or "Iter." in line]
-    assert all(int(m) % 5 == 0 for m in minutes) and len(minutes) == 3
+    assert all(int(m) % every == 0 for m in minutes) and len(minutes) == 3
 
 
 def test_the_command_is_one_the_pipeline_takes():
     result = subprocess.run([sys.executable, *COMMAND[:3], "--help"], cwd=REPO,
                             capture_output=True, text=True, timeout=60)
     assert result.returncode == 0
-    for option in (COMMAND + ALERTS)[3::2]:
+    for option in (COMMAND + ALERTS + WEBCAMS)[3::2]:
         assert option in result.stdout
