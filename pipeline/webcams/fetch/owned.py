@@ -32,7 +32,7 @@ from contract import Webcams as W
 from pipeline.fetch import verify
 from pipeline.fetch.files import replace_if_changed
 from pipeline.fetch.http import Downloader, HttpConfig
-from pipeline.fetch.source import FetchError
+from pipeline.fetch.source import FetchError, FetchReport
 from pipeline.webcams.fetch import history
 
 FOLDER = Path("webcams")
@@ -126,9 +126,10 @@ def _save_state(datasets: Path, state: dict[str, dict]) -> None:
     replace_if_changed(datasets / FOLDER / STATE, out.getvalue().encode())
 
 
-async def fetch(datasets: Path, config: OwnedConfig, notes: list[str],
+async def fetch(datasets: Path, config: OwnedConfig, report: FetchReport,
                 http_config: HttpConfig | None = None) -> int:
     """One run over the owned cameras; the number of images stored."""
+    notes = report.notes
     owned = cameras(datasets)
     if not owned and not (datasets / FOLDER / IMAGES).is_dir():
         return 0            # no owned cameras, now or before: leave the catalog as it is
@@ -144,6 +145,7 @@ async def fetch(datasets: Path, config: OwnedConfig, notes: list[str],
                           read_timeout_s=config.timeout_s, progress=False)
     async with Downloader(http_config) as http:
         results = await asyncio.gather(*(_take(http, datasets, c, config, now) for c in due))
+        report.bytes += http.totals.bytes
     stamp = dt.datetime.fromtimestamp(now, dt.timezone.utc).isoformat()
     for camera, error in zip(due, results):
         entry = state.setdefault(camera.public_id, {"public_id": camera.public_id,

@@ -43,7 +43,7 @@ from contract import Webcams as W
 from pipeline.fetch.files import replace_if_changed
 from pipeline.fetch.http import DownloadError, Downloader, HttpConfig, host_of
 from pipeline.fetch.pacing import RateLimit
-from pipeline.fetch.source import FetchError
+from pipeline.fetch.source import FetchError, FetchReport
 
 API = "https://api.windy.com"
 PATH = "/webcams/api/v3/webcams"
@@ -91,8 +91,9 @@ def key() -> str | None:
     return os.environ.get(KEY_ENV, "").strip() or None
 
 
-async def fetch(base: str, datasets: Path, config: ProviderConfig, notes: list[str]) -> bool:
+async def fetch(base: str, datasets: Path, config: ProviderConfig, report: FetchReport) -> bool:
     """List the provider's catalog; write it and its links. True when a file changed."""
+    notes = report.notes
     api_key = key()
     if api_key is None:
         return False
@@ -101,6 +102,7 @@ async def fetch(base: str, datasets: Path, config: ProviderConfig, notes: list[s
     async with Downloader(http_config) as http:
         listings = await asyncio.gather(*(_listing(http, base, api_key, config, c, notes)
                                           for c in (config.countries or (None,))))
+        report.bytes += http.totals.bytes
     webcams = {}
     for listing in listings:
         for item in listing:

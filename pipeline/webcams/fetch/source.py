@@ -53,8 +53,8 @@ class WebcamsSource:
             report.notes.append(f"windy: {provider.KEY_ENV} unset: no provider catalog")
         with _exclusive(options.datasets / "webcams-cache"):
             changed = await provider.fetch(base_url(self, options), options.datasets,
-                                           provider_config, report.notes)
-            stored = await owned.fetch(options.datasets, owned_config, report.notes)
+                                           provider_config, report)
+            stored = await owned.fetch(options.datasets, owned_config, report)
         report.files = stored + int(changed)
         report.changed = changed or stored > 0
         report.seconds = time.monotonic() - started
