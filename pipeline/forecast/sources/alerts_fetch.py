@@ -132,7 +132,12 @@ class AlertsSource:
             jobs["nws"] = asyncio.ensure_future(nws.fetch(http, nws_base, datasets,
                                                           report.notes))
         if "meteoalarm" in config.upstreams and config.countries:
-            outlines = await meteoalarm.geocode_outlines(http, datasets, report.notes)
+            try:
+                outlines = await meteoalarm.geocode_outlines(http, datasets, report.notes)
+            except FetchError as exc:       # the warnings with polygons still count
+                report.notes.append(f"meteoalarm: region outlines unavailable ({exc}); "
+                                    "warnings given by geocodes only are skipped")
+                outlines = {}
             for country in config.countries:
                 jobs[f"meteoalarm {country}"] = asyncio.ensure_future(
                     meteoalarm.fetch_country(http, feeds, country, datasets, outlines))

@@ -189,3 +189,11 @@ def test_cli_dry_run_and_fetch(upstream, tmp_path, pipeline_cli):
     bad = pipeline_cli("fetch", "alerts", "--datasets", tmp_path, "--base-url", server.url,
                        **{**env, "WEATHERAPI_METEOALARM_COUNTRIES": "Atlantis"})
     assert bad.returncode == 1 and "not a MeteoAlarm member" in bad.stderr
+
+
+def test_unavailable_region_outlines_do_not_stop_the_warnings(upstream, tmp_path, monkeypatch):
+    server, _, _ = upstream
+    monkeypatch.setenv("WEATHERAPI_METEOALARM_GEOCODES_URL", server.url + "/missing.json")
+    report = fetch(server, tmp_path)
+    assert any("region outlines unavailable" in note for note in report.notes)
+    assert sorted(a.id for a in read(tmp_path).alerts) == ["a-1", "a-2", "ch-1"]
