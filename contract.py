@@ -183,6 +183,12 @@ class Webcams:
     # on demand by the server's image host (the generated catalog).
     SNAP_IMAGES = "webcams/index/snap_images.npy"
     IMAGES_ARROW = "webcams/index/images.arrow"           # id, kind (file | key), ref, media_type
+    # Webcams of a provider's catalog: their images are the provider's own links, which expire
+    # (expires_at, unix seconds), never files here. One row per served webcam that has them
+    # (row: its row above); absent when no webcam does. Rebuilt alone when only links changed.
+    PROVIDER_LINKS = "webcams/index/provider_links.arrow"
+    PROVIDER_LINK_COLUMNS = ("row", "provider", "image_url", "player_url", "page_url",
+                             "updated_at", "expires_at")
     IMAGES_DIR = "webcams/images"                         # copied image files, named by id
     # For each row and local calendar day (days since 1970-01-01 in the webcam's timezone), the
     # snapshot closest to 12:00 local time: DAILY_DAY/DAILY_INDEX/DAILY_TIME[DAILY_OFFSETS[r]:

@@ -2,7 +2,8 @@
 load at 1000 distinct points (the full one also near 1000 places, where the gazetteer gives
 the elevation), latency over one connection, the same responses built in-process (no HTTP), the
 sun and moon against PyEphem, and with --heavy the ingest of a full-size 0.25°
-run. The plug-in interface is in bench/run.py."""
+run. Unless --quick, an alerts-only refresh over a running server (bench/alerts_refresh.py).
+The plug-in interface is in bench/run.py."""
 
 from __future__ import annotations
 
@@ -27,6 +28,7 @@ AREA = "forecast"
 FULL_RATIO, DAILY_RATIO = 0.15, 0.4
 P50_MS = 5.0
 BUILD_S = 60.0                    # default build of the forecast area
+ALERTS_REFRESH_S = 15.0           # an alerts-only refresh, start to the new version served
 HEAVY_PEAK_MIB = 8 * 1024.0       # "within 8 GB", read as GiB
 SUN_S, MOON = 60.0, 0.01
 POINTS = 1000
@@ -124,7 +126,20 @@ def prepare(ctx: Context) -> dict:
                              "p99": round(percentile(cloud, 99), 1)}
     out["cpu"] = meter.stop()
     out["ephemeris"] = _ephemeris_check(ctx.seed)
+    if not ctx.args.quick:
+        out["alerts_refresh"] = _alerts_refresh(ctx)
+        out["warnings"] = out["alerts_refresh"].pop("warnings", [])
     return out
+
+
+def _alerts_refresh(ctx: Context) -> dict:
+    """bench/alerts_refresh.py over a linked copy of this build (its own server)."""
+    from bench import alerts_refresh
+
+    try:
+        return alerts_refresh.measure(ctx.build_dir, ctx.workdir)
+    except Exception as exc:  # noqa: BLE001 (the other figures stand)
+        return {"warnings": [f"alerts refresh benchmark failed: {exc}"]}
 
 
 def _ephemeris_check(seed: int) -> dict:
@@ -231,6 +246,13 @@ def targets(report: dict) -> list[Target]:
                           f"<= {SUN_S:g} s", eph["sun_max_s"] <= SUN_S, "worst of 400 days"))
         out.append(Target("moon phase vs PyEphem", eph["moon_max"], "", f"<= {MOON:g}",
                           eph["moon_max"] <= MOON))
+    refresh = (mine.get("alerts_refresh") or {}).get("changed")
+    if refresh:
+        out.append(Target("alerts-only refresh, start to new version served",
+                          refresh["to_served_s"], "s", f"<= {ALERTS_REFRESH_S:g} s",
+                          refresh["to_served_s"] <= ALERTS_REFRESH_S and
+                          refresh["rebuilt_alerts_only"],
+                          f"refresh itself {refresh['refresh_s']} s; server reload every 2 s"))
     heavy = mine.get("heavy") or {}
     if "ingest_peak_rss_mib" in heavy:
         out.append(Target("0.25° run ingest peak RSS", heavy["ingest_peak_rss_mib"], "MiB",

@@ -1,6 +1,7 @@
 """Command line: python -m pipeline build [--datasets DIR] [--out DIR] [--only AREA ...],
 python -m pipeline fetch SOURCE [--datasets DIR] [--base-url URL] [--run RUN] [--dry-run] and
-python -m pipeline refresh [--datasets DIR] [--out DIR] [--only AREA ...] [--sources SOURCE ...].
+python -m pipeline refresh [--datasets DIR] [--out DIR] [--only AREA ...] [--sources SOURCE ...]
+[--no-fetch].
 
 Exit codes: 0 done (or nothing new), 1 failed, 2 bad usage, 75 a fetch to try again later (the
 upstream has not published yet or is busy), 130/143 interrupted or terminated."""
@@ -67,6 +68,9 @@ def main(argv: list[str] | None = None) -> int:
                        metavar="AREA", help="refresh only these areas (and their sources)")
     again.add_argument("--sources", nargs="+", action="extend", choices=sorted(SOURCES),
                        metavar="SOURCE", help="fetch only these sources (default: all)")
+    again.add_argument("--no-fetch", action="store_true",
+                       help="fetch nothing: rebuild what changed in --datasets (files placed "
+                            "there by hand or by a fetch run apart)")
     again.add_argument("--keep-runs", type=int, metavar="N",
                        help="runs kept per source after a successful build (default: each "
                             "source's own, a day of cycles for the models)")
@@ -131,7 +135,7 @@ def _refresh(args: argparse.Namespace) -> int:
     """Run one refresh (its failures are main's, as a build's are)."""
     args.datasets.mkdir(parents=True, exist_ok=True)
     try:
-        sources = selected_sources(SOURCES, args.sources, args.only)
+        sources = [] if args.no_fetch else selected_sources(SOURCES, args.sources, args.only)
     except ValueError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2

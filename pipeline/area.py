@@ -7,11 +7,21 @@ from typing import Callable, NamedTuple
 
 import contract
 
+# update(datasets dir, previous version dir, new version dir, previous manifest entry, the
+# parts whose inputs changed) -> the new manifest entry
+Update = Callable[[Path, Path, Path, dict, frozenset[str]], dict]
+
 
 class Builder(NamedTuple):
     """An area's builder: build(datasets dir, version dir) writes the area's artifacts into the
-    version and returns its manifest entry (pipeline.areas.BUILDERS lists them)."""
+    version and returns its manifest entry (pipeline.areas.BUILDERS lists them).
+
+    An area whose inputs fall into parts that can be rebuilt alone (the forecast's model runs
+    and its alerts) names them in `parts` (part -> its folders, together `folders`) and gives
+    `update`, which rebuilds only the changed parts over the previous version's other files."""
 
     name: str
     build: Callable[[Path, Path], contract.AreaEntry]
     folders: tuple[str, ...]        # what it reads under datasets/ (refresh compares them)
+    parts: tuple[tuple[str, tuple[str, ...]], ...] = ()
+    update: Update | None = None

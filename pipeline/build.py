@@ -7,6 +7,7 @@ import time
 from pathlib import Path
 
 import contract
+from pipeline.area import Builder
 from pipeline.areas import BUILDERS
 from pipeline.common import publish
 from pipeline.common.fingerprint import input_digest
@@ -15,23 +16,27 @@ from pipeline.common.io import InputError
 log = logging.getLogger("pipeline")
 
 
-def run_build(datasets: Path, out: Path, only: list[str] | None = None) -> Path:
-    """Build the requested areas (all by default) into a new published version; return it."""
+def run_build(datasets: Path, out: Path, only: list[str] | None = None,
+              partial: dict[str, frozenset[str]] | None = None) -> Path:
+    """Build the requested areas (all by default) into a new published version; return it.
+    An area in `partial` rebuilds only those parts of its inputs (Builder.update) over the
+    published version's other files."""
     wanted = [b.name for b in BUILDERS if not only or b.name in only]
+    partial = {area: parts for area, parts in (partial or {}).items() if area in wanted}
     with publish.build_lock(out):
         previous = contract.current_version_dir(out)
-        carried = _carried_areas(previous, wanted)
+        carried = _carried_areas(previous, [a for a in wanted if a not in partial])
+        if previous is None or any(area not in carried for area in partial):
+            partial = {}        # nothing to update from: build them whole
         version = publish.new_version_dir(out)
         log.info("building %s into %s", ", ".join(wanted), version)
         try:
             areas: dict[str, contract.AreaEntry] = {}
-            for area, build, folders in BUILDERS:
+            for builder in BUILDERS:
+                area = builder.name
                 if area in wanted:
-                    started = time.perf_counter()
-                    # Before the build: a file arriving meanwhile makes the next refresh build.
-                    digest = input_digest(datasets, folders)
-                    areas[area] = {**build(datasets, version), "input_digest": digest}
-                    log.info("%s: done in %.1f s", area, time.perf_counter() - started)
+                    areas[area] = _build_area(builder, datasets, previous, version,
+                                              carried.get(area), partial.get(area))
                 elif previous is not None and area in carried:
                     areas[area] = publish.carry_over(previous, version, area, carried[area])
                     log.info("%s: carried over from %s", area, previous.name)
@@ -50,6 +55,31 @@ def run_build(datasets: Path, out: Path, only: list[str] | None = None) -> Path:
         publish.prune(out)
     log.info("published %s", version.name)
     return version
+
+
+def _build_area(builder: Builder, datasets: Path, previous: Path | None, version: Path,
+                before: contract.AreaEntry | None, parts: frozenset[str] | None
+                ) -> contract.AreaEntry:
+    """One area built whole, or only its `parts` over the previous version (`before` its
+    entry there); the entry with the digests of its inputs."""
+    started = time.perf_counter()
+    # Before the build: a file arriving meanwhile makes the next refresh build.
+    digest = input_digest(datasets, builder.folders)
+    digests = {part: input_digest(datasets, folders) for part, folders in builder.parts}
+    if parts and builder.update is not None and before is not None and previous is not None:
+        entry = builder.update(datasets, previous, version, _own(before), parts)
+        log.info("%s: %s rebuilt, the rest linked from %s, in %.1f s", builder.name,
+                 ", ".join(sorted(parts)), previous.name, time.perf_counter() - started)
+    else:
+        entry = builder.build(datasets, version)
+        log.info("%s: done in %.1f s", builder.name, time.perf_counter() - started)
+    return {**entry, "input_digest": digest, **({"input_digests": digests} if digests else {})}
+
+
+def _own(entry: contract.AreaEntry) -> dict:
+    """A published entry without what the build wiring added to it."""
+    return {k: v for k, v in entry.items()
+            if k not in ("input_digest", "input_digests", "carried_over_from")}
 
 
 def _carried_areas(previous: Path | None, wanted: list[str]) -> dict[str, contract.AreaEntry]:

@@ -7,7 +7,10 @@ publish. Safe to run from a scheduler every few minutes.
 - An area is rebuilt when the digest of its input folders differs from the one the published
   manifest recorded (pipeline.common.fingerprint), or when it is built from its generated
   offline default and the published data is due to be replaced (`next_version_expected_s`).
-  The other areas are carried over; nothing to rebuild means no new version.
+  An area whose inputs come in parts (the forecast: model runs, alerts) and of which only some
+  changed rebuilds only those (new alerts: the alerts table and index, the grids linked from
+  the published version). The other areas are carried over; nothing to rebuild means no new
+  version.
 - After a successful build, each fetched source keeps only its newest runs (its own number:
   a day of cycles for the models, so the hours before the newest run are covered; or
   `--keep-runs N` for all).
@@ -31,6 +34,7 @@ from pathlib import Path
 from typing import Iterator
 
 import contract
+from pipeline.area import Builder
 from pipeline.areas import BUILDERS
 from pipeline.build import run_build
 from pipeline.common.fingerprint import input_digest
@@ -104,22 +108,42 @@ async def fetch_all(sources: list[Source], options: FetchOptions) -> list[Outcom
     return list(await asyncio.gather(*(one(s) for s in sources)))
 
 
-def areas_to_build(datasets: Path, out: Path, areas: list[str] | None,
-                   now_s: float) -> list[str]:
-    """The selected areas whose inputs differ from the published build's, or are due."""
+def areas_to_build(datasets: Path, out: Path, areas: list[str] | None, now_s: float
+                   ) -> tuple[list[str], dict[str, frozenset[str]]]:
+    """The selected areas whose inputs differ from the published build's, or are due; and of
+    those, the areas where only some parts of the inputs changed (area -> those parts), to be
+    rebuilt in part (Builder.update)."""
     current = contract.current_version_dir(out)
     published = contract.read_manifest(current)["areas"] if current else {}
-    wanted = []
-    for name, _, folders in BUILDERS:
+    wanted, partial = [], {}
+    for builder in BUILDERS:
+        name = builder.name
         if areas and name not in areas:
             continue
         entry = published.get(name)
-        if entry is None or entry.get("input_digest") != input_digest(datasets, folders):
+        if entry is None or entry.get("input_digest") != input_digest(datasets, builder.folders):
             wanted.append(name)
+            parts = _changed_parts(datasets, builder, entry)
+            if parts:
+                partial[name] = parts
         elif entry.get("source", {}).get("generated") and \
                 entry.get("next_version_expected_s", float("inf")) <= now_s:
             wanted.append(name)     # a generated default moves with the clock
-    return wanted
+    return wanted, partial
+
+
+def _changed_parts(datasets: Path, builder: Builder, entry: dict | None) -> frozenset[str]:
+    """The parts whose digest differs from the published one, when the builder can rebuild
+    them alone and some part did not change (else empty: build it whole)."""
+    recorded = (entry or {}).get("input_digests")
+    if builder.update is None or not isinstance(recorded, dict):
+        return frozenset()
+    if entry.get("source", {}).get("generated") and \
+            entry.get("next_version_expected_s", float("inf")) <= time.time():
+        return frozenset()          # the generated default is due anyway: build it whole
+    changed = frozenset(part for part, folders in builder.parts
+                        if recorded.get(part) != input_digest(datasets, folders))
+    return changed if changed and len(changed) < len(builder.parts) else frozenset()
 
 
 def refresh(datasets: Path, out: Path, sources: list[Source], areas: list[str] | None,
@@ -134,10 +158,12 @@ def refresh(datasets: Path, out: Path, sources: list[Source], areas: list[str] |
         outcomes = asyncio.run(fetch_all(sources, FetchOptions(datasets=datasets)))
         for outcome in outcomes:
             _summarise(outcome)
-        wanted = areas_to_build(datasets, out, areas, time.time())
+        wanted, partial = areas_to_build(datasets, out, areas, time.time())
         if wanted:
-            log.info("inputs changed: building %s", ", ".join(wanted))
-            run_build(datasets, out, wanted)
+            log.info("inputs changed: building %s", ", ".join(
+                f"{a} ({', '.join(sorted(partial[a]))} only)" if a in partial else a
+                for a in wanted))
+            run_build(datasets, out, wanted, partial)
             _prune(outcomes, datasets, keep_runs)
         else:
             log.info("nothing new: no version published")

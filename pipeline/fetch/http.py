@@ -190,22 +190,26 @@ class Downloader:
     async def download(self, url: str, dest: Path, *,
                        ranges: list[tuple[int, int | None]] | None = None,
                        verify: Verifier | None = None, conditional: bool = False,
-                       headers: dict[str, str] | None = None) -> Transfer:
+                       headers: dict[str, str] | None = None,
+                       max_bytes: int | None = None) -> Transfer:
         """Fetch `url` (or only its byte `ranges`, (start, stop) with stop exclusive or None
         for the end, written in order into one file) into `dest`, atomically.
 
         With `conditional`, a file already at `dest` is revalidated (If-None-Match /
-        If-Modified-Since from its sidecar state) and kept when the server answers 304."""
+        If-Modified-Since from its sidecar state) and kept when the server answers 304. A body
+        longer than `max_bytes` (said or sent) fails at once, not retried: an endless stream
+        (a camera's MJPEG) or an outsized file is not waited for."""
         # Many files may be asked for at once: only `concurrency` of them run (and show bars).
         async with self._transfers:
             return await self._download(url, Path(dest), ranges, verify, conditional,
-                                        headers or {})
+                                        headers or {}, max_bytes)
 
     async def _download(self, url: str, dest: Path, ranges, verify: Verifier | None,
-                        conditional: bool, headers: dict[str, str]) -> Transfer:
+                        conditional: bool, headers: dict[str, str],
+                        max_bytes: int | None = None) -> Transfer:
         """download() inside a transfer slot."""
         spans = merge(ranges, self.config.merge_gap) if ranges else [Span(0, None, ((0, None),))]
-        job = _Job(url, dest, spans, dict(headers), ranges is not None)
+        job = _Job(url, dest, spans, dict(headers), ranges is not None, max_bytes=max_bytes)
         state = ValidatorState(job.dest) if conditional else None
         if state is not None and job.dest.exists():
             job.conditional = state.request_headers(url)
@@ -303,6 +307,9 @@ class Downloader:
     async def _stream(self, job: "_Job", span: Span, resp, first: int, out, bar) -> None:
         """Read the body, write the wanted bytes; stop at the span's end."""
         position = first
+        if job.max_bytes is not None and (resp.content_length or 0) > job.max_bytes:
+            raise DownloadError(f"{public_url(job.url)}: {resp.content_length:,} bytes, over "
+                                f"the limit of {job.max_bytes:,}")
         try:
             async for chunk in resp.content.iter_chunked(CHUNK):
                 job.moved += len(chunk)
@@ -319,6 +326,9 @@ class Downloader:
                         bar.update(j - i)
                     job.pos += len(view)
                 position += len(chunk)
+                if job.max_bytes is not None and job.written > job.max_bytes:
+                    raise DownloadError(f"{public_url(job.url)}: more than {job.max_bytes:,} "
+                                        "bytes, over the limit")
                 if span.stop is not None and span.start + job.pos >= span.stop:
                     break
         except (aiohttp.ClientPayloadError, aiohttp.ClientConnectionError,
@@ -410,6 +420,7 @@ class _Job:
     moved: int = 0
     whole: int | None = None
     partial: bool = False       # some request ended early (resumed)
+    max_bytes: int | None = None
 
     def restart(self) -> None:
         """Start over from the first byte (verification failed, or the file changed)."""

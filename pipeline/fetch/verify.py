@@ -148,3 +148,60 @@ def all_of(*verifiers: Verifier) -> Verifier:
             verifier(path)
 
     return check
+
+
+def json_document(kind: type = dict) -> Verifier:
+    """The file is UTF-8 JSON whose top level is a `kind` (an object by default)."""
+
+    def check(path: Path) -> None:
+        import json
+
+        try:
+            value = json.loads(path.read_bytes())
+        except (UnicodeDecodeError, ValueError) as exc:
+            raise VerifyError(f"not valid JSON: {exc}") from None
+        if not isinstance(value, kind):
+            raise VerifyError(f"JSON whose top level is {type(value).__name__}, not "
+                              f"{kind.__name__}")
+
+    return check
+
+
+def xml_document(*roots: str) -> Verifier:
+    """The file is well-formed XML whose root element is one of `roots` ({namespace}name);
+    any root when none are given."""
+
+    def check(path: Path) -> None:
+        import xml.etree.ElementTree as ET
+
+        try:
+            root = ET.parse(path).getroot()
+        except ET.ParseError as exc:
+            raise VerifyError(f"not well-formed XML: {exc}") from None
+        if roots and root.tag not in roots:
+            raise VerifyError(f"root element {root.tag}, not {' or '.join(roots)}")
+
+    return check
+
+
+def image(max_bytes: int | None = None) -> Verifier:
+    """The file is a whole JPEG, PNG or WebP image (by its signature and, for a JPEG, its
+    end-of-image marker: a cut transfer has none), of at most `max_bytes`."""
+
+    def check(path: Path) -> None:
+        size = path.stat().st_size
+        if max_bytes is not None and size > max_bytes:
+            raise VerifyError(f"{size:,} bytes, over the limit of {max_bytes:,}")
+        with open(path, "rb") as handle:
+            head = handle.read(12)
+            handle.seek(max(0, size - 2))
+            tail = handle.read(2)
+        if head[:3] == b"\xff\xd8\xff":
+            if tail != b"\xff\xd9":
+                raise VerifyError("a JPEG without its end-of-image marker (cut short)")
+            return
+        if head[:8] == b"\x89PNG\r\n\x1a\n" or (head[:4] == b"RIFF" and head[8:12] == b"WEBP"):
+            return
+        raise VerifyError("not a JPEG, PNG or WebP image")
+
+    return check

@@ -6,6 +6,8 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import logging
+import os
+import shutil
 import tempfile
 import time
 from pathlib import Path
@@ -34,6 +36,9 @@ CYCLE_S = 6 * HOUR_S                     # runs at 00, 06, 12 and 18 UTC
 # When the next run is usually complete after its nominal time (the generated default is
 # "published" at its run time).
 PUBLICATION_DELAY_S = {"gfs": 5 * HOUR_S, "ecmwf-ifs": 8 * HOUR_S, "generated": 0}
+ALERT_LICENCE = ("NWS alerts: US government work, public domain; MeteoAlarm: CC BY 4.0, data "
+                 "provided by EUMETNET members; other CAP feeds: see their publishers.")
+ALERT_INPUTS = "alerts/"         # where alert files lie, relative to their root (not the model's)
 LICENCES = {
     "gfs": "NOAA GFS: a work of the US government, public domain.",
     # What ECMWF asks of an attribution (CC BY 4.0): the producer, the dataset, where it was
@@ -72,19 +77,54 @@ def build(datasets: Path, version: Path) -> contract.AreaEntry:
         static = grid.spec(F.STATIC, scan.lat, scan.lon, int(fields.hours[0]), HOUR_S, 1,
                            [F.OROGRAPHY], model_dir)
         grid.write(version, static, fields.read_orography)
-        if alerts_dir.is_dir():
-            found = alert_source.read(alerts_dir)
-        else:
-            found = alert_source.Alerts([], [], 0)
-        rows = forecast_alerts.write(version, found.alerts)
         alerts_kind = ("none" if not alerts_dir.is_dir()
                        else "generated" if alerts_dir.is_relative_to(scratch) else "real")
-        alerts_root = scratch if alerts_kind == "generated" else datasets
-        inputs = describe_inputs(files, root) + describe_inputs(found.files, alerts_root)
+        alerts, alert_inputs = _write_alerts(version, alerts_dir, alerts_kind,
+                                             scratch if alerts_kind == "generated" else datasets)
+        inputs = describe_inputs(files, root) + alert_inputs
         model = "generated" if kind == "generated" else scan.centre
-        return _manifest_entry(kind, model, fields, inputs, hourly, static, {
-            "kind": alerts_kind, "count": rows, "skipped_without_polygon": found.skipped},
-            notes)
+        return _manifest_entry(kind, model, fields, inputs, hourly, static, alerts, notes)
+
+
+def update(datasets: Path, previous: Path, version: Path, entry: dict,
+           parts: frozenset[str]) -> dict:
+    """Rebuild only the alerts (the alerts table and index) over the previous version's
+    grids, which are hard-linked, not rewritten: new alerts publish in seconds. Any other
+    change, or alerts gone from a generated default (whose alerts come from its run), builds
+    the area whole."""
+    alerts_dir = datasets / "alerts"
+    if parts != {"alerts"} or (not alerts_dir.is_dir() and entry["source"]["generated"]):
+        return build(datasets, version)
+    for rel in entry["files"]:
+        if rel not in forecast_alerts.FILES:
+            _link(previous / rel, version / rel)
+    alerts, alert_inputs = _write_alerts(version, alerts_dir,
+                                         "real" if alerts_dir.is_dir() else "none", datasets)
+    # The model's inputs as recorded (generated ones lie in a scratch folder long gone).
+    inputs = [i for i in entry["inputs"] if not i["path"].startswith(ALERT_INPUTS)]
+    inputs += alert_inputs
+    return {**entry, "version": _version(entry["source"]["kind"], inputs), "inputs": inputs,
+            "alerts": _alerts_entry(alerts),
+            "tables": {F.ALERTS_TABLE: {"file": F.ALERTS, "rows": alerts["count"]}}}
+
+
+def _write_alerts(version: Path, folder: Path, kind: str, root: Path
+                  ) -> tuple[dict, list[dict]]:
+    """Read the alerts in `folder` (none when kind is "none") and write their artifacts;
+    (the manifest's alerts facts, the input entries of the alert files relative to root)."""
+    found = alert_source.read(folder) if kind != "none" else alert_source.Alerts([], [], 0)
+    rows = forecast_alerts.write(version, found.alerts)
+    return ({"kind": kind, "count": rows, "skipped_without_polygon": found.skipped},
+            describe_inputs(found.files, root))
+
+
+def _link(src: Path, dst: Path) -> None:
+    """Hard-link a file of the previous version (a copy where links cannot be made)."""
+    dst.parent.mkdir(parents=True, exist_ok=True)
+    try:
+        os.link(src, dst)
+    except OSError:
+        shutil.copy2(src, dst)
 
 
 def _read_models(datasets: Path, version: Path, stack: contextlib.ExitStack
@@ -141,10 +181,21 @@ def licence(model: str) -> str:
                     for m in model.split("+"))
 
 
-def _manifest_entry(kind: str, model: str, fields: HourlyFields, inputs: list[dict],
-                    hourly: dict, static: dict, alerts: dict, notes: str) -> dict:
+def _version(kind: str, inputs: list[dict]) -> str:
+    """The area's data version: its inputs' checksums, the schema and the builder revision."""
     digest = hashlib.sha256(repr((contract.SCHEMA_VERSION, BUILDER_REVISION, kind,
                                   [i["sha256"] for i in inputs])).encode()).hexdigest()
+    return f"forecast-{digest[:12]}"
+
+
+def _alerts_entry(alerts: dict) -> dict:
+    """The manifest's alerts facts with their licence note."""
+    return {**alerts, "licence": ALERT_LICENCE if alerts["kind"] == "real"
+            else "generated from the generated run"}
+
+
+def _manifest_entry(kind: str, model: str, fields: HourlyFields, inputs: list[dict],
+                    hourly: dict, static: dict, alerts: dict, notes: str) -> dict:
     runs = fields.runs()
     if kind == "generated":
         runs = [{**run, "model": model} for run in runs]
@@ -153,7 +204,7 @@ def _manifest_entry(kind: str, model: str, fields: HourlyFields, inputs: list[di
                 for m in runs[-1]["model"].split("+"))
     files = sorted([F.HOURLY, F.STATIC] + forecast_alerts.FILES)
     return {
-        "version": f"forecast-{digest[:12]}",
+        "version": _version(kind, inputs),
         "schema_version": contract.SCHEMA_VERSION,
         "source": {
             "kind": kind,
@@ -165,9 +216,7 @@ def _manifest_entry(kind: str, model: str, fields: HourlyFields, inputs: list[di
                       "pipeline/forecast/sources/generated_model.py and read by the real reader"
                       if kind == "generated" else f"{notes} ({model})"),
         },
-        "alerts": {**alerts, "licence": "NWS alerts: US government work, public domain; "
-                                        "other CAP feeds: see their publishers."
-                   if alerts["kind"] == "real" else "generated from the generated run"},
+        "alerts": _alerts_entry(alerts),
         "run_times": [r["run_time"] for r in runs],
         "next_version_expected_s": newest + CYCLE_S + delay,
         "inputs": inputs,

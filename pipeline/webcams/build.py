@@ -6,6 +6,7 @@ import hashlib
 import logging
 import math
 import os
+import shutil
 import time
 from pathlib import Path
 
@@ -15,6 +16,7 @@ import contract
 from contract import Webcams as W
 from pipeline.webcams import clusters
 from pipeline.webcams import index
+from pipeline.webcams import links as webcam_links
 from pipeline.webcams import places as webcams_places
 from pipeline.webcams import snapshots as webcams_snapshots
 from pipeline.common.io import InputError, describe_inputs, write_parquet
@@ -49,6 +51,7 @@ def build(datasets: Path, version: Path) -> contract.AreaEntry:
     served = webcams.filter(pl.col("status") == ACTIVE).drop("status")
     log.info("%d webcams, %d served (active)", webcams.height, served.height)
     index.write(version, served)
+    link_files = webcam_links.write(version, datasets, served["public_id"].to_list())
     cells = clusters.write(version, served["latitude"].to_numpy(),
                                    served["longitude"].to_numpy())
     series = catalog.snapshots(served["public_id"])
@@ -56,7 +59,7 @@ def build(datasets: Path, version: Path) -> contract.AreaEntry:
     rows["webcam_snapshots"] = written.snapshots
     tables = {name: {"file": path, "rows": rows[name]} for name, path in W.TABLES.items()}
     files = sorted([t["file"] for t in tables.values()] + index.FILES
-                   + clusters.FILES + written.files)
+                   + clusters.FILES + written.files + link_files)
     counts = {"webcams": webcams.height, "served": served.height,
               "snapshots": written.snapshots, "image_files": written.image_files,
               "cluster_cells": cells}
@@ -68,6 +71,49 @@ def build(datasets: Path, version: Path) -> contract.AreaEntry:
                             "rendered_images": series.rendered,
                             "warnings": _warnings(object_keys),
                             "linked_with": [gazetteer, webcams_places.linker_versions()]})
+
+
+def update(datasets: Path, previous: Path, version: Path, entry: dict,
+           parts: frozenset[str]) -> dict:
+    """Rebuild only the provider links (every few minutes: their tokens expire) over the
+    previous version's other files, hard-linked; any other change builds the area whole."""
+    if parts != {"links"} or entry["source"]["generated"]:
+        return build(datasets, version)
+    for rel in entry["files"]:
+        if rel != W.PROVIDER_LINKS:
+            _link(previous / rel, version / rel)
+    public_ids = pa_ipc_column(previous / W.CAMS_ARROW, "public_id")
+    link_files = webcam_links.write(version, datasets, public_ids)
+    inputs = [i for i in entry["inputs"] if not i["path"].startswith(webcam_links.FOLDER + "/")]
+    inputs += describe_inputs(webcam_links.files(datasets), datasets)
+    files = sorted([f for f in entry["files"] if f != W.PROVIDER_LINKS] + link_files)
+    return {**entry, "inputs": inputs, "files": files,
+            "version": _version(entry["source"]["kind"], inputs, entry)}
+
+
+def pa_ipc_column(path: Path, name: str) -> list:
+    """One column of an Arrow IPC file."""
+    import pyarrow.feather as feather
+
+    return feather.read_table(path, columns=[name]).column(name).to_pylist()
+
+
+def _link(src: Path, dst: Path) -> None:
+    """Hard-link a file of the previous version (a copy where links cannot be made)."""
+    dst.parent.mkdir(parents=True, exist_ok=True)
+    try:
+        os.link(src, dst)
+    except OSError:
+        shutil.copy2(src, dst)
+
+
+def _version(kind: str, inputs: list[dict], facts: dict) -> str:
+    """The area's data version: what its artifacts are made of."""
+    fingerprint = (contract.SCHEMA_VERSION, BUILDER_REVISION, kind,
+                   [i["sha256"] for i in inputs], facts.get("images_sha256"),
+                   facts["linked_to"], facts["linked_with"],
+                   sorted(facts.get("generator", {}).items()))
+    return f"webcams-{hashlib.sha256(repr(fingerprint).encode()).hexdigest()[:12]}"
 
 
 def _warnings(object_keys: int) -> list[str]:
@@ -95,14 +141,11 @@ def generator_scale() -> float:
 
 def _manifest_entry(catalog: WebcamCatalog, datasets: Path, tables: dict, files: list[str],
                     counts: dict, coverage: dict, facts: dict) -> dict:
-    inputs = describe_inputs(catalog.inputs, datasets)
-    fingerprint = (contract.SCHEMA_VERSION, BUILDER_REVISION, catalog.kind,
-                   [i["sha256"] for i in inputs], facts["images_sha256"], facts["linked_to"],
-                   facts["linked_with"], sorted(catalog.details.items()))
-    digest = hashlib.sha256(repr(fingerprint).encode()).hexdigest()
+    links = webcam_links.files(datasets) if catalog.kind == "real" else []
+    inputs = describe_inputs(catalog.inputs + links, datasets)
     generated = catalog.kind == "generated"
     return {
-        "version": f"webcams-{digest[:12]}",
+        "version": _version(catalog.kind, inputs, {**facts, "generator": catalog.details}),
         "schema_version": contract.SCHEMA_VERSION,
         "source": {
             "kind": catalog.kind,

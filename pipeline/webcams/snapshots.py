@@ -80,7 +80,7 @@ def write(version: Path, series: SnapshotSeries, public_ids: pl.Series,
             parquet.write_table(_table(a, b, times, image_ids, series.counts, id_dictionary,
                                        refs), row_group_size=PARQUET_ROW_GROUP)
     for out in (times_out, images_out):
-        if out is not None:
+        if isinstance(out, np.memmap):     # none at all is a plain (empty) array, written
             out.flush()
     del images_out
     write_npy(np.array(times_out[::W.SNAP_STRIDE]), version / W.SNAP_SPARSE)

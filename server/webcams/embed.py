@@ -53,9 +53,10 @@ def _script_json(value: dict) -> str:
     return orjson.dumps(value).decode().replace("<", "\\u003c")
 
 
-def page(name: str, data: dict, ranges: dict[str, str], current: str, img_origin: str
-         ) -> web.Response:
-    """The player page for one webcam."""
+def page(name: str, data: dict, ranges: dict[str, str], current: str, img_origin: str,
+         credit: tuple[str, str, str | None] | None = None) -> web.Response:
+    """The player page for one webcam; `credit` (courtesy line, provider's site, the webcam's
+    page there) for a provider's webcam, whose terms ask for both links."""
     style, script, _ = assets()
     links = "".join(
         f'<a href="{escape(href)}"{" aria-current=page" if key == current else ""}>'
@@ -76,7 +77,7 @@ def page(name: str, data: dict, ranges: dict[str, str], current: str, img_origin
 <input id="slider" type="range" min="0" max="0" step="1" value="0" aria-label="Snapshot time">
 <output id="when" for="slider" aria-live="off"></output></div>
 <p class="hint">Space or K: play/pause &middot; &larr; &rarr;: step &middot; Home/End: first/last</p>
-</main>
+{_credit(credit)}</main>
 <script id="player-data" type="application/json">{_script_json(data)}</script>
 <script>{script}</script>
 </body></html>
@@ -84,6 +85,21 @@ def page(name: str, data: dict, ranges: dict[str, str], current: str, img_origin
     return web.Response(text=body, content_type="text/html", charset="utf-8", headers={
         "Content-Security-Policy": _policy(img_origin), "X-Content-Type-Options": "nosniff",
         "Referrer-Policy": "no-referrer"})
+
+
+def _credit(credit: tuple[str, str, str | None] | None) -> str:
+    """The provider's courtesy line, linked to its site and the webcam's page there ("" for
+    the service's own webcams: their page is unchanged)."""
+    if credit is None:
+        return ""
+    line, site, webcam_page = credit
+    text = escape(line)
+    if site:
+        text = f'<a href="{escape(site)}" target="_blank" rel="noopener">{text}</a>'
+    if webcam_page:
+        text += (f' &middot; <a href="{escape(webcam_page)}" target="_blank" rel="noopener">'
+                 "this webcam there</a>")
+    return f'<p class="hint credit">{text}</p>\n'
 
 
 def wants_html(request: web.Request) -> bool:

@@ -15,7 +15,7 @@ from server.http import params
 from server.webcams import embed as webcams_embed
 from server.webcams import images
 from server.webcams import queries
-from server.webcams.data import WebcamsData, load
+from server.webcams.data import PROVIDERS, WebcamsData, load
 from server.webcams.links import BASES, EMBED_PATH, Links
 from server.webcams.secrets import ensure_secrets_file, parse_secrets
 from server.webcams.tokens import (CLUSTERS, EMBED, PERIOD_S, SIGNER, TTL_S, Signer,
@@ -135,6 +135,8 @@ async def snapshots(request: web.Request) -> web.Response:
     data = _data(request)
     row = _row(data, request.match_info["public_id"])
     links = _links(request, data)
+    if row in data.provider:
+        return _json(links.provider_snapshots(row, range_), links)
     indices, times = data.snapshots.window(row, range_, links.now,
                                            data.catalog.timezones[row])
     return _json(links.snapshots_body(row, indices, times), links)
@@ -164,20 +166,40 @@ def _embed_page(request: web.Request) -> web.Response:
     row = _row(data, raw_id)
     links = _links(request, data)
     expires = int(token.split(".")[2])     # verified above: images expire with the page
-    indices, times = data.snapshots.window(row, range_, links.now,
-                                           data.catalog.timezones[row])
-    frames = [{"t": t, "url": url} for t, url in zip(
-        times.tolist(), links.image_urls(row, indices, times, expires))]
+    credit = None
+    if row in data.provider:
+        frames, image_origin, credit = _provider_frames(data, row, links, range_)
+        expires = min(expires, data.provider[row].expires)
+    else:
+        indices, times = data.snapshots.window(row, range_, links.now,
+                                               data.catalog.timezones[row])
+        frames = [{"t": t, "url": url} for t, url in zip(
+            times.tolist(), links.image_urls(row, indices, times, expires))]
+        image_origin = webcams_embed.origin(links.cdn)
     name = data.catalog.name(row)
     page_data = {"name": name, "timezone": data.catalog.timezones[row], "range": range_,
                  "now": links.now, "expires": expires, "frames": frames}
     # Where the page itself is served ({embed_base_url}, or {base_url} with its path prefix).
     base = f"{links.embed}{EMBED_PATH}{raw_id}?token={token}"
     ranges = {"24h": base, "30d": base + "&range=30d"}
-    response = webcams_embed.page(name, page_data, ranges, range_,
-                                  webcams_embed.origin(links.cdn))
+    response = webcams_embed.page(name, page_data, ranges, range_, image_origin, credit)
     response.headers.update(links.vary)
     return response
+
+
+def _provider_frames(data: WebcamsData, row: int, links: Links, range_: str
+                     ) -> tuple[list[dict], str, tuple[str, str, str | None]]:
+    """A provider's webcam in the player: its current image through the provider's link
+    (while that lasts), images allowed from the provider's host, and the courtesy its terms
+    ask for, linked to the webcam's page: (frames, image origin, (courtesy, site, page))."""
+    link = data.provider[row]
+    frames = []
+    if (usable := links.provider_link(row)) is not None and usable.updated is not None and \
+            range_ == "24h" and links.now - 86400 <= usable.updated <= links.now:
+        frames = [{"t": usable.updated, "url": usable.image_url}]
+    name, site, courtesy = PROVIDERS.get(link.provider, (link.provider, "", None))
+    origin = webcams_embed.origin(link.image_url) if link.image_url else "'none'"
+    return frames, origin, (courtesy or f"Webcams provided by {name}", site, link.page_url)
 
 
 def setup(app: web.Application) -> None:

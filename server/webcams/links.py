@@ -24,7 +24,7 @@ import orjson
 from aiohttp import web
 
 from server.webcams import kernels
-from server.webcams.data import WebcamsData, bucket
+from server.webcams.data import PROVIDERS, ProviderLink, WebcamsData, bucket
 from server.webcams.snapshots import iso as iso_stamps
 from server.webcams.tokens import EMBED, TTL_S, Signer
 from server.config import Config
@@ -93,6 +93,9 @@ class Links:
         self.data, self.signer = data, signer
         self.now = signer.now()
         self.expires = signer.link_expiry(self.now)
+        # Answers are cached to the end of the period at most: a provider's link must last
+        # that long to be given out.
+        self.period_end = self.expires - TTL_S
         # What cached renderings depend on besides the row (not the link bases).
         self.key = (self.expires, signer.secrets.current)
         self._items = bucket(data.items, self.key)
@@ -111,6 +114,21 @@ class Links:
         query = self.query(public_id, expires)
         return [signed(self.signer, public_id, head, query, expires)
                 for head in path_heads(self.data, row, indices, times)]
+
+    def provider_link(self, row: int) -> ProviderLink | None:
+        """The provider's link of a provider's webcam that lasts the period, else None."""
+        link = self.data.provider.get(row)
+        return link if link is not None and link.usable(self.period_end) else None
+
+    def provider_snapshots(self, row: int, range_: str) -> bytes:
+        """A provider's webcam's history: its current image (the provider's link) when taken
+        in the last 24 hours; no other image of it is held (its terms: never re-hosted)."""
+        link = self.provider_link(row)
+        if link is None or link.updated is None or range_ != "24h" or \
+                not self.now - 86400 <= link.updated <= self.now:
+            return b'{"snapshots":[],"count":0}'
+        return b'{"snapshots":[{"captured_at":%b,"image_url":%b}],"count":1}' % (
+            orjson.dumps(iso(link.updated)), orjson.dumps(link.image_url))
 
     def snapshots_body(self, row: int, indices: np.ndarray, times: np.ndarray) -> bytes:
         """The snapshot history's JSON body (snapshots by index and capture time): rendered
@@ -133,8 +151,11 @@ class Links:
         return [self.cdn + p for p in self.image_paths(row, indices, times, expires)]
 
     def current_image(self, row: int) -> bytes:
-        """JSON of image.current: the newest snapshot's link (CDN_MARK for {cdn_url}), or
-        null."""
+        """JSON of image.current: the newest snapshot's link (CDN_MARK for {cdn_url}), a
+        provider's link while it lasts the period, or null."""
+        if row in self.data.provider:
+            link = self.provider_link(row)
+            return b"null" if link is None else orjson.dumps(link.image_url)
         head = self.data.current_heads[row]
         if head is None:
             return b"null"
@@ -152,8 +173,17 @@ class Links:
 
     def render(self, row: int) -> bytes:
         """webcam() without the cache (safe in a worker thread: it changes nothing shared)."""
-        return b'%b,"image":{"current":%b}}' % (self.data.catalog.prefix(row),
-                                                self.current_image(row))
+        return b'%b,"image":{"current":%b}%b}' % (self.data.catalog.prefix(row),
+                                                  self.current_image(row), self.credit(row))
+
+    def credit(self, row: int) -> bytes:
+        """`,"provider":{…}` for a provider's webcam (name, courtesy, its page), else b""."""
+        link = self.data.provider.get(row)
+        if link is None:
+            return b""
+        name, site, courtesy = PROVIDERS.get(link.provider, (link.provider, None, None))
+        return b',"provider":' + orjson.dumps({"name": name, "attribution": courtesy,
+                                               "url": link.page_url or site})
 
     def webcams(self, rows: list[int]) -> bytes:
         """webcam() of each row, comma-separated (one C-level pass over the cache)."""
@@ -172,6 +202,8 @@ class Links:
         depends only on the webcam, the expiry and the key)."""
         details = bucket(self.data.details, self.key)
         detail = details.get(row)
+        if detail is None and row in self.data.provider:
+            detail = details[row] = self.provider_detail(row)
         if detail is None:
             last = self.data.snapshots.last_time(row)
             public_id = self.data.catalog.public_ids[row]
@@ -184,6 +216,18 @@ class Links:
                     orjson.dumps(None if last is None else iso(last)), self.current_image(row),
                     EMBED_MARK, EMBED_PATH.encode(), public_id.encode(), token.encode(), TTL_S))
         return self.resolve(detail).replace(EMBED_MARK, self._embed_json)
+
+
+    def provider_detail(self, row: int) -> bytes:
+        """A provider's webcam's detail: its player is the provider's (its terms: images link
+        to its player or page), last_updated the provider's."""
+        link = self.data.provider[row]
+        player = link.player_url or link.page_url
+        return b'%b,"last_updated":%b,"image":{"current":%b},"player":{"embed":%b,' \
+               b'"expires_in":%d}%b}' % (
+                   self.data.catalog.prefix(row),
+                   orjson.dumps(None if link.updated is None else iso(link.updated)),
+                   self.current_image(row), orjson.dumps(player), TTL_S, self.credit(row))
 
 
 def path_heads(data: WebcamsData, row: int, indices: np.ndarray, times: np.ndarray

@@ -1,10 +1,16 @@
 """Real webcam catalog: DIR/webcams/webcams.csv, snapshots.csv (or .parquet) and images/.
 
 webcams.csv: public_id, name, latitude, longitude, country_code, views, and optionally
-location_public_id, timezone, status (active | inactive). snapshots: public_id, captured_at
-(ISO 8601, UTC; an explicit offset is converted, a time without one is taken as UTC), image (a
-path under images/, or else an object key on the CDN). Snapshot rows may come in any order and
-repeat; snapshots of unknown or inactive webcams are left out and counted.
+location_public_id, timezone, status (active | inactive), snapshot_url (an owned camera's
+image, which `fetch webcams` pulls; the build does not read it). snapshots: public_id,
+captured_at (ISO 8601, UTC; an explicit offset is converted, a time without one is taken as
+UTC), image (a path under images/, or else an object key on the CDN). Snapshot rows may come in
+any order and repeat; snapshots of unknown or inactive webcams are left out and counted.
+
+`fetch webcams` adds files of its own beside them, read with them: provider/<name>.csv, a
+provider's catalog (webcams.csv's columns; its images are the provider's links, see
+links.py), and owned/snapshots.csv, the owned cameras' snapshots it took (images under
+images/owned/). Each file is checked alone; a public_id may appear in one catalog file only.
 """
 
 from __future__ import annotations
@@ -31,6 +37,8 @@ log = logging.getLogger("pipeline.webcams")
 FOLDER = "webcams"
 WEBCAMS_CSV = "webcams.csv"
 SNAPSHOT_FILES = ("snapshots.parquet", "snapshots.csv")
+PROVIDERS = "provider"                          # provider/<name>.csv, written by fetch
+OWNED_SNAPSHOTS = Path("owned") / "snapshots.csv"   # written by fetch
 IMAGES = "images"
 REQUIRED = ("public_id", "name", "latitude", "longitude", "country_code", "views")
 OPTIONAL = ("location_public_id", "timezone", "status")
@@ -45,20 +53,36 @@ def present(datasets: Path) -> bool:
 
 
 def read(datasets: Path) -> WebcamCatalog:
-    """Read and validate webcams.csv; snapshots are read when the area asks for them."""
+    """Read and validate the catalog files; snapshots are read when the area asks for them."""
     folder = datasets / FOLDER
-    webcams = read_webcams(folder / WEBCAMS_CSV)
-    snapshots_path = next((folder / n for n in SNAPSHOT_FILES if (folder / n).is_file()), None)
-    if snapshots_path is None:
+    providers = sorted((folder / PROVIDERS).glob("*.csv")) if (folder / PROVIDERS).is_dir() \
+        else []
+    catalogs = ([folder / WEBCAMS_CSV] if (folder / WEBCAMS_CSV).exists() or not providers
+                else []) + providers
+    webcams = _merge([(path, read_webcams(path)) for path in catalogs])
+    paths = [p for p in [next((folder / n for n in SNAPSHOT_FILES if (folder / n).is_file()),
+                              None), folder / OWNED_SNAPSHOTS] if p is not None and p.is_file()]
+    if not paths and not providers:
         raise InputError(folder, f"no {' or '.join(SNAPSHOT_FILES)}")
     known = webcams.select("public_id", "status")
 
     def snapshots(served: pl.Series) -> SnapshotSeries:
-        return read_snapshots(snapshots_path, folder / IMAGES, served, known)
+        return read_snapshots(paths, folder / IMAGES, served, known)
 
-    return WebcamCatalog(webcams=webcams, snapshots=snapshots,
-                         inputs=[folder / WEBCAMS_CSV, snapshots_path], kind="real",
-                         notes=f"webcam catalog from {FOLDER}/ (operator-supplied)")
+    return WebcamCatalog(webcams=webcams, snapshots=snapshots, inputs=catalogs + paths,
+                         kind="real", notes=f"webcam catalog from {FOLDER}/ (operator-supplied"
+                         + (", and providers' catalogs" if providers else "") + ")")
+
+
+def _merge(frames: list[tuple[Path, pl.DataFrame]]) -> pl.DataFrame:
+    """The catalog files as one frame; a public_id in two of them is refused."""
+    seen: dict[str, Path] = {}
+    for path, frame in frames:
+        for public_id in frame["public_id"].to_list():
+            if public_id in seen:
+                raise InputError(path, f"public_id {public_id!r} is also in {seen[public_id]}")
+            seen[public_id] = path
+    return pl.concat([frame for _, frame in frames]) if len(frames) > 1 else frames[0][1]
 
 
 def _csv(path: Path) -> pl.DataFrame:
@@ -179,15 +203,30 @@ def _read_snapshot_table(path: Path) -> pl.DataFrame:
         captured_s=seconds)
 
 
-def read_snapshots(path: Path, images_dir: Path, served: pl.Series,
-                   known: pl.DataFrame) -> SnapshotSeries:
-    """Snapshots of the served webcams (public ids in row order), sorted and deduplicated."""
+def _checked_snapshots(path: Path) -> pl.DataFrame:
+    """One snapshot file's rows, every value checked."""
     raw = _read_snapshot_table(path)
     _fail_first(path, raw, pl.col("captured_s").is_null(),
                 "captured_at {captured_at!r} is not an ISO 8601 time")
     _fail_first(path, raw, (pl.col("captured_s") < 0) | (pl.col("captured_s") > MAX_UNIX_S),
                 "captured_at {captured_at!r} is outside 1970-2106")
     _fail_first(path, raw, pl.col("image").is_null(), "image is empty")
+    return raw
+
+
+def read_snapshots(paths: list[Path], images_dir: Path, served: pl.Series,
+                   known: pl.DataFrame) -> SnapshotSeries:
+    """Snapshots of the served webcams (public ids in row order), sorted and deduplicated."""
+    tables = [(path, _checked_snapshots(path)) for path in paths]
+    if len(tables) == 1:
+        raw = tables[0][1]
+    elif tables:
+        raw = pl.concat([t.select("public_id", "captured_at", "image", "captured_s")
+                         .with_columns(pl.col("captured_at").cast(pl.String))
+                         for _, t in tables])
+    else:                       # a provider's catalog alone: no snapshots of our own
+        raw = pl.DataFrame(schema={"public_id": pl.String, "captured_at": pl.String,
+                                   "image": pl.String, "captured_s": pl.Int64})
     rows = pl.DataFrame({"public_id": served, "row": np.arange(len(served), dtype=np.int32)})
     joined = raw.join(rows, on="public_id", how="left")
     status = joined.select("public_id").join(known, on="public_id", how="left")["status"]
@@ -198,8 +237,14 @@ def read_snapshots(path: Path, images_dir: Path, served: pl.Series,
             .sort("row", "captured_s", "image")
             .unique(["row", "captured_s"], keep="first", maintain_order=True))
     dropped["duplicate"] = joined.filter(pl.col("row").is_not_null()).height - kept.height
-    images = classify_images(sorted(kept["image"].unique().to_list()), images_dir, path,
-                             lambda ref: where(path, _first_index(raw, ref)))
+
+    def locate(ref: str) -> str:
+        path, table = next((p, t) for p, t in tables if (t["image"] == ref).any())
+        line = where(path, _first_index(table, ref))
+        return line if len(tables) == 1 else f"{path.name} {line}"
+
+    images = classify_images(sorted(kept["image"].unique().to_list()), images_dir,
+                             paths[0] if len(paths) == 1 else images_dir.parent, locate)
     ids = kept.join(images.select("image_id", "ref"), left_on="image", right_on="ref",
                     how="left", maintain_order="left")["image_id"]
     log.info("%d snapshots of %d served webcams; left out: %s", kept.height, len(served),

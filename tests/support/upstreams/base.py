@@ -6,6 +6,10 @@
         ...  fetch server.url + "/data/file.grib2" ...
         server.hits("/data/file.grib2")             # what arrived: time, range, status, bytes
 
+Paths under a prefix given to `route(prefix, answer)` are answered by `answer(request)` first
+(an API with query parameters, keys, a required header): it returns a Blob or bytes, served as
+a file is, or an aiohttp response sent as it is, or None to fall through to the files.
+
 It serves GET and HEAD like a static file server or S3: one byte range per request (206 with
 Content-Range; 416 past the end; a list of ranges is refused with 400 as some mirrors do),
 ETag and Last-Modified with If-None-Match / If-Modified-Since (304) and If-Range. Faults queue
@@ -162,6 +166,7 @@ class StandIn:
         self._thread: threading.Thread | None = None
         self._closing: asyncio.Event | None = None
         self.on_hit: Callable[[Hit], None] | None = None   # called (server thread) on arrival
+        self._routes: list[tuple[str, Callable]] = []
         self.active = self.max_active = 0                  # requests being answered
 
     # ---- content and faults (callable from the test's thread) --------------------------
@@ -169,6 +174,12 @@ class StandIn:
     def put(self, path: str, content: bytes | Blob) -> None:
         """Serve `content` at `path` (from now on)."""
         self.files[path] = content if isinstance(content, Blob) else Blob.of(content)
+
+    def route(self, prefix: str, answer: Callable[[web.Request], "Blob | bytes | "
+                                                  "web.StreamResponse | None"]) -> None:
+        """Answer requests of paths under `prefix` with `answer(request)` (see the module's
+        docstring); called on the server's thread, after any fault of the path."""
+        self._routes.append((prefix, answer))
 
     def remove(self, path: str) -> None:
         """Stop serving `path` (404 from now on)."""
@@ -280,6 +291,14 @@ class StandIn:
             headers = {"Retry-After": fault.retry_after} if fault.retry_after else {}
             return self._answer(hit, web.Response(status=fault.status, headers=headers))
         blob = self.files.get(request.path)
+        for prefix, answer in self._routes:
+            if request.path.startswith(prefix):
+                found = answer(request)
+                if isinstance(found, web.StreamResponse):
+                    return self._answer(hit, found)
+                if found is not None:
+                    blob = found if isinstance(found, Blob) else Blob.of(found)
+                    break
         if blob is None:
             return self._answer(hit, web.Response(status=404))
         plan = _plan(request, blob, ignore_range=isinstance(fault, IgnoreRange))
