@@ -1,8 +1,14 @@
-"""Command line: python -m pipeline build [--datasets DIR] [--out DIR] [--only AREA ...]."""
+"""Command line: python -m pipeline build [--datasets DIR] [--out DIR] [--only AREA ...],
+python -m pipeline fetch SOURCE [--datasets DIR] [--base-url URL] [--run RUN] [--dry-run] and
+python -m pipeline refresh [--datasets DIR] [--out DIR] [--only AREA ...] [--sources SOURCE ...].
+
+Exit codes: 0 done (or nothing new), 1 failed, 2 bad usage, 75 a fetch to try again later (the
+upstream has not published yet or is busy), 130/143 interrupted or terminated."""
 
 from __future__ import annotations
 
 import argparse
+import asyncio
 import logging
 import signal
 import sys
@@ -11,6 +17,11 @@ from pathlib import Path
 import contract
 from pipeline.build import run_build
 from pipeline.common.io import InputError
+from pipeline.fetch.source import LATEST, FetchError, FetchOptions
+from pipeline.fetch.sources import SOURCES
+from pipeline.refresh import DEFAULT_KEEP_RUNS, refresh, selected_sources
+
+EX_TEMPFAIL = 75        # sysexits.h: a scheduler's next run may succeed
 
 
 class Terminated(BaseException):
@@ -35,10 +46,36 @@ def main(argv: list[str] | None = None) -> int:
                        help="output directory (default: build/)")
     build.add_argument("--only", nargs="+", action="extend", choices=contract.AREAS,
                        metavar="AREA", help=f"areas to build: {', '.join(contract.AREAS)}")
+    fetch = commands.add_parser("fetch", help="bring a source's newest data into datasets/")
+    fetch.add_argument("source", choices=sorted(SOURCES), metavar="SOURCE",
+                       help=f"one of: {', '.join(sorted(SOURCES))}")
+    fetch.add_argument("--datasets", type=Path, default=Path("datasets"),
+                       help="where raw inputs go (default: datasets/)")
+    fetch.add_argument("--base-url", help="the upstream's base URL (a mirror, a test server); "
+                                          "default: the source's environment variable, else "
+                                          "the public upstream")
+    fetch.add_argument("--run", default=LATEST,
+                       help="'latest' (the newest complete run, default) or a cycle YYYYMMDDHH")
+    fetch.add_argument("--dry-run", action="store_true", help="say what would be fetched")
+    again = commands.add_parser("refresh", help="fetch what is new, rebuild what changed, "
+                                                 "publish (safe to run on a schedule)")
+    again.add_argument("--datasets", type=Path, default=Path("datasets"),
+                       help="raw inputs (default: datasets/)")
+    again.add_argument("--out", type=Path, default=Path("build"),
+                       help="output directory (default: build/)")
+    again.add_argument("--only", nargs="+", action="extend", choices=contract.AREAS,
+                       metavar="AREA", help="refresh only these areas (and their sources)")
+    again.add_argument("--sources", nargs="+", action="extend", choices=sorted(SOURCES),
+                       metavar="SOURCE", help="fetch only these sources (default: all)")
+    again.add_argument("--keep-runs", type=int, default=DEFAULT_KEEP_RUNS, metavar="N",
+                       help=f"runs kept per source after a successful build "
+                            f"(default {DEFAULT_KEEP_RUNS})")
     args = parser.parse_args(argv)
     logging.basicConfig(level=logging.INFO, stream=sys.stderr,
                         format="%(asctime)s %(name)s %(message)s", datefmt="%H:%M:%S")
-    if not args.datasets.is_dir():
+    if args.command == "fetch":
+        return _fetch(args)
+    if args.command == "build" and not args.datasets.is_dir():
         parser.error(f"--datasets {args.datasets} is not a directory (an empty directory builds "
                      "every area from its offline default)")
     previous = {signal.SIGTERM: signal.signal(signal.SIGTERM, _terminate),
@@ -46,6 +83,8 @@ def main(argv: list[str] | None = None) -> int:
                 # build waiting in one (a read from a pipe) would not stop on Ctrl-C.
                 signal.SIGINT: signal.signal(signal.SIGINT, signal.default_int_handler)}
     try:
+        if args.command == "refresh":
+            return _refresh(args)
         run_build(args.datasets, args.out, args.only)
     except InputError as exc:
         return _fail(args.out, f"{exc.path}: {exc.problem}")
@@ -60,6 +99,39 @@ def main(argv: list[str] | None = None) -> int:
         for signum, handler in previous.items():
             signal.signal(signum, handler)
     return 0
+
+
+def _fetch(args: argparse.Namespace) -> int:
+    """Run one source's fetch; one line on failure, the summary on success."""
+    source = SOURCES[args.source]
+    options = FetchOptions(datasets=args.datasets, base_url=args.base_url, run=args.run,
+                           dry_run=args.dry_run)
+    try:
+        report = asyncio.run(source.fetch(options))
+    except FetchError as exc:
+        print(f"error: fetch {args.source} failed: {exc}", file=sys.stderr)
+        return EX_TEMPFAIL if exc.retry_later else 1
+    except KeyboardInterrupt:
+        print(f"error: fetch {args.source} interrupted", file=sys.stderr)
+        return 130
+    for line in report.planned:
+        print(line)
+    for note in report.notes:
+        print(f"{args.source}: {note}", file=sys.stderr)
+    saved = report.bytes_whole - report.bytes if report.bytes_whole else 0
+    print(f"{args.source}: {'would fetch' if args.dry_run else 'fetched'} {report.files} "
+          f"file(s), {report.bytes:,} bytes in {report.seconds:.1f} s"
+          + (f" ({saved:,} bytes saved by range requests)" if saved > 0 else "")
+          + (f"; run {report.run}" if report.run else "")
+          + ("" if report.changed or args.dry_run else "; nothing new"), file=sys.stderr)
+    return 0
+
+
+def _refresh(args: argparse.Namespace) -> int:
+    """Run one refresh (its failures are main's, as a build's are)."""
+    args.datasets.mkdir(parents=True, exist_ok=True)
+    sources = selected_sources(SOURCES, args.sources, args.only)
+    return refresh(args.datasets, args.out, sources, args.only, args.keep_runs)
 
 
 def _fail(out: Path, message: str, code: int = 1) -> int:

@@ -1,4 +1,4 @@
-"""What one area gives the build: its name and the function that builds it."""
+"""What one area gives the build: its name, its input folders and the function that builds it."""
 
 from __future__ import annotations
 
@@ -12,3 +12,4 @@ class Builder(NamedTuple):
 
     name: str
     build: Callable[[Path, Path], dict]
+    folders: tuple[str, ...]        # what it reads under datasets/ (refresh compares them)

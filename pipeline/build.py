@@ -9,6 +9,7 @@ from pathlib import Path
 import contract
 from pipeline.areas import BUILDERS
 from pipeline.common import publish
+from pipeline.common.fingerprint import input_digest
 from pipeline.common.io import InputError
 
 log = logging.getLogger("pipeline")
@@ -24,10 +25,12 @@ def run_build(datasets: Path, out: Path, only: list[str] | None = None) -> Path:
         log.info("building %s into %s", ", ".join(wanted), version)
         try:
             areas = {}
-            for area, build in BUILDERS:
+            for area, build, folders in BUILDERS:
                 if area in wanted:
                     started = time.perf_counter()
-                    areas[area] = build(datasets, version)
+                    # Before the build: a file arriving meanwhile makes the next refresh build.
+                    digest = input_digest(datasets, folders)
+                    areas[area] = {**build(datasets, version), "input_digest": digest}
                     log.info("%s: done in %.1f s", area, time.perf_counter() - started)
                 elif area in carried:
                     areas[area] = publish.carry_over(previous, version, area, carried[area])

@@ -4,4 +4,4 @@ import contract
 from pipeline.area import Builder
 from pipeline.air_quality import build
 
-BUILDER = Builder(contract.AirQuality.AREA, build.build)
+BUILDER = Builder(contract.AirQuality.AREA, build.build, ("cams/europe", "cams/global"))

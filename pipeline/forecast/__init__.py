@@ -4,4 +4,4 @@ import contract
 from pipeline.area import Builder
 from pipeline.forecast import build
 
-BUILDER = Builder(contract.Forecast.AREA, build.build)
+BUILDER = Builder(contract.Forecast.AREA, build.build, ("forecast", "alerts"))

@@ -4,4 +4,4 @@ import contract
 from pipeline.area import Builder
 from pipeline.geocoding import build
 
-BUILDER = Builder(contract.Geocoding.AREA, build.build)
+BUILDER = Builder(contract.Geocoding.AREA, build.build, ("geonames",))

@@ -4,4 +4,4 @@ import contract
 from pipeline.area import Builder
 from pipeline.webcams import build
 
-BUILDER = Builder(contract.Webcams.AREA, build.build)
+BUILDER = Builder(contract.Webcams.AREA, build.build, ("webcams",))
