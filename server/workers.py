@@ -24,10 +24,12 @@ SHUTDOWN_TIMEOUT_S = 10.0
 KILL_GRACE_S = 5.0          # after SHUTDOWN_TIMEOUT_S, a worker still running is killed
 
 
-def configure_logging() -> None:
-    """Log to stderr; per-request lines only when WEATHERAPI_ACCESS_LOG is set."""
+def configure_logging(log_format: str = "text") -> None:
+    """Log to stderr as text or JSON; per-request lines only when WEATHERAPI_ACCESS_LOG is set."""
+    from server.observe.logs import handler
+
     logging.basicConfig(level=os.environ.get("WEATHERAPI_LOG_LEVEL", "INFO"),
-                        format="%(asctime)s %(process)d %(name)s %(levelname)s %(message)s")
+                        handlers=[handler(log_format)])
     # Per-request lines cost throughput; they name the key, never the key itself.
     access = os.environ.get("WEATHERAPI_ACCESS_LOG", "").lower() in {"1", "true", "yes"}
     logging.getLogger("server.access").setLevel(logging.INFO if access else logging.WARNING)
@@ -184,7 +186,7 @@ def _tcp_socket(host: str, reuse_address: bool = True) -> socket.socket:
 
 def worker_main(config: Config, port: int) -> None:
     """One worker process: its own SO_REUSEPORT socket on the shared port."""
-    configure_logging()
+    configure_logging(config.log_format)
     sock = bind(config.host, port)
     sock.listen(1024)
     # Readable once the parent is gone (killed, out of memory): a worker left behind would go
