@@ -112,3 +112,12 @@ def test_blocking_threads_run_in_the_requests_context():
     finally:
         executor.shutdown()
 
+
+def test_the_documented_shape_is_the_one_taken_from_a_proxy():
+    from server.openapi.parts import HEADERS, PROBLEM, REQUEST_ID_PATTERN
+    from server.observe.requests import TRUSTED_ID
+
+    assert REQUEST_ID_PATTERN == f"^{TRUSTED_ID.pattern}$"
+    assert HEADERS["X-Request-Id"]["schema"]["pattern"] == REQUEST_ID_PATTERN
+    assert PROBLEM["properties"]["request_id"]["pattern"] == REQUEST_ID_PATTERN
+    assert re.fullmatch(REQUEST_ID_PATTERN[1:-1], "0123456789abcdef")
