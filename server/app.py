@@ -33,7 +33,11 @@ def create_app(config: Config) -> web.Application:
                           client_max_size=64 * 1024)
     app[CONFIG] = config
     app[STORE] = Store(config.build_dir, loaders(), config.load_retry_s)
-    app[OBSERVER] = Observer(config.trust_request_id)
+    metrics = None
+    if config.metrics_enabled:      # prometheus_client is imported only then
+        from server.observe import metrics as metrics_module
+        metrics = metrics_module.setup(app)
+    app[OBSERVER] = Observer(config.trust_request_id, metrics)
     # Loaded at startup (_watch_build), where a fault is a log line: the file may have changed
     # since `python -m server` checked it, and a worker must not die of that with a traceback.
     app[KEYS] = KeyStore(config.keys_file, load=False)

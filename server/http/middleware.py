@@ -34,6 +34,9 @@ LIMITER = web.AppKey("limiter", RateLimiter | SharedRateLimiter)
 NOW = web.RequestKey("now_s", float)    # the time a period_s endpoint answers for (Unix s)
 AUTHORISED = web.RequestKey("authorised_key", ApiKey | None)   # the key that authorised it
 REQUEST_ID = web.RequestKey("request_id", str)     # set by server.observe.requests
+# Why a request was refused (403, 429), for the metrics: forbidden, refusal_limit, key_limit,
+# token_limit or address_limit.
+REFUSAL = web.RequestKey("refusal", str)
 API_KEY = "api_key"
 try:
     API_VERSION = importlib.metadata.version("weather-geodata-api")
@@ -332,7 +335,9 @@ async def _refused(request: web.Request, exc: ApiError,
                     config.burst, headers, f"too many refused requests (no valid API key, "
                                            f"token or signature; {limit} a minute)")
     except ApiError as limited:
+        request[REFUSAL] = "refusal_limit"
         return limited
+    request[REFUSAL] = "forbidden"
     return exc
 
 
@@ -350,8 +355,13 @@ async def _limit(request: web.Request, config: Config, limiter: RateLimiter | Sh
         limit = burst = key.rate_limit
     else:
         limit, burst = config.rate_limit_per_minute, config.burst
-    await _take(limiter, identity, limit, burst, headers,
-                f"rate limit of {limit} requests a minute exceeded")
+    try:
+        await _take(limiter, identity, limit, burst, headers,
+                    f"rate limit of {limit} requests a minute exceeded")
+    except ApiError:
+        request[REFUSAL] = "address_limit" if key is None else \
+            "token_limit" if by_token else "key_limit"
+        raise
 
 
 async def _take(limiter: RateLimiter | SharedRateLimiter, identity: str, limit: int, burst: int,
