@@ -13,6 +13,7 @@ from typing import AsyncIterator
 import orjson
 from aiohttp import web
 
+from server import apidocs
 from server.areas import AREAS, loaders
 from server.openapi import document as openapi
 from server.config import Config
@@ -53,6 +54,7 @@ def create_app(config: Config) -> web.Application:
         web.get("/health", health),
         web.get("/ready", ready),
         web.get("/openapi.json", openapi_document),
+        *apidocs.routes(),
         *(route for area in AREAS for route in area.routes()),
     ])
     return app
