@@ -15,9 +15,12 @@ from pipeline.common.io import InputError
 log = logging.getLogger("pipeline")
 
 
-def run_build(datasets: Path, out: Path, only: list[str] | None = None) -> Path:
-    """Build the requested areas (all by default) into a new published version; return it."""
+def run_build(datasets: Path, out: Path, only: list[str] | None = None,
+              timings: dict[str, float] | None = None) -> Path:
+    """Build the requested areas (all by default) into a new published version; return it.
+    `timings` receives the seconds each area took, as it is built (for pipeline.metrics)."""
     wanted = [b.name for b in BUILDERS if not only or b.name in only]
+    timings = {} if timings is None else timings
     with publish.build_lock(out):
         previous = contract.current_version_dir(out)
         carried = _carried_areas(previous, wanted)
@@ -31,7 +34,8 @@ def run_build(datasets: Path, out: Path, only: list[str] | None = None) -> Path:
                     # Before the build: a file arriving meanwhile makes the next refresh build.
                     digest = input_digest(datasets, folders)
                     areas[area] = {**build(datasets, version), "input_digest": digest}
-                    log.info("%s: done in %.1f s", area, time.perf_counter() - started)
+                    timings[area] = time.perf_counter() - started
+                    log.info("%s: done in %.1f s", area, timings[area])
                 elif area in carried:
                     areas[area] = publish.carry_over(previous, version, area, carried[area])
                     log.info("%s: carried over from %s", area, previous.name)

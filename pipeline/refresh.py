@@ -29,8 +29,8 @@ from pathlib import Path
 from typing import Iterator
 
 import contract
+from pipeline import metrics
 from pipeline.areas import BUILDERS
-from pipeline.build import run_build
 from pipeline.common.fingerprint import input_digest
 from pipeline.fetch.source import FetchError, FetchOptions, FetchReport, Source
 
@@ -110,21 +110,27 @@ def areas_to_build(datasets: Path, out: Path, areas: list[str] | None,
 
 
 def refresh(datasets: Path, out: Path, sources: list[Source], areas: list[str] | None,
-            keep_runs: int = DEFAULT_KEEP_RUNS) -> int:
-    """One refresh; returns the exit code (see the module docstring)."""
+            keep_runs: int = DEFAULT_KEEP_RUNS, run: metrics.Run | None = None) -> int:
+    """One refresh; returns the exit code (see the module docstring). `run` records what each
+    source and area did, for the metrics text file."""
     with refresh_lock(out) as held:
         if not held:
             print(f"refresh: another refresh of {out} is running "
                   f"({_holder(out / LOCK)}); exiting without doing anything")
+            if run is not None:
+                run.skipped = True      # the running one will write the metrics
             return 0
         started = time.monotonic()
         outcomes = asyncio.run(fetch_all(sources, FetchOptions(datasets=datasets)))
         for outcome in outcomes:
             _summarise(outcome)
+            if run is not None:
+                run.fetched(outcome.source.name, outcome.report, outcome.retry_later,
+                            time.monotonic() - started)
         wanted = areas_to_build(datasets, out, areas, time.time())
         if wanted:
             log.info("inputs changed: building %s", ", ".join(wanted))
-            run_build(datasets, out, wanted)
+            metrics.build(run, datasets, out, wanted)
             _prune(outcomes, datasets, keep_runs)
         else:
             log.info("nothing new: no version published")
