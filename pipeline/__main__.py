@@ -3,7 +3,11 @@ python -m pipeline fetch SOURCE [--datasets DIR] [--base-url URL] [--run RUN] [-
 python -m pipeline refresh [--datasets DIR] [--out DIR] [--only AREA ...] [--sources SOURCE ...].
 
 Exit codes: 0 done (or nothing new), 1 failed, 2 bad usage, 75 a fetch to try again later (the
-upstream has not published yet or is busy), 130/143 interrupted or terminated."""
+upstream has not published yet or is busy), 130/143 interrupted or terminated.
+
+Environment: WEATHERAPI_LOG_FORMAT=text|json (JSON lines with ECS field names), and
+WEATHERAPI_METRICS_TEXTFILE=PATH, the Prometheus text file build and refresh write
+(pipeline.metrics)."""
 
 from __future__ import annotations
 
