@@ -4,19 +4,24 @@ python -m pipeline refresh [--datasets DIR] [--out DIR] [--only AREA ...] [--sou
 [--no-fetch].
 
 Exit codes: 0 done (or nothing new), 1 failed, 2 bad usage, 75 a fetch to try again later (the
-upstream has not published yet or is busy), 130/143 interrupted or terminated."""
+upstream has not published yet or is busy), 130/143 interrupted or terminated.
+
+Environment: WEATHERAPI_LOG_FORMAT=text|json (JSON lines with ECS field names), and
+WEATHERAPI_METRICS_TEXTFILE=PATH, the Prometheus text file build and refresh write
+(pipeline.metrics)."""
 
 from __future__ import annotations
 
 import argparse
 import asyncio
-import logging
+import os
 import signal
 import sys
 from pathlib import Path
 
 import contract
-from pipeline.build import run_build
+from pipeline import metrics
+from pipeline.common import logs
 from pipeline.common.io import InputError
 from pipeline.fetch.source import LATEST, FetchError, FetchOptions
 from pipeline.fetch.sources import SOURCES
@@ -75,21 +80,38 @@ def main(argv: list[str] | None = None) -> int:
                        help="runs kept per source after a successful build (default: each "
                             "source's own, a day of cycles for the models)")
     args = parser.parse_args(argv)
-    logging.basicConfig(level=logging.INFO, stream=sys.stderr,
-                        format="%(asctime)s %(name)s %(message)s", datefmt="%H:%M:%S")
+    log_format = os.environ.get(logs.ENV) or "text"
+    if log_format not in logs.FORMATS:
+        parser.error(f"{logs.ENV} must be text or json, got {log_format!r}")
+    logs.configure(log_format)
     if args.command == "fetch":
         return _fetch(args)
     if args.command == "build" and not args.datasets.is_dir():
         parser.error(f"--datasets {args.datasets} is not a directory (an empty directory builds "
                      "every area from its offline default)")
+    textfile = os.environ.get(metrics.ENV)
+    run = metrics.Run(args.command) if textfile else None
+    code = _build_or_refresh(args, run)
+    if run is not None:
+        run.finish(code)
+        try:
+            metrics.write(Path(textfile), run)
+        except OSError as exc:      # the build stands; only its metrics are missing
+            print(f"warning: cannot write the metrics file {textfile}: "
+                  f"{exc.strerror or exc}", file=sys.stderr)
+    return code
+
+
+def _build_or_refresh(args: argparse.Namespace, run: metrics.Run | None) -> int:
+    """Run a build or a refresh, turning its failures into one line and an exit code."""
     previous = {signal.SIGTERM: signal.signal(signal.SIGTERM, _terminate),
                 # Python's own: polars installs one that restarts blocking system calls, so a
                 # build waiting in one (a read from a pipe) would not stop on Ctrl-C.
                 signal.SIGINT: signal.signal(signal.SIGINT, signal.default_int_handler)}
     try:
         if args.command == "refresh":
-            return _refresh(args)
-        run_build(args.datasets, args.out, args.only)
+            return _refresh(args, run)
+        metrics.build(run, args.datasets, args.out, args.only)
     except InputError as exc:
         return _fail(args.out, f"{exc.path}: {exc.problem}")
     except OSError as exc:
@@ -131,7 +153,7 @@ def _fetch(args: argparse.Namespace) -> int:
     return 0
 
 
-def _refresh(args: argparse.Namespace) -> int:
+def _refresh(args: argparse.Namespace, run: metrics.Run | None) -> int:
     """Run one refresh (its failures are main's, as a build's are)."""
     args.datasets.mkdir(parents=True, exist_ok=True)
     try:
@@ -139,7 +161,7 @@ def _refresh(args: argparse.Namespace) -> int:
     except ValueError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
-    return refresh(args.datasets, args.out, sources, args.only, args.keep_runs)
+    return refresh(args.datasets, args.out, sources, args.only, args.keep_runs, run)
 
 
 def _fail(out: Path, message: str, code: int = 1) -> int:

@@ -17,12 +17,15 @@ log = logging.getLogger("pipeline")
 
 
 def run_build(datasets: Path, out: Path, only: list[str] | None = None,
-              partial: dict[str, frozenset[str]] | None = None) -> Path:
+              partial: dict[str, frozenset[str]] | None = None,
+              timings: dict[str, float] | None = None) -> Path:
     """Build the requested areas (all by default) into a new published version; return it.
     An area in `partial` rebuilds only those parts of its inputs (Builder.update) over the
-    published version's other files."""
+    published version's other files. `timings` receives the seconds each area took, as it is
+    built (for pipeline.metrics)."""
     wanted = [b.name for b in BUILDERS if not only or b.name in only]
     partial = {area: parts for area, parts in (partial or {}).items() if area in wanted}
+    timings = {} if timings is None else timings
     with publish.build_lock(out):
         previous = contract.current_version_dir(out)
         carried = _carried_areas(previous, [a for a in wanted if a not in partial])
@@ -35,8 +38,10 @@ def run_build(datasets: Path, out: Path, only: list[str] | None = None,
             for builder in BUILDERS:
                 area = builder.name
                 if area in wanted:
+                    started = time.perf_counter()
                     areas[area] = _build_area(builder, datasets, previous, version,
                                               carried.get(area), partial.get(area))
+                    timings[area] = time.perf_counter() - started
                 elif previous is not None and area in carried:
                     areas[area] = publish.carry_over(previous, version, area, carried[area])
                     log.info("%s: carried over from %s", area, previous.name)

@@ -34,9 +34,9 @@ from pathlib import Path
 from typing import Iterator
 
 import contract
+from pipeline import metrics
 from pipeline.area import Builder
 from pipeline.areas import BUILDERS
-from pipeline.build import run_build
 from pipeline.common.fingerprint import input_digest
 from pipeline.fetch.source import FetchError, FetchOptions, FetchReport, Source
 
@@ -147,23 +147,29 @@ def _changed_parts(datasets: Path, builder: Builder, entry: dict | None) -> froz
 
 
 def refresh(datasets: Path, out: Path, sources: list[Source], areas: list[str] | None,
-            keep_runs: int | None = None) -> int:
-    """One refresh; returns the exit code (see the module docstring)."""
+            keep_runs: int | None = None, run: metrics.Run | None = None) -> int:
+    """One refresh; returns the exit code (see the module docstring). `run` records what each
+    source and area did, for the metrics text file."""
     with refresh_lock(out) as held:
         if not held:
             print(f"refresh: another refresh of {out} is running "
                   f"({_holder(out / LOCK)}); exiting without doing anything")
+            if run is not None:
+                run.skipped = True      # the running one will write the metrics
             return 0
         started = time.monotonic()
         outcomes = asyncio.run(fetch_all(sources, FetchOptions(datasets=datasets)))
         for outcome in outcomes:
             _summarise(outcome)
+            if run is not None:
+                run.fetched(outcome.source.name, outcome.report, outcome.retry_later,
+                            time.monotonic() - started)
         wanted, partial = areas_to_build(datasets, out, areas, time.time())
         if wanted:
             log.info("inputs changed: building %s", ", ".join(
                 f"{a} ({', '.join(sorted(partial[a]))} only)" if a in partial else a
                 for a in wanted))
-            run_build(datasets, out, wanted, partial)
+            metrics.build(run, datasets, out, wanted, partial)
             _prune(outcomes, datasets, keep_runs)
         else:
             log.info("nothing new: no version published")

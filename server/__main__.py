@@ -152,7 +152,7 @@ def serve_command(argv: list[str]) -> int:
     except ValueError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
-    configure_logging()
+    configure_logging(config.log_format)
     if config.links_follow_host and not _is_loopback(config.host):
         logging.getLogger("server").warning(
             "listening on %s without WEATHERAPI_BASE_URL: signed webcam links and the player's "

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import contextvars
 import logging
 import os
 from concurrent.futures import ThreadPoolExecutor
@@ -12,11 +13,13 @@ from typing import AsyncIterator
 import orjson
 from aiohttp import web
 
+from server import apidocs
 from server.areas import AREAS, loaders
 from server.openapi import document as openapi
 from server.config import Config
 from server.http.errors import ApiError
 from server.http.middleware import CONFIG, KEYS, LIMITER, STORE, api_middleware, endpoint, fixed_etag
+from server.observe.requests import OBSERVER, Observer, observe_middleware
 from server.security.keys import KeyStore
 from server.security.ratelimit import RateLimiter
 from server.security.ratelimit_redis import SharedRateLimiter
@@ -27,9 +30,15 @@ log = logging.getLogger("server")
 
 def create_app(config: Config) -> web.Application:
     """Build the application for one configuration; nothing is opened until startup."""
-    app = web.Application(middlewares=[api_middleware], client_max_size=64 * 1024)
+    app = web.Application(middlewares=[observe_middleware, api_middleware],
+                          client_max_size=64 * 1024)
     app[CONFIG] = config
     app[STORE] = Store(config.build_dir, loaders(), config.load_retry_s)
+    metrics = None
+    if config.metrics_enabled:      # prometheus_client is imported only then
+        from server.observe import metrics as metrics_module
+        metrics = metrics_module.setup(app)
+    app[OBSERVER] = Observer(config.trust_request_id, metrics)
     # Loaded at startup (_watch_build), where a fault is a log line: the file may have changed
     # since `python -m server` checked it, and a worker must not die of that with a traceback.
     app[KEYS] = KeyStore(config.keys_file, load=False)
@@ -45,6 +54,7 @@ def create_app(config: Config) -> web.Application:
         web.get("/health", health),
         web.get("/ready", ready),
         web.get("/openapi.json", openapi_document),
+        *apidocs.routes(),
         *(route for area in AREAS for route in area.routes()),
     ])
     return app
@@ -59,9 +69,17 @@ def _blocking_threads() -> int:
     return max(2, min(8, cpus))
 
 
+class _ContextExecutor(ThreadPoolExecutor):
+    """Runs each call in its caller's context, so a search's log lines carry the request id
+    (run_in_executor, unlike asyncio.to_thread, does not pass it on)."""
+
+    def submit(self, fn, /, *args, **kwargs):
+        return super().submit(contextvars.copy_context().run, fn, *args, **kwargs)
+
+
 async def _executor(app: web.Application) -> AsyncIterator[None]:
     """The threads blocking work (searches, area loads) runs in."""
-    executor = ThreadPoolExecutor(max_workers=_blocking_threads(), thread_name_prefix="blocking")
+    executor = _ContextExecutor(max_workers=_blocking_threads(), thread_name_prefix="blocking")
     asyncio.get_running_loop().set_default_executor(executor)
     yield
     # Queued work is dropped; asyncio.run still joins the threads (shutdown_default_executor).

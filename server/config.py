@@ -15,6 +15,7 @@ ENV_PREFIX = "WEATHERAPI_"
 TRUE, FALSE = {"1", "true", "yes", "on"}, {"0", "false", "no", "off", ""}
 SECRETS_FILE = "signing-secrets.json"
 APP_DIR = "weather-geodata-api"
+LOG_FORMATS = ("text", "json")
 
 
 def config_dir() -> Path:
@@ -51,6 +52,15 @@ class Config:
     # such as /tmp/build would put the master secret in a shared directory.
     signing_secrets: str = field(default="", repr=False)
     signing_secrets_file: Path | None = None
+    # Observability (docs/operations/production.md). Logs: "text" or "json" (ECS field names).
+    log_format: str = "text"
+    # Take X-Request-Id from the client: only behind a proxy that sets it on every request
+    # (a client's own id could otherwise impersonate another request's in the logs).
+    trust_request_id: bool = False
+    # /metrics: off by default, so a public server does not publish it by accident. `metrics`
+    # serves it on the API's listener; `metrics_listen` (HOST:PORT) on a listener of its own.
+    metrics: bool = False
+    metrics_listen: str = ""
     # Load the build before accepting connections (set for --workers > 1, so that no worker
     # answers before its data is loaded; queued connections wait instead of failing).
     preload: bool = False
@@ -77,6 +87,16 @@ class Config:
         if self.signing_secrets_file:
             return None
         return self.build_dir.resolve().parent / SECRETS_FILE
+
+    @property
+    def metrics_enabled(self) -> bool:
+        """True when /metrics is served on some listener."""
+        return self.metrics or bool(self.metrics_listen)
+
+    @property
+    def metrics_address(self) -> tuple[str, int] | None:
+        """(host, port) of the metrics listener of its own, or None."""
+        return split_host_port(self.metrics_listen) if self.metrics_listen else None
 
     @property
     def burst(self) -> int:
@@ -115,10 +135,35 @@ class Config:
         if not (math.isfinite(self.load_retry_s) and self.load_retry_s >= 0):
             raise ValueError(_bad("load_retry_s", "a number of seconds, 0 or more",
                                   self.load_retry_s))
+        if self.log_format not in LOG_FORMATS:
+            raise ValueError(_bad("log_format", " or ".join(LOG_FORMATS), self.log_format))
+        if self.metrics_listen:
+            self._check_metrics_listen()
         for name in ("base_url", "cdn_url", "embed_base_url"):
             url = getattr(self, name)
             if url and not _http_url(url):
                 raise ValueError(_bad(name, "an http:// or https:// URL with a host", url))
+
+    def _check_metrics_listen(self) -> None:
+        """HOST:PORT (an IPv6 host in brackets), on another port than the API's."""
+        try:
+            host, port = split_host_port(self.metrics_listen)
+        except ValueError:
+            raise ValueError(_bad("metrics_listen", "HOST:PORT (e.g. 127.0.0.1:9464 or "
+                                  "[::1]:9464)", self.metrics_listen)) from None
+        if port and port == self.port and host == self.host:
+            raise ValueError(_bad("metrics_listen", "another address than the API's",
+                                  self.metrics_listen))
+
+
+def split_host_port(text: str) -> tuple[str, int]:
+    """("host", port) of HOST:PORT or [IPv6]:PORT; ValueError when it is not one."""
+    host, sep, port = text.rpartition(":")
+    host = host[1:-1] if host.startswith("[") and host.endswith("]") else host
+    if not sep or not host or not port.isdigit() or not 0 <= int(port) <= 65535 \
+            or (":" in host and not text.startswith("[")):
+        raise ValueError(text)
+    return host, int(port)
 
 
 def check_log_level(env: Mapping[str, str] | None = None) -> None:

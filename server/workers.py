@@ -3,17 +3,21 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import errno
 import logging
 import math
 import multiprocessing
 import multiprocessing.connection
 import os
+import shutil
 import signal
 import socket
 import sys
+import tempfile
 import time
 from dataclasses import replace
+from typing import Iterator
 
 from aiohttp.http_exceptions import HttpProcessingError
 
@@ -24,10 +28,12 @@ SHUTDOWN_TIMEOUT_S = 10.0
 KILL_GRACE_S = 5.0          # after SHUTDOWN_TIMEOUT_S, a worker still running is killed
 
 
-def configure_logging() -> None:
-    """Log to stderr; per-request lines only when WEATHERAPI_ACCESS_LOG is set."""
+def configure_logging(log_format: str = "text") -> None:
+    """Log to stderr as text or JSON; per-request lines only when WEATHERAPI_ACCESS_LOG is set."""
+    from server.observe.logs import handler
+
     logging.basicConfig(level=os.environ.get("WEATHERAPI_LOG_LEVEL", "INFO"),
-                        format="%(asctime)s %(process)d %(name)s %(levelname)s %(message)s")
+                        handlers=[handler(log_format)])
     # Per-request lines cost throughput; they name the key, never the key itself.
     access = os.environ.get("WEATHERAPI_ACCESS_LOG", "").lower() in {"1", "true", "yes"}
     logging.getLogger("server.access").setLevel(logging.INFO if access else logging.WARNING)
@@ -57,25 +63,59 @@ def _redact(record: logging.LogRecord) -> bool:
 
 def serve(config: Config) -> int:
     """Bind the port (0 picks one), announce the URL on stdout, run the worker(s)."""
-    try:
-        if config.port:
-            ensure_free(config.host, config.port)
-        reserved = bind(config.host, config.port, hold_only=config.workers > 1)
-    except OSError as exc:      # in use, not ours to bind (< 1024), no such address
-        busy = " (is another server running there?)" if exc.errno == errno.EADDRINUSE else ""
-        print(f"error: cannot serve on {_bracketed(config.host)}:{config.port}: "
-              f"{exc.strerror or exc}{busy}", file=sys.stderr)
+    reserved = _reserve(config.host, config.port, hold_only=config.workers > 1)
+    # The metrics listener's port is held the same way; every worker listens on it itself.
+    held = _reserve(*config.metrics_address, hold_only=True) if config.metrics_listen else None
+    if reserved is None or (config.metrics_listen and held is None):
         return 2
     port = reserved.getsockname()[1]
     host = _bracketed(config.host)
+    metrics = ""
+    if held is not None:
+        config = replace(config, metrics_listen=f"{_bracketed(config.metrics_address[0])}:"
+                                                f"{held.getsockname()[1]}")
+        metrics = f"; metrics on http://{config.metrics_listen}/metrics"
+    elif config.metrics:
+        metrics = f"; metrics on http://{host}:{port}/metrics"
     print(f"serving {config.build_dir}/current on http://{host}:{port} "
-          f"with {config.workers} worker(s)", flush=True)
-    if config.workers == 1:
-        reserved.listen(1024)
-        run_worker(config, reserved)
-        return 0
-    # The parent keeps its bound, non-listening socket only to hold the port number.
-    return _supervise(replace(config, preload=True), port)
+          f"with {config.workers} worker(s){metrics}", flush=True)
+    with metrics_directory(config.metrics_enabled):
+        if config.workers == 1:
+            reserved.listen(1024)
+            run_worker(config, reserved)
+            return 0
+        # The parent keeps its bound, non-listening socket only to hold the port number.
+        return _supervise(replace(config, preload=True), port)
+
+
+def _reserve(host: str, port: int, hold_only: bool) -> socket.socket | None:
+    """A socket bound to host:port (0 picks a port), or None after saying why it cannot be."""
+    try:
+        if port:
+            ensure_free(host, port)
+        return bind(host, port, hold_only=hold_only)
+    except OSError as exc:      # in use, not ours to bind (< 1024), no such address
+        busy = " (is another server running there?)" if exc.errno == errno.EADDRINUSE else ""
+        print(f"error: cannot serve on {_bracketed(host)}:{port}: "
+              f"{exc.strerror or exc}{busy}", file=sys.stderr)
+        return None
+
+
+@contextlib.contextmanager
+def metrics_directory(enabled: bool) -> Iterator[None]:
+    """While metrics are on, a private directory (mode 0700) for prometheus_client's files of
+    each worker, made for this start and removed after it: files left from another run would
+    be summed into this one's counts."""
+    if not enabled:
+        yield
+        return
+    path = tempfile.mkdtemp(prefix="weatherapi-metrics-")
+    # Read by prometheus_client when the workers (spawned: they inherit it) import it.
+    os.environ["PROMETHEUS_MULTIPROC_DIR"] = path
+    try:
+        yield
+    finally:
+        shutil.rmtree(path, ignore_errors=True)
 
 
 def _supervise(config: Config, port: int) -> int:
@@ -88,6 +128,7 @@ def _supervise(config: Config, port: int) -> int:
     for process in workers:
         process.start()
     failed = killed = False
+    forgotten: set[int] = set()     # workers whose live metrics were removed
     deadline = math.inf     # set once stopping: a worker still running then is killed
 
     def stop(*_) -> None:
@@ -111,6 +152,8 @@ def _supervise(config: Config, port: int) -> int:
             running = [p for p in workers if p.exitcode is None]
             # Checked on every turn, not only when a sentinel wakes us (a worker's exit may be
             # seen first while listing the running ones), and after the last one has ended.
+            if config.metrics_enabled:
+                _forget_ended(workers, forgotten)
             if deadline == math.inf and len(running) < len(workers):
                 ended = next(p for p in workers if p.exitcode is not None)
                 logging.getLogger("server").error("worker %d exited with status %s: stopping "
@@ -131,6 +174,17 @@ def _supervise(config: Config, port: int) -> int:
         wakeup.close()
         wakeup_write.close()
     return 1 if failed else 0
+
+
+def _forget_ended(workers: list, forgotten: set[int]) -> None:
+    """Remove the live gauges (weatherapi_workers) of workers that have ended; their counters
+    stay, so that the totals a scrape sums never go down."""
+    from prometheus_client import multiprocess
+
+    for process in workers:
+        if process.exitcode is not None and process.pid not in forgotten:
+            multiprocess.mark_process_dead(process.pid)
+            forgotten.add(process.pid)
 
 
 def _wait(running: list, wakeup: socket.socket, timeout: float | None) -> bool:
@@ -184,7 +238,7 @@ def _tcp_socket(host: str, reuse_address: bool = True) -> socket.socket:
 
 def worker_main(config: Config, port: int) -> None:
     """One worker process: its own SO_REUSEPORT socket on the shared port."""
-    configure_logging()
+    configure_logging(config.log_format)
     sock = bind(config.host, port)
     sock.listen(1024)
     # Readable once the parent is gone (killed, out of memory): a worker left behind would go

@@ -26,7 +26,6 @@ from server.security.ratelimit_redis import SharedRateLimiter
 from server.artifacts.store import Store
 
 log = logging.getLogger("server")
-access_log = logging.getLogger("server.access")
 
 CONFIG = web.AppKey("config", Config)
 STORE = web.AppKey("store", Store)
@@ -34,6 +33,10 @@ KEYS = web.AppKey("keys", KeyStore)
 LIMITER = web.AppKey("limiter", RateLimiter | SharedRateLimiter)
 NOW = web.RequestKey("now_s", float)    # the time a period_s endpoint answers for (Unix s)
 AUTHORISED = web.RequestKey("authorised_key", ApiKey | None)   # the key that authorised it
+REQUEST_ID = web.RequestKey("request_id", str)     # set by server.observe.requests
+# Why a request was refused (403, 429), for the metrics: forbidden, refusal_limit, key_limit,
+# token_limit or address_limit.
+REFUSAL = web.RequestKey("refusal", str)
 API_KEY = "api_key"
 try:
     API_VERSION = importlib.metadata.version("weather-geodata-api")
@@ -214,7 +217,6 @@ def _accepts_gzip(accept_encoding: str) -> bool:
 @web.middleware
 async def api_middleware(request: web.Request, handler: Handler) -> web.StreamResponse:
     """Run one request through auth, limits and caching; turn every failure into problem+json."""
-    started = time.perf_counter() if access_log.isEnabledFor(logging.INFO) else 0.0
     headers: dict[str, str] = {}
     meta: Endpoint = getattr(handler, "endpoint", None) or UNLIMITED
     version = answering = None
@@ -263,16 +265,11 @@ async def api_middleware(request: web.Request, handler: Handler) -> web.StreamRe
     except asyncio.CancelledError:
         raise
     except Exception:
-        request_id = secrets.token_hex(8)
+        request_id = request.get(REQUEST_ID) or secrets.token_hex(8)
         log.exception("unhandled error, request id %s, %s %s", request_id, request.method,
                       request.path)
         return _problem(request, 500, "internal error; quote the request id when reporting it",
                         extra={"request_id": request_id}, headers={"X-Request-Id": request_id})
-    finally:
-        if started:
-            key = request.get(AUTHORISED)    # set once the key is known (also for a 429)
-            access_log.info("%s %s key=%s %.1fms", request.method, request.path,
-                            key.name if key else "-", (time.perf_counter() - started) * 1e3)
 
 
 async def _error_answer(request: web.Request, meta: Endpoint, exc: ApiError,
@@ -338,7 +335,9 @@ async def _refused(request: web.Request, exc: ApiError,
                     config.burst, headers, f"too many refused requests (no valid API key, "
                                            f"token or signature; {limit} a minute)")
     except ApiError as limited:
+        request[REFUSAL] = "refusal_limit"
         return limited
+    request[REFUSAL] = "forbidden"
     return exc
 
 
@@ -356,8 +355,13 @@ async def _limit(request: web.Request, config: Config, limiter: RateLimiter | Sh
         limit = burst = key.rate_limit
     else:
         limit, burst = config.rate_limit_per_minute, config.burst
-    await _take(limiter, identity, limit, burst, headers,
-                f"rate limit of {limit} requests a minute exceeded")
+    try:
+        await _take(limiter, identity, limit, burst, headers,
+                    f"rate limit of {limit} requests a minute exceeded")
+    except ApiError:
+        request[REFUSAL] = "address_limit" if key is None else \
+            "token_limit" if by_token else "key_limit"
+        raise
 
 
 async def _take(limiter: RateLimiter | SharedRateLimiter, identity: str, limit: int, burst: int,

@@ -30,7 +30,9 @@ or not (cache busters are fine). Every 4xx and 5xx body is `application/problem+
 9457, schema `Problem`); a validation failure names the offending parameter in `errors`
 (validation stops at the first one; the two coordinates are checked together). A request target
 (path and query) over 8190 bytes is a 414, a header (name and value) over 8191 bytes, or more
-than 128 headers, a 431. Unexpected failures are a 500 whose `request_id` is logged. Numbers
+than 128 headers, a 431. Every answer carries its request's id (`X-Request-Id`, in every log
+line of the request) and `Server-Timing`; unexpected failures are a 500 whose `request_id`
+is that id. Numbers
 are rounded per field (coordinates to 5 decimals); an unknown value is `null`, never NaN. Unix
 timestamps are integer seconds (UTC); ISO 8601 strings are UTC with `Z`. GET responses are
 CORS-open (`Access-Control-Allow-Origin: *`); JSON bodies over 1 KiB are gzip-compressed when

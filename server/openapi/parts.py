@@ -89,6 +89,10 @@ def problem(status: int, description: str, limited: bool = True) -> dict:
     return response
 
 
+# The shape of a request id: 16 hex digits made by the server, or a proxy's own id as
+# server.observe.requests.TRUSTED_ID accepts it.
+REQUEST_ID_PATTERN = "^[A-Za-z0-9._:+/=-]{1,128}$"
+
 STANDARD = {
     403: "No valid API key: none was sent, or it is unknown (X-API-Key header or api_key). "
          "Refusals count against a budget per client address (the default limit); past it "
@@ -208,9 +212,9 @@ PROBLEM = obj({
                                                 "both coordinates' problems are listed "
                                                 "together, and both of q and id).",
                "items": obj({"parameter": {"type": "string"}, "message": {"type": "string"}})},
-    "request_id": {"type": "string", "pattern": "^[0-9a-f]{16}$",
-                   "description": "500 only: the id under which the error was logged (also "
-                                  "in X-Request-Id)."},
+    "request_id": {"type": "string", "pattern": REQUEST_ID_PATTERN,
+                   "description": "500 only: the request's id, under which the error was "
+                                  "logged (also in X-Request-Id)."},
 }, required=["type", "title", "status", "detail"],
     description="RFC 9457 problem details, media type application/problem+json.",
     examples=[{"type": "about:blank", "title": "Bad Request", "status": 400,
@@ -236,8 +240,9 @@ HEADERS = {
     "X-Data-Version": _header("string", "Version of the data artifact that answered."),
     "Cache-Control": _header("string", "`public, max-age=N` chosen by area (decisions rule 9); "
                              "`no-store` when not cacheable."),
-    "X-Request-Id": _header("string", "Id under which a 500 was logged.",
-                            pattern="^[0-9a-f]{16}$"),
+    "X-Request-Id": _header("string", "The request's id, in every log line written for it "
+                            "(every answer carries it): 16 hex digits, or the id a trusted "
+                            "proxy sent.", pattern=REQUEST_ID_PATTERN),
     "Allow": _header("string", "The methods the path accepts."),
 }
 

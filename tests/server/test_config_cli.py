@@ -40,6 +40,13 @@ def _clean_env() -> dict[str, str]:
     (("--port", "0"), {"WEATHERAPI_BASE_URL": "api.example.com"}, "BASE_URL"),
     (("--port", "0"), {"WEATHERAPI_CDN_URL": "ftp://cdn.example.com"}, "CDN_URL"),
     (("--port", "0"), {"WEATHERAPI_LOG_LEVEL": "LOUD"}, "LOG_LEVEL"),
+    (("--port", "0"), {"WEATHERAPI_LOG_FORMAT": "xml"}, "LOG_FORMAT"),
+    (("--port", "0"), {"WEATHERAPI_METRICS": "yes please"}, "METRICS"),
+    (("--port", "0"), {"WEATHERAPI_TRUST_REQUEST_ID": "sure"}, "TRUST_REQUEST_ID"),
+    (("--port", "0"), {"WEATHERAPI_METRICS_LISTEN": "9464"}, "METRICS_LISTEN"),
+    (("--port", "0"), {"WEATHERAPI_METRICS_LISTEN": "::1:9464"}, "METRICS_LISTEN"),
+    (("--port", "0"), {"WEATHERAPI_METRICS_LISTEN": "127.0.0.1:99999"}, "METRICS_LISTEN"),
+    (("--port", "8123"), {"WEATHERAPI_METRICS_LISTEN": "127.0.0.1:8123"}, "METRICS_LISTEN"),
 ])
 def test_a_setting_the_server_cannot_run_with_is_one_line_and_exit_2(tmp_path, args, env, named):
     result = serve(tmp_path, *args, **env)

@@ -19,6 +19,7 @@ REPO = Path(__file__).resolve().parents[2]
 if str(REPO) not in sys.path:  # plain `pytest` does not put the checkout on sys.path
     sys.path.insert(0, str(REPO))
 
+from server import apidocs  # noqa: E402
 from server.openapi import document as openapi  # noqa: E402
 from server.http import languages  # noqa: E402
 from server.app import create_app  # noqa: E402
@@ -73,7 +74,8 @@ def test_every_route_is_documented_and_every_documented_operation_exists(tmp_pat
     # the router's own answer, not a route.
     refused = {(method, path) for path, method, op in operations() if set(op["responses"]) ==
                {"405"}}
-    assert routed - documented == set(), "routes missing from the document"
+    pages = {("get", path) for path in apidocs.PATHS}      # /, /docs: pages, not operations
+    assert routed - documented - pages == set(), "routes missing from the document"
     assert documented - refused - routed == set(), "documented operations the server does not have"
     assert refused & routed == set(), "a route answers what is documented as a 405"
 

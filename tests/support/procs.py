@@ -75,6 +75,7 @@ class Server:
                     "WEATHERAPI_RATE_LIMIT_PER_MINUTE": "1000000", **env}
         self.proc: subprocess.Popen | None = None
         self.url = ""
+        self.banner = ""    # its first line on stdout: "serving ... on URL ..."
         self.log = ""  # everything the server wrote to stderr, once it has stopped
         self._lines: list[str] = []     # stderr so far, read by a thread while it runs
         self._reader: threading.Thread | None = None
@@ -93,7 +94,7 @@ class Server:
             self._reader.start()
             self.__exit__()         # stops it if it still runs, and keeps its stderr in `log`
             raise AssertionError(f"server did not start: {line!r} {self.log[-2000:]}")
-        self.url = match.group(0)
+        self.url, self.banner = match.group(0), line
         self._reader = threading.Thread(target=self._read_stderr, daemon=True)
         self._reader.start()
         return self

@@ -36,3 +36,31 @@ def test_a_cache_that_cannot_be_written_does_not_stop_the_server(tmp_path):
     (tmp_path / "kernels.py").write_text("from numba import njit\n")
     (tmp_path / "__pycache__").write_text("not a directory")
     assert not numba_cache.purge_if_stale(tmp_path)
+
+
+def test_a_cache_kept_in_numba_cache_dir_is_purged_there(tmp_path):
+    # NUMBA_CACHE_DIR, as a read-only install uses it: a directory per package, named by numba.
+    import hashlib
+    import os
+
+    from numba.core.caching import _CacheLocator
+
+    code, cache_dir = tmp_path / "code", tmp_path / "numba-cache"
+    (code / "sub").mkdir(parents=True)
+    (code / "kernels.py").write_text("from numba import njit\n")
+    (code / "sub" / "more.py").write_text("x = 1\n")
+    named = [cache_dir / _CacheLocator.get_suitable_cache_subpath(str(package / "x.py"))
+             for package in (code, code / "sub")]
+    assert numba_cache.cache_dirs(code, str(cache_dir)) == named
+    assert named[0].name == f"code_{hashlib.sha1(os.path.abspath(code).encode()).hexdigest()}"
+    for folder in named:
+        folder.mkdir(parents=True)
+        (folder / "kernels.f-1.py311.nbi").write_bytes(b"compiled")
+    assert numba_cache.purge_if_stale(code, str(cache_dir))
+    assert not list(cache_dir.rglob("*.nbi"))
+    assert (named[0] / numba_cache.STAMP).exists() and not (code / "__pycache__").exists()
+    (named[1] / "kernels.f-1.py311.nbi").write_bytes(b"compiled")
+    assert not numba_cache.purge_if_stale(code, str(cache_dir))     # current: kept
+    (code / "kernels.py").write_text("from numba import njit\n# changed\n")
+    assert numba_cache.purge_if_stale(code, str(cache_dir))
+    assert not list(cache_dir.rglob("*.nbi"))

@@ -1,0 +1,1 @@
+"""Observability: request ids, Server-Timing, structured logs and the /metrics endpoint."""
