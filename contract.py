@@ -101,19 +101,49 @@ class Geocoding:
     COUNTRY_NAMES_ARROW = "geocoding/index/country_names.arrow"
 
     LOCATION_COLUMNS = (
-        "id", "name", "lat", "lon", "country_code", "admin1_code", "admin1_name",
-        "admin2_code", "admin2_name", "timezone", "population", "elevation",
-        "feature_code", "source",
+        "id",
+        "name",
+        "lat",
+        "lon",
+        "country_code",
+        "admin1_code",
+        "admin1_name",
+        "admin2_code",
+        "admin2_name",
+        "timezone",
+        "population",
+        "elevation",
+        "feature_code",
+        "source",
     )
     # places.arrow: the served fields plus ranking and region columns, rows in id order.
     PLACE_INDEX_COLUMNS = (
-        "id", "name", "lat", "lon", "country_code", "admin1_name", "admin2_name", "timezone",
-        "population", "elevation", "feature_code", "rank", "country_idx", "admin1_idx",
+        "id",
+        "name",
+        "lat",
+        "lon",
+        "country_code",
+        "admin1_name",
+        "admin2_name",
+        "timezone",
+        "population",
+        "elevation",
+        "feature_code",
+        "rank",
+        "country_idx",
+        "admin1_idx",
     )
     # Feature importance for ranking ties: capitals and admin seats first, airports last.
     FEATURE_ORDER = ("PPLC", "PPLA", "PPLG", "PPLA2", "PPLA3", "PPLA4", "PPLA5", "PPL")
     COUNTRY_COLUMNS = (
-        "code", "name", "flag", "population", "continent", "capital", "timezone", "iso3",
+        "code",
+        "name",
+        "flag",
+        "population",
+        "continent",
+        "capital",
+        "timezone",
+        "iso3",
     )
     # Width in bytes of the fixed-width, sorted search-key array; longer keys are
     # truncated there and verified against the full key in places.arrow.
@@ -129,33 +159,50 @@ class Webcams:
 
     AREA = "webcams"
     # User-facing tables (Parquet, one DuckDB view each).
-    WEBCAMS = "webcams/webcams.parquet"            # the whole catalog, inactive cameras included
-    SNAPSHOTS = "webcams/snapshots.parquet"        # snapshots of served webcams, sorted
+    WEBCAMS = "webcams/webcams.parquet"  # the whole catalog, inactive cameras included
+    SNAPSHOTS = "webcams/snapshots.parquet"  # snapshots of served webcams, sorted
     WEBCAM_COLUMNS = (
-        "public_id", "name", "latitude", "longitude", "country_code", "views",
-        "location_public_id", "location_name", "timezone", "status",
+        "public_id",
+        "name",
+        "latitude",
+        "longitude",
+        "country_code",
+        "views",
+        "location_public_id",
+        "location_name",
+        "timezone",
+        "status",
     )
     SNAPSHOT_COLUMNS = ("public_id", "captured_at", "image")
-    TABLES = {"webcams": WEBCAMS, "webcam_snapshots": SNAPSHOTS}   # DuckDB view -> file
+    TABLES = {"webcams": WEBCAMS, "webcam_snapshots": SNAPSHOTS}  # DuckDB view -> file
     # ISO 3166-1 alpha-2: the 249 officially assigned codes, and XK (Kosovo, user-assigned but
     # used by GeoNames and the EU). Fixed, so the country filter's 400s never depend on the data.
-    COUNTRIES = frozenset((
-        "AD AE AF AG AI AL AM AO AQ AR AS AT AU AW AX AZ BA BB BD BE BF BG BH BI BJ "
-        "BL BM BN BO BQ BR BS BT BV BW BY BZ CA CC CD CF CG CH CI CK CL CM CN CO CR "
-        "CU CV CW CX CY CZ DE DJ DK DM DO DZ EC EE EG EH ER ES ET FI FJ FK FM FO FR "
-        "GA GB GD GE GF GG GH GI GL GM GN GP GQ GR GS GT GU GW GY HK HM HN HR HT HU "
-        "ID IE IL IM IN IO IQ IR IS IT JE JM JO JP KE KG KH KI KM KN KP KR KW KY KZ "
-        "LA LB LC LI LK LR LS LT LU LV LY MA MC MD ME MF MG MH MK ML MM MN MO MP MQ "
-        "MR MS MT MU MV MW MX MY MZ NA NC NE NF NG NI NL NO NP NR NU NZ OM PA PE PF "
-        "PG PH PK PL PM PN PR PS PT PW PY QA RE RO RS RU RW SA SB SC SD SE SG SH SI "
-        "SJ SK SL SM SN SO SR SS ST SV SX SY SZ TC TD TF TG TH TJ TK TL TM TN TO TR "
-        "TT TV TW TZ UA UG UM US UY UZ VA VC VE VG VI VN VU WF WS XK YE YT ZA ZM ZW"
-    ).split())
+    COUNTRIES = frozenset(
+        (
+            "AD AE AF AG AI AL AM AO AQ AR AS AT AU AW AX AZ BA BB BD BE BF BG BH BI BJ "
+            "BL BM BN BO BQ BR BS BT BV BW BY BZ CA CC CD CF CG CH CI CK CL CM CN CO CR "
+            "CU CV CW CX CY CZ DE DJ DK DM DO DZ EC EE EG EH ER ES ET FI FJ FK FM FO FR "
+            "GA GB GD GE GF GG GH GI GL GM GN GP GQ GR GS GT GU GW GY HK HM HN HR HT HU "
+            "ID IE IL IM IN IO IQ IR IS IT JE JM JO JP KE KG KH KI KM KN KP KR KW KY KZ "
+            "LA LB LC LI LK LR LS LT LU LV LY MA MC MD ME MF MG MH MK ML MM MN MO MP MQ "
+            "MR MS MT MU MV MW MX MY MZ NA NC NE NF NG NI NL NO NP NR NU NZ OM PA PE PF "
+            "PG PH PK PL PM PN PR PS PT PW PY QA RE RO RS RU RW SA SB SC SD SE SG SH SI "
+            "SJ SK SL SM SN SO SR SS ST SV SX SY SZ TC TD TF TG TH TJ TK TL TM TN TO TR "
+            "TT TV TW TZ UA UG UM US UY UZ VA VC VE VG VI VN VU WF WS XK YE YT ZA ZM ZW"
+        ).split()
+    )
     # Served webcams (status active), one row each in public_id byte order.
     CAMS_ARROW = "webcams/index/webcams.arrow"
     CAM_COLUMNS = (
-        "public_id", "name", "latitude", "longitude", "country_code", "views",
-        "location_public_id", "location_name", "timezone",
+        "public_id",
+        "name",
+        "latitude",
+        "longitude",
+        "country_code",
+        "views",
+        "location_public_id",
+        "location_name",
+        "timezone",
     )
     # Row r's Webcam JSON object without its closing brace and without the fields that depend
     # on the request (image, last_updated, player): CAM_JSON[offsets[r]:offsets[r + 1]].
@@ -167,8 +214,8 @@ class Webcams:
     # Per row: index into COUNTRY_CODES (int16) and into LOCATION_IDS (int32, -1 = none).
     ROW_COUNTRY = "webcams/index/row_country.npy"
     ROW_LOCATION = "webcams/index/row_location.npy"
-    COUNTRY_CODES = "webcams/index/country_codes.npy"     # S2, sorted: every ISO 3166-1 code
-    LOCATION_IDS = "webcams/index/location_ids.npy"       # S16, sorted distinct location ids
+    COUNTRY_CODES = "webcams/index/country_codes.npy"  # S2, sorted: every ISO 3166-1 code
+    LOCATION_IDS = "webcams/index/location_ids.npy"  # S16, sorted distinct location ids
     # Snapshots: row r's capture times (unix seconds, uint32, ascending) are
     # SNAP_TIMES[SNAP_OFFSETS[r]:SNAP_OFFSETS[r + 1]]; LAST_TIME[r] is the newest (0 = none).
     SNAP_TIMES = "webcams/index/snap_times.npy"
@@ -182,14 +229,21 @@ class Webcams:
     # Image of each snapshot (int32 id into IMAGES_ARROW); absent when every image is rendered
     # on demand by the server's image host (the generated catalog).
     SNAP_IMAGES = "webcams/index/snap_images.npy"
-    IMAGES_ARROW = "webcams/index/images.arrow"           # id, kind (file | key), ref, media_type
+    IMAGES_ARROW = "webcams/index/images.arrow"  # id, kind (file | key), ref, media_type
     # Webcams of a provider's catalog: their images are the provider's own links, which expire
     # (expires_at, unix seconds), never files here. One row per served webcam that has them
     # (row: its row above); absent when no webcam does. Rebuilt alone when only links changed.
     PROVIDER_LINKS = "webcams/index/provider_links.arrow"
-    PROVIDER_LINK_COLUMNS = ("row", "provider", "image_url", "player_url", "page_url",
-                             "updated_at", "expires_at")
-    IMAGES_DIR = "webcams/images"                         # copied image files, named by id
+    PROVIDER_LINK_COLUMNS = (
+        "row",
+        "provider",
+        "image_url",
+        "player_url",
+        "page_url",
+        "updated_at",
+        "expires_at",
+    )
+    IMAGES_DIR = "webcams/images"  # copied image files, named by id
     # For each row and local calendar day (days since 1970-01-01 in the webcam's timezone), the
     # snapshot closest to 12:00 local time: DAILY_DAY/DAILY_INDEX/DAILY_TIME[DAILY_OFFSETS[r]:
     # DAILY_OFFSETS[r + 1]], days ascending; DAILY_INDEX points into SNAP_TIMES, DAILY_TIME is
@@ -205,13 +259,23 @@ class Webcams:
     # cluster object followed by a comma; for a cell of one webcam it ends after `"webcam":`.
     CLUSTER_ROWS = "webcams/index/cluster_rows.npy"
     CELLS = "webcams/index/cells.arrow"
-    CELL_COLUMNS = ("key", "start", "end", "count", "latitude", "longitude",
-                    "min_lat", "max_lat", "min_lon", "max_lon")
+    CELL_COLUMNS = (
+        "key",
+        "start",
+        "end",
+        "count",
+        "latitude",
+        "longitude",
+        "min_lat",
+        "max_lat",
+        "min_lon",
+        "max_lon",
+    )
     CELL_ZOOM_OFFSETS = "webcams/index/cell_zoom_offsets.npy"
     CELL_JSON = "webcams/index/cell_json.bin"
     CELL_JSON_OFFSETS = "webcams/index/cell_json_offsets.npy"
     ZOOM_MIN, ZOOM_MAX = 1, 18
-    CELL_LEVEL_OFFSET = 2        # 4 x 4 cells per 256-pixel map tile: 64-pixel cells
+    CELL_LEVEL_OFFSET = 2  # 4 x 4 cells per 256-pixel map tile: 64-pixel cells
     MAX_MERCATOR_LAT = 85.0511287798066
 
     # Public ids: what the pipeline accepts and the server's path pattern.
@@ -219,8 +283,14 @@ class Webcams:
     RESERVED_IDS = ("clusters", "token", "embed")  # path words of /webcams/...
     ID_BYTES = 64
     LOCATION_ID_BYTES = 16
-    IMAGE_MEDIA_TYPES = {".jpg": "image/jpeg", ".jpeg": "image/jpeg", ".png": "image/png",
-                         ".webp": "image/webp", ".gif": "image/gif", ".avif": "image/avif"}
+    IMAGE_MEDIA_TYPES = {
+        ".jpg": "image/jpeg",
+        ".jpeg": "image/jpeg",
+        ".png": "image/png",
+        ".webp": "image/webp",
+        ".gif": "image/gif",
+        ".avif": "image/avif",
+    }
 
     @staticmethod
     def tile_xy(lat: float, lon: float, level: int) -> tuple[int, int]:
@@ -228,20 +298,25 @@ class Webcams:
         size = 1 << level
         phi = math.radians(max(-Webcams.MAX_MERCATOR_LAT, min(Webcams.MAX_MERCATOR_LAT, lat)))
         x = math.floor((lon + 180.0) / 360.0 * size)
-        y = math.floor((1.0 - math.log(math.tan(phi) + 1.0 / math.cos(phi)) / math.pi) / 2.0
-                       * size)
+        y = math.floor((1.0 - math.log(math.tan(phi) + 1.0 / math.cos(phi)) / math.pi) / 2.0 * size)
         return min(max(x, 0), size - 1), min(max(y, 0), size - 1)
 
     @staticmethod
     def morton(x: int, y: int) -> int:
         """Z-order key: the bits of x at even positions, those of y at odd positions."""
+
         def spread(v: int) -> int:
             v &= 0xFFFFFFFF
-            for shift, mask in ((16, 0x0000FFFF0000FFFF), (8, 0x00FF00FF00FF00FF),
-                                (4, 0x0F0F0F0F0F0F0F0F), (2, 0x3333333333333333),
-                                (1, 0x5555555555555555)):
+            for shift, mask in (
+                (16, 0x0000FFFF0000FFFF),
+                (8, 0x00FF00FF00FF00FF),
+                (4, 0x0F0F0F0F0F0F0F0F),
+                (2, 0x3333333333333333),
+                (1, 0x5555555555555555),
+            ):
                 v = (v | (v << shift)) & mask
             return v
+
         return spread(x) | spread(y) << 1
 
 
@@ -266,11 +341,21 @@ class AirQuality:
 
     POLLUTANTS = ("pm25_ugm3", "pm10_ugm3", "o3_ugm3", "no2_ugm3", "so2_ugm3", "co_ugm3")
     # (name, hourly source, window hours)
-    WINDOWS = (("pm25_24h_ugm3", "pm25_ugm3", 24), ("pm10_24h_ugm3", "pm10_ugm3", 24),
-               ("o3_8h_ugm3", "o3_ugm3", 8), ("co_8h_ugm3", "co_ugm3", 8),
-               ("so2_24h_ugm3", "so2_ugm3", 24))
-    POLLEN = ("alder_pollen_grains_m3", "birch_pollen_grains_m3", "grass_pollen_grains_m3",
-              "mugwort_pollen_grains_m3", "olive_pollen_grains_m3", "ragweed_pollen_grains_m3")
+    WINDOWS = (
+        ("pm25_24h_ugm3", "pm25_ugm3", 24),
+        ("pm10_24h_ugm3", "pm10_ugm3", 24),
+        ("o3_8h_ugm3", "o3_ugm3", 8),
+        ("co_8h_ugm3", "co_ugm3", 8),
+        ("so2_24h_ugm3", "so2_ugm3", 24),
+    )
+    POLLEN = (
+        "alder_pollen_grains_m3",
+        "birch_pollen_grains_m3",
+        "grass_pollen_grains_m3",
+        "mugwort_pollen_grains_m3",
+        "olive_pollen_grains_m3",
+        "ragweed_pollen_grains_m3",
+    )
     DUST_AOD = "dust_aod"
     # The European grid's dust AOD is the global one regridded: bilinear on the global cells
     # at each European cell centre (so a European answer reads one grid).
@@ -305,8 +390,21 @@ class Grid:
     grids under "grids": {name: spec}, spec holding these keys.
     """
 
-    SPEC_KEYS = ("file", "lat0", "dlat", "nlat", "lon0", "dlon", "nlon", "wraps", "time0",
-                 "dt_s", "ntime", "variables", "dtype")
+    SPEC_KEYS = (
+        "file",
+        "lat0",
+        "dlat",
+        "nlat",
+        "lon0",
+        "dlon",
+        "nlon",
+        "wraps",
+        "time0",
+        "dt_s",
+        "ntime",
+        "variables",
+        "dtype",
+    )
     # A pole is one point, whatever the longitude: the server reads it at this longitude, and
     # the forecast's pole rows (latitude ±90) hold its values there in every column, so that
     # points near a pole converge to the pole's answer.
@@ -327,22 +425,32 @@ class Forecast:
     HOURLY_GRID, STATIC_GRID = "hourly", "static"
     # Each variable at the hour, except the precipitation ones, which describe the hour that
     # starts there (rate, probability, phase).
-    TEMPERATURE = "temperature_c"            # 2 m air temperature
-    DEWPOINT = "dewpoint_c"                  # 2 m dewpoint
-    WIND_U, WIND_V = "wind_u_ms", "wind_v_ms"    # 10 m wind components (towards east, north)
-    PRESSURE = "pressure_hpa"                # mean sea-level pressure
-    CLOUD = "cloud_cover_frac"               # total cloud cover, 0-1
-    PRECIP = "precip_mmh"                    # precipitation rate, liquid equivalent, mm/h
-    PRECIP_PROBABILITY = "precip_probability_frac"   # neighbourhood probability of >= 0.1 mm/h
-    SNOW = "snow_frac"                       # share of the precipitation falling as snow
-    SLEET = "sleet_frac"                     # ... as sleet (ice pellets, freezing rain)
-    VISIBILITY = "visibility_m"              # optional
-    GUST = "gust_ms"                         # optional
-    CAPE = "cape_jkg"                        # optional (thunderstorm icons and texts)
-    REQUIRED = (TEMPERATURE, DEWPOINT, WIND_U, WIND_V, PRESSURE, CLOUD, PRECIP,
-                PRECIP_PROBABILITY, SNOW, SLEET)
+    TEMPERATURE = "temperature_c"  # 2 m air temperature
+    DEWPOINT = "dewpoint_c"  # 2 m dewpoint
+    WIND_U, WIND_V = "wind_u_ms", "wind_v_ms"  # 10 m wind components (towards east, north)
+    PRESSURE = "pressure_hpa"  # mean sea-level pressure
+    CLOUD = "cloud_cover_frac"  # total cloud cover, 0-1
+    PRECIP = "precip_mmh"  # precipitation rate, liquid equivalent, mm/h
+    PRECIP_PROBABILITY = "precip_probability_frac"  # neighbourhood probability of >= 0.1 mm/h
+    SNOW = "snow_frac"  # share of the precipitation falling as snow
+    SLEET = "sleet_frac"  # ... as sleet (ice pellets, freezing rain)
+    VISIBILITY = "visibility_m"  # optional
+    GUST = "gust_ms"  # optional
+    CAPE = "cape_jkg"  # optional (thunderstorm icons and texts)
+    REQUIRED = (
+        TEMPERATURE,
+        DEWPOINT,
+        WIND_U,
+        WIND_V,
+        PRESSURE,
+        CLOUD,
+        PRECIP,
+        PRECIP_PROBABILITY,
+        SNOW,
+        SLEET,
+    )
     OPTIONAL = (VISIBILITY, GUST, CAPE)
-    OROGRAPHY = "orography_m"                # static grid: model surface height
+    OROGRAPHY = "orography_m"  # static grid: model surface height
     # Threshold of the precipitation probability and the rate below which nothing falls.
     PROBABILITY_THRESHOLD_MMH = 0.1
     # Magnus coefficients (Alduchov and Eskridge 1996) linking dewpoint and relative humidity;
@@ -353,8 +461,17 @@ class Forecast:
     # open-ended) plus the point-in-polygon index the server maps.
     ALERTS = "forecast/alerts.parquet"
     ALERTS_TABLE = "alerts"
-    ALERT_COLUMNS = ("id", "title", "description", "severity", "onset", "expires", "regions",
-                     "uri", "source")
+    ALERT_COLUMNS = (
+        "id",
+        "title",
+        "description",
+        "severity",
+        "onset",
+        "expires",
+        "regions",
+        "uri",
+        "source",
+    )
     # Per alert [min_lat, min_lon, max_lat, max_lon] (float64, n x 4); rings of vertices
     # (lat, lon) with VERTICES[RING_START[r]:RING_START[r + 1]] the r-th ring, RING_PART[r]
     # the polygon (outer ring and holes, even-odd rule) and PART_ALERT[p] the alert it belongs to.
@@ -374,10 +491,23 @@ TABLES = {
 }
 
 # Characters NFKD does not decompose to ASCII but people type as ASCII.
-_FOLD = str.maketrans({
-    "ß": "ss", "æ": "ae", "œ": "oe", "ø": "o", "đ": "d", "ð": "d", "þ": "th",
-    "ł": "l", "ı": "i", "ħ": "h", "ŀ": "l", "ŧ": "t", "ſ": "s",
-})
+_FOLD = str.maketrans(
+    {
+        "ß": "ss",
+        "æ": "ae",
+        "œ": "oe",
+        "ø": "o",
+        "đ": "d",
+        "ð": "d",
+        "þ": "th",
+        "ł": "l",
+        "ı": "i",
+        "ħ": "h",
+        "ŀ": "l",
+        "ŧ": "t",
+        "ſ": "s",
+    }
+)
 _GERMAN = str.maketrans({"ä": "ae", "ö": "oe", "ü": "ue"})
 _APOSTROPHES = re.compile(r"['’`ʻʼ‘]")
 # Elisions, whose apostrophe also parts words ("Côte d'Ivoire" is typed "cote d ivoire" too):
@@ -385,15 +515,23 @@ _APOSTROPHES = re.compile(r"['’`ʻʼ‘]")
 # Sant'). Not other apostrophes (Bol'shaya, Ch'in: transliterations nobody types apart, "St.
 # John's"), nor the ʻokina, a letter of Hawaiian and Uzbek names.
 _SPACED_APOSTROPHES = re.compile(
-    r"(?<!\w)([^\W\d_]|[dns]ell|dall|coll|pell|all|quell|sant|sull)['’`ʼ‘](?=\w)")
+    r"(?<!\w)([^\W\d_]|[dns]ell|dall|coll|pell|all|quell|sant|sull)['’`ʼ‘](?=\w)"
+)
 _NON_WORD = re.compile(r"[\W_]+")
 # Words of names written either way (normalised): a name has a key for each spelling. Sankt
 # is also abbreviated St. ("st polten" finds Sankt Pölten), but St. is not read as Sankt:
 # GeoNames writes Sankt out in German names, and a sankt key for every English and French
 # St. name would find nothing anyone types.
 ABBREVIATIONS = {
-    "st": ("saint",), "saint": ("st",), "ste": ("sainte",), "sainte": ("ste",),
-    "mt": ("mount",), "mount": ("mt",), "ft": ("fort",), "fort": ("ft",), "sankt": ("st",),
+    "st": ("saint",),
+    "saint": ("st",),
+    "ste": ("sainte",),
+    "sainte": ("ste",),
+    "mt": ("mount",),
+    "mount": ("mt",),
+    "ft": ("fort",),
+    "fort": ("ft",),
+    "sankt": ("st",),
 }
 # Words spelt both ways per name (2 ** 3 keys at most); names rarely have more than one.
 _ABBREVIATED_WORDS = 3
@@ -405,8 +543,11 @@ def normalise(text: str) -> str:
     s = unicodedata.normalize("NFKD", s)
     # Invisible format characters (zero-width space and joiners, soft hyphen, BOM: category
     # Cf) sit inside words: dropped, not turned into word breaks as other non-word ones are.
-    s = "".join(c for c in s if c < "\x80" or not (unicodedata.combining(c)
-                                                  or unicodedata.category(c) == "Cf"))
+    s = "".join(
+        c
+        for c in s
+        if c < "\x80" or not (unicodedata.combining(c) or unicodedata.category(c) == "Cf")
+    )
     return _NON_WORD.sub(" ", s).strip()
 
 
@@ -432,7 +573,9 @@ def _spelt_both_ways(key: str) -> list[str]:
     variants = [words]
     at = [i for i, w in enumerate(words[:-1]) if w in ABBREVIATIONS][:_ABBREVIATED_WORDS]
     for i in at:
-        variants += [v[:i] + [other] + v[i + 1:] for v in variants for other in ABBREVIATIONS[v[i]]]
+        variants += [
+            v[:i] + [other] + v[i + 1 :] for v in variants for other in ABBREVIATIONS[v[i]]
+        ]
     return [" ".join(v) for v in variants]
 
 
@@ -448,7 +591,7 @@ def flag_emoji(code: str) -> str:
 class TableEntry(TypedDict):
     """A user-facing Parquet table of an area: one DuckDB view of the catalog."""
 
-    file: str                   # relative to the version directory
+    file: str  # relative to the version directory
     rows: int
 
 
@@ -467,16 +610,16 @@ class GridSpec(TypedDict):
     dt_s: int
     ntime: int
     variables: list[str]
-    dtype: str                  # a numpy dtype string ("<f4")
+    dtype: str  # a numpy dtype string ("<f4")
 
 
 class InputEntry(TypedDict):
     """An input file the area was built from."""
 
-    path: str                   # relative to the datasets directory, else the file's name
+    path: str  # relative to the datasets directory, else the file's name
     bytes: int
     sha256: str
-    domain: NotRequired[str]    # air quality: AirQuality.EUROPE or GLOBAL
+    domain: NotRequired[str]  # air quality: AirQuality.EUROPE or GLOBAL
 
 
 class AqiInput(TypedDict):
@@ -497,35 +640,36 @@ class AreaEntry(TypedDict):
     """An area's entry under the manifest's "areas": the keys every area writes, then those of
     one area or another."""
 
-    version: str                # the data's version: the same data, the same version
+    version: str  # the data's version: the same data, the same version
     schema_version: int
-    source: dict[str, Any]      # kind, generated, licence, notes, ... (descriptive)
+    source: dict[str, Any]  # kind, generated, licence, notes, ... (descriptive)
     inputs: list[InputEntry]
-    files: list[str]            # every file of the area, relative to the version directory
-    tables: NotRequired[dict[str, TableEntry]]      # DuckDB view name -> table
-    grids: NotRequired[dict[str, GridSpec]]         # grid name -> spec
-    carried_over_from: NotRequired[str]             # the build_id its files were linked from
-    input_digest: NotRequired[str]                  # its input folders' digest (refresh)
-    aqi: NotRequired[dict[str, list[AqiInput]]]     # air quality: index name -> its inputs
-    next_version_expected_s: NotRequired[int]       # forecast: Unix seconds
-    run_times: NotRequired[list[str]]               # forecast
-    alerts: NotRequired[dict[str, Any]]             # forecast: kind, count, licence, ...
-    coverage: NotRequired[dict[str, float]]         # geocoding, webcams: shares of rows
-    counts: NotRequired[dict[str, int]]             # webcams
-    linked_to: NotRequired[str]                     # webcams: "geocoding" or "packaged"
-    linked_with: NotRequired[list[str]]             # webcams: the gazetteer's and tzfpy's ids
+    files: list[str]  # every file of the area, relative to the version directory
+    tables: NotRequired[dict[str, TableEntry]]  # DuckDB view name -> table
+    grids: NotRequired[dict[str, GridSpec]]  # grid name -> spec
+    carried_over_from: NotRequired[str]  # the build_id its files were linked from
+    input_digest: NotRequired[str]  # its input folders' digest (refresh)
+    input_digests: NotRequired[dict[str, str]]  # per part, for areas built in parts
+    aqi: NotRequired[dict[str, list[AqiInput]]]  # air quality: index name -> its inputs
+    next_version_expected_s: NotRequired[int]  # forecast: Unix seconds
+    run_times: NotRequired[list[str]]  # forecast
+    alerts: NotRequired[dict[str, Any]]  # forecast: kind, count, licence, ...
+    coverage: NotRequired[dict[str, float]]  # geocoding, webcams: shares of rows
+    counts: NotRequired[dict[str, int]]  # webcams
+    linked_to: NotRequired[str]  # webcams: "geocoding" or "packaged"
+    linked_with: NotRequired[list[str]]  # webcams: the gazetteer's and tzfpy's ids
     dropped_snapshots: NotRequired[dict[str, int]]  # webcams: reason -> rows left out
-    rendered_images: NotRequired[bool]              # webcams
-    images_sha256: NotRequired[str]                 # webcams: when there are image files
-    warnings: NotRequired[list[str]]                # webcams: for the operator
+    rendered_images: NotRequired[bool]  # webcams
+    images_sha256: NotRequired[str]  # webcams: when there are image files
+    warnings: NotRequired[list[str]]  # webcams: for the operator
 
 
 class Manifest(TypedDict):
     """A version's manifest.json."""
 
     schema_version: int
-    build_id: str               # the version directory's name
-    areas: dict[str, AreaEntry]     # area name -> entry, in AREAS order
+    build_id: str  # the version directory's name
+    areas: dict[str, AreaEntry]  # area name -> entry, in AREAS order
 
 
 def read_manifest(version_dir: Path) -> Any:

@@ -18,8 +18,17 @@ import tempfile
 import time
 from pathlib import Path
 
-from bench.harness import (Context, CpuMeter, Target, Workload, log, measure_process, now_s,
-                           percentile, table)
+from bench.harness import (
+    Context,
+    CpuMeter,
+    Target,
+    Workload,
+    log,
+    measure_process,
+    now_s,
+    percentile,
+    table,
+)
 
 AREA = "forecast"
 
@@ -27,9 +36,9 @@ AREA = "forecast"
 
 FULL_RATIO, DAILY_RATIO = 0.15, 0.4
 P50_MS = 5.0
-BUILD_S = 60.0                    # default build of the forecast area
-ALERTS_REFRESH_S = 15.0           # an alerts-only refresh, start to the new version served
-HEAVY_PEAK_MIB = 8 * 1024.0       # "within 8 GB", read as GiB
+BUILD_S = 60.0  # default build of the forecast area
+ALERTS_REFRESH_S = 15.0  # an alerts-only refresh, start to the new version served
+HEAVY_PEAK_MIB = 8 * 1024.0  # "within 8 GB", read as GiB
 SUN_S, MOON = 60.0, 0.01
 POINTS = 1000
 
@@ -37,8 +46,13 @@ POINTS = 1000
 def _points(seed: int, n: int = POINTS) -> list[tuple[float, float]]:
     """Distinct points where people live and anywhere (oceans, poles included)."""
     rng = random.Random(seed)
-    return [(round(rng.uniform(-60, 70) if i % 4 else rng.uniform(-89.9, 89.9), 4),
-             round(rng.uniform(-180, 180), 4)) for i in range(n)]
+    return [
+        (
+            round(rng.uniform(-60, 70) if i % 4 else rng.uniform(-89.9, 89.9), 4),
+            round(rng.uniform(-180, 180), 4),
+        )
+        for i in range(n)
+    ]
 
 
 def _near_places(ctx: Context, n: int = POINTS) -> list[tuple[float, float]]:
@@ -49,12 +63,18 @@ def _near_places(ctx: Context, n: int = POINTS) -> list[tuple[float, float]]:
     import pyarrow.parquet as pq
 
     from contract import Geocoding as G
+
     places = pq.read_table(ctx.version_dir / G.LOCATIONS, columns=["lat", "lon"])
     lats, lons = places.column("lat").to_numpy(), places.column("lon").to_numpy()
     rng = random.Random(ctx.seed + 2)
     rows = [rng.randrange(len(lats)) for _ in range(n)]
-    return [(round(min(90.0, max(-90.0, float(lats[r]) + rng.gauss(0, 0.02))), 4),
-             round((float(lons[r]) + rng.gauss(0, 0.02) + 180) % 360 - 180, 4)) for r in rows]
+    return [
+        (
+            round(min(90.0, max(-90.0, float(lats[r]) + rng.gauss(0, 0.02))), 4),
+            round((float(lons[r]) + rng.gauss(0, 0.02) + 180) % 360 - 180, 4),
+        )
+        for r in rows
+    ]
 
 
 def workloads(ctx: Context) -> list[Workload]:
@@ -66,18 +86,29 @@ def workloads(ctx: Context) -> list[Workload]:
     near = [f"/forecast/{lat},{lon}?{key}" for lat, lon in _near_places(ctx)]
     daily = [f"/forecast/{lat},{lon}?{key}&exclude=minutely,hourly" for lat, lon in points]
     langs = ("de", "fr", "ja", "pt-BR", "zh-TW", "ru", "ar", "es")
-    mixed = [f"/forecast/{lat},{lon}?{key}&units=auto&lang={langs[i % len(langs)]}"
-             for i, (lat, lon) in enumerate(points)]
+    mixed = [
+        f"/forecast/{lat},{lon}?{key}&units=auto&lang={langs[i % len(langs)]}"
+        for i, (lat, lon) in enumerate(points)
+    ]
     return [
-        Workload(AREA, "full", f"forecast, full ({POINTS} points)", full,
-                 ratio_target=FULL_RATIO),
-        Workload(AREA, "daily", "forecast, exclude=minutely,hourly", daily,
-                 ratio_target=DAILY_RATIO),
+        Workload(AREA, "full", f"forecast, full ({POINTS} points)", full, ratio_target=FULL_RATIO),
+        Workload(
+            AREA, "daily", "forecast, exclude=minutely,hourly", daily, ratio_target=DAILY_RATIO
+        ),
         Workload(AREA, "mixed", "forecast, units=auto, 8 languages", mixed),
-        *([Workload(AREA, "near_places", f"forecast, full, near {POINTS} places", near)]
-          if near else []),
-        Workload(AREA, "full_c1", "forecast, full, 1 connection", full, connections=1,
-                 p50_target_ms=P50_MS),
+        *(
+            [Workload(AREA, "near_places", f"forecast, full, near {POINTS} places", near)]
+            if near
+            else []
+        ),
+        Workload(
+            AREA,
+            "full_c1",
+            "forecast, full, 1 connection",
+            full,
+            connections=1,
+            p50_target_ms=P50_MS,
+        ),
     ]
 
 
@@ -96,13 +127,16 @@ def prepare(ctx: Context) -> dict:
     gazetteer = None
     if "geocoding" in ctx.manifest["areas"]:
         from server.geocoding.index import GeocodingIndex
+
         gazetteer = GeocodingIndex(ctx.version_dir)
     points = _points(ctx.seed + 1)
     now = time.time()
     every = frozenset(BLOCKS)
-    cases = {"full": (every, HOURLY_HOURS), "daily": (every - {"minutely", "hourly"},
-                                                       HOURLY_HOURS),
-             "extended": (every, EXTENDED_HOURS)}
+    cases = {
+        "full": (every, HOURLY_HOURS),
+        "daily": (every - {"minutely", "hourly"}, HOURLY_HOURS),
+        "extended": (every, EXTENDED_HOURS),
+    }
     out = {"load_s": round(load_s, 3)}
     meter = CpuMeter()
     for name, (blocks, hours) in cases.items():
@@ -112,18 +146,23 @@ def prepare(ctx: Context) -> dict:
             place = locate(lat, lon, gazetteer)
             request = Request(lat, lon, "si", "en", hours, blocks)
             forecast_blocks.respond(data, place, request, units.SYSTEMS["si"], now)
-            if i >= 50:   # the first calls warm caches (timezone days, phrases)
+            if i >= 50:  # the first calls warm caches (timezone days, phrases)
                 samples.append((now_s() - started) * 1000)
-        out[name] = {"p50_ms": round(percentile(samples, 50), 3),
-                     "p99_ms": round(percentile(samples, 99), 3),
-                     "mean_ms": round(statistics.fmean(samples), 3), "samples": len(samples)}
+        out[name] = {
+            "p50_ms": round(percentile(samples, 50), 3),
+            "p99_ms": round(percentile(samples, 99), 3),
+            "mean_ms": round(statistics.fmean(samples), 3),
+            "samples": len(samples),
+        }
     cloud = []
     for lat, lon in points:
         started = now_s()
         data.cloud_cover(lat, lon, int(now))
         cloud.append((now_s() - started) * 1e6)
-    out["cloud_cover_us"] = {"p50": round(percentile(cloud, 50), 1),
-                             "p99": round(percentile(cloud, 99), 1)}
+    out["cloud_cover_us"] = {
+        "p50": round(percentile(cloud, 50), 1),
+        "p99": round(percentile(cloud, 99), 1),
+    }
     out["cpu"] = meter.stop()
     out["ephemeris"] = _ephemeris_check(ctx.seed)
     if not ctx.args.quick:
@@ -150,8 +189,8 @@ def _ephemeris_check(seed: int) -> dict:
         return {"skipped": "ephem not installed (pip install -e '.[dev]')"}
     import numpy as np
 
-    from server.forecast.science import moon
-    from server.forecast.science import sun
+    from server.forecast.science import moon, sun
+
     rng = random.Random(seed)
     worst_sun = worst_moon = 0.0
     for _ in range(400):
@@ -162,21 +201,35 @@ def _ephemeris_check(seed: int) -> dict:
         if math.isnan(float(rise[0])):
             continue
         observer = ephem.Observer()
-        observer.lat, observer.lon, observer.pressure, observer.horizon = \
-            str(lat), str(lon), 0, "-0:34"
+        observer.lat, observer.lon, observer.pressure, observer.horizon = (
+            str(lat),
+            str(lon),
+            0,
+            "-0:34",
+        )
         observer.date = _ephem_date(ephem, float(noon[0]))
-        for ours, theirs in ((rise[0], observer.previous_rising(ephem.Sun())),
-                             (set_[0], observer.next_setting(ephem.Sun()))):
+        for ours, theirs in (
+            (rise[0], observer.previous_rising(ephem.Sun())),
+            (set_[0], observer.next_setting(ephem.Sun())),
+        ):
             when = theirs.datetime()
-            worst_sun = max(worst_sun, abs(float(ours) - calendar.timegm(when.timetuple())
-                                           - when.microsecond / 1e6))
+            worst_sun = max(
+                worst_sun,
+                abs(float(ours) - calendar.timegm(when.timetuple()) - when.microsecond / 1e6),
+            )
         when = _ephem_date(ephem, float(noon[0]))
-        expected = float(ephem.Ecliptic(ephem.Moon(when)).lon
-                         - ephem.Ecliptic(ephem.Sun(when)).lon) / (2 * math.pi) % 1.0
+        expected = (
+            float(ephem.Ecliptic(ephem.Moon(when)).lon - ephem.Ecliptic(ephem.Sun(when)).lon)
+            / (2 * math.pi)
+            % 1.0
+        )
         got = float(moon.phase(float(noon[0])))
         worst_moon = max(worst_moon, abs((got - expected + 0.5) % 1.0 - 0.5))
-    return {"sun_max_s": round(worst_sun, 2), "moon_max": round(worst_moon, 5),
-            "ephem": ephem.__version__}
+    return {
+        "sun_max_s": round(worst_sun, 2),
+        "moon_max": round(worst_moon, 5),
+        "ephem": ephem.__version__,
+    }
 
 
 def _ephem_date(ephem, unix_s: float):
@@ -191,25 +244,48 @@ def heavy(ctx: Context) -> dict:
     try:
         free = shutil.disk_usage(scratch).free / 2**30
         if free < 20:
-            return {"skipped": f"only {free:.0f} GiB free in {scratch.parent}; 20 GiB needed",
-                    "warnings": ["forecast heavy run skipped: not enough disk"]}
+            return {
+                "skipped": f"only {free:.0f} GiB free in {scratch.parent}; 20 GiB needed",
+                "warnings": ["forecast heavy run skipped: not enough disk"],
+            }
         started = now_s()
         generated = measure_process(
             [sys.executable, "bench/make_forecast_run.py", "--out", str(scratch / "datasets")],
-            scratch / "generate.log", 3600, "generate 0.25° run")
+            scratch / "generate.log",
+            3600,
+            "generate 0.25° run",
+        )
         log(f"generated the run in {now_s() - started:.0f} s")
         inputs = sum(f.stat().st_size for f in (scratch / "datasets").rglob("*.nc"))
         ingest = measure_process(
-            [sys.executable, "-m", "pipeline", "build", "--datasets", str(scratch / "datasets"),
-             "--out", str(scratch / "out"), "--only", AREA],
-            scratch / "ingest.log", 3 * 3600, "ingest 0.25° run")
+            [
+                sys.executable,
+                "-m",
+                "pipeline",
+                "build",
+                "--datasets",
+                str(scratch / "datasets"),
+                "--out",
+                str(scratch / "out"),
+                "--only",
+                AREA,
+            ],
+            scratch / "ingest.log",
+            3 * 3600,
+            "ingest 0.25° run",
+        )
         artifacts = sum(f.stat().st_size for f in (scratch / "out").rglob("*") if f.is_file())
-        return {"generate_s": generated.wall_s, "ingest_s": ingest.wall_s,
-                "ingest_peak_rss_mib": max(ingest.peak_rss_mib, ingest.tree_peak_rss_mib),
-                "peak_rss_method": ingest.peak_rss_method,
-                "input_gib": round(inputs / 2**30, 2), "artifacts_gib": round(artifacts / 2**30, 2),
-                "grid": "0.25° global, 1440 x 721, 192 h (hourly to 120 h, then 3-hourly), 10 "
-                        "fields", "cpu": ingest.cpu, "fetch_gfs": _fetch_gfs()}
+        return {
+            "generate_s": generated.wall_s,
+            "ingest_s": ingest.wall_s,
+            "ingest_peak_rss_mib": max(ingest.peak_rss_mib, ingest.tree_peak_rss_mib),
+            "peak_rss_method": ingest.peak_rss_method,
+            "input_gib": round(inputs / 2**30, 2),
+            "artifacts_gib": round(artifacts / 2**30, 2),
+            "grid": "0.25° global, 1440 x 721, 192 h (hourly to 120 h, then 3-hourly), 10 fields",
+            "cpu": ingest.cpu,
+            "fetch_gfs": _fetch_gfs(),
+        }
     finally:
         shutil.rmtree(scratch, ignore_errors=True)
 
@@ -233,52 +309,114 @@ def targets(report: dict) -> list[Target]:
     out, mine = [], report["areas"].get(AREA, {})
     build_s = (report.get("build") or {}).get("area_s", {}).get(AREA)
     if build_s is not None:
-        out.append(Target("forecast default build (from the build log)", build_s, "s",
-                          f"<= {BUILD_S:g} s", build_s <= BUILD_S))
+        out.append(
+            Target(
+                "forecast default build (from the build log)",
+                build_s,
+                "s",
+                f"<= {BUILD_S:g} s",
+                build_s <= BUILD_S,
+            )
+        )
     for name in ("full", "daily"):
         if name in mine:
             p50 = mine[name]["p50_ms"]
-            out.append(Target(f"{name} response in-process p50 (info)", p50, "ms",
-                              f"<= {P50_MS:g} ms", p50 <= P50_MS, "no HTTP"))
+            out.append(
+                Target(
+                    f"{name} response in-process p50 (info)",
+                    p50,
+                    "ms",
+                    f"<= {P50_MS:g} ms",
+                    p50 <= P50_MS,
+                    "no HTTP",
+                )
+            )
     eph = mine.get("ephemeris", {})
     if "sun_max_s" in eph:
-        out.append(Target("sunrise/sunset vs PyEphem, |lat| <= 65", eph["sun_max_s"], "s",
-                          f"<= {SUN_S:g} s", eph["sun_max_s"] <= SUN_S, "worst of 400 days"))
-        out.append(Target("moon phase vs PyEphem", eph["moon_max"], "", f"<= {MOON:g}",
-                          eph["moon_max"] <= MOON))
+        out.append(
+            Target(
+                "sunrise/sunset vs PyEphem, |lat| <= 65",
+                eph["sun_max_s"],
+                "s",
+                f"<= {SUN_S:g} s",
+                eph["sun_max_s"] <= SUN_S,
+                "worst of 400 days",
+            )
+        )
+        out.append(
+            Target(
+                "moon phase vs PyEphem",
+                eph["moon_max"],
+                "",
+                f"<= {MOON:g}",
+                eph["moon_max"] <= MOON,
+            )
+        )
     refresh = (mine.get("alerts_refresh") or {}).get("changed")
     if refresh:
-        out.append(Target("alerts-only refresh, start to new version served",
-                          refresh["to_served_s"], "s", f"<= {ALERTS_REFRESH_S:g} s",
-                          refresh["to_served_s"] <= ALERTS_REFRESH_S and
-                          refresh["rebuilt_alerts_only"],
-                          f"refresh itself {refresh['refresh_s']} s; server reload every 2 s"))
+        out.append(
+            Target(
+                "alerts-only refresh, start to new version served",
+                refresh["to_served_s"],
+                "s",
+                f"<= {ALERTS_REFRESH_S:g} s",
+                refresh["to_served_s"] <= ALERTS_REFRESH_S and refresh["rebuilt_alerts_only"],
+                f"refresh itself {refresh['refresh_s']} s; server reload every 2 s",
+            )
+        )
     heavy = mine.get("heavy") or {}
     if "ingest_peak_rss_mib" in heavy:
-        out.append(Target("0.25° run ingest peak RSS", heavy["ingest_peak_rss_mib"], "MiB",
-                          f"<= {HEAVY_PEAK_MIB:g} MiB",
-                          heavy["ingest_peak_rss_mib"] <= HEAVY_PEAK_MIB,
-                          f"{heavy['ingest_s']:.0f} s"))
-        out.append(Target("0.25° run ingest time (info)", heavy["ingest_s"], "s", "report",
-                          None, f"{heavy['input_gib']} GiB in, {heavy['artifacts_gib']} GiB out"))
+        out.append(
+            Target(
+                "0.25° run ingest peak RSS",
+                heavy["ingest_peak_rss_mib"],
+                "MiB",
+                f"<= {HEAVY_PEAK_MIB:g} MiB",
+                heavy["ingest_peak_rss_mib"] <= HEAVY_PEAK_MIB,
+                f"{heavy['ingest_s']:.0f} s",
+            )
+        )
+        out.append(
+            Target(
+                "0.25° run ingest time (info)",
+                heavy["ingest_s"],
+                "s",
+                "report",
+                None,
+                f"{heavy['input_gib']} GiB in, {heavy['artifacts_gib']} GiB out",
+            )
+        )
     return out
 
 
 def print_section(report: dict) -> None:
     """In-process latencies, the ephemeris check and the heavy run."""
     mine = report["areas"].get(AREA, {})
-    rows = [[name, mine[name]["p50_ms"], mine[name]["p99_ms"], mine[name]["mean_ms"],
-             mine[name]["samples"]] for name in ("full", "daily", "extended") if name in mine]
+    rows = [
+        [
+            name,
+            mine[name]["p50_ms"],
+            mine[name]["p99_ms"],
+            mine[name]["mean_ms"],
+            mine[name]["samples"],
+        ]
+        for name in ("full", "daily", "extended")
+        if name in mine
+    ]
     if rows:
         print("\n## Forecast responses in-process (no HTTP), distinct points")
         print(table(["response", "p50 ms", "p99 ms", "mean ms", "samples"], rows))
         cloud = mine.get("cloud_cover_us", {})
-        print(f"cloud_cover() for the webcam images: p50 {cloud.get('p50')} µs, "
-              f"p99 {cloud.get('p99')} µs; data loaded in {mine.get('load_s')} s")
+        print(
+            f"cloud_cover() for the webcam images: p50 {cloud.get('p50')} µs, "
+            f"p99 {cloud.get('p99')} µs; data loaded in {mine.get('load_s')} s"
+        )
     eph = mine.get("ephemeris", {})
     if eph:
-        print(f"sun vs PyEphem {eph.get('ephem', '')}: worst {eph.get('sun_max_s')} s; "
-              f"moon phase: worst {eph.get('moon_max')}")
+        print(
+            f"sun vs PyEphem {eph.get('ephem', '')}: worst {eph.get('sun_max_s')} s; "
+            f"moon phase: worst {eph.get('moon_max')}"
+        )
     heavy = mine.get("heavy")
     if heavy:
         print("\n## Heavy: full-size 0.25° run")

@@ -19,12 +19,13 @@ from pathlib import Path
 import contract
 
 ROOT = Path(__file__).resolve().parent.parent
-HOST = "127.0.0.1"               # every server the bench starts binds here only
+HOST = "127.0.0.1"  # every server the bench starts binds here only
 RATE_LIMIT = "100000000"
-NOISE_PCT = 15               # other processes' CPU (% of one core) above which a figure is noisy
+NOISE_PCT = 15  # other processes' CPU (% of one core) above which a figure is noisy
 
 
 # ---- small utilities ------------------------------------------------------------------------
+
 
 def now_s() -> float:
     return time.perf_counter()
@@ -74,8 +75,11 @@ def proc_mappings_mib(pid: int, most: int = 8) -> list[tuple[str, float]]:
             if "-" in parts[0] and not parts[0].endswith(":"):  # a mapping's header line
                 path = " ".join(parts[5:])
                 package = path.split("site-packages/")[-1].split("/")[0]
-                name = (path or "[anon]") if path.startswith("[") or not path else (
-                    package if "site-packages/" in path else "/".join(path.split("/")[-2:]))
+                name = (
+                    (path or "[anon]")
+                    if path.startswith("[") or not path
+                    else (package if "site-packages/" in path else "/".join(path.split("/")[-2:]))
+                )
             elif parts[0] == "Rss:":
                 sizes[name] = sizes.get(name, 0) + int(parts[1])
     except (OSError, ValueError, IndexError):
@@ -92,7 +96,7 @@ def descendants(pid: int) -> list[int]:
             continue
         try:
             stat = (entry / "stat").read_text()
-            ppid = int(stat[stat.rindex(")") + 2:].split()[1])
+            ppid = int(stat[stat.rindex(")") + 2 :].split()[1])
         except (OSError, ValueError, IndexError):
             continue
         children.setdefault(ppid, []).append(int(entry.name))
@@ -115,7 +119,7 @@ def proc_cpu_s(pid: int) -> float:
     """utime + stime of one process, in seconds (0 if it is gone)."""
     try:
         stat = Path(f"/proc/{pid}/stat").read_text()
-        fields = stat[stat.rindex(")") + 2:].split()
+        fields = stat[stat.rindex(")") + 2 :].split()
         return (int(fields[11]) + int(fields[12])) / CLK_TCK
     except (OSError, ValueError, IndexError):
         return 0.0
@@ -163,18 +167,33 @@ class CpuMeter:
         harness, children = self1 - self.self0, kids1 - self.kids0
         other = max(0.0, busy - watched - harness - children)
         pct = lambda v: round(100 * v / wall, 1)  # noqa: E731  (% of one core)
-        return {"wall_s": round(wall, 2), "watched_s": round(watched, 3),
-                "machine_pct": pct(busy), "watched_pct": pct(watched),
-                "harness_pct": pct(harness), "children_pct": pct(children),
-                "other_pct": pct(other)}
+        return {
+            "wall_s": round(wall, 2),
+            "watched_s": round(watched, 3),
+            "machine_pct": pct(busy),
+            "watched_pct": pct(watched),
+            "harness_pct": pct(harness),
+            "children_pct": pct(children),
+            "other_pct": pct(other),
+        }
 
 
 def git_commit() -> str | None:
     try:
-        out = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=ROOT, timeout=10,
-                             capture_output=True, text=True)
-        dirty = subprocess.run(["git", "status", "--porcelain", "--untracked-files=no"],
-                               cwd=ROOT, timeout=10, capture_output=True, text=True)
+        out = subprocess.run(
+            ["git", "rev-parse", "--short", "HEAD"],
+            cwd=ROOT,
+            timeout=10,
+            capture_output=True,
+            text=True,
+        )
+        dirty = subprocess.run(
+            ["git", "status", "--porcelain", "--untracked-files=no"],
+            cwd=ROOT,
+            timeout=10,
+            capture_output=True,
+            text=True,
+        )
         return out.stdout.strip() + ("-dirty" if dirty.stdout.strip() else "")
     except (OSError, subprocess.SubprocessError):
         return None
@@ -215,6 +234,7 @@ def stop_process(proc: subprocess.Popen, name: str, timeout: float = 10.0) -> No
 
 # ---- measured child processes: the build, and areas' heavy runs -----------------------------
 
+
 @dataclass
 class ProcessResult:
     wall_s: float
@@ -225,8 +245,9 @@ class ProcessResult:
     cpu: dict
 
 
-def measure_process(cmd: list[str], log_path: Path, timeout_s: float, name: str,
-                    env: dict[str, str] | None = None) -> ProcessResult:
+def measure_process(
+    cmd: list[str], log_path: Path, timeout_s: float, name: str, env: dict[str, str] | None = None
+) -> ProcessResult:
     """Run cmd (cwd: the repository) with output to log_path; wall time and peak RSS (GNU
     `/usr/bin/time -v` when present, plus the sampled peak over its process tree).
     RuntimeError when it fails or times out, with the log's tail."""
@@ -265,8 +286,14 @@ def measure_process(cmd: list[str], log_path: Path, timeout_s: float, name: str,
         # the largest waited-for child so far, in KiB (exact for the build, the first child)
         peak_kib = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
         method = "getrusage(RUSAGE_CHILDREN)"
-    return ProcessResult(round(wall, 2), round(peak_kib / 1024, 1), method,
-                         round(peak_tree / 1024, 1), proc.returncode, meter.stop())
+    return ProcessResult(
+        round(wall, 2),
+        round(peak_kib / 1024, 1),
+        method,
+        round(peak_tree / 1024, 1),
+        proc.returncode,
+        meter.stop(),
+    )
 
 
 @dataclass
@@ -281,8 +308,13 @@ class BuildResult(ProcessResult):
 AREA_DONE = re.compile(r"\b(\w+): done in ([0-9.]+) s\s*$")
 
 
-def measure_build(out_dir: Path, log_path: Path, timeout_s: float, datasets: Path | None = None,
-                  only: list[str] | None = None) -> BuildResult:
+def measure_build(
+    out_dir: Path,
+    log_path: Path,
+    timeout_s: float,
+    datasets: Path | None = None,
+    only: list[str] | None = None,
+) -> BuildResult:
     """`python -m pipeline build --out out_dir [--datasets D] [--only AREA ...]`: wall time,
     peak RSS and each area's build seconds as the pipeline logs them."""
     cmd = [sys.executable, "-m", "pipeline", "build", "--out", str(out_dir)]
@@ -297,13 +329,18 @@ def measure_build(out_dir: Path, log_path: Path, timeout_s: float, datasets: Pat
         if match and match[1] in contract.AREAS:
             area_s[match[1]] = float(match[2])
     version = current_version(out_dir)
-    return BuildResult(**asdict(measured), out_dir=str(out_dir),
-                       version=version.name if version else None,
-                       datasets=None if datasets is None else str(datasets),
-                       only=list(only) if only else None, area_s=area_s)
+    return BuildResult(
+        **asdict(measured),
+        out_dir=str(out_dir),
+        version=version.name if version else None,
+        datasets=None if datasets is None else str(datasets),
+        only=list(only) if only else None,
+        area_s=area_s,
+    )
 
 
 # ---- the plug-in interface of bench/<area>.py (documented in bench/run.py) -------------------
+
 
 @dataclass(frozen=True)
 class Context:
@@ -312,9 +349,9 @@ class Context:
     build_dir: Path
     version_dir: Path
     manifest: dict
-    api_key: str          # valid on the benchmarked servers; put it in URLs as api_key=...
+    api_key: str  # valid on the benchmarked servers; put it in URLs as api_key=...
     args: argparse.Namespace
-    workdir: Path         # scratch space, deleted after the run (kept when it failed)
+    workdir: Path  # scratch space, deleted after the run (kept when it failed)
     seed: int
 
 
@@ -323,14 +360,14 @@ class Workload:
     """URLs to rotate through under load, and the targets they must meet (1-worker run)."""
 
     area: str
-    name: str             # unique within the area; also the JSON key
-    label: str            # the table's row label
+    name: str  # unique within the area; also the JSON key
+    label: str  # the table's row label
     paths: list[str]
-    ratio_target: float | None = None   # req/s >= ratio_target x /health's around it
+    ratio_target: float | None = None  # req/s >= ratio_target x /health's around it
     p50_target_ms: float | None = None
-    connections: int | None = None      # None: the run's --connections
-    method: str = "GET"                 # or "POST" (sent with an empty body)
-    expect_status: int = 200            # any other answer counts as an error
+    connections: int | None = None  # None: the run's --connections
+    method: str = "GET"  # or "POST" (sent with an empty body)
+    expect_status: int = 200  # any other answer counts as an error
 
 
 @dataclass(frozen=True)
@@ -346,22 +383,32 @@ class Target:
 
     def row(self) -> dict:
         """The report's (and bench.json's) form."""
-        return {"target": self.name, "value": self.value, "unit": self.unit, "goal": self.goal,
-                "pass": self.passed, "note": self.note}
+        return {
+            "target": self.name,
+            "value": self.value,
+            "unit": self.unit,
+            "goal": self.goal,
+            "pass": self.passed,
+            "note": self.note,
+        }
 
 
 # ---- report ---------------------------------------------------------------------------------
 
+
 def table(headers: list[str], rows: list[list], aligns: str | None = None) -> str:
     """A plain-text table; aligns has one "l" or "r" a column (default: first left, rest right)."""
     cells = [[("" if c is None else str(c)) for c in row] for row in rows]
-    widths = [max(len(h), *(len(r[i]) for r in cells)) if cells else len(h)
-              for i, h in enumerate(headers)]
+    widths = [
+        max(len(h), *(len(r[i]) for r in cells)) if cells else len(h) for i, h in enumerate(headers)
+    ]
     aligns = aligns or "l" + "r" * (len(headers) - 1)
 
     def fmt(row):
-        return "  ".join(c.ljust(w) if a == "l" else c.rjust(w)
-                         for c, w, a in zip(row, widths, aligns))
+        return "  ".join(
+            c.ljust(w) if a == "l" else c.rjust(w) for c, w, a in zip(row, widths, aligns)
+        )
+
     rule = "  ".join("-" * w for w in widths)
     return "\n".join([fmt(headers), rule, *(fmt(r) for r in cells)])
 
@@ -384,7 +431,9 @@ def wait_quiet(max_wait_s: float) -> float | None:
             log(f"machine quiet (other processes {other:.0f}% of a core)")
             return other
         if now_s() >= deadline:
-            log(f"machine still busy after {max_wait_s:.0f} s (other processes {other:.0f}% of a "
-                "core); measuring anyway")
+            log(
+                f"machine still busy after {max_wait_s:.0f} s (other processes {other:.0f}% of a "
+                "core); measuring anyway"
+            )
             return other
         log(f"waiting for a quiet machine: other processes use {other:.0f}% of a core")

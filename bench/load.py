@@ -21,8 +21,19 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
 from bench.harness import (
-    HOST, RATE_LIMIT, ROOT, CpuMeter, Workload, descendants, log, now_s, percentile,
-    proc_mappings_mib, proc_pss_kib, proc_status_kib, stop_process,
+    HOST,
+    RATE_LIMIT,
+    ROOT,
+    CpuMeter,
+    Workload,
+    descendants,
+    log,
+    now_s,
+    percentile,
+    proc_mappings_mib,
+    proc_pss_kib,
+    proc_status_kib,
+    stop_process,
 )
 
 # /health is measured again after each workload (HEALTH_S at most, after HEALTH_WARMUP_S): each
@@ -32,12 +43,14 @@ HEALTH_WARMUP_S = 1.0
 
 # ---- the server -----------------------------------------------------------------------------
 
+
 class Server:
     """`python -m server` on 127.0.0.1, port 0, a huge rate limit, the given keys file; always
     stopped on exit."""
 
-    def __init__(self, build_dir: Path, workers: int, log_path: Path,
-                 keys_file: Path | None = None):
+    def __init__(
+        self, build_dir: Path, workers: int, log_path: Path, keys_file: Path | None = None
+    ):
         self.build_dir, self.workers, self.log_path = build_dir, workers, log_path
         self.keys_file = keys_file
         self.proc: subprocess.Popen | None = None
@@ -48,21 +61,37 @@ class Server:
         env = dict(os.environ)
         # Config reads WEATHERAPI_<FIELD>: the field is rate_limit_per_minute. The short
         # WEATHERAPI_RATE_LIMIT is set as well, in case a later version reads that name.
-        env.update({"WEATHERAPI_RATE_LIMIT_PER_MINUTE": RATE_LIMIT,
-                    "WEATHERAPI_RATE_LIMIT": RATE_LIMIT,
-                    "WEATHERAPI_RATE_LIMIT_BURST": RATE_LIMIT,
-                    "WEATHERAPI_HOST": HOST,
-                    "WEATHERAPI_ACCESS_LOG": "0",
-                    "PYTHONUNBUFFERED": "1"})
+        env.update(
+            {
+                "WEATHERAPI_RATE_LIMIT_PER_MINUTE": RATE_LIMIT,
+                "WEATHERAPI_RATE_LIMIT": RATE_LIMIT,
+                "WEATHERAPI_RATE_LIMIT_BURST": RATE_LIMIT,
+                "WEATHERAPI_HOST": HOST,
+                "WEATHERAPI_ACCESS_LOG": "0",
+                "PYTHONUNBUFFERED": "1",
+            }
+        )
         env.pop("WEATHERAPI_KEYS_FILE", None)
-        cmd = [sys.executable, "-m", "server", "--build", str(self.build_dir), "--host", HOST,
-               "--port", "0", "--workers", str(self.workers)]
+        cmd = [
+            sys.executable,
+            "-m",
+            "server",
+            "--build",
+            str(self.build_dir),
+            "--host",
+            HOST,
+            "--port",
+            "0",
+            "--workers",
+            str(self.workers),
+        ]
         if self.keys_file is not None:
             cmd += ["--keys-file", str(self.keys_file)]
         self._log = open(self.log_path, "wb")
         started = now_s()
-        self.proc = subprocess.Popen(cmd, cwd=ROOT, env=env, stdout=subprocess.PIPE,
-                                     stderr=self._log)
+        self.proc = subprocess.Popen(
+            cmd, cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=self._log
+        )
         deadline = started + timeout_s
         line = self._first_line(deadline)
         self.bound_s = now_s() - started
@@ -78,15 +107,16 @@ class Server:
         threading.Thread(target=self._drain, daemon=True).start()
         while True:
             if self.proc.poll() is not None:
-                raise RuntimeError(f"server exited with {self.proc.returncode}; "
-                                   f"log tail:\n{self.log_tail()}")
+                raise RuntimeError(
+                    f"server exited with {self.proc.returncode}; log tail:\n{self.log_tail()}"
+                )
             if now_s() > deadline:
                 raise RuntimeError(f"server not ready within {timeout_s:.0f} s")
             try:
                 status, body = http_get(self.port, "/ready", timeout=1.0)
             except OSError:
                 status, body = None, b""
-            if status == 503 and b'"unpublished"' in body:    # waiting would not help
+            if status == 503 and b'"unpublished"' in body:  # waiting would not help
                 raise RuntimeError(f"nothing is published in {self.build_dir}: build first")
             if status == 200:
                 self.ready_s = now_s() - started
@@ -105,8 +135,10 @@ class Server:
                     raise RuntimeError("server printed no address line in time")
                 if not selector.select(timeout=min(remaining, 0.5)):
                     if self.proc.poll() is not None:
-                        raise RuntimeError(f"server exited with {self.proc.returncode}; "
-                                           f"log tail:\n{self.log_tail()}")
+                        raise RuntimeError(
+                            f"server exited with {self.proc.returncode}; "
+                            f"log tail:\n{self.log_tail()}"
+                        )
                     continue
                 chunk = os.read(self.proc.stdout.fileno(), 4096)
                 if not chunk:
@@ -128,27 +160,38 @@ class Server:
         pids = descendants(self.proc.pid)
         per = []
         for pid in pids:
-            rss, hwm, pss = (proc_status_kib(pid, "VmRSS"), proc_status_kib(pid, "VmHWM"),
-                             proc_pss_kib(pid))
+            rss, hwm, pss = (
+                proc_status_kib(pid, "VmRSS"),
+                proc_status_kib(pid, "VmHWM"),
+                proc_pss_kib(pid),
+            )
             anon = proc_status_kib(pid, "RssAnon")
             if rss is None:
                 continue
-            per.append({"pid": pid, "rss_mib": round(rss / 1024, 1),
-                        "hwm_mib": round((hwm or 0) / 1024, 1),
-                        "pss_mib": round((pss or 0) / 1024, 1),
-                        "anon_mib": round((anon or 0) / 1024, 1)})
+            per.append(
+                {
+                    "pid": pid,
+                    "rss_mib": round(rss / 1024, 1),
+                    "hwm_mib": round((hwm or 0) / 1024, 1),
+                    "pss_mib": round((pss or 0) / 1024, 1),
+                    "anon_mib": round((anon or 0) / 1024, 1),
+                }
+            )
         main = next((p for p in per if p["pid"] == self.proc.pid), None)
-        return {"main_rss_mib": main["rss_mib"] if main else None,
-                "main_pss_mib": main["pss_mib"] if main else None,
-                "total_rss_mib": round(sum(p["rss_mib"] for p in per), 1),
-                "total_pss_mib": round(sum(p["pss_mib"] for p in per), 1),
-                # Private heap; the rest of VmRSS is shared libraries and mapped artifact pages.
-                "total_anon_mib": round(sum(p["anon_mib"] for p in per), 1),
-                "max_rss_mib": max((p["rss_mib"] for p in per), default=None),
-                # where the largest process's resident memory is (libraries, artifacts, heap)
-                "largest_mappings": proc_mappings_mib(max(per, key=lambda p: p["rss_mib"])["pid"])
-                if per else [],
-                "processes": per}
+        return {
+            "main_rss_mib": main["rss_mib"] if main else None,
+            "main_pss_mib": main["pss_mib"] if main else None,
+            "total_rss_mib": round(sum(p["rss_mib"] for p in per), 1),
+            "total_pss_mib": round(sum(p["pss_mib"] for p in per), 1),
+            # Private heap; the rest of VmRSS is shared libraries and mapped artifact pages.
+            "total_anon_mib": round(sum(p["anon_mib"] for p in per), 1),
+            "max_rss_mib": max((p["rss_mib"] for p in per), default=None),
+            # where the largest process's resident memory is (libraries, artifacts, heap)
+            "largest_mappings": proc_mappings_mib(max(per, key=lambda p: p["rss_mib"])["pid"])
+            if per
+            else [],
+            "processes": per,
+        }
 
     def log_tail(self, lines: int = 20) -> str:
         try:
@@ -165,8 +208,9 @@ class Server:
             self._log.close()
 
 
-def http_request(port: int, path: str, method: str = "GET",
-                 timeout: float = 10.0) -> tuple[int, str, bytes]:
+def http_request(
+    port: int, path: str, method: str = "GET", timeout: float = 10.0
+) -> tuple[int, str, bytes]:
     """One request to the server on 127.0.0.1 (no body): status, Content-Type and body."""
     conn = http.client.HTTPConnection(HOST, port, timeout=timeout)
     try:
@@ -183,7 +227,6 @@ def http_get(port: int, path: str, timeout: float = 10.0) -> tuple[int, bytes]:
     return status, body
 
 
-
 @dataclass
 class LoadResult:
     requests: int
@@ -195,8 +238,8 @@ class LoadResult:
     socket_errors: int
     first_bad_status: int | None = None
     ratio_to_health: float | None = None
-    server_cpu_us_per_req: float | None = None   # server CPU time / requests (contention-proof)
-    cpu_ratio_to_health: float | None = None     # health's CPU cost / this endpoint's
+    server_cpu_us_per_req: float | None = None  # server CPU time / requests (contention-proof)
+    cpu_ratio_to_health: float | None = None  # health's CPU cost / this endpoint's
     extra: dict = field(default_factory=dict)
 
 
@@ -279,8 +322,11 @@ class WrkLoad:
     def __init__(self, wrk: str, workdir: Path, threads: int):
         self.wrk, self.workdir, self.threads = wrk, workdir, threads
         version = subprocess.run([wrk, "-v"], capture_output=True, text=True, timeout=10)
-        self.version = (version.stdout + version.stderr).strip().splitlines()[0] \
-            if (version.stdout + version.stderr).strip() else "wrk"
+        self.version = (
+            (version.stdout + version.stderr).strip().splitlines()[0]
+            if (version.stdout + version.stderr).strip()
+            else "wrk"
+        )
 
     def run(self, port: int, work: Workload, connections: int, seconds: float) -> LoadResult:
         """Load the server for `seconds` over `connections`, rotating through work.paths."""
@@ -290,29 +336,52 @@ class WrkLoad:
             lua_paths = ",".join(json.dumps(p, ensure_ascii=True) for p in work.paths)
             # a body (even empty) makes wrk send Content-Length; GET has none
             body = "nil" if work.method == "GET" else '""'
-            script.write_text(WRK_LUA % {"paths": lua_paths, "method": work.method,
-                                         "body": body, "expect": work.expect_status})
+            script.write_text(
+                WRK_LUA
+                % {
+                    "paths": lua_paths,
+                    "method": work.method,
+                    "body": body,
+                    "expect": work.expect_status,
+                }
+            )
         threads = max(1, min(self.threads, connections))
         duration = max(1, int(round(seconds)))
-        cmd = [self.wrk, f"-t{threads}", f"-c{connections}", f"-d{duration}s", "--timeout", "10s",
-               "-s", str(script), f"http://{HOST}:{port}"]
+        cmd = [
+            self.wrk,
+            f"-t{threads}",
+            f"-c{connections}",
+            f"-d{duration}s",
+            "--timeout",
+            "10s",
+            "-s",
+            str(script),
+            f"http://{HOST}:{port}",
+        ]
         done = subprocess.run(cmd, capture_output=True, text=True, timeout=duration + 30)
-        line = next((ln for ln in done.stdout.splitlines() if ln.startswith("BENCH_RESULT ")),
-                    None)
+        line = next((ln for ln in done.stdout.splitlines() if ln.startswith("BENCH_RESULT ")), None)
         if done.returncode != 0 or line is None:
-            raise RuntimeError(f"wrk failed ({done.returncode}): {done.stdout[-500:]}"
-                               f"{done.stderr[-500:]}")
+            raise RuntimeError(
+                f"wrk failed ({done.returncode}): {done.stdout[-500:]}{done.stderr[-500:]}"
+            )
         data = json.loads(line.split(" ", 1)[1])
         seconds_run = data["duration_us"] / 1e6
         errors = data["connect"] + data["read"] + data["write"] + data["timeout"]
         return LoadResult(
-            requests=data["requests"], duration_s=round(seconds_run, 2),
+            requests=data["requests"],
+            duration_s=round(seconds_run, 2),
             rps=round(data["requests"] / seconds_run, 1),
-            p50_ms=round(data["p50_us"] / 1000, 3), p99_ms=round(data["p99_us"] / 1000, 3),
-            non200=data["non200"], socket_errors=errors,
+            p50_ms=round(data["p50_us"] / 1000, 3),
+            p99_ms=round(data["p99_us"] / 1000, 3),
+            non200=data["non200"],
+            socket_errors=errors,
             first_bad_status=data["bad_status"] or None,
-            extra={"mean_ms": round(data["mean_us"] / 1000, 3),
-                   "max_ms": round(data["max_us"] / 1000, 3), "bytes": data["bytes"]})
+            extra={
+                "mean_ms": round(data["mean_us"] / 1000, 3),
+                "max_ms": round(data["max_us"] / 1000, 3),
+                "bytes": data["bytes"],
+            },
+        )
 
 
 class PythonLoad:
@@ -331,16 +400,23 @@ class PythonLoad:
         stats = {"non200": 0, "errors": 0, "bad": 0}
         started = now_s()
         deadline = started + seconds
-        await asyncio.gather(*(self._conn(port, work, i * 7919, deadline, latencies, stats)
-                               for i in range(connections)))
+        await asyncio.gather(
+            *(
+                self._conn(port, work, i * 7919, deadline, latencies, stats)
+                for i in range(connections)
+            )
+        )
         elapsed = now_s() - started
         return LoadResult(
-            requests=len(latencies), duration_s=round(elapsed, 2),
+            requests=len(latencies),
+            duration_s=round(elapsed, 2),
             rps=round(len(latencies) / elapsed, 1),
             p50_ms=round(percentile(latencies, 50) * 1000, 3),
             p99_ms=round(percentile(latencies, 99) * 1000, 3),
-            non200=stats["non200"], socket_errors=stats["errors"],
-            first_bad_status=stats["bad"] or None)
+            non200=stats["non200"],
+            socket_errors=stats["errors"],
+            first_bad_status=stats["bad"] or None,
+        )
 
     async def _conn(self, port, work, offset, deadline, latencies, stats) -> None:
         i = offset
@@ -388,6 +464,7 @@ class PythonLoad:
 
 # ---- one server run over every workload -----------------------------------------------------
 
+
 def check_workload(port: int, work: Workload) -> None:
     """Every distinct URL answers work.expect_status, with valid JSON when the answer says it is
     JSON (sampled for the long lists)."""
@@ -395,14 +472,23 @@ def check_workload(port: int, work: Workload) -> None:
     for path in sample:
         status, content_type, body = http_request(port, path, work.method)
         if status != work.expect_status:
-            raise RuntimeError(f"{work.area} {work.name}: {work.method} {path} answered {status} "
-                               f"(expected {work.expect_status}): {body[:300]!r}")
+            raise RuntimeError(
+                f"{work.area} {work.name}: {work.method} {path} answered {status} "
+                f"(expected {work.expect_status}): {body[:300]!r}"
+            )
         if "json" in content_type:
             json.loads(body)
 
 
-def measure_server(build_dir: Path, workers: int, works: list[Workload], load, args,
-                   workdir: Path, keys_file: Path | None) -> dict:
+def measure_server(
+    build_dir: Path,
+    workers: int,
+    works: list[Workload],
+    load,
+    args,
+    workdir: Path,
+    keys_file: Path | None,
+) -> dict:
     """Start a server, check then load each workload in turn (works[0] is the /health baseline
     that ratios refer to), and read its memory; the server is always stopped."""
     label = f"{workers} worker{'s' if workers > 1 else ''}"
@@ -425,8 +511,10 @@ def measure_server(build_dir: Path, workers: int, works: list[Workload], load, a
             if workers > 1 and work.connections == 1:
                 continue
             conns = work.connections or args.connections
-            log(f"{label}: {work.area} {work.name}: warmup {args.warmup:.1f} s, measure "
-                f"{duration:.1f} s, {conns} connection(s)")
+            log(
+                f"{label}: {work.area} {work.name}: warmup {args.warmup:.1f} s, measure "
+                f"{duration:.1f} s, {conns} connection(s)"
+            )
             measured = measure_workload(server, load, work, conns, args.warmup, duration)
             if health is None:
                 health = measured
@@ -439,14 +527,23 @@ def measure_server(build_dir: Path, workers: int, works: list[Workload], load, a
                 raise RuntimeError(f"server died during {work.name}:\n{server.log_tail()}")
         for n, measured in sorted(rounds.items()):
             work, conns = works[n], works[n].connections or args.connections
-            result["endpoints"].append({
-                "area": work.area, "name": work.name, "label": work.label,
-                "method": work.method, "connections": conns,
-                "distinct_urls": len(set(work.paths)), "ratio_target": work.ratio_target,
-                "p50_target_ms": work.p50_target_ms, **asdict(_median_round(measured))})
+            result["endpoints"].append(
+                {
+                    "area": work.area,
+                    "name": work.name,
+                    "label": work.label,
+                    "method": work.method,
+                    "connections": conns,
+                    "distinct_urls": len(set(work.paths)),
+                    "ratio_target": work.ratio_target,
+                    "p50_target_ms": work.p50_target_ms,
+                    **asdict(_median_round(measured)),
+                }
+            )
         result["memory_after_load"] = server.memory()
-        result["log_errors"] = [ln for ln in server.log_tail(400).splitlines()
-                                if " ERROR " in ln or "Traceback" in ln][:10]
+        result["log_errors"] = [
+            ln for ln in server.log_tail(400).splitlines() if " ERROR " in ln or "Traceback" in ln
+        ][:10]
     finally:
         server.stop()
     return result
@@ -475,15 +572,18 @@ def _median_round(measured: list[LoadResult]) -> LoadResult:
     chosen.non200 += sum(m.non200 for m in others)
     chosen.socket_errors += sum(m.socket_errors for m in others)
     chosen.first_bad_status = chosen.first_bad_status or next(
-        (m.first_bad_status for m in others if m.first_bad_status), None)
+        (m.first_bad_status for m in others if m.first_bad_status), None
+    )
     return chosen
 
 
-def measure_health(server: Server, load, health: Workload, connections: int,
-                   duration_s: float) -> LoadResult:
+def measure_health(
+    server: Server, load, health: Workload, connections: int, duration_s: float
+) -> LoadResult:
     """/health again, briefly: the reference of the workload just measured and the next."""
-    return measure_workload(server, load, health, connections, HEALTH_WARMUP_S,
-                            min(duration_s, HEALTH_S))
+    return measure_workload(
+        server, load, health, connections, HEALTH_WARMUP_S, min(duration_s, HEALTH_S)
+    )
 
 
 def _relate(measured: LoadResult, before: LoadResult, after: LoadResult) -> None:
@@ -495,13 +595,15 @@ def _relate(measured: LoadResult, before: LoadResult, after: LoadResult) -> None
         measured.ratio_to_health = round(measured.rps / rps, 3)
     cpu = [r.server_cpu_us_per_req for r in (before, after) if r.server_cpu_us_per_req]
     if cpu and measured.server_cpu_us_per_req:
-        measured.cpu_ratio_to_health = round(sum(cpu) / len(cpu)
-                                             / measured.server_cpu_us_per_req, 3)
+        measured.cpu_ratio_to_health = round(
+            sum(cpu) / len(cpu) / measured.server_cpu_us_per_req, 3
+        )
     measured.extra["health_rps"] = [round(before.rps), round(after.rps)]
 
 
-def measure_workload(server: Server, load, work: Workload, connections: int, warmup_s: float,
-                     duration_s: float) -> LoadResult:
+def measure_workload(
+    server: Server, load, work: Workload, connections: int, warmup_s: float, duration_s: float
+) -> LoadResult:
     """Warm up, then measure one workload with the server's CPU time per request."""
     if warmup_s > 0:
         load.run(server.port, work, connections, warmup_s)
@@ -510,5 +612,6 @@ def measure_workload(server: Server, load, work: Workload, connections: int, war
     measured.extra["cpu"] = meter.stop()
     if measured.requests:
         measured.server_cpu_us_per_req = round(
-            measured.extra["cpu"]["watched_s"] / measured.requests * 1e6, 1)
+            measured.extra["cpu"]["watched_s"] / measured.requests * 1e6, 1
+        )
     return measured

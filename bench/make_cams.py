@@ -26,41 +26,66 @@ from pipeline.air_quality.sources import generated as gen  # noqa: E402 (after s
 DAY_S = 86400
 
 
-def write(out: Path, day_s: int, domains=("europe", "global"), runs: int = 1,
-          europe_step: float = 0.1, global_step: float = 0.4) -> list[Path]:
+def write(
+    out: Path,
+    day_s: int,
+    domains=("europe", "global"),
+    runs: int = 1,
+    europe_step: float = 0.1,
+    global_step: float = 0.4,
+) -> list[Path]:
     """`runs` daily 00 UTC runs ending on `day_s` of each domain; returns the files written."""
     files: list[Path] = []
     for k in range(runs - 1, -1, -1):
         run = day_s - k * DAY_S
         day = gen.stamp(run)
         if "europe" in domains:
-            files.append(gen.write_europe_run(out / "cams" / "europe" / f"cams-europe-{day}.nc",
-                                              run, gen.europe_grid(europe_step)))
+            files.append(
+                gen.write_europe_run(
+                    out / "cams" / "europe" / f"cams-europe-{day}.nc",
+                    run,
+                    gen.europe_grid(europe_step),
+                )
+            )
         if "global" in domains:
-            files += gen.write_global_run(out / "cams" / "global" / f"cams-global-{day}", run,
-                                          gen.global_grid(global_step))
+            files += gen.write_global_run(
+                out / "cams" / "global" / f"cams-global-{day}", run, gen.global_grid(global_step)
+            )
     return files
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python bench/make_cams.py",
-                                     description=__doc__.split("\n")[0])
+    parser = argparse.ArgumentParser(
+        prog="python bench/make_cams.py", description=__doc__.split("\n")[0]
+    )
     parser.add_argument("--out", type=Path, required=True)
     parser.add_argument("--europe-step", type=float, default=0.1)
     parser.add_argument("--global-step", type=float, default=0.4)
-    parser.add_argument("--domains", nargs="+", choices=("europe", "global"),
-                        default=["europe", "global"])
+    parser.add_argument(
+        "--domains", nargs="+", choices=("europe", "global"), default=["europe", "global"]
+    )
     parser.add_argument("--runs", type=int, default=1, help="daily runs (default 1)")
     parser.add_argument("--date", help="date of the newest run (default: today, UTC)")
     args = parser.parse_args(argv)
-    day = (datetime.strptime(args.date, "%Y-%m-%d").replace(tzinfo=timezone.utc).timestamp()
-           if args.date else time.time())
+    day = (
+        datetime.strptime(args.date, "%Y-%m-%d").replace(tzinfo=timezone.utc).timestamp()
+        if args.date
+        else time.time()
+    )
     started = time.perf_counter()
-    files = write(args.out, int(day // DAY_S * DAY_S), args.domains, args.runs,
-                  args.europe_step, args.global_step)
+    files = write(
+        args.out,
+        int(day // DAY_S * DAY_S),
+        args.domains,
+        args.runs,
+        args.europe_step,
+        args.global_step,
+    )
     total = sum(f.stat().st_size for f in files)
-    print(f"wrote {len(files)} files, {total / 2**20:.0f} MiB, in "
-          f"{time.perf_counter() - started:.1f} s under {args.out}/cams")
+    print(
+        f"wrote {len(files)} files, {total / 2**20:.0f} MiB, in "
+        f"{time.perf_counter() - started:.1f} s under {args.out}/cams"
+    )
     return 0
 
 

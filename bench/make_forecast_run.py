@@ -30,8 +30,9 @@ TEN = ("t2m", "d2m", "u10", "v10", "prmsl", "tcc", "prate", "vis", "gust", "orog
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python bench/make_forecast_run.py",
-                                     description=__doc__.split("\n")[0])
+    parser = argparse.ArgumentParser(
+        prog="python bench/make_forecast_run.py", description=__doc__.split("\n")[0]
+    )
     parser.add_argument("--out", type=Path, required=True, help="datasets directory to write")
     parser.add_argument("--step", type=float, default=0.25, help="grid step, degrees")
     parser.add_argument("--hours", type=int, default=192, help="forecast hours (8 days: 192)")
@@ -40,12 +41,17 @@ def main(argv: list[str] | None = None) -> int:
     run_s = int(time.time()) // (6 * 3600) * (6 * 3600)
     started = time.perf_counter()
     files = generated_model.write_run(
-        args.out / "forecast", run_s, generated_model.Grid(args.step),
+        args.out / "forecast",
+        run_s,
+        generated_model.Grid(args.step),
         generated_model.steps_h(args.hours),
-        variables=None if args.all_variables else TEN)
+        variables=None if args.all_variables else TEN,
+    )
     size = sum(f.stat().st_size for f in files)
-    print(f"wrote {len(files)} files, {size / 2**30:.2f} GiB, in "
-          f"{time.perf_counter() - started:.0f} s to {args.out / 'forecast'}")
+    print(
+        f"wrote {len(files)} files, {size / 2**30:.2f} GiB, in "
+        f"{time.perf_counter() - started:.0f} s to {args.out / 'forecast'}"
+    )
     return 0
 
 

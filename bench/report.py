@@ -11,14 +11,20 @@ def print_figures(report: dict) -> None:
     meta = report["meta"]
     print()
     print("=" * 100)
-    print(f"weatherapi benchmark  {meta['started']}  commit {meta['commit']}  "
-          f"{meta['cpus']} CPUs  python {meta['python']}")
-    print(f"build dir {meta['build_dir']}  version {meta['version']}  load generator "
-          f"{meta['loadgen']} ({meta['loadgen_version']}), {meta['connections']} connections, "
-          f"{meta['threads']} thread(s)")
+    print(
+        f"weatherapi benchmark  {meta['started']}  commit {meta['commit']}  "
+        f"{meta['cpus']} CPUs  python {meta['python']}"
+    )
+    print(
+        f"build dir {meta['build_dir']}  version {meta['version']}  load generator "
+        f"{meta['loadgen']} ({meta['loadgen_version']}), {meta['connections']} connections, "
+        f"{meta['threads']} thread(s)"
+    )
     skipped = "; ".join(f"{area} ({why})" for area, why in meta["skipped_areas"].items())
-    print(f"areas: {', '.join(meta['areas']) or 'none'}" + (f"; skipped: {skipped}" if skipped
-                                                            else ""))
+    print(
+        f"areas: {', '.join(meta['areas']) or 'none'}"
+        + (f"; skipped: {skipped}" if skipped else "")
+    )
     print("=" * 100)
     print_build(report["build"], meta)
     for server in report["servers"]:
@@ -27,20 +33,35 @@ def print_figures(report: dict) -> None:
 
 def print_build(build: dict | None, meta: dict) -> None:
     """Wall time, peak memory and CPU of the build, and each area's seconds from its log."""
-    print("\n## Default build" if not build or not build["only"]
-          else f"\n## Build of {', '.join(build['only'])} (--areas)")
+    print(
+        "\n## Default build"
+        if not build or not build["only"]
+        else f"\n## Build of {', '.join(build['only'])} (--areas)"
+    )
     if not build:
         print(f"skipped (reusing {meta['build_dir']})")
         return
-    print(table(["metric", "value"], [
-        ["wall time", f"{build['wall_s']:.1f} s"],
-        *([f"  {area} (from the build log)", f"{seconds:.1f} s"]
-          for area, seconds in build["area_s"].items()),
-        [f"peak RSS ({build['peak_rss_method']})", f"{build['peak_rss_mib']:.0f} MiB"],
-        ["peak RSS of the process tree (sampled 10/s)", f"{build['tree_peak_rss_mib']:.0f} MiB"],
-        ["build CPU (% of one core) / other processes' CPU",
-         f"{build['cpu']['children_pct']:.0f}% / {build['cpu']['other_pct']:.0f}%"],
-    ]))
+    print(
+        table(
+            ["metric", "value"],
+            [
+                ["wall time", f"{build['wall_s']:.1f} s"],
+                *(
+                    [f"  {area} (from the build log)", f"{seconds:.1f} s"]
+                    for area, seconds in build["area_s"].items()
+                ),
+                [f"peak RSS ({build['peak_rss_method']})", f"{build['peak_rss_mib']:.0f} MiB"],
+                [
+                    "peak RSS of the process tree (sampled 10/s)",
+                    f"{build['tree_peak_rss_mib']:.0f} MiB",
+                ],
+                [
+                    "build CPU (% of one core) / other processes' CPU",
+                    f"{build['cpu']['children_pct']:.0f}% / {build['cpu']['other_pct']:.0f}%",
+                ],
+            ],
+        )
+    )
 
 
 def target_marks(row: dict) -> str:
@@ -70,32 +91,72 @@ def print_server(server: dict, meta: dict) -> None:
         return
     mem = server.get("memory_after_load") or {}
     ready = server.get("memory_after_ready") or {}
-    print(f"address printed after {server['bound_s']:.2f} s, /ready 200 after "
-          f"{server['ready_s']:.2f} s")
-    print(f"memory after ready: VmRSS {ready.get('total_rss_mib')} MiB, "
-          f"PSS {ready.get('total_pss_mib')} MiB")
-    print(f"memory after load:  VmRSS {mem.get('total_rss_mib')} MiB "
-          f"(largest process {mem.get('max_rss_mib')} MiB), PSS {mem.get('total_pss_mib')} MiB, "
-          f"private (RssAnon) {mem.get('total_anon_mib')} MiB over {len(mem.get('processes', []))} process(es)")
+    print(
+        f"address printed after {server['bound_s']:.2f} s, /ready 200 after "
+        f"{server['ready_s']:.2f} s"
+    )
+    print(
+        f"memory after ready: VmRSS {ready.get('total_rss_mib')} MiB, "
+        f"PSS {ready.get('total_pss_mib')} MiB"
+    )
+    print(
+        f"memory after load:  VmRSS {mem.get('total_rss_mib')} MiB "
+        f"(largest process {mem.get('max_rss_mib')} MiB), PSS {mem.get('total_pss_mib')} MiB, "
+        f"private (RssAnon) {mem.get('total_anon_mib')} MiB over {len(mem.get('processes', []))} process(es)"
+    )
     if mem.get("largest_mappings"):
-        print("largest resident mappings after load (MiB): " + ", ".join(
-            f"{name} {mib:g}" for name, mib in mem["largest_mappings"]))
+        print(
+            "largest resident mappings after load (MiB): "
+            + ", ".join(f"{name} {mib:g}" for name, mib in mem["largest_mappings"])
+        )
     rows = []
     for r in server["endpoints"]:
         ratio = r["ratio_to_health"]
         cpu = r["extra"].get("cpu", {})
         gen = cpu.get("children_pct") if meta["loadgen"] == "wrk" else cpu.get("harness_pct")
         label = r["label"] if r["method"] == "GET" else f"{r['method']} {r['label']}"
-        rows.append([r["area"], label, r["connections"], f"{r['rps']:.0f}",
-                     _ratio_text(ratio, r["extra"].get("round_ratios")),
-                     f"{r['p50_ms']:.2f}", f"{r['p99_ms']:.2f}", r["requests"],
-                     r["non200"] + r["socket_errors"], cpu.get("watched_pct"),
-                     r["server_cpu_us_per_req"], "" if r["cpu_ratio_to_health"] is None
-                     else f"{r['cpu_ratio_to_health']:.2f}", gen, cpu.get("other_pct"),
-                     target_marks(r) if server["workers"] == 1 else ""])
-    print(table(["area", "endpoint", "conns", "req/s", "x health", "p50 ms", "p99 ms", "requests",
-                 "bad/err", "srv CPU%", "srv us/req", "x health CPU", "gen CPU%",
-                 "other CPU%", "target"], rows, "llrrrrrrrrrrrrl"))
+        rows.append(
+            [
+                r["area"],
+                label,
+                r["connections"],
+                f"{r['rps']:.0f}",
+                _ratio_text(ratio, r["extra"].get("round_ratios")),
+                f"{r['p50_ms']:.2f}",
+                f"{r['p99_ms']:.2f}",
+                r["requests"],
+                r["non200"] + r["socket_errors"],
+                cpu.get("watched_pct"),
+                r["server_cpu_us_per_req"],
+                "" if r["cpu_ratio_to_health"] is None else f"{r['cpu_ratio_to_health']:.2f}",
+                gen,
+                cpu.get("other_pct"),
+                target_marks(r) if server["workers"] == 1 else "",
+            ]
+        )
+    print(
+        table(
+            [
+                "area",
+                "endpoint",
+                "conns",
+                "req/s",
+                "x health",
+                "p50 ms",
+                "p99 ms",
+                "requests",
+                "bad/err",
+                "srv CPU%",
+                "srv us/req",
+                "x health CPU",
+                "gen CPU%",
+                "other CPU%",
+                "target",
+            ],
+            rows,
+            "llrrrrrrrrrrrrl",
+        )
+    )
     if server.get("log_errors"):
         print("server log errors:\n  " + "\n  ".join(server["log_errors"]))
 
@@ -103,8 +164,17 @@ def print_server(server: dict, meta: dict) -> None:
 def print_targets(report: dict) -> None:
     """One table of every target, then the warnings."""
     print("\n## Targets")
-    rows = [[t["area"], t["target"], "-" if t["value"] is None else f"{t['value']:g} {t['unit']}",
-             t["goal"], verdict(t["pass"]), t["note"]] for t in report["targets"]]
+    rows = [
+        [
+            t["area"],
+            t["target"],
+            "-" if t["value"] is None else f"{t['value']:g} {t['unit']}",
+            t["goal"],
+            verdict(t["pass"]),
+            t["note"],
+        ]
+        for t in report["targets"]
+    ]
     print(table(["area", "target", "value", "goal", "verdict", "note"], rows, "llrlll"))
     for warning in report.get("warnings", []):
         print(f"WARNING: {warning}")

@@ -95,15 +95,24 @@ if str(ROOT) not in sys.path:  # `python bench/run.py`
     sys.path.insert(0, str(ROOT))
 
 import contract  # noqa: E402  (after the sys.path fix above)
+from bench import air_quality, forecast, geocoding, webcams  # noqa: E402
 from bench.harness import (  # noqa: E402
-    NOISE_PCT, RATE_LIMIT, Context, Target, Workload, current_version, git_commit, log,
-    measure_build, now_s, wait_quiet,
+    NOISE_PCT,
+    RATE_LIMIT,
+    Context,
+    Target,
+    Workload,
+    current_version,
+    git_commit,
+    log,
+    measure_build,
+    now_s,
+    wait_quiet,
 )
 from bench.load import PythonLoad, WrkLoad, ensure_wrk, measure_server  # noqa: E402
 from bench.report import print_figures, print_targets  # noqa: E402
-from bench import air_quality, forecast, geocoding, webcams  # noqa: E402
 
-AREAS = (geocoding, air_quality, forecast, webcams)     # in the manifest's order
+AREAS = (geocoding, air_quality, forecast, webcams)  # in the manifest's order
 assert tuple(module.AREA for module in AREAS) == contract.AREAS
 
 HEALTH = Workload("server", "health", "GET /health (trivial)", ["/health"])
@@ -112,14 +121,15 @@ HEALTH = Workload("server", "health", "GET /health (trivial)", ["/health"])
 # Each area adds its own (its build seconds, throughput, latency) in bench/<area>.py.
 LIMITS = {
     "default build wall time": (60.0, "s"),
-    "default build peak RSS": (2048.0, "MiB"),                         # "2 GB", read as GiB
+    "default build peak RSS": (2048.0, "MiB"),  # "2 GB", read as GiB
     "server ready (1 worker)": (3.0, "s"),
-    "server resident after load, VmRSS (1 worker)": (500.0, "MiB"),   # "500 MB", read as MiB
+    "server resident after load, VmRSS (1 worker)": (500.0, "MiB"),  # "500 MB", read as MiB
     "server resident after load, PSS (1 worker)": (500.0, "MiB"),
 }
 
 
 # ---- area modules ---------------------------------------------------------------------------
+
 
 def find_modules(wanted: list[str] | None) -> tuple[dict[str, ModuleType], dict[str, str]]:
     """bench/<area>.py of each wanted area (none skipped here: the manifest may skip some)."""
@@ -142,6 +152,7 @@ def call_hook(report: dict, module: ModuleType, hook: str, *args, default=None):
 
 # ---- targets and warnings -------------------------------------------------------------------
 
+
 def first_server(report: dict) -> dict | None:
     """The 1-worker server run, when it got ready."""
     return next((s for s in report["servers"] if s["workers"] == 1 and "ready_s" in s), None)
@@ -156,19 +167,25 @@ def generic_targets(report: dict) -> list[Target]:
         values["default build wall time"] = (build["wall_s"], note)
         values["default build peak RSS"] = (
             max(build["peak_rss_mib"], build["tree_peak_rss_mib"]),
-            note or build["peak_rss_method"])
+            note or build["peak_rss_method"],
+        )
     if one:
         mem = one.get("memory_after_load") or one.get("memory_after_ready")
         values["server ready (1 worker)"] = (one["ready_s"], "")
         values["server resident after load, VmRSS (1 worker)"] = (mem["total_rss_mib"], "")
         values["server resident after load, PSS (1 worker)"] = (
-            mem["total_pss_mib"], f"private (RssAnon) {mem.get('total_anon_mib')} MiB")
+            mem["total_pss_mib"],
+            f"private (RssAnon) {mem.get('total_anon_mib')} MiB",
+        )
     out = []
     for name, (limit, unit) in LIMITS.items():
         value, note = values.get(name, (None, "build skipped" if "build" in name else "no server"))
         judged = value is not None and not (build and build["only"] and "build" in name)
-        out.append(Target(name, value, unit, f"<= {limit:g} {unit}",
-                          value <= limit if judged else None, note))
+        out.append(
+            Target(
+                name, value, unit, f"<= {limit:g} {unit}", value <= limit if judged else None, note
+            )
+        )
     return out
 
 
@@ -180,12 +197,28 @@ def workload_targets(report: dict, area: str) -> list[Target]:
             continue
         if row["ratio_target"] is not None:
             ratio, goal = row["ratio_to_health"], row["ratio_target"]
-            out.append(Target(f"{row['name']} throughput / health", ratio, "x", f">= {goal:g}x",
-                              None if ratio is None else ratio >= goal, f"{row['rps']:.0f} req/s"))
+            out.append(
+                Target(
+                    f"{row['name']} throughput / health",
+                    ratio,
+                    "x",
+                    f">= {goal:g}x",
+                    None if ratio is None else ratio >= goal,
+                    f"{row['rps']:.0f} req/s",
+                )
+            )
         if row["p50_target_ms"] is not None:
             goal = row["p50_target_ms"]
-            out.append(Target(f"{row['name']} p50", row["p50_ms"], "ms", f"<= {goal:g} ms",
-                              row["p50_ms"] <= goal, f"{row['connections']} connection(s)"))
+            out.append(
+                Target(
+                    f"{row['name']} p50",
+                    row["p50_ms"],
+                    "ms",
+                    f"<= {goal:g} ms",
+                    row["p50_ms"] <= goal,
+                    f"{row['connections']} connection(s)",
+                )
+            )
     return out
 
 
@@ -219,62 +252,119 @@ def collect_warnings(report: dict) -> None:
         warnings += [f"{area} heavy: {w}" for w in (data.get("heavy") or {}).get("warnings", [])]
         figures += list(cpu_figures(area, data))
     for server in report["servers"]:
-        figures += [(f"{server['label']} {row['area']} {row['name']}", row["extra"].get("cpu"))
-                    for row in server["endpoints"]]
-    noisy = [f"{label} {cpu['other_pct']:.0f}%" for label, cpu in figures
-             if cpu and cpu.get("other_pct", 0) > NOISE_PCT]
+        figures += [
+            (f"{server['label']} {row['area']} {row['name']}", row["extra"].get("cpu"))
+            for row in server["endpoints"]
+        ]
+    noisy = [
+        f"{label} {cpu['other_pct']:.0f}%"
+        for label, cpu in figures
+        if cpu and cpu.get("other_pct", 0) > NOISE_PCT
+    ]
     if noisy:
-        warnings.append(f"other processes used more than {NOISE_PCT}% of a core during: "
-                        + ", ".join(noisy) + "; those figures are disturbed (the machine has "
-                        f"{os.cpu_count()} CPUs)")
+        warnings.append(
+            f"other processes used more than {NOISE_PCT}% of a core during: "
+            + ", ".join(noisy)
+            + "; those figures are disturbed (the machine has "
+            f"{os.cpu_count()} CPUs)"
+        )
     for server in report["servers"]:
         for row in server["endpoints"]:
             if row["non200"] or row["socket_errors"]:
                 report["errors"].append(
                     f"{server['label']} {row['area']} {row['name']}: {row['non200']} unexpected "
                     f"answers (last status {row['first_bad_status']}), {row['socket_errors']} "
-                    "socket errors")
+                    "socket errors"
+                )
     warnings += report["errors"]
 
 
 # ---- main -----------------------------------------------------------------------------------
+
 
 def parse_args(argv: list[str] | None) -> argparse.Namespace:
     """The command line; --quick shortens every duration."""
     parser = argparse.ArgumentParser(prog="python -m bench.run", description=__doc__.split("\n")[0])
     add = parser.add_argument
     add("--build-dir", type=Path, help="reuse this existing build directory (skips the build)")
-    add("--skip-build", action="store_true",
-        help="do not measure the build; serve --build-dir or ./build")
-    add("--keep-build", action="store_true",
-        help="keep the freshly built directory instead of deleting it")
-    add("--datasets", type=Path, default=None,
-        help="datasets directory for the build (default: the pipeline's)")
-    add("--areas", nargs="+", choices=contract.AREAS, metavar="AREA",
-        help=f"benchmark (and build) only these: {', '.join(contract.AREAS)}")
+    add(
+        "--skip-build",
+        action="store_true",
+        help="do not measure the build; serve --build-dir or ./build",
+    )
+    add(
+        "--keep-build",
+        action="store_true",
+        help="keep the freshly built directory instead of deleting it",
+    )
+    add(
+        "--datasets",
+        type=Path,
+        default=None,
+        help="datasets directory for the build (default: the pipeline's)",
+    )
+    add(
+        "--areas",
+        nargs="+",
+        choices=contract.AREAS,
+        metavar="AREA",
+        help=f"benchmark (and build) only these: {', '.join(contract.AREAS)}",
+    )
     add("--heavy", action="store_true", help="also run the areas' expensive one-off measurements")
-    add("--allcountries", type=Path, default=None, metavar="DIR",
+    add(
+        "--allcountries",
+        type=Path,
+        default=None,
+        metavar="DIR",
         help="geocoding --heavy: a datasets folder made by bench/make_allcountries.py "
-             "(default: generate one, up to an hour)")
-    add("--duration", type=float, default=6.0,
-        help="measured seconds per endpoint, 1 worker (default 6)")
-    add("--duration-w2", type=float, default=4.0,
-        help="measured seconds per endpoint, 2 workers (default 4)")
-    add("--warmup", type=float, default=2.0, help="warmup seconds before each measurement "
-        "(default 2; wrk rounds durations to whole seconds)")
+        "(default: generate one, up to an hour)",
+    )
+    add(
+        "--duration",
+        type=float,
+        default=6.0,
+        help="measured seconds per endpoint, 1 worker (default 6)",
+    )
+    add(
+        "--duration-w2",
+        type=float,
+        default=4.0,
+        help="measured seconds per endpoint, 2 workers (default 4)",
+    )
+    add(
+        "--warmup",
+        type=float,
+        default=2.0,
+        help="warmup seconds before each measurement "
+        "(default 2; wrk rounds durations to whole seconds)",
+    )
     add("--connections", type=int, default=24, help="connections (default 24)")
     add("--threads", type=int, default=1, help="wrk threads (default 1)")
-    add("--rounds", type=int, default=1, help="measure each ratio workload this many times, "
-        "minutes apart, and report the median ratio (default 1)")
+    add(
+        "--rounds",
+        type=int,
+        default=1,
+        help="measure each ratio workload this many times, "
+        "minutes apart, and report the median ratio (default 1)",
+    )
     add("--no-workers2", action="store_true", help="skip the 2-worker rows")
     add("--quick", action="store_true", help="short runs (2 s, 1 s warmup), no 2-worker rows")
     add("--loadgen", choices=("auto", "wrk", "python"), default="auto")
     add("--no-install", action="store_true", help="never try apt-get install wrk")
-    add("--search-seconds", type=float, default=8.0,
-        help="time budget of geocoding's in-process search run (default 8)")
+    add(
+        "--search-seconds",
+        type=float,
+        default=8.0,
+        help="time budget of geocoding's in-process search run (default 8)",
+    )
     add("--seed", type=int, default=7, help="seed of the areas' URL choices (default 7)")
-    add("--wait-quiet", type=float, default=0.0, metavar="SECONDS",
-        help="first wait up to SECONDS for other processes to go idle (default 0)")
+    add(
+        "--wait-quiet",
+        type=float,
+        default=0.0,
+        metavar="SECONDS",
+        help="first wait up to SECONDS for other processes to go idle (default 0)",
+    )
     add("--json", type=Path, default=ROOT / "test-artifacts" / "bench.json")
     add("--strict", action="store_true", help="exit 2 when a target FAILs")
     args = parser.parse_args(argv)
@@ -302,8 +392,13 @@ def build_or_reuse(args, workdir: Path, areas: list[str], report: dict) -> Path:
         report["build"] = None
         return build_dir
     datasets = args.datasets.resolve() if args.datasets else None
-    build = measure_build(workdir / "build", workdir / "build.log", timeout_s=600,
-                          datasets=datasets, only=areas if args.areas else None)
+    build = measure_build(
+        workdir / "build",
+        workdir / "build.log",
+        timeout_s=600,
+        datasets=datasets,
+        only=areas if args.areas else None,
+    )
     report["build"] = asdict(build)
     log(f"build: {build.wall_s} s, peak {build.peak_rss_mib} MiB, areas {build.area_s}")
     return workdir / "build"
@@ -312,11 +407,19 @@ def build_or_reuse(args, workdir: Path, areas: list[str], report: dict) -> Path:
 def make_context(args, build_dir: Path, workdir: Path) -> Context:
     """The areas' context, with a fresh API key in workdir/keys.json."""
     from server.security.keys import add_key
+
     version_dir = current_version(build_dir)
     assert version_dir is not None
     api_key = add_key(workdir / "keys.json", "bench", rate_limit=int(RATE_LIMIT))
-    return Context(build_dir, version_dir, contract.read_manifest(version_dir), api_key, args,
-                   workdir, args.seed)
+    return Context(
+        build_dir,
+        version_dir,
+        contract.read_manifest(version_dir),
+        api_key,
+        args,
+        workdir,
+        args.seed,
+    )
 
 
 def load_generator(args, workdir: Path, report: dict):
@@ -326,8 +429,10 @@ def load_generator(args, workdir: Path, report: dict):
         raise SystemExit("error: wrk is not available")
     if not wrk:
         why = "--loadgen python" if args.loadgen == "python" else "wrk unavailable"
-        report["warnings"].append(f"{why}: Python load generator used; it shares the CPUs "
-                                  "with the server, so req/s are understated")
+        report["warnings"].append(
+            f"{why}: Python load generator used; it shares the CPUs "
+            "with the server, so req/s are understated"
+        )
     return WrkLoad(wrk, workdir, args.threads) if wrk else PythonLoad()
 
 
@@ -336,11 +441,17 @@ def warm_compiled_code(report: dict, build_dir: Path) -> None:
     first server of a fresh checkout compiles for some 30 s, and its start and memory figures
     would measure the compiler, not the server."""
     t0 = now_s()
-    result = subprocess.run([sys.executable, "-m", "server.kernels.warmup",
-                             str(build_dir)], cwd=ROOT, capture_output=True, text=True)
+    result = subprocess.run(
+        [sys.executable, "-m", "server.kernels.warmup", str(build_dir)],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+    )
     if result.returncode != 0:
-        report["errors"].append("python -m server.kernels.warmup failed: "
-                                + (result.stderr.strip().splitlines() or ["?"])[-1])
+        report["errors"].append(
+            "python -m server.kernels.warmup failed: "
+            + (result.stderr.strip().splitlines() or ["?"])[-1]
+        )
     report["meta"]["compile_cache_s"] = round(now_s() - t0, 1)
     log(f"numba cache ready in {report['meta']['compile_cache_s']:.1f} s")
 
@@ -353,15 +464,30 @@ def run_areas(args, ctx: Context, load, report: dict, modules: dict[str, ModuleT
     works = [HEALTH]
     for module in modules.values():
         works += call_hook(report, module, "workloads", ctx, default=[])
-    for workers in ((1,) if args.no_workers2 else (1, 2)):
+    for workers in (1,) if args.no_workers2 else (1, 2):
         try:
-            report["servers"].append(measure_server(ctx.build_dir, workers, works, load, args,
-                                                    ctx.workdir, ctx.workdir / "keys.json"))
+            report["servers"].append(
+                measure_server(
+                    ctx.build_dir,
+                    workers,
+                    works,
+                    load,
+                    args,
+                    ctx.workdir,
+                    ctx.workdir / "keys.json",
+                )
+            )
         except RuntimeError as exc:
             log(f"server run with {workers} worker(s) failed: {exc}")
             report["errors"].append(f"server run with {workers} worker(s) failed: {exc}")
-            report["servers"].append({"workers": workers, "label": f"{workers} worker(s)",
-                                      "error": str(exc), "endpoints": []})
+            report["servers"].append(
+                {
+                    "workers": workers,
+                    "label": f"{workers} worker(s)",
+                    "error": str(exc),
+                    "endpoints": [],
+                }
+            )
     if args.heavy:
         for area, module in modules.items():
             heavy = call_hook(report, module, "heavy", ctx, default=None)
@@ -369,18 +495,28 @@ def run_areas(args, ctx: Context, load, report: dict, modules: dict[str, ModuleT
                 report["areas"][area]["heavy"] = heavy
 
 
-def run_meta(args, started: dt.datetime, build_dir: Path, ctx, modules: dict, skipped: dict,
-             load) -> dict:
+def run_meta(
+    args, started: dt.datetime, build_dir: Path, ctx, modules: dict, skipped: dict, load
+) -> dict:
     """What the run measured and with what: the report's "meta"."""
     return {
-        "started": started.isoformat(timespec="seconds"), "commit": git_commit(),
-        "python": platform.python_version(), "cpus": os.cpu_count(),
-        "platform": platform.platform(), "build_dir": str(build_dir),
-        "version": ctx.version_dir.name, "areas": list(modules), "skipped_areas": skipped,
-        "loadgen": load.name, "loadgen_version": load.version,
-        "connections": args.connections, "threads": args.threads,
-        "duration_s": args.duration, "duration_w2_s": args.duration_w2,
-        "warmup_s": args.warmup, "heavy": args.heavy,
+        "started": started.isoformat(timespec="seconds"),
+        "commit": git_commit(),
+        "python": platform.python_version(),
+        "cpus": os.cpu_count(),
+        "platform": platform.platform(),
+        "build_dir": str(build_dir),
+        "version": ctx.version_dir.name,
+        "areas": list(modules),
+        "skipped_areas": skipped,
+        "loadgen": load.name,
+        "loadgen_version": load.version,
+        "connections": args.connections,
+        "threads": args.threads,
+        "duration_s": args.duration,
+        "duration_w2_s": args.duration_w2,
+        "warmup_s": args.warmup,
+        "heavy": args.heavy,
         "rate_limit_env": f"WEATHERAPI_RATE_LIMIT_PER_MINUTE={RATE_LIMIT}",
     }
 
@@ -393,8 +529,10 @@ def finish_report(args, report: dict, modules: dict) -> None:
     for module in modules.values():
         call_hook(report, module, "print_section", report)
     print_targets(report)
-    print(f"\ntotal {report['meta']['total_s']:.0f} s "
-          f"(of which build {report['build']['wall_s'] if report['build'] else 0:.0f} s)")
+    print(
+        f"\ntotal {report['meta']['total_s']:.0f} s "
+        f"(of which build {report['build']['wall_s'] if report['build'] else 0:.0f} s)"
+    )
     args.json.parent.mkdir(parents=True, exist_ok=True)
     args.json.write_text(json.dumps(report, indent=2, ensure_ascii=False) + "\n")
     print(f"figures written to {args.json}")
@@ -428,10 +566,12 @@ def main(argv: list[str] | None = None) -> int:
         run_areas(args, ctx, load, report, modules)
         end_version = current_version(build_dir)
         if end_version != ctx.version_dir:
-            report["warnings"].append(f"{build_dir}/current changed during the run "
-                                      f"({ctx.version_dir.name} -> "
-                                      f"{end_version and end_version.name}); the server "
-                                      "hot-reloaded, figures may be disturbed")
+            report["warnings"].append(
+                f"{build_dir}/current changed during the run "
+                f"({ctx.version_dir.name} -> "
+                f"{end_version and end_version.name}); the server "
+                "hot-reloaded, figures may be disturbed"
+            )
         report["meta"]["total_s"] = round(now_s() - t_all, 1)
         finish_report(args, report, modules)
     finally:

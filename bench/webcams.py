@@ -17,26 +17,35 @@ import sys
 import time
 from pathlib import Path
 
-from bench.harness import (Context, CpuMeter, Target, Workload, log, measure_process,
-                           proc_pss_kib, proc_status_kib)
+from bench.harness import (
+    Context,
+    CpuMeter,
+    Target,
+    Workload,
+    log,
+    measure_process,
+    proc_pss_kib,
+    proc_status_kib,
+)
 
 AREA = "webcams"
 
 # ---- targets (from the issue) ---------------------------------------------------------------
 
-DETAIL_RATIO = 0.5           # detail vs /health
-RATIO = 0.3                  # list pages, clusters, snapshots 24h vs /health
-BUILD_S = 120.0              # the area's build at the default scale
-BUILD_MIB = 4096.0           # "within 4 GB", read as GiB
-RESIDENT_MIB = 300.0         # "300 MB" for the area in the server, read as MiB
-FETCH_S = 300.0              # fetch webcams: 20,000 catalog entries and 1,000 owned cameras
-FETCH_MIB = 1024.0           # "1 GB", read as GiB
-URLS = 1000                  # URLs a rotating workload cycles through
+DETAIL_RATIO = 0.5  # detail vs /health
+RATIO = 0.3  # list pages, clusters, snapshots 24h vs /health
+BUILD_S = 120.0  # the area's build at the default scale
+BUILD_MIB = 4096.0  # "within 4 GB", read as GiB
+RESIDENT_MIB = 300.0  # "300 MB" for the area in the server, read as MiB
+FETCH_S = 300.0  # fetch webcams: 20,000 catalog entries and 1,000 owned cameras
+FETCH_MIB = 1024.0  # "1 GB", read as GiB
+URLS = 1000  # URLs a rotating workload cycles through
 WORLD_VIEW = "-85.0511,-180,85.0511,180"
 
 
 def _data(ctx: Context):
     from server.webcams.data import load
+
     return load(ctx.version_dir, ctx.manifest["areas"][AREA])
 
 
@@ -50,34 +59,77 @@ def workloads(ctx: Context) -> list[Workload]:
     ids = [cat.public_ids[r] for r in rows]
     countries = [code for code in (_country(cat, r) for r in rows)]
     lists = {
-        "none": [f"/webcams?{key}&offset={rng.choice([0, 0, 50, 1000])}"
-                 f"&sort={rng.choice(['views', 'views_asc'])}" for _ in range(URLS)],
-        "country": [f"/webcams?{key}&country={c}&sort={rng.choice(['views', 'views_asc'])}"
-                    for c in countries],
+        "none": [
+            f"/webcams?{key}&offset={rng.choice([0, 0, 50, 1000])}"
+            f"&sort={rng.choice(['views', 'views_asc'])}"
+            for _ in range(URLS)
+        ],
+        "country": [
+            f"/webcams?{key}&country={c}&sort={rng.choice(['views', 'views_asc'])}"
+            for c in countries
+        ],
         "bbox": [f"/webcams?{key}&bbox={_bbox(rng, cat, r, rng.uniform(1, 15))}" for r in rows],
-        "nearby": [f"/webcams?{key}&nearby={float(cat.lat[r]):.4f},{float(cat.lon[r]):.4f},"
-                   f"{rng.choice([10, 25, 50, 100, 250])}" for r in rows],
+        "nearby": [
+            f"/webcams?{key}&nearby={float(cat.lat[r]):.4f},{float(cat.lon[r]):.4f},"
+            f"{rng.choice([10, 25, 50, 100, 250])}"
+            for r in rows
+        ],
         "location": [f"/webcams?{key}&location={_location(data, r)}" for r in rows],
     }
-    out = [Workload(AREA, "detail", f"detail ({URLS} webcams)",
-                    [f"/webcams/{i}?{key}" for i in ids], ratio_target=DETAIL_RATIO)]
-    out += [Workload(AREA, f"list_{name}", f"list limit=50, {name} filter" if name != "none"
-                     else "list limit=50, no filter", paths, ratio_target=RATIO)
-            for name, paths in lists.items()]
+    out = [
+        Workload(
+            AREA,
+            "detail",
+            f"detail ({URLS} webcams)",
+            [f"/webcams/{i}?{key}" for i in ids],
+            ratio_target=DETAIL_RATIO,
+        )
+    ]
+    out += [
+        Workload(
+            AREA,
+            f"list_{name}",
+            f"list limit=50, {name} filter" if name != "none" else "list limit=50, no filter",
+            paths,
+            ratio_target=RATIO,
+        )
+        for name, paths in lists.items()
+    ]
     out += [
         # A web map's whole world (Web Mercator stops at 85.0511°): not the whole-sphere box.
-        Workload(AREA, "clusters_world_z3", "clusters world map view, zoom 3",
-                 [f"/webcams/clusters?{key}&bbox={WORLD_VIEW}&zoom=3"], ratio_target=RATIO),
-        Workload(AREA, "clusters_region_z6", f"clusters region, zoom 6 ({URLS} views) (info)",
-                 [f"/webcams/clusters?{key}&bbox={_bbox(rng, cat, r, 12.0)}&zoom=6"
-                  for r in rows]),
-        Workload(AREA, "clusters_city_z12", f"clusters city, zoom 12 ({URLS} views)",
-                 [f"/webcams/clusters?{key}&bbox={_bbox(rng, cat, r, 0.25)}&zoom=12"
-                  for r in rows], ratio_target=RATIO),
-        Workload(AREA, "snapshots_24h", f"snapshots 24h ({URLS} webcams)",
-                 [f"/webcams/{i}/snapshots?{key}" for i in ids], ratio_target=RATIO),
-        Workload(AREA, "snapshots_30d", "snapshots 30d (info)",
-                 [f"/webcams/{i}/snapshots?{key}&range=30d" for i in ids]),
+        Workload(
+            AREA,
+            "clusters_world_z3",
+            "clusters world map view, zoom 3",
+            [f"/webcams/clusters?{key}&bbox={WORLD_VIEW}&zoom=3"],
+            ratio_target=RATIO,
+        ),
+        Workload(
+            AREA,
+            "clusters_region_z6",
+            f"clusters region, zoom 6 ({URLS} views) (info)",
+            [f"/webcams/clusters?{key}&bbox={_bbox(rng, cat, r, 12.0)}&zoom=6" for r in rows],
+        ),
+        Workload(
+            AREA,
+            "clusters_city_z12",
+            f"clusters city, zoom 12 ({URLS} views)",
+            [f"/webcams/clusters?{key}&bbox={_bbox(rng, cat, r, 0.25)}&zoom=12" for r in rows],
+            ratio_target=RATIO,
+        ),
+        Workload(
+            AREA,
+            "snapshots_24h",
+            f"snapshots 24h ({URLS} webcams)",
+            [f"/webcams/{i}/snapshots?{key}" for i in ids],
+            ratio_target=RATIO,
+        ),
+        Workload(
+            AREA,
+            "snapshots_30d",
+            "snapshots 30d (info)",
+            [f"/webcams/{i}/snapshots?{key}&range=30d" for i in ids],
+        ),
     ]
     out += _linked_workloads(ctx, data, ids)
     return out
@@ -106,31 +158,39 @@ def _bbox(rng: random.Random, cat, row: int, height: float) -> str:
 def _linked_workloads(ctx: Context, data, ids: list[str]) -> list[Workload]:
     """The player page, images and tokens, with links signed by the secrets the benchmarked
     server will use (the same configuration and secrets file)."""
+    from server.config import Config
     from server.webcams.handlers import make_signer
     from server.webcams.snapshots import iso
     from server.webcams.tokens import EMBED
-    from server.config import Config
 
     # The keys file run.py gives the servers locates the secrets file they use.
-    signer = make_signer(Config.from_env(build_dir=ctx.build_dir,
-                                         keys_file=ctx.workdir / "keys.json"))
+    signer = make_signer(
+        Config.from_env(build_dir=ctx.build_dir, keys_file=ctx.workdir / "keys.json")
+    )
     expires = signer.now() + 6 * 3600
     embeds, images = [], []
     for public_id in ids[:200]:
         row = data.catalog.row_of[public_id]
-        embeds.append(f"/webcams/embed/{public_id}?token="
-                      f"{signer.issue(EMBED, public_id, expires)}")
+        embeds.append(f"/webcams/embed/{public_id}?token={signer.issue(EMBED, public_id, expires)}")
         last = data.snapshots.last_index(row)
         if last is not None and data.snapshots.rendered:
-            stamp = iso(data.snapshots.last[row:row + 1])[0]
+            stamp = iso(data.snapshots.last[row : row + 1])[0]
             kid, sig = signer.image_signature(public_id, expires)
-            images.append(f"/cdn/webcams/{public_id}/{stamp}Z.svg?expires={expires}&kid={kid}"
-                          f"&sig={sig}")
+            images.append(
+                f"/cdn/webcams/{public_id}/{stamp}Z.svg?expires={expires}&kid={kid}&sig={sig}"
+            )
     out = [Workload(AREA, "embed", "player page 24h (info)", embeds)]
     if images:
         out.append(Workload(AREA, "image", "image, rendered SVG (info)", images))
-    out.append(Workload(AREA, "token", "POST /webcams/token (info)",
-                        [f"/webcams/token?api_key={ctx.api_key}"], method="POST"))
+    out.append(
+        Workload(
+            AREA,
+            "token",
+            "POST /webcams/token (info)",
+            [f"/webcams/token?api_key={ctx.api_key}"],
+            method="POST",
+        )
+    )
     return out
 
 
@@ -139,15 +199,21 @@ def prepare(ctx: Context) -> dict:
     includes every area)."""
     started = time.perf_counter()
     meter = CpuMeter()
-    result = subprocess.run([sys.executable, "-m", "bench.webcams", "--resident",
-                             str(ctx.version_dir)], capture_output=True, text=True, timeout=600,
-                            cwd=Path(__file__).resolve().parent.parent)
+    result = subprocess.run(
+        [sys.executable, "-m", "bench.webcams", "--resident", str(ctx.version_dir)],
+        capture_output=True,
+        text=True,
+        timeout=600,
+        cwd=Path(__file__).resolve().parent.parent,
+    )
     if result.returncode != 0:
         raise RuntimeError(f"resident memory measurement failed: {result.stderr[-2000:]}")
     resident = json.loads(result.stdout)
     resident["cpu"] = meter.stop()
-    log(f"webcams resident memory measured in {time.perf_counter() - started:.1f} s: "
-        f"{resident['after_mib']['rss'] - resident['before_mib']['rss']:.0f} MiB RSS")
+    log(
+        f"webcams resident memory measured in {time.perf_counter() - started:.1f} s: "
+        f"{resident['after_mib']['rss'] - resident['before_mib']['rss']:.0f} MiB RSS"
+    )
     return {"resident": resident}
 
 
@@ -161,14 +227,33 @@ def heavy(ctx: Context) -> dict:
     (out / "current").symlink_to(Path("versions") / ctx.version_dir.name)
     empty = ctx.workdir / "no-datasets"
     empty.mkdir(exist_ok=True)
-    measured = measure_process([sys.executable, "-m", "pipeline", "build", "--datasets",
-                                str(empty), "--out", str(out), "--only", AREA],
-                               ctx.workdir / "webcams-build.log", 900, "webcams build")
+    measured = measure_process(
+        [
+            sys.executable,
+            "-m",
+            "pipeline",
+            "build",
+            "--datasets",
+            str(empty),
+            "--out",
+            str(out),
+            "--only",
+            AREA,
+        ],
+        ctx.workdir / "webcams-build.log",
+        900,
+        "webcams build",
+    )
     shutil.rmtree(out, ignore_errors=True)
     fetched = _fetch(ctx)
-    return {"wall_s": measured.wall_s, "peak_rss_mib": measured.peak_rss_mib,
-            "method": measured.peak_rss_method, "cpu": measured.cpu, "fetch": fetched,
-            "warnings": fetched.pop("warnings", [])}
+    return {
+        "wall_s": measured.wall_s,
+        "peak_rss_mib": measured.peak_rss_mib,
+        "method": measured.peak_rss_method,
+        "cpu": measured.cpu,
+        "fetch": fetched,
+        "warnings": fetched.pop("warnings", []),
+    }
 
 
 def _fetch(ctx: Context) -> dict:
@@ -194,34 +279,75 @@ def targets(report: dict) -> list[Target]:
     build = report.get("build") or {}
     build_s = build.get("area_s", {}).get(AREA)
     if build_s is not None:
-        out.append(Target("webcams build, default scale (from the build log)", build_s, "s",
-                          f"<= {BUILD_S:g} s", build_s <= BUILD_S))
+        out.append(
+            Target(
+                "webcams build, default scale (from the build log)",
+                build_s,
+                "s",
+                f"<= {BUILD_S:g} s",
+                build_s <= BUILD_S,
+            )
+        )
     alone = area.get("heavy")
     if alone:
-        out.append(Target("webcams build alone, peak RSS (--heavy)", alone["peak_rss_mib"],
-                          "MiB", f"<= {BUILD_MIB:g} MiB", alone["peak_rss_mib"] <= BUILD_MIB,
-                          f"{alone['wall_s']} s wall"))
+        out.append(
+            Target(
+                "webcams build alone, peak RSS (--heavy)",
+                alone["peak_rss_mib"],
+                "MiB",
+                f"<= {BUILD_MIB:g} MiB",
+                alone["peak_rss_mib"] <= BUILD_MIB,
+                f"{alone['wall_s']} s wall",
+            )
+        )
     elif build.get("peak_rss_mib") is not None:
         peak = build["peak_rss_mib"]
-        out.append(Target("webcams build peak RSS (whole build, an upper bound)", peak, "MiB",
-                          f"<= {BUILD_MIB:g} MiB", peak <= BUILD_MIB,
-                          "--heavy measures the area alone"))
+        out.append(
+            Target(
+                "webcams build peak RSS (whole build, an upper bound)",
+                peak,
+                "MiB",
+                f"<= {BUILD_MIB:g} MiB",
+                peak <= BUILD_MIB,
+                "--heavy measures the area alone",
+            )
+        )
     fetched = (alone or {}).get("fetch") or {}
     if "fetch_s" in fetched:
-        out.append(Target("fetch webcams: 20,000 provider webcams + 1,000 owned cameras",
-                          fetched["fetch_s"], "s", f"<= {FETCH_S:g} s",
-                          fetched["fetch_s"] <= FETCH_S, f"{fetched['requests']} requests"))
-        out.append(Target("fetch webcams peak RSS", fetched["fetch_peak_rss_mib"], "MiB",
-                          f"<= {FETCH_MIB:g} MiB", fetched["fetch_peak_rss_mib"] <= FETCH_MIB,
-                          f"build over it {fetched['build_s']} s, "
-                          f"{fetched['build_peak_rss_mib']} MiB"))
+        out.append(
+            Target(
+                "fetch webcams: 20,000 provider webcams + 1,000 owned cameras",
+                fetched["fetch_s"],
+                "s",
+                f"<= {FETCH_S:g} s",
+                fetched["fetch_s"] <= FETCH_S,
+                f"{fetched['requests']} requests",
+            )
+        )
+        out.append(
+            Target(
+                "fetch webcams peak RSS",
+                fetched["fetch_peak_rss_mib"],
+                "MiB",
+                f"<= {FETCH_MIB:g} MiB",
+                fetched["fetch_peak_rss_mib"] <= FETCH_MIB,
+                f"build over it {fetched['build_s']} s, {fetched['build_peak_rss_mib']} MiB",
+            )
+        )
     resident = area.get("resident")
     if resident:
         rss = resident["after_mib"]["rss"] - resident["before_mib"]["rss"]
         pss = resident["after_mib"]["pss"] - resident["before_mib"]["pss"]
-        out.append(Target("webcams resident memory (RSS of the area)", round(rss, 1), "MiB",
-                          f"<= {RESIDENT_MIB:g} MiB", rss <= RESIDENT_MIB,
-                          f"PSS {pss:.0f} MiB; every query kind over every webcam"))
+        out.append(
+            Target(
+                "webcams resident memory (RSS of the area)",
+                round(rss, 1),
+                "MiB",
+                f"<= {RESIDENT_MIB:g} MiB",
+                rss <= RESIDENT_MIB,
+                f"PSS {pss:.0f} MiB; every query kind over every webcam",
+            )
+        )
     return out
 
 
@@ -238,8 +364,10 @@ def print_section(report: dict) -> None:
 
 # ---- the resident-memory process ------------------------------------------------------------
 
+
 def _mib() -> dict[str, float]:
     import os
+
     rss, pss = proc_status_kib(os.getpid(), "VmRSS"), proc_pss_kib(os.getpid())
     return {"rss": (rss or 0) / 1024, "pss": (pss or 0) / 1024}
 
@@ -247,13 +375,14 @@ def _mib() -> dict[str, float]:
 def resident(version_dir: Path) -> dict:
     """Load the area as the server does and run every query kind over every webcam (clusters:
     the world at every zoom), then report RSS and PSS before and after."""
+    import pyarrow as pa
+
     import contract
     from server.webcams.catalog import BBox, ListQuery
     from server.webcams.clusters import ClusterQuery
     from server.webcams.data import load
 
-    import pyarrow as pa
-    pa.array([0.0]).to_numpy(zero_copy_only=True)   # Arrow's numpy bridge: a library cost
+    pa.array([0.0]).to_numpy(zero_copy_only=True)  # Arrow's numpy bridge: a library cost
     before = _mib()
     data = load(version_dir, contract.read_manifest(version_dir)["areas"][AREA])
     loaded = _mib()
@@ -275,8 +404,7 @@ def resident(version_dir: Path) -> dict:
     for sort in ("views", "views_asc"):
         cat.select(ListQuery(sort=sort, offset=cat.size - 50))
         queries += 1
-    return {"before_mib": before, "loaded_mib": loaded, "after_mib": _mib(),
-            "queries": queries}
+    return {"before_mib": before, "loaded_mib": loaded, "after_mib": _mib(), "queries": queries}
 
 
 if __name__ == "__main__":

@@ -27,7 +27,7 @@ from pipeline.fetch.source import LATEST, FetchError, FetchOptions
 from pipeline.fetch.sources import SOURCES
 from pipeline.refresh import refresh, selected_sources
 
-EX_TEMPFAIL = 75        # sysexits.h: a scheduler's next run may succeed
+EX_TEMPFAIL = 75  # sysexits.h: a scheduler's next run may succeed
 
 
 class Terminated(BaseException):
@@ -46,39 +46,84 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m pipeline")
     commands = parser.add_subparsers(dest="command", required=True)
     build = commands.add_parser("build", help="build and publish a new artifact version")
-    build.add_argument("--datasets", type=Path, default=Path("datasets"),
-                       help="raw inputs (default: datasets/)")
-    build.add_argument("--out", type=Path, default=Path("build"),
-                       help="output directory (default: build/)")
-    build.add_argument("--only", nargs="+", action="extend", choices=contract.AREAS,
-                       metavar="AREA", help=f"areas to build: {', '.join(contract.AREAS)}")
+    build.add_argument(
+        "--datasets", type=Path, default=Path("datasets"), help="raw inputs (default: datasets/)"
+    )
+    build.add_argument(
+        "--out", type=Path, default=Path("build"), help="output directory (default: build/)"
+    )
+    build.add_argument(
+        "--only",
+        nargs="+",
+        action="extend",
+        choices=contract.AREAS,
+        metavar="AREA",
+        help=f"areas to build: {', '.join(contract.AREAS)}",
+    )
     fetch = commands.add_parser("fetch", help="bring a source's newest data into datasets/")
-    fetch.add_argument("source", choices=sorted(SOURCES), metavar="SOURCE",
-                       help=f"one of: {', '.join(sorted(SOURCES))}")
-    fetch.add_argument("--datasets", type=Path, default=Path("datasets"),
-                       help="where raw inputs go (default: datasets/)")
-    fetch.add_argument("--base-url", help="the upstream's base URL (a mirror, a test server); "
-                                          "default: the source's environment variable, else "
-                                          "the public upstream")
-    fetch.add_argument("--run", default=LATEST,
-                       help="'latest' (the newest complete run, default) or a cycle YYYYMMDDHH")
+    fetch.add_argument(
+        "source",
+        choices=sorted(SOURCES),
+        metavar="SOURCE",
+        help=f"one of: {', '.join(sorted(SOURCES))}",
+    )
+    fetch.add_argument(
+        "--datasets",
+        type=Path,
+        default=Path("datasets"),
+        help="where raw inputs go (default: datasets/)",
+    )
+    fetch.add_argument(
+        "--base-url",
+        help="the upstream's base URL (a mirror, a test server); "
+        "default: the source's environment variable, else "
+        "the public upstream",
+    )
+    fetch.add_argument(
+        "--run",
+        default=LATEST,
+        help="'latest' (the newest complete run, default) or a cycle YYYYMMDDHH",
+    )
     fetch.add_argument("--dry-run", action="store_true", help="say what would be fetched")
-    again = commands.add_parser("refresh", help="fetch what is new, rebuild what changed, "
-                                                 "publish (safe to run on a schedule)")
-    again.add_argument("--datasets", type=Path, default=Path("datasets"),
-                       help="raw inputs (default: datasets/)")
-    again.add_argument("--out", type=Path, default=Path("build"),
-                       help="output directory (default: build/)")
-    again.add_argument("--only", nargs="+", action="extend", choices=contract.AREAS,
-                       metavar="AREA", help="refresh only these areas (and their sources)")
-    again.add_argument("--sources", nargs="+", action="extend", choices=sorted(SOURCES),
-                       metavar="SOURCE", help="fetch only these sources (default: all)")
-    again.add_argument("--no-fetch", action="store_true",
-                       help="fetch nothing: rebuild what changed in --datasets (files placed "
-                            "there by hand or by a fetch run apart)")
-    again.add_argument("--keep-runs", type=int, metavar="N",
-                       help="runs kept per source after a successful build (default: each "
-                            "source's own, a day of cycles for the models)")
+    again = commands.add_parser(
+        "refresh",
+        help="fetch what is new, rebuild what changed, publish (safe to run on a schedule)",
+    )
+    again.add_argument(
+        "--datasets", type=Path, default=Path("datasets"), help="raw inputs (default: datasets/)"
+    )
+    again.add_argument(
+        "--out", type=Path, default=Path("build"), help="output directory (default: build/)"
+    )
+    again.add_argument(
+        "--only",
+        nargs="+",
+        action="extend",
+        choices=contract.AREAS,
+        metavar="AREA",
+        help="refresh only these areas (and their sources)",
+    )
+    again.add_argument(
+        "--sources",
+        nargs="+",
+        action="extend",
+        choices=sorted(SOURCES),
+        metavar="SOURCE",
+        help="fetch only these sources (default: all)",
+    )
+    again.add_argument(
+        "--no-fetch",
+        action="store_true",
+        help="fetch nothing: rebuild what changed in --datasets (files placed "
+        "there by hand or by a fetch run apart)",
+    )
+    again.add_argument(
+        "--keep-runs",
+        type=int,
+        metavar="N",
+        help="runs kept per source after a successful build (default: each "
+        "source's own, a day of cycles for the models)",
+    )
     args = parser.parse_args(argv)
     log_format = os.environ.get(logs.ENV) or "text"
     if log_format not in logs.FORMATS:
@@ -87,8 +132,10 @@ def main(argv: list[str] | None = None) -> int:
     if args.command == "fetch":
         return _fetch(args)
     if args.command == "build" and not args.datasets.is_dir():
-        parser.error(f"--datasets {args.datasets} is not a directory (an empty directory builds "
-                     "every area from its offline default)")
+        parser.error(
+            f"--datasets {args.datasets} is not a directory (an empty directory builds "
+            "every area from its offline default)"
+        )
     textfile = os.environ.get(metrics.ENV)
     run = metrics.Run(args.command) if textfile else None
     code = _build_or_refresh(args, run)
@@ -96,18 +143,22 @@ def main(argv: list[str] | None = None) -> int:
         run.finish(code)
         try:
             metrics.write(Path(textfile), run)
-        except OSError as exc:      # the build stands; only its metrics are missing
-            print(f"warning: cannot write the metrics file {textfile}: "
-                  f"{exc.strerror or exc}", file=sys.stderr)
+        except OSError as exc:  # the build stands; only its metrics are missing
+            print(
+                f"warning: cannot write the metrics file {textfile}: {exc.strerror or exc}",
+                file=sys.stderr,
+            )
     return code
 
 
 def _build_or_refresh(args: argparse.Namespace, run: metrics.Run | None) -> int:
     """Run a build or a refresh, turning its failures into one line and an exit code."""
-    previous = {signal.SIGTERM: signal.signal(signal.SIGTERM, _terminate),
-                # Python's own: polars installs one that restarts blocking system calls, so a
-                # build waiting in one (a read from a pipe) would not stop on Ctrl-C.
-                signal.SIGINT: signal.signal(signal.SIGINT, signal.default_int_handler)}
+    previous = {
+        signal.SIGTERM: signal.signal(signal.SIGTERM, _terminate),
+        # Python's own: polars installs one that restarts blocking system calls, so a
+        # build waiting in one (a read from a pipe) would not stop on Ctrl-C.
+        signal.SIGINT: signal.signal(signal.SIGINT, signal.default_int_handler),
+    }
     try:
         if args.command == "refresh":
             return _refresh(args, run)
@@ -130,8 +181,9 @@ def _build_or_refresh(args: argparse.Namespace, run: metrics.Run | None) -> int:
 def _fetch(args: argparse.Namespace) -> int:
     """Run one source's fetch; one line on failure, the summary on success."""
     source = SOURCES[args.source]
-    options = FetchOptions(datasets=args.datasets, base_url=args.base_url, run=args.run,
-                           dry_run=args.dry_run)
+    options = FetchOptions(
+        datasets=args.datasets, base_url=args.base_url, run=args.run, dry_run=args.dry_run
+    )
     try:
         report = asyncio.run(source.fetch(options))
     except FetchError as exc:
@@ -145,11 +197,14 @@ def _fetch(args: argparse.Namespace) -> int:
     for note in report.notes:
         print(f"{args.source}: {note}", file=sys.stderr)
     saved = report.bytes_whole - report.bytes if report.bytes_whole else 0
-    print(f"{args.source}: {'would fetch' if args.dry_run else 'fetched'} {report.files} "
-          f"file(s), {report.bytes:,} bytes in {report.seconds:.1f} s"
-          + (f" ({saved:,} bytes saved by range requests)" if saved > 0 else "")
-          + (f"; run {report.run}" if report.run else "")
-          + ("" if report.changed or args.dry_run else "; nothing new"), file=sys.stderr)
+    print(
+        f"{args.source}: {'would fetch' if args.dry_run else 'fetched'} {report.files} "
+        f"file(s), {report.bytes:,} bytes in {report.seconds:.1f} s"
+        + (f" ({saved:,} bytes saved by range requests)" if saved > 0 else "")
+        + (f"; run {report.run}" if report.run else "")
+        + ("" if report.changed or args.dry_run else "; nothing new"),
+        file=sys.stderr,
+    )
     return 0
 
 
@@ -168,7 +223,7 @@ def _fail(out: Path, message: str, code: int = 1) -> int:
     try:
         current = contract.current_version_dir(out)
         still = f"; {current.name} is still published" if current else "; nothing is published"
-    except OSError:     # its manifest cannot even be looked up: the failure's message says so
+    except OSError:  # its manifest cannot even be looked up: the failure's message says so
         still = "; the published version is unchanged"
     print(f"error: build failed: {message}{still}", file=sys.stderr)
     return code

@@ -2,14 +2,15 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
-from typing import Callable, NamedTuple
+from typing import NamedTuple
 
 import contract
 
 # update(datasets dir, previous version dir, new version dir, previous manifest entry, the
 # parts whose inputs changed) -> the new manifest entry
-Update = Callable[[Path, Path, Path, dict, frozenset[str]], dict]
+Update = Callable[[Path, Path, Path, contract.AreaEntry, frozenset[str]], contract.AreaEntry]
 
 
 class Builder(NamedTuple):
@@ -22,6 +23,6 @@ class Builder(NamedTuple):
 
     name: str
     build: Callable[[Path, Path], contract.AreaEntry]
-    folders: tuple[str, ...]        # what it reads under datasets/ (refresh compares them)
+    folders: tuple[str, ...]  # what it reads under datasets/ (refresh compares them)
     parts: tuple[tuple[str, tuple[str, ...]], ...] = ()
     update: Update | None = None

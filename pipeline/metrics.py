@@ -42,11 +42,11 @@ HELP = {
 class Step:
     """One command's run, one source's fetch or one area's build."""
 
-    kind: str           # run | source | area
+    kind: str  # run | source | area
     name: str
     outcome: str
-    started: float      # Unix time the run started (its attempt)
-    ended: float        # Unix time it was recorded, once it had ended
+    started: float  # Unix time the run started (its attempt)
+    ended: float  # Unix time it was recorded, once it had ended
     seconds: float
     bytes: int = 0
 
@@ -62,21 +62,23 @@ class Run:
     command: str
     started: float = field(default_factory=time.time)
     steps: list[Step] = field(default_factory=list)
-    skipped: bool = False   # it did nothing (another refresh was running): nothing to write
+    skipped: bool = False  # it did nothing (another refresh was running): nothing to write
 
     def add(self, kind: str, name: str, outcome: str, seconds: float, size: int = 0) -> None:
         assert outcome in OUTCOMES[kind], outcome
         self.steps.append(Step(kind, name, outcome, self.started, time.time(), seconds, size))
 
-    def areas(self, timings: dict[str, float], wanted: list[str], version: Path | None,
-              published: bool) -> None:
+    def areas(
+        self, timings: dict[str, float], wanted: list[str], version: Path | None, published: bool
+    ) -> None:
         """The areas of a build: timings of those built; the first wanted area without one
         failed (when the build did); the ones after it were not attempted."""
         for area in wanted:
             if area in timings:
                 size = _size(version / area) if version is not None else 0
-                self.add("area", area, "published" if published else "discarded",
-                         timings[area], size)
+                self.add(
+                    "area", area, "published" if published else "discarded", timings[area], size
+                )
             elif not published:
                 self.add("area", area, "failed", time.time() - self.started)
                 break
@@ -86,16 +88,26 @@ class Run:
         if report is None:
             self.add("source", source, "retry_later" if retry_later else "failed", seconds)
         else:
-            self.add("source", source, "new_data" if report.changed else "nothing_new",
-                     report.seconds, report.bytes)
+            self.add(
+                "source",
+                source,
+                "new_data" if report.changed else "nothing_new",
+                report.seconds,
+                report.bytes,
+            )
 
     def finish(self, exit_code: int) -> None:
         outcome = {0: "done", 75: "retry_later"}.get(exit_code, "failed")
         self.add("run", self.command, outcome, time.time() - self.started)
 
 
-def build(run: Run | None, datasets: Path, out: Path, only: list[str] | None,
-          partial: dict[str, frozenset[str]] | None = None) -> Path:
+def build(
+    run: Run | None,
+    datasets: Path,
+    out: Path,
+    only: list[str] | None,
+    partial: dict[str, frozenset[str]] | None = None,
+) -> Path:
     """pipeline.build.run_build, its areas' steps recorded into `run` (when there is one)."""
     from pipeline.areas import BUILDERS
     from pipeline.build import run_build
@@ -124,7 +136,7 @@ def write(path: Path, run: Run) -> None:
         return
     path.parent.mkdir(parents=True, exist_ok=True)
     with open(path.with_name(path.name + ".lock"), "a") as lock:
-        fcntl.flock(lock, fcntl.LOCK_EX)    # a build and a refresh may finish together
+        fcntl.flock(lock, fcntl.LOCK_EX)  # a build and a refresh may finish together
         values = _read(path)
         for step in run.steps:
             _merge(values, step)
@@ -146,10 +158,11 @@ def _read(path: Path) -> dict[str, dict[tuple[str, ...], float]]:
                 kind = sample.name.removeprefix(PREFIX + "_").split("_", 1)[0]
                 if sample.name.startswith(PREFIX + "_") and kind in LABEL:
                     # The exposition sorts labels by name: put them back in _merge's order.
-                    key = (sample.labels[LABEL[kind]],) + ((sample.labels["outcome"],)
-                                                           if "outcome" in sample.labels else ())
+                    key = (sample.labels[LABEL[kind]],) + (
+                        (sample.labels["outcome"],) if "outcome" in sample.labels else ()
+                    )
                     values.setdefault(sample.name, {})[key] = sample.value
-    except (ValueError, KeyError):      # a damaged file: start afresh, not fail the build
+    except (ValueError, KeyError):  # a damaged file: start afresh, not fail the build
         return {}
     return values
 

@@ -29,9 +29,9 @@ import fcntl
 import logging
 import os
 import time
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Iterator
 
 import contract
 from pipeline import metrics
@@ -76,8 +76,9 @@ def refresh_lock(out: Path) -> Iterator[bool]:
             fcntl.flock(handle, fcntl.LOCK_UN)
 
 
-def selected_sources(sources: dict[str, Source], names: list[str] | None,
-                     areas: list[str] | None, environ=os.environ) -> list[Source]:
+def selected_sources(
+    sources: dict[str, Source], names: list[str] | None, areas: list[str] | None, environ=os.environ
+) -> list[Source]:
     """The sources to fetch that feed a selected area: those named (--sources), else those of
     WEATHERAPI_REFRESH_SOURCES (comma-separated), else each source that is on by default
     (its `enabled` says: the forecast model chosen, CAMS once an ADS key is configured)."""
@@ -85,8 +86,10 @@ def selected_sources(sources: dict[str, Source], names: list[str] | None,
         names = [n.strip() for n in environ[SOURCES_ENV].split(",") if n.strip()]
         unknown = sorted(set(names) - set(sources))
         if unknown:
-            raise ValueError(f"{SOURCES_ENV}: no source named {', '.join(unknown)} (known: "
-                             f"{', '.join(sorted(sources))})")
+            raise ValueError(
+                f"{SOURCES_ENV}: no source named {', '.join(unknown)} (known: "
+                f"{', '.join(sorted(sources))})"
+            )
     if names:
         chosen = [sources[n] for n in names]
     else:
@@ -96,20 +99,23 @@ def selected_sources(sources: dict[str, Source], names: list[str] | None,
 
 async def fetch_all(sources: list[Source], options: FetchOptions) -> list[Outcome]:
     """Fetch every source concurrently; a failure is kept in its outcome, never raised."""
+
     async def one(source: Source) -> Outcome:
         try:
             return Outcome(source, report=await source.fetch(options))
         except FetchError as exc:
             log.error("%s: %s", source.name, exc)
             return Outcome(source, error=str(exc), retry_later=exc.retry_later)
-        except Exception as exc:  # noqa: BLE001 (one source's bug must not stop the others)
+        except Exception as exc:
             log.exception("%s: fetch failed", source.name)
             return Outcome(source, error=f"{type(exc).__name__}: {exc}")
+
     return list(await asyncio.gather(*(one(s) for s in sources)))
 
 
-def areas_to_build(datasets: Path, out: Path, areas: list[str] | None, now_s: float
-                   ) -> tuple[list[str], dict[str, frozenset[str]]]:
+def areas_to_build(
+    datasets: Path, out: Path, areas: list[str] | None, now_s: float
+) -> tuple[list[str], dict[str, frozenset[str]]]:
     """The selected areas whose inputs differ from the published build's, or are due; and of
     those, the areas where only some parts of the inputs changed (area -> those parts), to be
     rebuilt in part (Builder.update)."""
@@ -126,9 +132,11 @@ def areas_to_build(datasets: Path, out: Path, areas: list[str] | None, now_s: fl
             parts = _changed_parts(datasets, builder, entry)
             if parts:
                 partial[name] = parts
-        elif entry.get("source", {}).get("generated") and \
-                entry.get("next_version_expected_s", float("inf")) <= now_s:
-            wanted.append(name)     # a generated default moves with the clock
+        elif (
+            entry.get("source", {}).get("generated")
+            and entry.get("next_version_expected_s", float("inf")) <= now_s
+        ):
+            wanted.append(name)  # a generated default moves with the clock
     return wanted, partial
 
 
@@ -138,37 +146,58 @@ def _changed_parts(datasets: Path, builder: Builder, entry: dict | None) -> froz
     recorded = (entry or {}).get("input_digests")
     if builder.update is None or not isinstance(recorded, dict):
         return frozenset()
-    if entry.get("source", {}).get("generated") and \
-            entry.get("next_version_expected_s", float("inf")) <= time.time():
-        return frozenset()          # the generated default is due anyway: build it whole
-    changed = frozenset(part for part, folders in builder.parts
-                        if recorded.get(part) != input_digest(datasets, folders))
+    if (
+        entry.get("source", {}).get("generated")
+        and entry.get("next_version_expected_s", float("inf")) <= time.time()
+    ):
+        return frozenset()  # the generated default is due anyway: build it whole
+    changed = frozenset(
+        part
+        for part, folders in builder.parts
+        if recorded.get(part) != input_digest(datasets, folders)
+    )
     return changed if changed and len(changed) < len(builder.parts) else frozenset()
 
 
-def refresh(datasets: Path, out: Path, sources: list[Source], areas: list[str] | None,
-            keep_runs: int | None = None, run: metrics.Run | None = None) -> int:
+def refresh(
+    datasets: Path,
+    out: Path,
+    sources: list[Source],
+    areas: list[str] | None,
+    keep_runs: int | None = None,
+    run: metrics.Run | None = None,
+) -> int:
     """One refresh; returns the exit code (see the module docstring). `run` records what each
     source and area did, for the metrics text file."""
     with refresh_lock(out) as held:
         if not held:
-            print(f"refresh: another refresh of {out} is running "
-                  f"({_holder(out / LOCK)}); exiting without doing anything")
+            print(
+                f"refresh: another refresh of {out} is running "
+                f"({_holder(out / LOCK)}); exiting without doing anything"
+            )
             if run is not None:
-                run.skipped = True      # the running one will write the metrics
+                run.skipped = True  # the running one will write the metrics
             return 0
         started = time.monotonic()
         outcomes = asyncio.run(fetch_all(sources, FetchOptions(datasets=datasets)))
         for outcome in outcomes:
             _summarise(outcome)
             if run is not None:
-                run.fetched(outcome.source.name, outcome.report, outcome.retry_later,
-                            time.monotonic() - started)
+                run.fetched(
+                    outcome.source.name,
+                    outcome.report,
+                    outcome.retry_later,
+                    time.monotonic() - started,
+                )
         wanted, partial = areas_to_build(datasets, out, areas, time.time())
         if wanted:
-            log.info("inputs changed: building %s", ", ".join(
-                f"{a} ({', '.join(sorted(partial[a]))} only)" if a in partial else a
-                for a in wanted))
+            log.info(
+                "inputs changed: building %s",
+                ", ".join(
+                    f"{a} ({', '.join(sorted(partial[a]))} only)" if a in partial else a
+                    for a in wanted
+                ),
+            )
             metrics.build(run, datasets, out, wanted, partial)
             _prune(outcomes, datasets, keep_runs)
         else:
@@ -185,13 +214,19 @@ def _summarise(outcome: Outcome) -> None:
     name, report = outcome.source.name, outcome.report
     if report is None:
         kind = "later" if outcome.retry_later else "FAILED"
-        log.warning("%s: %s: %s", name, "try again later" if kind == "later" else kind,
-                    outcome.error)
+        log.warning(
+            "%s: %s: %s", name, "try again later" if kind == "later" else kind, outcome.error
+        )
         return
-    log.info("%s: %s%s, %d file(s), %s bytes in %.1f s", name,
-             "new data" if report.changed else "nothing new",
-             f" (run {report.run})" if report.run else "", report.files,
-             f"{report.bytes:,}", report.seconds)
+    log.info(
+        "%s: %s%s, %d file(s), %s bytes in %.1f s",
+        name,
+        "new data" if report.changed else "nothing new",
+        f" (run {report.run})" if report.run else "",
+        report.files,
+        f"{report.bytes:,}",
+        report.seconds,
+    )
 
 
 def _prune(outcomes: list[Outcome], datasets: Path, keep_runs: int | None) -> None:

@@ -1,10 +1,10 @@
 """Command line: serve the API, or manage keys.
 
-    python -m server [--build DIR] [--host H] [--port P] [--keys-file F] [--workers N]
-    python -m server keys add NAME --keys-file F [--rate-limit N]
-    python -m server secrets rotate [--file F] [--keep N] [--stage] [--create]
-    python -m server secrets promote [--file F]      (after rotate --stage)
-    python -m server secrets image-keys [--file F]   (for a CDN that verifies image links)
+python -m server [--build DIR] [--host H] [--port P] [--keys-file F] [--workers N]
+python -m server keys add NAME --keys-file F [--rate-limit N]
+python -m server secrets rotate [--file F] [--keep N] [--stage] [--create]
+python -m server secrets promote [--file F]      (after rotate --stage)
+python -m server secrets image-keys [--file F]   (for a CDN that verifies image links)
 """
 
 from __future__ import annotations
@@ -38,15 +38,19 @@ def keys_command(argv: list[str]) -> int:
     add = sub.add_parser("add", help="create a key; only its SHA-256 hash is stored")
     add.add_argument("name")
     add.add_argument("--keys-file", type=Path, required=True)
-    add.add_argument("--rate-limit", type=int, default=None,
-                     help="requests a minute for this key (default: the server's default)")
+    add.add_argument(
+        "--rate-limit",
+        type=int,
+        default=None,
+        help="requests a minute for this key (default: the server's default)",
+    )
     args = parser.parse_args(argv)
     try:
         key = add_key(args.keys_file, args.name, args.rate_limit)
-    except ValueError as exc:      # the message names the file where the file is at fault
+    except ValueError as exc:  # the message names the file where the file is at fault
         print(f"error: {exc}", file=sys.stderr)
         return 1
-    except OSError as exc:         # may name a file beside it (its lock, a temporary file)
+    except OSError as exc:  # may name a file beside it (its lock, a temporary file)
         print(f"error: cannot update the keys file {args.keys_file}: {exc}", file=sys.stderr)
         return 1
     limit = f"{args.rate_limit} requests a minute" if args.rate_limit else "the default rate limit"
@@ -70,50 +74,77 @@ def secrets_command(argv: list[str]) -> int:
             return _print_image_keys(config)
         if args.action == "promote":
             kid = promote_secrets_file(path)
-            print(f"{path}: staged key {kid} is current; running servers sign with it within "
-                  "their reload interval.")
+            print(
+                f"{path}: staged key {kid} is current; running servers sign with it within "
+                "their reload interval."
+            )
             return 0
         kid = rotate_secrets_file(path, max(0, args.keep), args.stage, args.create)
     except FileNotFoundError:
         hint = " or --create to make one" if args.action == "rotate" else ""
-        print(f"error: no signing secrets file at {path} (give the server's --file or "
-              f"--keys-file{hint})", file=sys.stderr)
+        print(
+            f"error: no signing secrets file at {path} (give the server's --file or "
+            f"--keys-file{hint})",
+            file=sys.stderr,
+        )
         return 2
     except (OSError, ValueError, KeyError) as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 1
     if args.stage:
-        print(f"{path}: new key {kid} is staged: it verifies links but does not sign yet. Give "
-              "your CDN the image keys (`python -m server secrets image-keys`), then run "
-              "`python -m server secrets promote`.")
+        print(
+            f"{path}: new key {kid} is staged: it verifies links but does not sign yet. Give "
+            "your CDN the image keys (`python -m server secrets image-keys`), then run "
+            "`python -m server secrets promote`."
+        )
     else:
-        print(f"{path}: new signing key {kid} is current; running servers pick it up within "
-              "their reload interval.")
+        print(
+            f"{path}: new signing key {kid} is current; running servers pick it up within "
+            "their reload interval."
+        )
     return 0
 
 
 def _secrets_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="python -m server secrets")
     sub = parser.add_subparsers(dest="action", required=True)
-    rotate = sub.add_parser("rotate", help="sign with a new secret from now on; tokens signed "
-                                           "with the kept older ones stay valid until expiry")
-    rotate.add_argument("--keep", type=int, default=2,
-                        help="older secrets to keep for verifying (default 2)")
-    rotate.add_argument("--stage", action="store_true",
-                        help="add the new secret for verifying only, until `secrets promote` "
-                             "(first give a CDN that checks image links its new key)")
-    rotate.add_argument("--create", action="store_true",
-                        help="create the secrets file if it is missing")
+    rotate = sub.add_parser(
+        "rotate",
+        help="sign with a new secret from now on; tokens signed "
+        "with the kept older ones stay valid until expiry",
+    )
+    rotate.add_argument(
+        "--keep", type=int, default=2, help="older secrets to keep for verifying (default 2)"
+    )
+    rotate.add_argument(
+        "--stage",
+        action="store_true",
+        help="add the new secret for verifying only, until `secrets promote` "
+        "(first give a CDN that checks image links its new key)",
+    )
+    rotate.add_argument(
+        "--create", action="store_true", help="create the secrets file if it is missing"
+    )
     promote = sub.add_parser("promote", help="sign with the secret staged by `rotate --stage`")
-    image_keys = sub.add_parser("image-keys", help="print {kid: base64url key} of the image "
-                                                   "links, for a CDN that verifies them")
+    image_keys = sub.add_parser(
+        "image-keys",
+        help="print {kid: base64url key} of the image links, for a CDN that verifies them",
+    )
     for command in (rotate, promote, image_keys):
-        command.add_argument("--file", type=Path, default=None,
-                             help="secrets file (default: as the server finds it: "
-                                  "WEATHERAPI_SIGNING_SECRETS_FILE, else signing-secrets.json "
-                                  "beside the keys file, else in ~/.config/weather-geodata-api/)")
-        command.add_argument("--keys-file", type=Path, default=None,
-                             help="the server's keys file (locates the default secrets file)")
+        command.add_argument(
+            "--file",
+            type=Path,
+            default=None,
+            help="secrets file (default: as the server finds it: "
+            "WEATHERAPI_SIGNING_SECRETS_FILE, else signing-secrets.json "
+            "beside the keys file, else in ~/.config/weather-geodata-api/)",
+        )
+        command.add_argument(
+            "--keys-file",
+            type=Path,
+            default=None,
+            help="the server's keys file (locates the default secrets file)",
+        )
     return parser
 
 
@@ -157,7 +188,9 @@ def serve_command(argv: list[str]) -> int:
         logging.getLogger("server").warning(
             "listening on %s without WEATHERAPI_BASE_URL: signed webcam links and the player's "
             "Content-Security-Policy take their origin from each request's Host header; set "
-            "WEATHERAPI_BASE_URL to this server's public URL", config.host)
+            "WEATHERAPI_BASE_URL to this server's public URL",
+            config.host,
+        )
     if not _keys_file_usable(config):
         return 2
     if not config.signing_secrets and not _prepare_secrets_file(config):
@@ -167,9 +200,12 @@ def serve_command(argv: list[str]) -> int:
         # look the same: say where the server looks.
         logging.getLogger("server").warning(
             "build directory %s does not exist: every area answers 503 until the pipeline "
-            "publishes a version there", config.build_dir)
+            "publishes a version there",
+            config.build_dir,
+        )
     from server.kernels import cache as numba_cache
-    numba_cache.purge_if_stale()    # once, before any worker loads compiled code
+
+    numba_cache.purge_if_stale()  # once, before any worker loads compiled code
     return serve(config)
 
 
@@ -180,9 +216,12 @@ def _keys_file_usable(config: Config) -> bool:
     from server.security.keys import KeyStore
 
     if config.keys_file is not None and not config.keys_file.exists():
-        print(f"warning: keys file {config.keys_file} does not exist: every request that needs "
-              f"a key gets 403 until it is created (python -m server keys add NAME "
-              f"--keys-file {config.keys_file})", file=sys.stderr)
+        print(
+            f"warning: keys file {config.keys_file} does not exist: every request that needs "
+            f"a key gets 403 until it is created (python -m server keys add NAME "
+            f"--keys-file {config.keys_file})",
+            file=sys.stderr,
+        )
     try:
         KeyStore(config.keys_file)
     except Exception as exc:  # noqa: BLE001 (one line, whatever is wrong with the file)
@@ -197,7 +236,7 @@ def _is_loopback(host: str) -> bool:
         return True
     try:
         return ipaddress.ip_address(host.strip("[]")).is_loopback
-    except ValueError:              # a host name: it may resolve to any address
+    except ValueError:  # a host name: it may resolve to any address
         return False
 
 

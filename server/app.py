@@ -7,36 +7,46 @@ import contextlib
 import contextvars
 import logging
 import os
+from collections.abc import AsyncIterator
 from concurrent.futures import ThreadPoolExecutor
-from typing import AsyncIterator
 
 import orjson
 from aiohttp import web
 
 from server import apidocs
 from server.areas import AREAS, loaders
-from server.openapi import document as openapi
+from server.artifacts.store import UNPUBLISHED, Store
 from server.config import Config
 from server.http.errors import ApiError
-from server.http.middleware import CONFIG, KEYS, LIMITER, STORE, api_middleware, endpoint, fixed_etag
+from server.http.middleware import (
+    CONFIG,
+    KEYS,
+    LIMITER,
+    STORE,
+    api_middleware,
+    endpoint,
+    fixed_etag,
+)
 from server.observe.requests import OBSERVER, Observer, observe_middleware
+from server.openapi import document as openapi
 from server.security.keys import KeyStore
 from server.security.ratelimit import RateLimiter
 from server.security.ratelimit_redis import SharedRateLimiter
-from server.artifacts.store import UNPUBLISHED, Store
 
 log = logging.getLogger("server")
 
 
 def create_app(config: Config) -> web.Application:
     """Build the application for one configuration; nothing is opened until startup."""
-    app = web.Application(middlewares=[observe_middleware, api_middleware],
-                          client_max_size=64 * 1024)
+    app = web.Application(
+        middlewares=[observe_middleware, api_middleware], client_max_size=64 * 1024
+    )
     app[CONFIG] = config
     app[STORE] = Store(config.build_dir, loaders(), config.load_retry_s)
     metrics = None
-    if config.metrics_enabled:      # prometheus_client is imported only then
+    if config.metrics_enabled:  # prometheus_client is imported only then
         from server.observe import metrics as metrics_module
+
         metrics = metrics_module.setup(app)
     app[OBSERVER] = Observer(config.trust_request_id, metrics)
     # Loaded at startup (_watch_build), where a fault is a log line: the file may have changed
@@ -50,13 +60,15 @@ def create_app(config: Config) -> web.Application:
     for area in AREAS:
         if area.setup is not None:
             area.setup(app)
-    app.router.add_routes([
-        web.get("/health", health),
-        web.get("/ready", ready),
-        web.get("/openapi.json", openapi_document),
-        *apidocs.routes(),
-        *(route for area in AREAS for route in area.routes()),
-    ])
+    app.router.add_routes(
+        [
+            web.get("/health", health),
+            web.get("/ready", ready),
+            web.get("/openapi.json", openapi_document),
+            *apidocs.routes(),
+            *(route for area in AREAS for route in area.routes()),
+        ]
+    )
     return app
 
 
@@ -123,8 +135,12 @@ def _follow_keys(keys: KeyStore, failing: bool) -> bool:
         log.error("reloading the keys file failed, the keys loaded before stay in use: %s", exc)
         return True
     if loaded and failing:
-        log.info("the keys file %s is loaded again (%d key%s)", keys.path, keys.count,
-                 "" if keys.count == 1 else "s")
+        log.info(
+            "the keys file %s is loaded again (%d key%s)",
+            keys.path,
+            keys.count,
+            "" if keys.count == 1 else "s",
+        )
     return failing and not loaded
 
 
@@ -159,8 +175,7 @@ def _waiting(body: dict) -> str:
     return f"{', '.join(waiting) or 'build'} {body['state']}"
 
 
-@endpoint(limited=False, auth="none", max_age=3600,
-          fixed_etag=fixed_etag(openapi.document_bytes()))
+@endpoint(limited=False, auth="none", max_age=3600, fixed_etag=fixed_etag(openapi.document_bytes()))
 async def openapi_document(request: web.Request) -> web.Response:
     """GET /openapi.json: the OpenAPI 3.1 description of every endpoint."""
     return web.Response(body=openapi.document_bytes(), content_type="application/json")

@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Callable, Generic, TypeVar
+from typing import Any, Generic, TypeVar
 
 from aiohttp import web
 
@@ -30,8 +31,8 @@ class Area(Generic[DataT]):
     """One endpoint area as the application wires it (server.areas.AREAS lists them); DataT is
     the type of its loaded data (Area[ForecastData]), a type only: no cost at run time."""
 
-    name: str                                   # the area's name in the manifest
-    load: Loader[DataT]                         # (version dir, manifest entry) -> loaded data
+    name: str  # the area's name in the manifest
+    load: Loader[DataT]  # (version dir, manifest entry) -> loaded data
     routes: Callable[[], list[web.RouteDef]]
     openapi: OpenApiPart
-    setup: Callable[[web.Application], None] | None = None    # before the routes are added
+    setup: Callable[[web.Application], None] | None = None  # before the routes are added

@@ -6,9 +6,9 @@ import logging
 import math
 import os
 import sys
+from collections.abc import Mapping
 from dataclasses import dataclass, field, fields, replace
 from pathlib import Path
-from typing import Mapping
 from urllib.parse import urlsplit
 
 ENV_PREFIX = "WEATHERAPI_"
@@ -35,12 +35,12 @@ class Config:
     keys_file: Path | None = None
     # Token bucket: sustained requests a minute per key (or per client address), and burst.
     rate_limit_per_minute: int = 600
-    rate_limit_burst: int = 0          # 0 means "same as the per-minute rate"
+    rate_limit_burst: int = 0  # 0 means "same as the per-minute rate"
     # redis://host:port/db or unix:///path: one budget per client across workers and replicas.
     rate_limit_redis_url: str = ""
-    reload_interval_s: float = 2.0     # how often to look for a newly published version
-    load_retry_s: float = 30.0         # how soon to load an area again after it failed to load
-    base_url: str = ""                 # public base URL; empty means the request's own origin
+    reload_interval_s: float = 2.0  # how often to look for a newly published version
+    load_retry_s: float = 30.0  # how soon to load an area again after it failed to load
+    base_url: str = ""  # public base URL; empty means the request's own origin
     trust_forwarded_for: bool = False  # use X-Forwarded-For as the client address (behind a proxy)
     # Webcam links. {cdn_url}: base of signed image URLs (default: this server's built-in image
     # host, {base}/cdn); {embed_base_url}: base of player.embed links (default: this server).
@@ -124,17 +124,21 @@ class Config:
         if self.workers < 1:
             raise ValueError(_bad("workers", "at least 1", self.workers))
         if self.rate_limit_per_minute < 1:
-            raise ValueError(_bad("rate_limit_per_minute", "at least 1",
-                                  self.rate_limit_per_minute))
+            raise ValueError(
+                _bad("rate_limit_per_minute", "at least 1", self.rate_limit_per_minute)
+            )
         if self.rate_limit_burst < 0:
-            raise ValueError(_bad("rate_limit_burst", "0 (the rate) or more",
-                                  self.rate_limit_burst))
+            raise ValueError(
+                _bad("rate_limit_burst", "0 (the rate) or more", self.rate_limit_burst)
+            )
         if not (math.isfinite(self.reload_interval_s) and self.reload_interval_s > 0):
-            raise ValueError(_bad("reload_interval_s", "a number of seconds above 0",
-                                  self.reload_interval_s))
+            raise ValueError(
+                _bad("reload_interval_s", "a number of seconds above 0", self.reload_interval_s)
+            )
         if not (math.isfinite(self.load_retry_s) and self.load_retry_s >= 0):
-            raise ValueError(_bad("load_retry_s", "a number of seconds, 0 or more",
-                                  self.load_retry_s))
+            raise ValueError(
+                _bad("load_retry_s", "a number of seconds, 0 or more", self.load_retry_s)
+            )
         if self.log_format not in LOG_FORMATS:
             raise ValueError(_bad("log_format", " or ".join(LOG_FORMATS), self.log_format))
         if self.metrics_listen:
@@ -149,19 +153,30 @@ class Config:
         try:
             host, port = split_host_port(self.metrics_listen)
         except ValueError:
-            raise ValueError(_bad("metrics_listen", "HOST:PORT (e.g. 127.0.0.1:9464 or "
-                                  "[::1]:9464)", self.metrics_listen)) from None
+            raise ValueError(
+                _bad(
+                    "metrics_listen",
+                    "HOST:PORT (e.g. 127.0.0.1:9464 or [::1]:9464)",
+                    self.metrics_listen,
+                )
+            ) from None
         if port and port == self.port and host == self.host:
-            raise ValueError(_bad("metrics_listen", "another address than the API's",
-                                  self.metrics_listen))
+            raise ValueError(
+                _bad("metrics_listen", "another address than the API's", self.metrics_listen)
+            )
 
 
 def split_host_port(text: str) -> tuple[str, int]:
     """("host", port) of HOST:PORT or [IPv6]:PORT; ValueError when it is not one."""
     host, sep, port = text.rpartition(":")
     host = host[1:-1] if host.startswith("[") and host.endswith("]") else host
-    if not sep or not host or not port.isdigit() or not 0 <= int(port) <= 65535 \
-            or (":" in host and not text.startswith("[")):
+    if (
+        not sep
+        or not host
+        or not port.isdigit()
+        or not 0 <= int(port) <= 65535
+        or (":" in host and not text.startswith("["))
+    ):
         raise ValueError(text)
     return host, int(port)
 
@@ -170,8 +185,9 @@ def check_log_level(env: Mapping[str, str] | None = None) -> None:
     """Raise ValueError for a WEATHERAPI_LOG_LEVEL that logging does not know."""
     level = (os.environ if env is None else env).get(ENV_PREFIX + "LOG_LEVEL", "INFO")
     if not isinstance(logging.getLevelName(level), int):
-        raise ValueError(f"{ENV_PREFIX}LOG_LEVEL must be DEBUG, INFO, WARNING, ERROR or "
-                         f"CRITICAL, got {level!r}")
+        raise ValueError(
+            f"{ENV_PREFIX}LOG_LEVEL must be DEBUG, INFO, WARNING, ERROR or CRITICAL, got {level!r}"
+        )
 
 
 def _bad(name: str, expected: str, value) -> str:
@@ -183,7 +199,7 @@ def _http_url(url: str) -> bool:
     try:
         parts = urlsplit(url)
         return parts.scheme in ("http", "https") and bool(parts.hostname)
-    except ValueError:          # a malformed port or IPv6 address
+    except ValueError:  # a malformed port or IPv6 address
         return False
 
 
@@ -191,7 +207,7 @@ def _convert(name: str, raw: str, default):
     try:
         if isinstance(default, bool):
             if raw.strip().lower() not in TRUE | FALSE:
-                raise ValueError(raw)   # a typo must not silently mean "off"
+                raise ValueError(raw)  # a typo must not silently mean "off"
             return raw.strip().lower() in TRUE
         if isinstance(default, int):
             return int(raw)

@@ -16,24 +16,25 @@ import socket
 import sys
 import tempfile
 import time
+from collections.abc import Iterator
 from dataclasses import replace
-from typing import Iterator
 
 from aiohttp.http_exceptions import HttpProcessingError
 
 from server.config import Config
 
-KEEPALIVE_TIMEOUT_S = 75.0   # aiohttp's web.run_app default
+KEEPALIVE_TIMEOUT_S = 75.0  # aiohttp's web.run_app default
 SHUTDOWN_TIMEOUT_S = 10.0
-KILL_GRACE_S = 5.0          # after SHUTDOWN_TIMEOUT_S, a worker still running is killed
+KILL_GRACE_S = 5.0  # after SHUTDOWN_TIMEOUT_S, a worker still running is killed
 
 
 def configure_logging(log_format: str = "text") -> None:
     """Log to stderr as text or JSON; per-request lines only when WEATHERAPI_ACCESS_LOG is set."""
     from server.observe.logs import handler
 
-    logging.basicConfig(level=os.environ.get("WEATHERAPI_LOG_LEVEL", "INFO"),
-                        handlers=[handler(log_format)])
+    logging.basicConfig(
+        level=os.environ.get("WEATHERAPI_LOG_LEVEL", "INFO"), handlers=[handler(log_format)]
+    )
     # Per-request lines cost throughput; they name the key, never the key itself.
     access = os.environ.get("WEATHERAPI_ACCESS_LOG", "").lower() in {"1", "true", "yes"}
     logging.getLogger("server.access").setLevel(logging.INFO if access else logging.WARNING)
@@ -46,7 +47,7 @@ def _redact(record: logging.LogRecord) -> bool:
     only, and the exception's type instead of its text and traceback. A request the parser
     rejects is the client's error: logged at DEBUG (anyone could fill the log at ERROR)."""
     template = str(record.msg).split("\n")[0][:120]
-    if template.endswith(" from %s"):   # aiohttp's argument there is the client's address
+    if template.endswith(" from %s"):  # aiohttp's argument there is the client's address
         args = record.args if isinstance(record.args, tuple) else ()
         remote = args[0] if len(args) == 1 and isinstance(args[0], str) else "-"
         template = template[:-2] + remote[:64]
@@ -72,13 +73,18 @@ def serve(config: Config) -> int:
     host = _bracketed(config.host)
     metrics = ""
     if held is not None:
-        config = replace(config, metrics_listen=f"{_bracketed(config.metrics_address[0])}:"
-                                                f"{held.getsockname()[1]}")
+        config = replace(
+            config,
+            metrics_listen=f"{_bracketed(config.metrics_address[0])}:{held.getsockname()[1]}",
+        )
         metrics = f"; metrics on http://{config.metrics_listen}/metrics"
     elif config.metrics:
         metrics = f"; metrics on http://{host}:{port}/metrics"
-    print(f"serving {config.build_dir}/current on http://{host}:{port} "
-          f"with {config.workers} worker(s){metrics}", flush=True)
+    print(
+        f"serving {config.build_dir}/current on http://{host}:{port} "
+        f"with {config.workers} worker(s){metrics}",
+        flush=True,
+    )
     with metrics_directory(config.metrics_enabled):
         if config.workers == 1:
             reserved.listen(1024)
@@ -94,10 +100,12 @@ def _reserve(host: str, port: int, hold_only: bool) -> socket.socket | None:
         if port:
             ensure_free(host, port)
         return bind(host, port, hold_only=hold_only)
-    except OSError as exc:      # in use, not ours to bind (< 1024), no such address
+    except OSError as exc:  # in use, not ours to bind (< 1024), no such address
         busy = " (is another server running there?)" if exc.errno == errno.EADDRINUSE else ""
-        print(f"error: cannot serve on {_bracketed(host)}:{port}: "
-              f"{exc.strerror or exc}{busy}", file=sys.stderr)
+        print(
+            f"error: cannot serve on {_bracketed(host)}:{port}: {exc.strerror or exc}{busy}",
+            file=sys.stderr,
+        )
         return None
 
 
@@ -123,13 +131,15 @@ def _supervise(config: Config, port: int) -> int:
     others stopped): a server quietly down to fewer workers, or to none while its parent
     lives on, would never be restarted by a supervisor."""
     context = multiprocessing.get_context("spawn")
-    workers = [context.Process(target=worker_main, args=(config, port), daemon=True)
-               for _ in range(config.workers)]
+    workers = [
+        context.Process(target=worker_main, args=(config, port), daemon=True)
+        for _ in range(config.workers)
+    ]
     for process in workers:
         process.start()
     failed = killed = False
-    forgotten: set[int] = set()     # workers whose live metrics were removed
-    deadline = math.inf     # set once stopping: a worker still running then is killed
+    forgotten: set[int] = set()  # workers whose live metrics were removed
+    deadline = math.inf  # set once stopping: a worker still running then is killed
 
     def stop(*_) -> None:
         nonlocal deadline
@@ -156,16 +166,20 @@ def _supervise(config: Config, port: int) -> int:
                 _forget_ended(workers, forgotten)
             if deadline == math.inf and len(running) < len(workers):
                 ended = next(p for p in workers if p.exitcode is not None)
-                logging.getLogger("server").error("worker %d exited with status %s: stopping "
-                                                  "the server", ended.pid, ended.exitcode)
+                logging.getLogger("server").error(
+                    "worker %d exited with status %s: stopping the server",
+                    ended.pid,
+                    ended.exitcode,
+                )
                 failed = True
                 stop()
             if not running:
                 break
             # Once killed, they end when the kernel lets them: waiting longer costs nothing.
-            timeout = None if deadline == math.inf or killed \
-                else max(0.0, deadline - time.monotonic())
-            if not _wait(running, wakeup, timeout):     # past their shutdown time: stuck
+            timeout = (
+                None if deadline == math.inf or killed else max(0.0, deadline - time.monotonic())
+            )
+            if not _wait(running, wakeup, timeout):  # past their shutdown time: stuck
                 for process in running:
                     process.kill()
                 killed = True
@@ -273,8 +287,11 @@ async def _serve(app, sock: socket.socket, parent_gone: int | None = None) -> No
     loop = asyncio.get_running_loop()
     manager = runner.server
     listener = await loop.create_server(
-        lambda: ProblemRequestHandler(manager, loop=loop, access_log=None,
-                                      keepalive_timeout=KEEPALIVE_TIMEOUT_S), sock=sock)
+        lambda: ProblemRequestHandler(
+            manager, loop=loop, access_log=None, keepalive_timeout=KEEPALIVE_TIMEOUT_S
+        ),
+        sock=sock,
+    )
     stop = asyncio.Event()
     for signum in (signal.SIGINT, signal.SIGTERM):
         loop.add_signal_handler(signum, stop.set)

@@ -11,16 +11,17 @@ from __future__ import annotations
 import fcntl
 import os
 import shutil
+from collections.abc import Callable
 from pathlib import Path
-from typing import Callable
 
 import pytest
 
 from tests.support.procs import Server, add_key, run_pipeline
 
 
-def shared_dir(tmp_path_factory: pytest.TempPathFactory, name: str,
-               make: Callable[[Path], None]) -> Path:
+def shared_dir(
+    tmp_path_factory: pytest.TempPathFactory, name: str, make: Callable[[Path], None]
+) -> Path:
     """A directory `make` fills once per test run, however many xdist processes run it: the
     first to ask makes it under a lock, the others wait for it and use it (pytest-xdist's
     documented recipe, with the standard library's lock). Without xdist, the session's own."""
@@ -28,19 +29,19 @@ def shared_dir(tmp_path_factory: pytest.TempPathFactory, name: str,
         path = tmp_path_factory.mktemp(name)
         make(path)
         return path
-    root = tmp_path_factory.getbasetemp().parent      # this run's, shared by its workers
+    root = tmp_path_factory.getbasetemp().parent  # this run's, shared by its workers
     path, done = root / name, root / f"{name}.done"
     with open(root / f"{name}.lock", "w") as lock:
         fcntl.flock(lock, fcntl.LOCK_EX)
         if not done.exists():
-            shutil.rmtree(path, ignore_errors=True)   # left half made by a failed attempt
+            shutil.rmtree(path, ignore_errors=True)  # left half made by a failed attempt
             path.mkdir()
             make(path)
             done.touch()
     return path
 
 
-@pytest.hookimpl(tryfirst=True)          # before -m selects by the marks
+@pytest.hookimpl(tryfirst=True)  # before -m selects by the marks
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     for item in items:
         if "default_build" in item.fixturenames:
@@ -49,8 +50,14 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
 
 def _default_build(out: Path) -> None:
     (out / "no-datasets").mkdir()
-    run_pipeline("build", "--datasets", str(out / "no-datasets"), "--out", str(out),
-                 env={"WEATHERAPI_WEBCAMS_SCALE": "1"})
+    run_pipeline(
+        "build",
+        "--datasets",
+        str(out / "no-datasets"),
+        "--out",
+        str(out),
+        env={"WEATHERAPI_WEBCAMS_SCALE": "1"},
+    )
 
 
 @pytest.fixture(scope="session")

@@ -43,7 +43,11 @@ def _env(**extra: str) -> dict[str, str]:
 
 def _run(*args: object, cwd: Path, timeout: float = 900, env: dict | None = None) -> str:
     result = subprocess.run(
-        [str(a) for a in args], cwd=cwd, env=_env(**(env or {})), capture_output=True, text=True,
+        [str(a) for a in args],
+        cwd=cwd,
+        env=_env(**(env or {})),
+        capture_output=True,
+        text=True,
         timeout=timeout,
     )
     if result.returncode != 0:
@@ -177,9 +181,20 @@ def test_the_wheel_installed_in_a_fresh_venv_serves_the_player(tmp_path):
     # other area, so the installed server compiles only the webcams' kernels: minutes less).
     build = tmp_path / "build"
     (tmp_path / "no-datasets").mkdir()
-    _run(python, "-m", "pipeline", "build", "--only", "webcams", "--datasets",
-         tmp_path / "no-datasets", "--out", build, cwd=elsewhere,
-         env={"WEATHERAPI_WEBCAMS_SCALE": "0.02"})
+    _run(
+        python,
+        "-m",
+        "pipeline",
+        "build",
+        "--only",
+        "webcams",
+        "--datasets",
+        tmp_path / "no-datasets",
+        "--out",
+        build,
+        cwd=elsewhere,
+        env={"WEATHERAPI_WEBCAMS_SCALE": "0.02"},
+    )
     lap("build")
 
     keys = tmp_path / "keys.json"
@@ -189,9 +204,7 @@ def test_the_wheel_installed_in_a_fresh_venv_serves_the_player(tmp_path):
         .splitlines()[-1]
     )
     env = _env(XDG_CONFIG_HOME=str(tmp_path / "config"))
-    with InstalledServer(
-        python, elsewhere, "--build", build, "--keys-file", keys, env=env
-    ) as srv:
+    with InstalledServer(python, elsewhere, "--build", build, "--keys-file", keys, env=env) as srv:
         srv.wait_ready(READY_S)
         lap("server ready")
         listing = get(f"{srv.url}/webcams?limit=1", {"X-API-Key": key})

@@ -10,8 +10,8 @@ index); the vectorised evaluation here is the reference its tests compare with.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import asdict, dataclass
-from typing import Mapping
 
 import numpy as np
 
@@ -31,22 +31,29 @@ def ppb_per_ugm3(gas: str) -> float:
 class Piecewise:
     """One input of an index: a concentration column through a piecewise-linear table."""
 
-    variable: str                 # grid variable (µg/m³)
-    scale: float                  # table units per µg/m³
-    decimals: int | None          # truncate to this many decimals first (None: no truncation)
-    x: tuple[float, ...]          # breakpoints in table units, strictly ascending
-    y: tuple[float, ...]          # index at each breakpoint
-    below: float | None           # index below x[0]; None: this input gives no index there
-    above: float | None           # index above x[-1]; None: no index there
-    required: bool = True         # an unknown concentration makes the index unknown
+    variable: str  # grid variable (µg/m³)
+    scale: float  # table units per µg/m³
+    decimals: int | None  # truncate to this many decimals first (None: no truncation)
+    x: tuple[float, ...]  # breakpoints in table units, strictly ascending
+    y: tuple[float, ...]  # index at each breakpoint
+    below: float | None  # index below x[0]; None: this input gives no index there
+    above: float | None  # index above x[-1]; None: no index there
+    required: bool = True  # an unknown concentration makes the index unknown
     # Counts only where the index's input reading this variable is above its table (SO2: the
     # 24-hour mean only where the 1-hour value is in the range 1-hour SO2 defines no AQI).
     only_above: str | None = None
 
 
-def _epa(variable: str, scale: float, decimals: int, segments, below: float | None = 0.0,
-         above: float | None = AQ.INDEX_CAP, required: bool = True,
-         only_above: str | None = None) -> Piecewise:
+def _epa(
+    variable: str,
+    scale: float,
+    decimals: int,
+    segments,
+    below: float | None = 0.0,
+    above: float | None = AQ.INDEX_CAP,
+    required: bool = True,
+    only_above: str | None = None,
+) -> Piecewise:
     """An EPA table given as (C_lo, C_hi, I_lo, I_hi) rows."""
     # After truncation no concentration falls between one row's C_hi and the next row's C_lo
     # (they are one truncation step apart), so linear interpolation through every row's end
@@ -62,35 +69,110 @@ PPB_SO2, PPB_NO2 = ppb_per_ugm3("so2"), ppb_per_ugm3("no2")
 # docs/api/air-quality.md#us-aqi, rows (C_lo, C_hi, I_lo, I_hi). Window means end with the
 # hour itself.
 US_AQI = (
-    _epa("pm25_24h_ugm3", 1.0, 1, [(0.0, 9.0, 0, 50), (9.1, 35.4, 51, 100),
-                                   (35.5, 55.4, 101, 150), (55.5, 125.4, 151, 200),
-                                   (125.5, 225.4, 201, 300), (225.5, 325.4, 301, 500)]),
-    _epa("pm10_24h_ugm3", 1.0, 0, [(0, 54, 0, 50), (55, 154, 51, 100), (155, 254, 101, 150),
-                                   (255, 354, 151, 200), (355, 424, 201, 300),
-                                   (425, 504, 301, 400), (505, 604, 401, 500)]),
+    _epa(
+        "pm25_24h_ugm3",
+        1.0,
+        1,
+        [
+            (0.0, 9.0, 0, 50),
+            (9.1, 35.4, 51, 100),
+            (35.5, 55.4, 101, 150),
+            (55.5, 125.4, 151, 200),
+            (125.5, 225.4, 201, 300),
+            (225.5, 325.4, 301, 500),
+        ],
+    ),
+    _epa(
+        "pm10_24h_ugm3",
+        1.0,
+        0,
+        [
+            (0, 54, 0, 50),
+            (55, 154, 51, 100),
+            (155, 254, 101, 150),
+            (255, 354, 151, 200),
+            (355, 424, 201, 300),
+            (425, 504, 301, 400),
+            (505, 604, 401, 500),
+        ],
+    ),
     # 8-hour O3 defines no AQI above 300: above its table it counts as 300 (at least), and the
     # 1-hour O3 (defined from 101 up) gives the higher values.
-    _epa("o3_8h_ugm3", PPM_O3, 3, [(0.000, 0.054, 0, 50), (0.055, 0.070, 51, 100),
-                                   (0.071, 0.085, 101, 150), (0.086, 0.105, 151, 200),
-                                   (0.106, 0.200, 201, 300)], above=300.0),
-    _epa("o3_ugm3", PPM_O3, 3, [(0.125, 0.164, 101, 150), (0.165, 0.204, 151, 200),
-                                (0.205, 0.404, 201, 300), (0.405, 0.504, 301, 400),
-                                (0.505, 0.604, 401, 500)], below=None, required=False),
-    _epa("co_8h_ugm3", PPM_CO, 1, [(0.0, 4.4, 0, 50), (4.5, 9.4, 51, 100), (9.5, 12.4, 101, 150),
-                                   (12.5, 15.4, 151, 200), (15.5, 30.4, 201, 300),
-                                   (30.5, 40.4, 301, 400), (40.5, 50.4, 401, 500)]),
+    _epa(
+        "o3_8h_ugm3",
+        PPM_O3,
+        3,
+        [
+            (0.000, 0.054, 0, 50),
+            (0.055, 0.070, 51, 100),
+            (0.071, 0.085, 101, 150),
+            (0.086, 0.105, 151, 200),
+            (0.106, 0.200, 201, 300),
+        ],
+        above=300.0,
+    ),
+    _epa(
+        "o3_ugm3",
+        PPM_O3,
+        3,
+        [
+            (0.125, 0.164, 101, 150),
+            (0.165, 0.204, 151, 200),
+            (0.205, 0.404, 201, 300),
+            (0.405, 0.504, 301, 400),
+            (0.505, 0.604, 401, 500),
+        ],
+        below=None,
+        required=False,
+    ),
+    _epa(
+        "co_8h_ugm3",
+        PPM_CO,
+        1,
+        [
+            (0.0, 4.4, 0, 50),
+            (4.5, 9.4, 51, 100),
+            (9.5, 12.4, 101, 150),
+            (12.5, 15.4, 151, 200),
+            (15.5, 30.4, 201, 300),
+            (30.5, 40.4, 301, 400),
+            (40.5, 50.4, 401, 500),
+        ],
+    ),
     # 1-hour SO2 defines no AQI from 200 up: below 305 ppb (truncated) the 1-hour sub-index
     # applies alone; from 305 ppb it counts as 200 (at least) and the 24-hour mean (defined
     # from 305 ppb, AQI 201) gives the higher values. A 24-hour mean of 305 ppb or more with
     # a 1-hour value below 305 ppb does not count.
-    _epa("so2_ugm3", PPB_SO2, 0, [(0, 35, 0, 50), (36, 75, 51, 100), (76, 185, 101, 150),
-                                  (186, 304, 151, 200)], above=200.0),
-    _epa("so2_24h_ugm3", PPB_SO2, 0, [(305, 604, 201, 300), (605, 804, 301, 400),
-                                      (805, 1004, 401, 500)], below=None, required=False,
-         only_above="so2_ugm3"),
-    _epa("no2_ugm3", PPB_NO2, 0, [(0, 53, 0, 50), (54, 100, 51, 100), (101, 360, 101, 150),
-                                  (361, 649, 151, 200), (650, 1249, 201, 300),
-                                  (1250, 1649, 301, 400), (1650, 2049, 401, 500)]),
+    _epa(
+        "so2_ugm3",
+        PPB_SO2,
+        0,
+        [(0, 35, 0, 50), (36, 75, 51, 100), (76, 185, 101, 150), (186, 304, 151, 200)],
+        above=200.0,
+    ),
+    _epa(
+        "so2_24h_ugm3",
+        PPB_SO2,
+        0,
+        [(305, 604, 201, 300), (605, 804, 301, 400), (805, 1004, 401, 500)],
+        below=None,
+        required=False,
+        only_above="so2_ugm3",
+    ),
+    _epa(
+        "no2_ugm3",
+        PPB_NO2,
+        0,
+        [
+            (0, 53, 0, 50),
+            (54, 100, 51, 100),
+            (101, 360, 101, 150),
+            (361, 649, 151, 200),
+            (650, 1249, 201, 300),
+            (1250, 1649, 301, 400),
+            (1650, 2049, 401, 500),
+        ],
+    ),
 )
 
 # docs/api/air-quality.md#european-aqi: upper limits (µg/m³) of good, fair, moderate, poor,
@@ -121,7 +203,7 @@ INDICES = {"european_aqi": EUROPEAN_AQI, "us_aqi": US_AQI}
 
 def truncate(values: np.ndarray, decimals: int) -> np.ndarray:
     """Cut to `decimals` (never round up), tolerant of float32 storage error."""
-    factor = 10.0 ** decimals
+    factor = 10.0**decimals
     return np.floor(values * factor + AQ.TRUNCATION_SLACK) / factor
 
 
@@ -145,9 +227,13 @@ def sub_index(table: Piecewise, conc_ugm3: np.ndarray) -> np.ndarray:
     """The unrounded sub-index of one input (NaN where unknown or outside its table)."""
     value = table_value(table, conc_ugm3)
     nan = float("nan")
-    return np.interp(value, table.x, table.y,
-                     left=nan if table.below is None else table.below,
-                     right=nan if table.above is None else table.above)
+    return np.interp(
+        value,
+        table.x,
+        table.y,
+        left=nan if table.below is None else table.below,
+        right=nan if table.above is None else table.above,
+    )
 
 
 def index(tables: tuple[Piecewise, ...], columns: Mapping[str, np.ndarray]) -> np.ndarray:
@@ -172,8 +258,7 @@ def index(tables: tuple[Piecewise, ...], columns: Mapping[str, np.ndarray]) -> n
 
 def known(tables: tuple[Piecewise, ...], columns: Mapping[str, np.ndarray]) -> np.ndarray:
     """Where every required input of the index is known (there the index is known)."""
-    return np.logical_and.reduce([~np.isnan(columns[t.variable]) for t in tables
-                                  if t.required])
+    return np.logical_and.reduce([~np.isnan(columns[t.variable]) for t in tables if t.required])
 
 
 def us_aqi(columns: Mapping[str, np.ndarray]) -> np.ndarray:
@@ -188,5 +273,7 @@ def european_aqi(columns: Mapping[str, np.ndarray]) -> np.ndarray:
 
 def manifest_tables() -> dict:
     """The compiled tables as the manifest publishes them (contract.AirQuality.AQI_TABLES)."""
-    return {name: [asdict(t) | {"x": list(t.x), "y": list(t.y)} for t in tables]
-            for name, tables in (("us", US_AQI), ("eu", EUROPEAN_AQI))}
+    return {
+        name: [asdict(t) | {"x": list(t.x), "y": list(t.y)} for t in tables]
+        for name, tables in (("us", US_AQI), ("eu", EUROPEAN_AQI))
+    }

@@ -26,35 +26,36 @@ import numpy as np
 import contract
 from contract import DAY_S, HOUR_S
 from contract import AirQuality as AQ
-from pipeline.common import grid
-from pipeline.common import regrid
-from pipeline.common.io import InputError, describe_inputs, naming
 from pipeline.air_quality import aqi
-from pipeline.common import series
-from pipeline.air_quality.sources import cams
-from pipeline.air_quality.sources import cams_europe
-from pipeline.air_quality.sources import generated
-from pipeline.air_quality.sources import cams_global
+from pipeline.air_quality.sources import cams, cams_europe, cams_global, generated
 from pipeline.air_quality.sources.cams import Run
+from pipeline.common import grid, regrid, series
+from pipeline.common.io import InputError, describe_inputs, naming
 
 log = logging.getLogger("pipeline.air_quality")
-BUILDER_REVISION = 4     # 2: dust AOD regridded onto the European grid; 3: no AQI columns;
-                         # 4: a pole row holds one point's values
+BUILDER_REVISION = 4  # 2: dust AOD regridded onto the European grid; 3: no AQI columns;
+# 4: a pole row holds one point's values
 HISTORY_H = max(hours for _, _, hours in AQ.WINDOWS) - 1
 SCRATCH = ".air_quality-scratch"
 SOURCES = {AQ.EUROPE: cams_europe, AQ.GLOBAL: cams_global}
 _BOX = AQ.EUROPE_BOX
 # What each grid must cover: lat_min, lat_max, lon_min, lon_max (global: the whole globe).
-COVERAGE = {AQ.EUROPE: (_BOX["lat_min"], _BOX["lat_max"], _BOX["lon_min"], _BOX["lon_max"]),
-            AQ.GLOBAL: (-90.0, 90.0, -180.0, 180.0)}
+COVERAGE = {
+    AQ.EUROPE: (_BOX["lat_min"], _BOX["lat_max"], _BOX["lon_min"], _BOX["lon_max"]),
+    AQ.GLOBAL: (-90.0, 90.0, -180.0, 180.0),
+}
 VARIABLES = {AQ.EUROPE: AQ.EUROPE_VARIABLES, AQ.GLOBAL: AQ.GLOBAL_VARIABLES}
-LICENCE = ("Contains modified Copernicus Atmosphere Monitoring Service information "
-           "(CAMS European air quality forecasts, CAMS global atmospheric composition "
-           "forecasts); neither the European Commission nor ECMWF is responsible for any use "
-           "that may be made of the information it contains. Licence: "
-           "https://apps.ecmwf.int/datasets/licences/copernicus/")
-GENERATED_LICENCE = ("Generated offline default: synthetic fields in the CAMS formats, made by "
-                     "this project (no CAMS data).")
+LICENCE = (
+    "Contains modified Copernicus Atmosphere Monitoring Service information "
+    "(CAMS European air quality forecasts, CAMS global atmospheric composition "
+    "forecasts); neither the European Commission nor ECMWF is responsible for any use "
+    "that may be made of the information it contains. Licence: "
+    "https://apps.ecmwf.int/datasets/licences/copernicus/"
+)
+GENERATED_LICENCE = (
+    "Generated offline default: synthetic fields in the CAMS formats, made by "
+    "this project (no CAMS data)."
+)
 
 
 @dataclass
@@ -62,28 +63,31 @@ class Domain:
     """One domain's runs and where they came from."""
 
     name: str
-    kind: str                       # real | generated
-    runs: list[Run]                 # by precedence (cams.by_precedence)
-    newest: Run                     # the newest forecast: the first hour served is its time
-    inputs: list[dict]              # manifest entries of the files read
+    kind: str  # real | generated
+    runs: list[Run]  # by precedence (cams.by_precedence)
+    newest: Run  # the newest forecast: the first hour served is its time
+    inputs: list[dict]  # manifest entries of the files read
 
 
 @dataclass
 class Stitched:
     """A domain's runs stitched into one hourly series per cell and variable (scratch files)."""
 
-    hours: np.ndarray               # Unix s of every stitched hour, history first
-    skip: int                       # history hours before the newest run's reference time
+    hours: np.ndarray  # Unix s of every stitched hour, history first
+    skip: int  # history hours before the newest run's reference time
     lat: np.ndarray
     lon: np.ndarray
-    files: dict[str, Path]          # variable -> latitude-major file (lat, time, lon)
-    us_aqi_known: np.ndarray | None = None   # per served hour: the US AQI is known somewhere
+    files: dict[str, Path]  # variable -> latitude-major file (lat, time, lon)
+    us_aqi_known: np.ndarray | None = None  # per served hour: the US AQI is known somewhere
 
     def rows(self, name: str, a: int, b: int) -> np.ndarray:
         """Rows [a, b) of a variable, as (time, rows, lon)."""
-        block = np.fromfile(self.files[name], dtype=np.float32,
-                            count=(b - a) * len(self.hours) * len(self.lon),
-                            offset=a * len(self.hours) * len(self.lon) * 4)
+        block = np.fromfile(
+            self.files[name],
+            dtype=np.float32,
+            count=(b - a) * len(self.hours) * len(self.lon),
+            offset=a * len(self.hours) * len(self.lon) * 4,
+        )
         return block.reshape(b - a, len(self.hours), len(self.lon)).transpose(1, 0, 2)
 
 
@@ -96,8 +100,9 @@ def build(datasets: Path, version: Path, now_s: float | None = None) -> contract
         stitched = {name: _stitch_domain(domain, scratch) for name, domain in domains.items()}
         world, europe = stitched[AQ.GLOBAL], stitched[AQ.EUROPE]
         specs = {AQ.GLOBAL: _write_grid(AQ.GLOBAL, world, version)}
-        specs[AQ.EUROPE] = _write_grid(AQ.EUROPE, europe, version,
-                                       _dust_on(europe, world, specs[AQ.GLOBAL]))
+        specs[AQ.EUROPE] = _write_grid(
+            AQ.EUROPE, europe, version, _dust_on(europe, world, specs[AQ.GLOBAL])
+        )
     finally:
         shutil.rmtree(scratch, ignore_errors=True)
     us_from = {name: _us_aqi_from(name, stitched[name]) for name in SOURCES}
@@ -114,14 +119,18 @@ def _domain(name: str, datasets: Path, scratch: Path, now_s: float | None) -> Do
         root = scratch / "generated"
         folder, kind = root / name, "generated"
         today = int((time.time() if now_s is None else now_s) // DAY_S * DAY_S)
-        log.info("%s: no %s, generating yesterday's and today's runs", name,
-                 datasets / source.FOLDER)
+        log.info(
+            "%s: no %s, generating yesterday's and today's runs", name, datasets / source.FOLDER
+        )
         generated.write_default(root, today, domains=(name,))
     runs = source.scan(folder, scratch)
-    files = [p for p in sorted(folder.iterdir())
-             if p.suffix.lower() in (*cams.SUFFIXES, ".zip")]
-    log.info("%s: %d run(s) %s", name, len(runs), ", ".join(
-        f"{r.kind} {cams.iso(r.reference_time)}" for r in runs))
+    files = [p for p in sorted(folder.iterdir()) if p.suffix.lower() in (*cams.SUFFIXES, ".zip")]
+    log.info(
+        "%s: %d run(s) %s",
+        name,
+        len(runs),
+        ", ".join(f"{r.kind} {cams.iso(r.reference_time)}" for r in runs),
+    )
     newest = cams.newest_forecast(runs, folder)
     check_coverage(name, newest)
     return Domain(name, kind, runs, newest, describe_inputs(files, root))
@@ -139,27 +148,34 @@ def check_coverage(name: str, run: Run) -> None:
     west = spec["lon0"] - spec["dlon"] / 2
     east = spec["lon0"] + (spec["nlon"] - 1) * spec["dlon"] + spec["dlon"] / 2
     tolerance = 1e-6
-    if not (south <= lat0 + tolerance and north >= lat1 - tolerance
-            and (spec["wraps"] or (name != AQ.GLOBAL and west <= lon0 + tolerance
-                                   and east >= lon1 - tolerance))):
-        raise InputError(path, f"covers latitudes {south:g} to {north:g}, longitudes {west:g} "
-                               f"to {east:g}; the {name} grid must cover {lat0:g} to {lat1:g}, "
-                               f"{lon0:g} to {lon1:g} (request the whole domain, no area)")
+    if not (
+        south <= lat0 + tolerance
+        and north >= lat1 - tolerance
+        and (
+            spec["wraps"]
+            or (name != AQ.GLOBAL and west <= lon0 + tolerance and east >= lon1 - tolerance)
+        )
+    ):
+        raise InputError(
+            path,
+            f"covers latitudes {south:g} to {north:g}, longitudes {west:g} "
+            f"to {east:g}; the {name} grid must cover {lat0:g} to {lat1:g}, "
+            f"{lon0:g} to {lon1:g} (request the whole domain, no area)",
+        )
 
 
 def _stitch_domain(domain: Domain, scratch: Path) -> Stitched:
     """Stitch every variable of the domain's runs into scratch files."""
     newest = domain.newest
     # History for the windows, as far as older runs (and analyses) reach.
-    start = max(newest.reference_time - HISTORY_H * HOUR_S,
-                min(r.span_s()[0] for r in domain.runs))
+    start = max(newest.reference_time - HISTORY_H * HOUR_S, min(r.span_s()[0] for r in domain.runs))
     end = max(r.span_s()[1] for r in domain.runs)
     hours = np.arange(start, end + 1, HOUR_S, dtype=np.int64)
     names = sorted({n for r in domain.runs for n in r.fields})
-    files = {n: _stitch(domain.runs, n, hours, scratch / f"{domain.name}-{n}.raw")
-             for n in names}
-    return Stitched(hours, (newest.reference_time - start) // HOUR_S, newest.axes.lat,
-                    newest.axes.lon, files)
+    files = {n: _stitch(domain.runs, n, hours, scratch / f"{domain.name}-{n}.raw") for n in names}
+    return Stitched(
+        hours, (newest.reference_time - start) // HOUR_S, newest.axes.lat, newest.axes.lon, files
+    )
 
 
 def _write_grid(name: str, stitched: Stitched, version: Path, extra=None) -> dict:
@@ -167,12 +183,26 @@ def _write_grid(name: str, stitched: Stitched, version: Path, extra=None) -> dic
     # extra(a, b) gives further (time, rows, lon) columns of rows [a, b) by name.
     started = time.perf_counter()
     hours, skip = stitched.hours, stitched.skip
-    spec = grid.spec(AQ.GRID_FILES[name], stitched.lat, stitched.lon, int(hours[skip]), HOUR_S,
-                     len(hours) - skip, list(VARIABLES[name]))
+    spec = grid.spec(
+        AQ.GRID_FILES[name],
+        stitched.lat,
+        stitched.lon,
+        int(hours[skip]),
+        HOUR_S,
+        len(hours) - skip,
+        list(VARIABLES[name]),
+    )
     stitched.us_aqi_known = np.zeros(len(hours) - skip, dtype=bool)
     grid.write(version, spec, lambda a, b: _band(name, stitched, a, b, extra))
-    log.info("%s: %d x %d cells, %d hours from %s, in %.1f s", name, spec["nlat"],
-             spec["nlon"], spec["ntime"], cams.iso(spec["time0"]), time.perf_counter() - started)
+    log.info(
+        "%s: %d x %d cells, %d hours from %s, in %.1f s",
+        name,
+        spec["nlat"],
+        spec["nlon"],
+        spec["ntime"],
+        cams.iso(spec["time0"]),
+        time.perf_counter() - started,
+    )
     return spec
 
 
@@ -181,7 +211,7 @@ def _dust_on(target: Stitched, source: Stitched, source_spec: dict):
     # Bilinear on the source cells, for the target's hours that the source grid serves;
     # NaN at the others.
     first = np.searchsorted(source.hours, target.hours)
-    served = ((target.hours >= source.hours[source.skip]) & (target.hours <= source.hours[-1]))
+    served = (target.hours >= source.hours[source.skip]) & (target.hours <= source.hours[-1])
 
     def extra(a: int, b: int) -> dict[str, np.ndarray]:
         interpolate = regrid.Bilinear(source_spec, target.lat[a:b], target.lon)
@@ -189,6 +219,7 @@ def _dust_on(target: Stitched, source: Stitched, source_spec: dict):
         out = np.full((len(target.hours), b - a, len(target.lon)), np.nan, dtype=np.float32)
         out[served] = interpolate(field[first[served]])
         return {AQ.DUST_AOD: out}
+
     return extra
 
 
@@ -205,8 +236,7 @@ def _stitch(runs: list[Run], name: str, hours: np.ndarray, path: Path) -> Path:
         slots = (run.reference_time + leads * HOUR_S - hours[0]) // HOUR_S
         keep = (slots >= 0) & (slots < len(hours))
         required = name in SOURCES[run.domain].REQUIRED
-        values = series.to_hours(cams.read_field(run, name, required=required), steps,
-                                 leads[keep])
+        values = series.to_hours(cams.read_field(run, name, required=required), steps, leads[keep])
         for slot, field in zip(slots[keep], values):
             np.copyto(out[slot], field, where=~np.isnan(field))
         del values
@@ -235,43 +265,64 @@ def _us_aqi_from(name: str, stitched: Stitched) -> int | None:
     known = np.flatnonzero(stitched.us_aqi_known)
     first = int(stitched.hours[stitched.skip + known[0]]) if len(known) else None
     if first != int(stitched.hours[stitched.skip]):
-        log.warning("%s: the US AQI is unknown %s: the runs give %d hour(s) of history "
-                    "before the newest forecast, and the 24-hour means need %d of their 24 "
-                    "hours (give the previous day's run as well)", name,
-                    f"before {cams.iso(first)}" if first else "at every hour",
-                    stitched.skip, int(np.ceil(series.MIN_WINDOW_SHARE * 24)))
+        log.warning(
+            "%s: the US AQI is unknown %s: the runs give %d hour(s) of history "
+            "before the newest forecast, and the 24-hour means need %d of their 24 "
+            "hours (give the previous day's run as well)",
+            name,
+            f"before {cams.iso(first)}" if first else "at every hour",
+            stitched.skip,
+            int(np.ceil(series.MIN_WINDOW_SHARE * 24)),
+        )
     return first
 
 
-def _manifest_entry(domains: dict[str, Domain], specs: dict[str, dict],
-                    us_from: dict[str, int | None]) -> dict:
+def _manifest_entry(
+    domains: dict[str, Domain], specs: dict[str, dict], us_from: dict[str, int | None]
+) -> dict:
     kinds = {d.kind for d in domains.values()}
     kind = kinds.pop() if len(kinds) == 1 else "mixed"
     inputs = [dict(i, domain=name) for name, d in domains.items() for i in d.inputs]
     tables = aqi.manifest_tables()
-    digest = hashlib.sha256(repr((contract.SCHEMA_VERSION, BUILDER_REVISION, HISTORY_H,
-                                  sorted((d.name, d.kind) for d in domains.values()),
-                                  [i["sha256"] for i in inputs], tables)).encode()).hexdigest()
+    digest = hashlib.sha256(
+        repr(
+            (
+                contract.SCHEMA_VERSION,
+                BUILDER_REVISION,
+                HISTORY_H,
+                sorted((d.name, d.kind) for d in domains.values()),
+                [i["sha256"] for i in inputs],
+                tables,
+            )
+        ).encode()
+    ).hexdigest()
     return {
         "version": f"air_quality-{digest[:12]}",
         "schema_version": contract.SCHEMA_VERSION,
         "source": {
             "kind": kind,
             "generated": any(d.kind == "generated" for d in domains.values()),
-            "domains": {name: {
-                "kind": d.kind,
-                "model": "CAMS European air quality forecasts (ENSEMBLE)" if name == AQ.EUROPE
-                else "CAMS global atmospheric composition forecasts",
-                "runs": [cams.iso(r.reference_time) for r in d.runs if r.kind == cams.FORECAST],
-                "analyses": [cams.iso(r.reference_time) for r in d.runs
-                             if r.kind == cams.ANALYSIS],
-                "resolution_deg": specs[name]["dlat"],
-                "hours": [cams.iso(specs[name]["time0"]),
-                          cams.iso(specs[name]["time0"] + (specs[name]["ntime"] - 1) * HOUR_S)],
-                # the first hour with a known US AQI: later than the first hour when the
-                # runs give too little history for the 24-hour means (a single run)
-                "us_aqi_from": cams.iso(us_from[name]) if us_from[name] else None,
-            } for name, d in domains.items()},
+            "domains": {
+                name: {
+                    "kind": d.kind,
+                    "model": "CAMS European air quality forecasts (ENSEMBLE)"
+                    if name == AQ.EUROPE
+                    else "CAMS global atmospheric composition forecasts",
+                    "runs": [cams.iso(r.reference_time) for r in d.runs if r.kind == cams.FORECAST],
+                    "analyses": [
+                        cams.iso(r.reference_time) for r in d.runs if r.kind == cams.ANALYSIS
+                    ],
+                    "resolution_deg": specs[name]["dlat"],
+                    "hours": [
+                        cams.iso(specs[name]["time0"]),
+                        cams.iso(specs[name]["time0"] + (specs[name]["ntime"] - 1) * HOUR_S),
+                    ],
+                    # the first hour with a known US AQI: later than the first hour when the
+                    # runs give too little history for the 24-hour means (a single run)
+                    "us_aqi_from": cams.iso(us_from[name]) if us_from[name] else None,
+                }
+                for name, d in domains.items()
+            },
             "licence": GENERATED_LICENCE if kind == "generated" else LICENCE,
         },
         "inputs": inputs,

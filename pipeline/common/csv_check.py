@@ -32,10 +32,11 @@ def _not_utf8(path: Path) -> str | None:
                 # counts from (its object) is not the chunk, so look the bad byte up in both.
                 held = len(exc.object) - len(chunk)
                 at = offset - held + exc.start
-                lines += exc.object[:exc.start].count(b"\n") - (
-                    exc.object[:held].count(b"\n"))
-                return (f"line {lines}: the byte at offset {at} (0x{exc.object[exc.start]:02x}) "
-                        "is not UTF-8; save the file as UTF-8")
+                lines += exc.object[: exc.start].count(b"\n") - (exc.object[:held].count(b"\n"))
+                return (
+                    f"line {lines}: the byte at offset {at} (0x{exc.object[exc.start]:02x}) "
+                    "is not UTF-8; save the file as UTF-8"
+                )
             if not chunk:
                 return None
             offset += len(chunk)
@@ -62,8 +63,10 @@ def _bad_record(path: Path) -> str | None:
                 elif len(record) > width:
                     return f"line {start}: {len(record)} fields where the header has {width}"
                 if reader.line_num == start and _bare_quote(last[0]):
-                    return (f"line {start}: a quote inside a field that does not start with "
-                            "one (quote the whole field and double the quotes in it)")
+                    return (
+                        f"line {start}: a quote inside a field that does not start with "
+                        "one (quote the whole field and double the quotes in it)"
+                    )
                 start = reader.line_num + 1
         except csv.Error as exc:
             return f"line {start}: {_quoting(str(exc), start, reader.line_num)}"
@@ -76,8 +79,7 @@ def _quoting(error: str, start: int, reached: int) -> str:
     if "end of data" in error:
         return "a quoted field is not closed before the end of the file"
     if reached > start:
-        return (f"a quoted field runs on to line {reached} (a quote is missing or not "
-                "doubled)")
+        return f"a quoted field runs on to line {reached} (a quote is missing or not doubled)"
     if "expected after" in error:
         return "text after the closing quote of a field (double the quotes inside a quoted field)"
     return error
@@ -85,7 +87,7 @@ def _quoting(error: str, start: int, reached: int) -> str:
 
 def _bare_quote(line: str) -> bool:
     """True when a field of this one-line record has a quote but does not start with one."""
-    state = "start"                   # start | plain | quoted | closed
+    state = "start"  # start | plain | quoted | closed
     for char in line:
         if state == "quoted":
             state = "closed" if char == '"' else "quoted"
@@ -94,7 +96,7 @@ def _bare_quote(line: str) -> bool:
         elif char == '"':
             if state == "plain":
                 return True
-            state = "quoted"          # an opening quote, or the second of a doubled one
+            state = "quoted"  # an opening quote, or the second of a doubled one
         elif state == "start":
             state = "plain"
     return False

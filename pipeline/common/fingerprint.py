@@ -27,8 +27,9 @@ def input_digest(datasets: Path, folders: tuple[str, ...]) -> str:
         files = input_files(root)
         digest.update(f"{folder}\0{ABSENT if not root.is_dir() else len(files)}\0".encode())
         for path in files:
-            digest.update(f"{path.relative_to(datasets).as_posix()}\0{cache.sha256(path)}\0"
-                          .encode())
+            digest.update(
+                f"{path.relative_to(datasets).as_posix()}\0{cache.sha256(path)}\0".encode()
+            )
     cache.save()
     return digest.hexdigest()
 

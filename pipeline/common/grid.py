@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 import io
+from collections.abc import Callable
 from pathlib import Path
-from typing import Callable
 
 import numpy as np
 
@@ -36,7 +36,7 @@ def one_point_poles(band: np.ndarray, lat_deg: np.ndarray, lon_deg: np.ndarray) 
     rows = np.flatnonzero(np.abs(np.abs(np.asarray(lat_deg, dtype=np.float64)) - 90.0) < 1e-6)
     if len(rows):
         j = pole_column(lon_deg)
-        band[..., rows, :] = band[..., rows, j:j + 1]
+        band[..., rows, :] = band[..., rows, j : j + 1]
     return band
 
 
@@ -56,8 +56,9 @@ def check_finite(path: Path | str, **axes: np.ndarray) -> None:
     # NaN compares unequal to itself, so a later "same grid" check would blame the wrong thing.
     for name, values in axes.items():
         if not np.isfinite(np.asarray(values, dtype=np.float64)).all():
-            raise InputError(path, f"{name} coordinates are not all finite numbers (NaN or "
-                                   "infinity)")
+            raise InputError(
+                path, f"{name} coordinates are not all finite numbers (NaN or infinity)"
+            )
 
 
 def regular_axis(values: np.ndarray, name: str, path: Path | str) -> tuple[float, float]:
@@ -73,20 +74,43 @@ def regular_axis(values: np.ndarray, name: str, path: Path | str) -> tuple[float
     return first, round(step, 9)
 
 
-def spec(file: str, lat: np.ndarray, lon: np.ndarray, time0: int, dt_s: int, ntime: int,
-         variables: list[str], path: Path | str = "") -> dict:
+def spec(
+    file: str,
+    lat: np.ndarray,
+    lon: np.ndarray,
+    time0: int,
+    dt_s: int,
+    ntime: int,
+    variables: list[str],
+    path: Path | str = "",
+) -> dict:
     """The manifest spec of a grid with ascending `lat` and `lon` (lon in [-180, 180))."""
     lat0, dlat = regular_axis(lat, "latitude", path)
     lon0, dlon = regular_axis(lon, "longitude", path)
     wraps = bool(abs(len(lon) * dlon - 360.0) < dlon * 1e-3)
-    return {"file": file, "lat0": round(lat0, 6), "dlat": round(dlat, 6), "nlat": len(lat),
-            "lon0": round(lon0, 6), "dlon": round(dlon, 6), "nlon": len(lon), "wraps": wraps,
-            "time0": int(time0), "dt_s": int(dt_s), "ntime": int(ntime),
-            "variables": list(variables), "dtype": "float32"}
+    return {
+        "file": file,
+        "lat0": round(lat0, 6),
+        "dlat": round(dlat, 6),
+        "nlat": len(lat),
+        "lon0": round(lon0, 6),
+        "dlon": round(dlon, 6),
+        "nlon": len(lon),
+        "wraps": wraps,
+        "time0": int(time0),
+        "dt_s": int(dt_s),
+        "ntime": int(ntime),
+        "variables": list(variables),
+        "dtype": "float32",
+    }
 
 
-def write(version: Path, grid: dict, read_band: Callable[[int, int], np.ndarray],
-          band_bytes: int = BAND_BYTES) -> None:
+def write(
+    version: Path,
+    grid: dict,
+    read_band: Callable[[int, int], np.ndarray],
+    band_bytes: int = BAND_BYTES,
+) -> None:
     """Write grid["file"] under `version` band by band.
 
     read_band(row_start, row_stop) returns float values of shape
@@ -98,9 +122,14 @@ def write(version: Path, grid: dict, read_band: Callable[[int, int], np.ndarray]
     path = version / grid["file"]
     path.parent.mkdir(parents=True, exist_ok=True)
     header = io.BytesIO()
-    np.lib.format.write_array_header_1_0(header, {
-        "descr": np.lib.format.dtype_to_descr(np.dtype(np.float32)), "fortran_order": False,
-        "shape": (nlat, nlon, ntime, nvar)})
+    np.lib.format.write_array_header_1_0(
+        header,
+        {
+            "descr": np.lib.format.dtype_to_descr(np.dtype(np.float32)),
+            "fortran_order": False,
+            "shape": (nlat, nlon, ntime, nvar),
+        },
+    )
     rows_per_band = max(1, band_bytes // max(1, nlon * ntime * nvar * 4))
     with naming(path), open(path, "wb") as handle:
         handle.write(header.getvalue())
@@ -110,5 +139,6 @@ def write(version: Path, grid: dict, read_band: Callable[[int, int], np.ndarray]
             expected = (nvar, ntime, stop - start, nlon)
             if band.shape != expected:
                 raise ValueError(f"read_band({start}, {stop}) gave {band.shape}, not {expected}")
-            handle.write(np.ascontiguousarray(band.transpose(2, 3, 1, 0), dtype=np.float32)
-                         .tobytes())
+            handle.write(
+                np.ascontiguousarray(band.transpose(2, 3, 1, 0), dtype=np.float32).tobytes()
+            )

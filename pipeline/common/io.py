@@ -8,9 +8,9 @@ import os
 import re
 import resource
 import tempfile
+from collections.abc import Iterator
 from contextlib import contextmanager, suppress
 from pathlib import Path
-from typing import Iterator
 
 import duckdb
 import netCDF4
@@ -21,7 +21,7 @@ import pyarrow.feather as feather
 import pyarrow.parquet as pq
 
 ROW_GROUP_ROWS = 65_536
-_FIXED_WIDTH_SLICE = 1_000_000   # rows per slice in fixed_width_bytes (bounds its index arrays)
+_FIXED_WIDTH_SLICE = 1_000_000  # rows per slice in fixed_width_bytes (bounds its index arrays)
 
 
 class InputError(Exception):
@@ -39,13 +39,14 @@ class InputError(Exception):
 NETCDF_WRITE_ERRORS = (RuntimeError,)
 DUCKDB_WRITE_ERRORS = (duckdb.IOException, duckdb.OutOfMemoryException)
 # Their messages that say a write failed: any other (a misused API, a bug) keeps its traceback.
-WRITE_FAILURE = re.compile(r"HDF error|No space left|File too large|Disk quota|Input/output "
-                           r"error|failed to offload|Could not write file")
+WRITE_FAILURE = re.compile(
+    r"HDF error|No space left|File too large|Disk quota|Input/output "
+    r"error|failed to offload|Could not write file"
+)
 
 
 @contextmanager
-def naming(path: Path | str, library_errors: tuple[type[Exception], ...] = ()
-           ) -> Iterator[None]:
+def naming(path: Path | str, library_errors: tuple[type[Exception], ...] = ()) -> Iterator[None]:
     """Give an OSError raised while writing `path` that file's name if it has none; an error of
     exactly a type in `library_errors` whose message says a write failed becomes one."""
     # A failed write() (a full disk) names no file, and the build's failure message must.
@@ -116,8 +117,9 @@ def _write_problem(exc: Exception, path: Path | str) -> str:
     return f"{problem}; {stats.f_bavail * stats.f_frsize} bytes free on its file system"
 
 
-_PARQUET_OPTIONS = dict(compression="zstd", compression_level=3, use_dictionary=True,
-                        write_statistics=True)
+_PARQUET_OPTIONS = dict(
+    compression="zstd", compression_level=3, use_dictionary=True, write_statistics=True
+)
 
 
 def release_arrow_memory() -> None:
@@ -133,8 +135,12 @@ def write_parquet(table: pa.Table, path: Path) -> int:
     """Write a Parquet file whose bytes depend only on the table; returns the row count."""
     path.parent.mkdir(parents=True, exist_ok=True)
     with naming(path):
-        pq.write_table(table.replace_schema_metadata(None), path, row_group_size=ROW_GROUP_ROWS,
-                       **_PARQUET_OPTIONS)
+        pq.write_table(
+            table.replace_schema_metadata(None),
+            path,
+            row_group_size=ROW_GROUP_ROWS,
+            **_PARQUET_OPTIONS,
+        )
     return table.num_rows
 
 
@@ -148,8 +154,11 @@ def write_parquet_frame(frame: pl.DataFrame, path: Path, order: pl.Series | None
     schema = frame.head(0).to_arrow().schema.remove_metadata()
     with naming(path), pq.ParquetWriter(path, schema, **_PARQUET_OPTIONS) as writer:
         for start in range(0, max(frame.height, 1), ROW_GROUP_ROWS):
-            part = (frame.slice(start, ROW_GROUP_ROWS) if order is None
-                    else frame[order.slice(start, ROW_GROUP_ROWS)])
+            part = (
+                frame.slice(start, ROW_GROUP_ROWS)
+                if order is None
+                else frame[order.slice(start, ROW_GROUP_ROWS)]
+            )
             part = part.to_arrow().replace_schema_metadata(None)
             writer.write_table(part, row_group_size=ROW_GROUP_ROWS)
     return frame.height
@@ -159,8 +168,12 @@ def write_arrow(table: pa.Table, path: Path) -> None:
     """Write an uncompressed Arrow IPC file so the server can memory-map it without copies."""
     path.parent.mkdir(parents=True, exist_ok=True)
     with naming(path):
-        feather.write_feather(table.replace_schema_metadata(None), str(path),
-                              compression="uncompressed", chunksize=max(table.num_rows, 1))
+        feather.write_feather(
+            table.replace_schema_metadata(None),
+            str(path),
+            compression="uncompressed",
+            chunksize=max(table.num_rows, 1),
+        )
 
 
 def write_bytes(data: bytes, path: Path) -> None:
@@ -199,9 +212,14 @@ class NpyWriter:
 
     def _header_bytes(self, length: int) -> bytes:
         header = io.BytesIO()
-        np.lib.format.write_array_header_1_0(header, {
-            "descr": np.lib.format.dtype_to_descr(self.dtype), "fortran_order": False,
-            "shape": (length,)})
+        np.lib.format.write_array_header_1_0(
+            header,
+            {
+                "descr": np.lib.format.dtype_to_descr(self.dtype),
+                "fortran_order": False,
+                "shape": (length,),
+            },
+        )
         return header.getvalue()
 
     def write(self, block: np.ndarray) -> None:
@@ -220,7 +238,7 @@ class NpyWriter:
                 self._handle.seek(0)
                 self._handle.write(header)
             finally:
-                self._handle.close()    # closes the descriptor even when the flush fails
+                self._handle.close()  # closes the descriptor even when the flush fails
 
     def __enter__(self) -> NpyWriter:
         return self
@@ -251,7 +269,7 @@ def fixed_width_bytes(strings: pa.Array | pl.Series, width: int) -> np.ndarray:
     out = np.zeros((len(arr), width), dtype=np.uint8)
     step = _FIXED_WIDTH_SLICE
     for start in range(0, len(arr), step):
-        _fill_fixed_width(out[start:start + step], arr.slice(start, step))
+        _fill_fixed_width(out[start : start + step], arr.slice(start, step))
     return out.view(f"S{width}").reshape(len(arr))
 
 
@@ -261,9 +279,12 @@ def _fill_fixed_width(out: np.ndarray, arr: pa.Array) -> None:
     if n == 0:
         return
     _, offsets_buf, data_buf = arr.buffers()
-    offsets = np.frombuffer(offsets_buf, dtype=np.int64)[arr.offset:arr.offset + n + 1]
-    data = (np.frombuffer(data_buf, dtype=np.uint8) if data_buf is not None
-            else np.zeros(0, dtype=np.uint8))
+    offsets = np.frombuffer(offsets_buf, dtype=np.int64)[arr.offset : arr.offset + n + 1]
+    data = (
+        np.frombuffer(data_buf, dtype=np.uint8)
+        if data_buf is not None
+        else np.zeros(0, dtype=np.uint8)
+    )
     starts = offsets[:-1]
     lengths = np.minimum(np.diff(offsets), width)
     if arr.null_count:
@@ -316,7 +337,7 @@ class Spill:
         try:
             self._close_writer()
         except OSError:
-            pass    # the file is deleted anyway; an error of the write that failed was raised
+            pass  # the file is deleted anyway; an error of the write that failed was raised
         self._file.close()
 
     def append(self, table: pa.Table) -> None:
@@ -328,7 +349,8 @@ class Spill:
                 # (uncompressed, a batch is one allocation that lives until its last column is
                 # freed).
                 self._writer = pa.ipc.new_file(
-                    self._sink, table.schema, options=pa.ipc.IpcWriteOptions(compression="lz4"))
+                    self._sink, table.schema, options=pa.ipc.IpcWriteOptions(compression="lz4")
+                )
             self._writer.write_table(table)
 
     def read(self) -> pa.Table | None:

@@ -10,8 +10,12 @@ ENV = "WEATHERAPI_LOG_FORMAT"
 FORMATS = ("text", "json")
 ECS_VERSION = "8.11.0"
 # As server/observe/logs.py: the pipeline imports nothing of the server's (architecture.md).
-ECS_FIELDS = {"levelname": "log.level", "name": "log.logger", "process": "process.pid",
-              "exc_info": "error.stack_trace"}
+ECS_FIELDS = {
+    "levelname": "log.level",
+    "name": "log.logger",
+    "process": "process.pid",
+    "exc_info": "error.stack_trace",
+}
 
 
 def configure(log_format: str) -> None:
@@ -20,10 +24,17 @@ def configure(log_format: str) -> None:
     if log_format == "json":
         from pythonjsonlogger.json import JsonFormatter
 
-        handler.setFormatter(JsonFormatter(
-            "{levelname}{name}{process}{message}", style="{", rename_fields=ECS_FIELDS,
-            static_fields={"ecs.version": ECS_VERSION}, timestamp="@timestamp"))
+        handler.setFormatter(
+            JsonFormatter(
+                "{levelname}{name}{process}{message}",
+                style="{",
+                rename_fields=ECS_FIELDS,
+                static_fields={"ecs.version": ECS_VERSION},
+                timestamp="@timestamp",
+            )
+        )
     else:
-        handler.setFormatter(logging.Formatter("%(asctime)s %(name)s %(message)s",
-                                               datefmt="%H:%M:%S"))
+        handler.setFormatter(
+            logging.Formatter("%(asctime)s %(name)s %(message)s", datefmt="%H:%M:%S")
+        )
     logging.basicConfig(level=logging.INFO, handlers=[handler])

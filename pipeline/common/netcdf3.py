@@ -15,7 +15,7 @@ from pathlib import Path
 from pipeline.common.io import InputError
 
 _MAGIC = {b"CDF\x01": 1, b"CDF\x02": 2, b"CDF\x05": 5}
-_STREAMING = (0xFFFFFFFF, 0xFFFFFFFFFFFFFFFF)   # numrecs not written yet: nothing to check
+_STREAMING = (0xFFFFFFFF, 0xFFFFFFFFFFFFFFFF)  # numrecs not written yet: nothing to check
 _DIMENSION, _VARIABLE, _ATTRIBUTE = 10, 11, 12
 # nc_type -> bytes per value (1-6 classic, 7-11 CDF-5 only)
 _TYPE_SIZE = {1: 1, 2: 1, 3: 2, 4: 4, 5: 4, 6: 8, 7: 1, 8: 2, 9: 4, 10: 8, 11: 8}
@@ -82,18 +82,18 @@ def expected_size(data, version: int) -> int | None:
         header.name()
         dims.append(header.unpack(header.count))
     header.attributes()
-    ends, records = [], []      # records: (begin, bytes per record) of each record variable
+    ends, records = [], []  # records: (begin, bytes per record) of each record variable
     for _ in range(header.tagged_list(_VARIABLE)):
         header.name()
         ids = [header.unpack(header.count) for _ in range(header.unpack(header.count))]
         header.attributes()
         size = _type_size(header.unpack(">I"))
-        header.unpack(header.count)                 # vsize: wrong for huge variables
+        header.unpack(header.count)  # vsize: wrong for huge variables
         begin = header.unpack(header.offset)
         if any(i >= len(dims) for i in ids):
             raise ValueError("a variable names a dimension that does not exist")
         shape = [dims[i] for i in ids]
-        for length in (shape[1:] if ids and dims[ids[0]] == 0 else shape):
+        for length in shape[1:] if ids and dims[ids[0]] == 0 else shape:
             size *= length
         if ids and dims[ids[0]] == 0:
             records.append((begin, size))
@@ -112,14 +112,15 @@ def check_complete(path: Path) -> None:
     with open(path, "rb") as handle:
         magic = handle.read(4)
         if magic not in _MAGIC:
-            return      # NetCDF-4/HDF5 or not NetCDF: the reader's own open judges it
+            return  # NetCDF-4/HDF5 or not NetCDF: the reader's own open judges it
         with mmap.mmap(handle.fileno(), 0, access=mmap.ACCESS_READ) as data:
             has = len(data)
             try:
                 expected = expected_size(data, _MAGIC[magic])
             except _Truncated:
-                raise InputError(path, f"not a readable NetCDF file (truncated in its header: "
-                                       f"has {has} bytes)") from None
+                raise InputError(
+                    path, f"not a readable NetCDF file (truncated in its header: has {has} bytes)"
+                ) from None
             except ValueError as exc:
                 raise InputError(path, f"not a readable NetCDF file ({exc})") from None
     if expected is not None and has < expected:

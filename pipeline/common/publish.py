@@ -7,10 +7,10 @@ import json
 import os
 import secrets
 import shutil
+from collections.abc import Iterator
 from contextlib import contextmanager
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Iterator
 
 import duckdb
 
@@ -40,8 +40,9 @@ def new_version_dir(out_dir: Path) -> Path:
     return version
 
 
-def carry_over(previous: Path, version: Path, area: str,
-               entry: contract.AreaEntry) -> contract.AreaEntry:
+def carry_over(
+    previous: Path, version: Path, area: str, entry: contract.AreaEntry
+) -> contract.AreaEntry:
     """Hard-link (or copy) an area's files from the previous version into the new one."""
     for rel in entry.get("files", []):
         src, dst = previous / rel, version / rel
@@ -68,7 +69,7 @@ def write_catalog(version: Path, tables: dict[str, str]) -> None:
                 con.execute(f"CREATE VIEW \"{name}\" AS SELECT * FROM read_parquet('{parquet}')")
         finally:
             con.close()
-    except duckdb.Error as exc:   # a full disk is one of these, not an OSError
+    except duckdb.Error as exc:  # a full disk is one of these, not an OSError
         raise OSError(None, (str(exc).splitlines() or [type(exc).__name__])[0], str(path)) from None
 
 
@@ -78,8 +79,10 @@ def write_manifest(version: Path, manifest: contract.Manifest) -> None:
     _fsync_tree(version)
     tmp = version / (contract.MANIFEST + ".tmp")
     with naming(tmp):
-        tmp.write_text(json.dumps(manifest, indent=2, sort_keys=True, ensure_ascii=False) + "\n",
-                       encoding="utf-8")
+        tmp.write_text(
+            json.dumps(manifest, indent=2, sort_keys=True, ensure_ascii=False) + "\n",
+            encoding="utf-8",
+        )
     _fsync_file(tmp)
     os.replace(tmp, version / contract.MANIFEST)
     _fsync_dir(version)

@@ -13,8 +13,9 @@ class Bilinear:
 
     def __init__(self, source: dict, lat: np.ndarray, lon: np.ndarray):
         nlat, nlon, dlon = source["nlat"], source["nlon"], source["dlon"]
-        y = np.clip((np.asarray(lat, dtype=np.float64) - source["lat0"]) / source["dlat"],
-                    0.0, nlat - 1.0)
+        y = np.clip(
+            (np.asarray(lat, dtype=np.float64) - source["lat0"]) / source["dlat"], 0.0, nlat - 1.0
+        )
         i0 = np.minimum(y.astype(np.intp), max(nlat - 2, 0))
         i1, fy = np.minimum(i0 + 1, nlat - 1), y - i0
         x = ((np.asarray(lon, dtype=np.float64) - source["lon0"]) % 360.0) / dlon
@@ -37,8 +38,9 @@ class Bilinear:
     def __call__(self, field: np.ndarray) -> np.ndarray:
         """The field at the cells: (..., len(lat), len(lon)) float32."""
         # field is (..., source rows [first_row, stop_row), source columns).
-        corners = np.stack([field[..., self.rows[a], :][..., self.cols[b]]
-                            for a in (0, 1) for b in (0, 1)]).astype(np.float64)
+        corners = np.stack(
+            [field[..., self.rows[a], :][..., self.cols[b]] for a in (0, 1) for b in (0, 1)]
+        ).astype(np.float64)
         known = ~np.isnan(corners)
         weights = self.weights.reshape(4, *(1,) * (field.ndim - 2), *self.weights.shape[1:])
         weights = np.where(known, weights, 0.0)

@@ -40,8 +40,9 @@ def to_hours(values: np.ndarray, step_hours: np.ndarray, hours: np.ndarray) -> n
     return out
 
 
-def trailing_mean(values: np.ndarray, window: int, axis: int = 0,
-                  min_share: float = MIN_WINDOW_SHARE) -> np.ndarray:
+def trailing_mean(
+    values: np.ndarray, window: int, axis: int = 0, min_share: float = MIN_WINDOW_SHARE
+) -> np.ndarray:
     """Mean of the `window` values ending at each index along `axis` (the index included)."""
     # Unknown (NaN) values are skipped; a mean over fewer than `min_share` of the window's
     # values is NaN, which also covers the first indices of the series, whose windows reach
@@ -58,7 +59,6 @@ def trailing_mean(values: np.ndarray, window: int, axis: int = 0,
     return np.moveaxis(mean.astype(np.float32), 0, axis)
 
 
-
 def hours(start_s: int, stop_s: int) -> np.ndarray:
     """Whole hours from the first at or after start_s to the last at or before stop_s."""
     first = -(-int(start_s) // HOUR_S) * HOUR_S
@@ -68,8 +68,11 @@ def hours(start_s: int, stop_s: int) -> np.ndarray:
 def _bracket(times_s: np.ndarray, out_s: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """For each output time: the step at or before it, the next step, and the weight of the
     next one (0 on a step); out-of-range times clamp to the end steps."""
-    right = np.clip(np.searchsorted(times_s, out_s, side="right"), 1, len(times_s) - 1) \
-        if len(times_s) > 1 else np.zeros(len(out_s), dtype=np.intp)
+    right = (
+        np.clip(np.searchsorted(times_s, out_s, side="right"), 1, len(times_s) - 1)
+        if len(times_s) > 1
+        else np.zeros(len(out_s), dtype=np.intp)
+    )
     left = np.maximum(right - 1, 0)
     span = (times_s[right] - times_s[left]).astype(np.float64)
     with np.errstate(invalid="ignore", divide="ignore"):
@@ -82,8 +85,9 @@ def _outside(times_s: np.ndarray, out_s: np.ndarray, max_gap_s: int) -> np.ndarr
     return (out_s < times_s[0] - max_gap_s) | (out_s > times_s[-1] + max_gap_s)
 
 
-def interpolate(times_s: np.ndarray, values: np.ndarray, out_s: np.ndarray,
-                max_gap_s: int = MAX_GAP_S) -> np.ndarray:
+def interpolate(
+    times_s: np.ndarray, values: np.ndarray, out_s: np.ndarray, max_gap_s: int = MAX_GAP_S
+) -> np.ndarray:
     """Values linear in time between steps (states such as temperature or wind), held within
     max_gap_s beyond the first and last step, NaN further out."""
     left, right, weight = _bracket(times_s, out_s)
@@ -100,15 +104,17 @@ def interpolate(times_s: np.ndarray, values: np.ndarray, out_s: np.ndarray,
     return out
 
 
-def interval_rates(times_s: np.ndarray, amounts: np.ndarray, out_s: np.ndarray,
-                   max_gap_s: int = MAX_GAP_S) -> np.ndarray:
+def interval_rates(
+    times_s: np.ndarray, amounts: np.ndarray, out_s: np.ndarray, max_gap_s: int = MAX_GAP_S
+) -> np.ndarray:
     """Hourly rates from amounts per interval: amounts[k] fell between times_s[k] and
     times_s[k + 1]; every hour starting inside that interval gets amounts[k] / its length in
     hours (totals are conserved on whole-hour intervals). The last interval's rate is held
     up to max_gap_s after its end, NaN further out."""
     index = np.clip(np.searchsorted(times_s, out_s, side="right") - 1, 0, len(times_s) - 2)
     length_h = (np.diff(times_s).astype(np.float32) / HOUR_S).reshape(
-        (-1,) + (1,) * (amounts.ndim - 1))
+        (-1,) + (1,) * (amounts.ndim - 1)
+    )
     rates = amounts / length_h
     out = rates[index]
     out[_outside(times_s, out_s, max_gap_s)] = np.nan
@@ -145,21 +151,26 @@ def deaccumulate(accumulated: np.ndarray, resets: np.ndarray) -> np.ndarray:
     since the last bucket reset; after a reset the value is the amount since the previous step
     (GFS 6-hour buckets reset on a model step). Small negative noise is clipped to zero."""
     current = accumulated[1:]
-    since = np.where(resets[1:].reshape((-1,) + (1,) * (accumulated.ndim - 1)),
-                     np.float32(0), accumulated[:-1])
+    since = np.where(
+        resets[1:].reshape((-1,) + (1,) * (accumulated.ndim - 1)), np.float32(0), accumulated[:-1]
+    )
     return np.maximum(current - since, np.float32(0))
 
 
-def bucket_averages_to_accumulations(times_s: np.ndarray, run_s: int, averages_mmh: np.ndarray,
-                                     bucket_s: int) -> tuple[np.ndarray, np.ndarray]:
+def bucket_averages_to_accumulations(
+    times_s: np.ndarray, run_s: int, averages_mmh: np.ndarray, bucket_s: int
+) -> tuple[np.ndarray, np.ndarray]:
     """Rates averaged since the start of each step's bucket (GFS prate: 0-1, 0-2 ... 0-6,
     then 6-7 ... h averages; 120-123, 120-126 h in the 3-hourly range) as the amounts
     accumulated in the bucket (mm) and the resets of deaccumulate (steps whose bucket began
     at or after the step before)."""
     elapsed = np.asarray(times_s, dtype=np.int64) - int(run_s)
     start = np.where(elapsed > 0, (elapsed - 1) // bucket_s * bucket_s, 0)
-    hours_in = ((elapsed - start) / HOUR_S).astype(np.float32).reshape(
-        (-1,) + (1,) * (averages_mmh.ndim - 1))
+    hours_in = (
+        ((elapsed - start) / HOUR_S)
+        .astype(np.float32)
+        .reshape((-1,) + (1,) * (averages_mmh.ndim - 1))
+    )
     # At the run time nothing has accumulated yet (GFS has no average at step 0).
     amounts = np.where(hours_in > 0, averages_mmh * hours_in, np.float32(0))
     resets = np.zeros(len(elapsed), dtype=bool)

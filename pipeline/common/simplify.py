@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import numpy as np
 
-MIN_RING = 4        # a closed triangle
+MIN_RING = 4  # a closed triangle
 
 
 def simplify_ring(ring: np.ndarray, tolerance: float) -> np.ndarray:
@@ -22,11 +22,11 @@ def simplify_ring(ring: np.ndarray, tolerance: float) -> np.ndarray:
         if b - a < 2:
             continue
         chord = ring[b] - ring[a]
-        points = ring[a + 1:b] - ring[a]
+        points = ring[a + 1 : b] - ring[a]
         length = float(np.hypot(chord[0], chord[1]))
         if length > 0:
             distance = np.abs(chord[0] * points[:, 1] - chord[1] * points[:, 0]) / length
-        else:       # a closed ring's first chord: distance from its one point
+        else:  # a closed ring's first chord: distance from its one point
             distance = np.hypot(points[:, 0], points[:, 1])
         i = int(np.argmax(distance))
         if distance[i] > tolerance:

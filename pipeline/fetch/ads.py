@@ -31,20 +31,21 @@ log = logging.getLogger("pipeline.fetch.ads")
 DEFAULT_URL = "https://ads.atmosphere.copernicus.eu/api"
 SITE = "https://ads.atmosphere.copernicus.eu"
 URL_ENV = "WEATHERAPI_CAMS_BASE_URL"
-MAX_WAIT_ENV = "WEATHERAPI_CAMS_MAX_WAIT_S"      # how long one fetch waits on the ADS queue
-PAUSE_ENV = "WEATHERAPI_CAMS_POLL_S"             # longest pause between polls and retries
+MAX_WAIT_ENV = "WEATHERAPI_CAMS_MAX_WAIT_S"  # how long one fetch waits on the ADS queue
+PAUSE_ENV = "WEATHERAPI_CAMS_POLL_S"  # longest pause between polls and retries
 MAX_WAIT_S = 1800.0
 PAUSE_S = 60.0
-TRIES = 5                                        # per HTTP request (cdsapi's retry_max)
+TRIES = 5  # per HTTP request (cdsapi's retry_max)
 TIMEOUT_S = 60
 # What the ADS's adaptors say of a date with no data yet (CAMS Europe: "No data found for
 # this request"; MARS: "MARS returned no data"; an embargo: "None of the data you have
 # requested is available yet ... The latest date available ...").
-NOT_PUBLISHED = re.compile(r"no data|not (yet )?available|available yet|latest date available",
-                           re.IGNORECASE)
+NOT_PUBLISHED = re.compile(
+    r"no data|not (yet )?available|available yet|latest date available", re.IGNORECASE
+)
 # A job failing for the service's own reasons (a backend in maintenance, a timeout).
 TRANSIENT = re.compile(r"maintenance|temporar|try again|timed? ?out|unavailable", re.IGNORECASE)
-RETRY_S = 10.0                                   # cdsapi's pause before retrying a request
+RETRY_S = 10.0  # cdsapi's pause before retrying a request
 
 
 class NotPublished(FetchError):
@@ -60,7 +61,7 @@ class Credentials:
 
     url: str
     key: str = field(repr=False)
-    url_from: str                   # which setting gave the URL (for messages)
+    url_from: str  # which setting gave the URL (for messages)
 
 
 def credentials(base_url: str | None) -> Credentials:
@@ -68,19 +69,27 @@ def credentials(base_url: str | None) -> Credentials:
     key from CDSAPI_KEY or ~/.cdsapirc (CDSAPI_RC names another file)."""
     rc = Path(os.environ.get("CDSAPI_RC", "~/.cdsapirc")).expanduser()
     config = _read_rc(rc)
-    sources = (("--base-url", base_url), (URL_ENV, os.environ.get(URL_ENV)),
-               ("CDSAPI_URL", os.environ.get("CDSAPI_URL")), (str(rc), config.get("url")),
-               ("the default", DEFAULT_URL))
+    sources = (
+        ("--base-url", base_url),
+        (URL_ENV, os.environ.get(URL_ENV)),
+        ("CDSAPI_URL", os.environ.get("CDSAPI_URL")),
+        (str(rc), config.get("url")),
+        ("the default", DEFAULT_URL),
+    )
     url_from, url = next((name, value) for name, value in sources if value)
     key = os.environ.get("CDSAPI_KEY") or config.get("key")
     if not key:
-        raise FetchError(f"no ADS key: set CDSAPI_KEY or write 'key: <your token>' into {rc} "
-                         f"(the personal access token shown at {SITE}/how-to-api)")
+        raise FetchError(
+            f"no ADS key: set CDSAPI_KEY or write 'key: <your token>' into {rc} "
+            f"(the personal access token shown at {SITE}/how-to-api)"
+        )
     if ":" in key:
         # cdsapi would take a UID:KEY key to the retired API, which answers nothing useful.
-        raise FetchError("the ADS key has the old UID:KEY form, which the Atmosphere Data "
-                         f"Store no longer takes: use the personal access token shown at "
-                         f"{SITE}/how-to-api")
+        raise FetchError(
+            "the ADS key has the old UID:KEY form, which the Atmosphere Data "
+            f"Store no longer takes: use the personal access token shown at "
+            f"{SITE}/how-to-api"
+        )
     return Credentials(url.rstrip("/"), key.strip(), url_from)
 
 
@@ -130,7 +139,7 @@ class Session:
     """One fetch's conversation with the ADS: a cdsapi client and a deadline for its queue."""
 
     def __init__(self, creds: Credentials, pending: Pending):
-        import cdsapi      # only a fetch needs it (and requests): the build does not
+        import cdsapi  # only a fetch needs it (and requests): the build does not
 
         self.creds, self.pending = creds, pending
         self.max_wait = float(os.environ.get(MAX_WAIT_ENV, MAX_WAIT_S))
@@ -142,11 +151,19 @@ class Session:
         with warnings.catch_warnings(record=True) as caught:
             warnings.simplefilter("always")
             self.client = cdsapi.Client(
-                url=creds.url, key=creds.key, progress=False, wait_until_complete=False,
-                sleep_max=min(RETRY_S, self.pause), retry_max=TRIES, timeout=TIMEOUT_S,
-                delete=False, info_callback=log.info, warning_callback=log.warning,
-                error_callback=log.error)
-        for warning in caught:        # e.g. the service's messages could not be read
+                url=creds.url,
+                key=creds.key,
+                progress=False,
+                wait_until_complete=False,
+                sleep_max=min(RETRY_S, self.pause),
+                retry_max=TRIES,
+                timeout=TIMEOUT_S,
+                delete=False,
+                info_callback=log.info,
+                warning_callback=log.warning,
+                error_callback=log.error,
+            )
+        for warning in caught:  # e.g. the service's messages could not be read
             log.warning("ADS client: %s", _first_line(warning.message))
 
     def retrieve(self, dataset: str, request: dict, target: Path, label: str) -> int:
@@ -157,15 +174,19 @@ class Session:
             remote = self._job(dataset, request, key)
             self._wait(remote, key, label)
             results = remote.get_results()
-            log.info("%s: downloading %s bytes (%s)", label, f"{results.content_length:,}",
-                     results.content_type)
+            log.info(
+                "%s: downloading %s bytes (%s)",
+                label,
+                f"{results.content_length:,}",
+                results.content_type,
+            )
             results.download(str(target))
         except FetchError:
             raise
-        except Exception as exc:      # requests', cdsapi's and multiurl's errors, in classify
+        except Exception as exc:  # noqa: BLE001 (requests', cdsapi's, multiurl's: classify)
             error = classify(exc, dataset, label, self.creds)
             if not error.retry_later or isinstance(error, NotPublished):
-                self.pending.put(key, None)       # a new request next time, not this job
+                self.pending.put(key, None)  # a new request next time, not this job
             raise error from None
         self.pending.put(key, None)
         return target.stat().st_size
@@ -195,7 +216,9 @@ class Session:
                 raise FetchError(
                     f"{label}: still '{remote.last_status}' on the ADS after waiting "
                     f"{self.max_wait / 60:.0f} min (its queue is long); the next fetch resumes "
-                    f"request {remote.request_id}", retry_later=True)
+                    f"request {remote.request_id}",
+                    retry_later=True,
+                )
             time.sleep(pause)
             pause = min(pause * 1.5, self.pause)
 
@@ -212,9 +235,11 @@ def classify(exc: Exception, dataset: str, label: str, creds: Credentials) -> Fe
     if isinstance(exc, (requests.RequestException, processing.DownloadError, AssertionError)):
         # A connection refused or broken off, a timeout, a short download: after cdsapi's
         # own retries. AssertionError: multiurl's check of a download's size.
-        return FetchError(f"{label}: the ADS at {creds.url} could not be reached or the "
-                          f"transfer broke off ({_first_line(exc)}); try again later",
-                          retry_later=True)
+        return FetchError(
+            f"{label}: the ADS at {creds.url} could not be reached or the "
+            f"transfer broke off ({_first_line(exc)}); try again later",
+            retry_later=True,
+        )
     return FetchError(f"{label}: {type(exc).__name__}: {_first_line(exc)}")
 
 
@@ -227,31 +252,42 @@ def _http_error(response, dataset: str, label: str, creds: Credentials) -> Fetch
     status, title = response.status_code, str(body.get("title", response.reason))
     detail = str(body.get("detail") or "")
     if status == 401:
-        return FetchError(f"the ADS key was refused ({title}): check CDSAPI_KEY or the key in "
-                          f"~/.cdsapirc (the personal access token at {SITE}/how-to-api)")
+        return FetchError(
+            f"the ADS key was refused ({title}): check CDSAPI_KEY or the key in "
+            f"~/.cdsapirc (the personal access token at {SITE}/how-to-api)"
+        )
     if status == 403 and "licence" in (title + detail).lower():
         page = re.search(r"https?://\S+?manage-licences", detail)
         where = page.group(0) if page else f"{SITE}/datasets/{dataset}?tab=download#manage-licences"
-        return FetchError(f"accept the licence of {dataset} at {where} (logged in as the "
-                          "key's owner), then fetch again")
+        return FetchError(
+            f"accept the licence of {dataset} at {where} (logged in as the "
+            "key's owner), then fetch again"
+        )
     if status == 404 and "process" in title.lower():
-        return FetchError(f"{dataset} is not a dataset at {creds.url} (from {creds.url_from}): "
-                          f"the Atmosphere Data Store is {DEFAULT_URL}")
+        return FetchError(
+            f"{dataset} is not a dataset at {creds.url} (from {creds.url_from}): "
+            f"the Atmosphere Data Store is {DEFAULT_URL}"
+        )
     if status == 400 and str(title).startswith("The job has"):
         return _job_failed(str(body.get("traceback") or detail or title), label)
     if status in (408, 429) or status >= 500:
-        return FetchError(f"{label}: the ADS answers {status} {title}; try again later",
-                          retry_later=True)
-    return FetchError(f"{label}: the ADS answered {status} {title}"
-                      + (f": {_first_line(detail)}" if detail else ""))
+        return FetchError(
+            f"{label}: the ADS answers {status} {title}; try again later", retry_later=True
+        )
+    return FetchError(
+        f"{label}: the ADS answered {status} {title}"
+        + (f": {_first_line(detail)}" if detail else "")
+    )
 
 
 def _job_failed(message: str, label: str) -> FetchError:
     if NOT_PUBLISHED.search(message):
         return NotPublished(f"{label} is not published on the ADS yet ({_first_line(message)})")
     if TRANSIENT.search(message):
-        return FetchError(f"{label}: the ADS job failed ({_first_line(message)}); try again "
-                          "later", retry_later=True)
+        return FetchError(
+            f"{label}: the ADS job failed ({_first_line(message)}); try again later",
+            retry_later=True,
+        )
     return FetchError(f"{label}: the ADS job failed: {_first_line(message)}")
 
 

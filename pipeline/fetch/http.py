@@ -46,16 +46,16 @@ RETRY_STATUSES = frozenset({408, 425, 429, 500, 502, 503, 504})
 class HttpConfig:
     """How a Downloader behaves; the defaults suit public data servers."""
 
-    concurrency: int = 4                # requests in flight at once, over all hosts
+    concurrency: int = 4  # requests in flight at once, over all hosts
     connect_timeout_s: float = 20.0
-    read_timeout_s: float = 60.0        # the longest silence while waiting for bytes
-    attempts: int = 6                   # tries of one request before it fails
-    backoff_base_s: float = 1.0         # first retry within [0, 1 s], then [0, 2 s], ...
+    read_timeout_s: float = 60.0  # the longest silence while waiting for bytes
+    attempts: int = 6  # tries of one request before it fails
+    backoff_base_s: float = 1.0  # first retry within [0, 1 s], then [0, 2 s], ...
     backoff_cap_s: float = 60.0
-    retry_after_cap_s: float = 300.0    # asked to wait longer: give up, "retry later"
-    rate_limits: dict[str, RateLimit] = field(default_factory=dict)   # host -> limit
-    merge_gap: int = MERGE_GAP          # ranges closer than this share one request
-    progress: bool | None = None        # bars (True), log lines (False), auto (terminal)
+    retry_after_cap_s: float = 300.0  # asked to wait longer: give up, "retry later"
+    rate_limits: dict[str, RateLimit] = field(default_factory=dict)  # host -> limit
+    merge_gap: int = MERGE_GAP  # ranges closer than this share one request
+    progress: bool | None = None  # bars (True), log lines (False), auto (terminal)
 
 
 @dataclass
@@ -63,10 +63,10 @@ class Transfer:
     """What one download did."""
 
     path: Path
-    changed: bool               # False: a conditional request found it unchanged (304)
-    bytes: int = 0              # bytes received over the network (retries included)
-    bytes_whole: int = 0        # the whole remote file's size, when the server said it
-    bytes_written: int = 0      # the file's size
+    changed: bool  # False: a conditional request found it unchanged (304)
+    bytes: int = 0  # bytes received over the network (retries included)
+    bytes_whole: int = 0  # the whole remote file's size, when the server said it
+    bytes_written: int = 0  # the file's size
     seconds: float = 0.0
 
 
@@ -74,12 +74,12 @@ class Transfer:
 class Totals:
     """All transfers of one Downloader, for a fetch's summary."""
 
-    files: int = 0              # files written
-    unchanged: int = 0          # conditional requests answered 304
+    files: int = 0  # files written
+    unchanged: int = 0  # conditional requests answered 304
     requests: int = 0
-    bytes: int = 0              # bytes received (index files and retries included)
-    bytes_whole: int = 0        # what the whole files written would have been
-    seconds: float = 0.0        # from the first request to the last answer
+    bytes: int = 0  # bytes received (index files and retries included)
+    bytes_whole: int = 0  # what the whole files written would have been
+    seconds: float = 0.0  # from the first request to the last answer
 
 
 class DownloadError(FetchError):
@@ -108,7 +108,7 @@ def public_url(url: str) -> str:
 
 
 def host_of(url: str) -> str:
-    """"host" or "host:port": how rate limits name a server."""
+    """ "host" or "host:port": how rate limits name a server."""
     parts = urlsplit(url)
     return f"{parts.hostname}:{parts.port}" if parts.port else (parts.hostname or "")
 
@@ -121,17 +121,21 @@ class Downloader:
         self.totals = Totals()
         self._limits = HostLimits(self.config.rate_limits)
         self._session: aiohttp.ClientSession | None = None
-        self._slots: asyncio.Semaphore | None = None        # requests in flight
-        self._transfers: asyncio.Semaphore | None = None    # files being downloaded
+        self._slots: asyncio.Semaphore | None = None  # requests in flight
+        self._transfers: asyncio.Semaphore | None = None  # files being downloaded
         self._started: float | None = None
         self._progress = progress_mod.Progress(self.config.progress)
 
-    async def __aenter__(self) -> "Downloader":
-        timeout = aiohttp.ClientTimeout(total=None, connect=self.config.connect_timeout_s,
-                                        sock_read=self.config.read_timeout_s)
+    async def __aenter__(self) -> Downloader:
+        timeout = aiohttp.ClientTimeout(
+            total=None, connect=self.config.connect_timeout_s, sock_read=self.config.read_timeout_s
+        )
         self._session = aiohttp.ClientSession(
-            timeout=timeout, headers={"User-Agent": user_agent()}, auto_decompress=False,
-            connector=aiohttp.TCPConnector(limit=self.config.concurrency))
+            timeout=timeout,
+            headers={"User-Agent": user_agent()},
+            auto_decompress=False,
+            connector=aiohttp.TCPConnector(limit=self.config.concurrency),
+        )
         self._slots = asyncio.Semaphore(self.config.concurrency)
         self._transfers = asyncio.Semaphore(self.config.concurrency)
         return self
@@ -143,6 +147,7 @@ class Downloader:
 
     async def exists(self, url: str, headers: dict[str, str] | None = None) -> bool:
         """Whether the server has `url` (HEAD: 2xx yes, 404/410 no, anything else fails)."""
+
         async def once() -> bool:
             async with self._request("HEAD", url, headers or {}) as resp:
                 if resp.status in (404, 410):
@@ -154,6 +159,7 @@ class Downloader:
 
     async def size(self, url: str, headers: dict[str, str] | None = None) -> int | None:
         """The remote file's length from HEAD (None when missing or not said)."""
+
         async def once() -> int | None:
             async with self._request("HEAD", url, headers or {}) as resp:
                 if resp.status in (404, 410):
@@ -164,10 +170,12 @@ class Downloader:
 
         return await self._retrying(url, once)
 
-    async def get_bytes(self, url: str, headers: dict[str, str] | None = None,
-                        missing_ok: bool = False) -> bytes | None:
+    async def get_bytes(
+        self, url: str, headers: dict[str, str] | None = None, missing_ok: bool = False
+    ) -> bytes | None:
         """A small object's whole body in memory (an index, a listing); None for a 404/410
         when `missing_ok`."""
+
         async def once() -> bytes | None:
             async with self._request("GET", url, headers or {}) as resp:
                 if resp.status in (404, 410) and missing_ok:
@@ -178,8 +186,11 @@ class Downloader:
                     async for chunk in resp.content.iter_chunked(CHUNK):
                         body += chunk
                         self.totals.bytes += len(chunk)
-                except (aiohttp.ClientPayloadError, aiohttp.ClientConnectionError,
-                        asyncio.TimeoutError) as exc:
+                except (
+                    TimeoutError,
+                    aiohttp.ClientPayloadError,
+                    aiohttp.ClientConnectionError,
+                ) as exc:
                     raise _Retry(f"body cut short: {exc.__class__.__name__}") from None
                 return bytes(body)
 
@@ -187,11 +198,17 @@ class Downloader:
 
     # ---- files -------------------------------------------------------------------------
 
-    async def download(self, url: str, dest: Path, *,
-                       ranges: list[tuple[int, int | None]] | None = None,
-                       verify: Verifier | None = None, conditional: bool = False,
-                       headers: dict[str, str] | None = None,
-                       max_bytes: int | None = None) -> Transfer:
+    async def download(
+        self,
+        url: str,
+        dest: Path,
+        *,
+        ranges: list[tuple[int, int | None]] | None = None,
+        verify: Verifier | None = None,
+        conditional: bool = False,
+        headers: dict[str, str] | None = None,
+        max_bytes: int | None = None,
+    ) -> Transfer:
         """Fetch `url` (or only its byte `ranges`, (start, stop) with stop exclusive or None
         for the end, written in order into one file) into `dest`, atomically.
 
@@ -201,12 +218,20 @@ class Downloader:
         (a camera's MJPEG) or an outsized file is not waited for."""
         # Many files may be asked for at once: only `concurrency` of them run (and show bars).
         async with self._transfers:
-            return await self._download(url, Path(dest), ranges, verify, conditional,
-                                        headers or {}, max_bytes)
+            return await self._download(
+                url, Path(dest), ranges, verify, conditional, headers or {}, max_bytes
+            )
 
-    async def _download(self, url: str, dest: Path, ranges, verify: Verifier | None,
-                        conditional: bool, headers: dict[str, str],
-                        max_bytes: int | None = None) -> Transfer:
+    async def _download(
+        self,
+        url: str,
+        dest: Path,
+        ranges,
+        verify: Verifier | None,
+        conditional: bool,
+        headers: dict[str, str],
+        max_bytes: int | None = None,
+    ) -> Transfer:
         """download() inside a transfer slot."""
         spans = merge(ranges, self.config.merge_gap) if ranges else [Span(0, None, ((0, None),))]
         job = _Job(url, dest, spans, dict(headers), ranges is not None, max_bytes=max_bytes)
@@ -229,11 +254,13 @@ class Downloader:
                 except VerifyError as exc:
                     job.restart()
                     if attempt + 1 == self.config.attempts:
-                        raise DownloadError(f"{public_url(url)}: {exc} (after "
-                                            f"{self.config.attempts} attempts)") from None
+                        raise DownloadError(
+                            f"{public_url(url)}: {exc} (after {self.config.attempts} attempts)"
+                        ) from None
                     log.warning("%s: %s; downloading again", public_url(url), exc)
-                    await asyncio.sleep(backoff_s(attempt, self.config.backoff_base_s,
-                                                  self.config.backoff_cap_s))
+                    await asyncio.sleep(
+                        backoff_s(attempt, self.config.backoff_base_s, self.config.backoff_cap_s)
+                    )
             if changed:
                 _commit(part, job.dest)
                 if state is not None:
@@ -242,13 +269,14 @@ class Downloader:
             with contextlib.suppress(FileNotFoundError):
                 part.unlink()
             bar.close()
-        transfer = Transfer(job.dest, changed, job.moved, job.whole or 0, job.written,
-                            time.monotonic() - started)
+        transfer = Transfer(
+            job.dest, changed, job.moved, job.whole or 0, job.written, time.monotonic() - started
+        )
         self._account(transfer)
         self._progress.done(transfer, partial=job.partial)
         return transfer
 
-    async def _fill(self, job: "_Job", part: Path, bar) -> bool:
+    async def _fill(self, job: _Job, part: Path, bar) -> bool:
         """One request towards the file: continue where the last one stopped; False when the
         server says the file held is unchanged. Raises _Retry to be called again."""
         mode = "r+b" if part.exists() and job.written else "wb"
@@ -262,7 +290,7 @@ class Downloader:
             os.fsync(out.fileno())
         return True
 
-    async def _fill_span(self, job: "_Job", out, bar) -> bool:
+    async def _fill_span(self, job: _Job, out, bar) -> bool:
         """Request the rest of the current span and write its wanted bytes."""
         span = job.spans[job.index]
         offset = span.start + job.pos
@@ -280,17 +308,19 @@ class Downloader:
         job.conditional = {}
         return True
 
-    def _body_start(self, job: "_Job", resp: aiohttp.ClientResponse, offset: int) -> int:
+    def _body_start(self, job: _Job, resp: aiohttp.ClientResponse, offset: int) -> int:
         """The remote offset of the response's first byte; restarts the job when the remote
         file changed under it."""
         if resp.status == 416:
-            raise DownloadError(f"{public_url(job.url)}: range {offset}- not satisfiable "
-                                f"({resp.headers.get('Content-Range', 'no Content-Range')})",
-                                status=416)
+            raise DownloadError(
+                f"{public_url(job.url)}: range {offset}- not satisfiable "
+                f"({resp.headers.get('Content-Range', 'no Content-Range')})",
+                status=416,
+            )
         self._raise_for(resp, job.url)
         seen = {k: resp.headers[k] for k in ("ETag", "Last-Modified") if k in resp.headers}
         if job.validators and seen and seen != job.validators:
-            job.restart()           # a new version upstream: what was written is of the old one
+            job.restart()  # a new version upstream: what was written is of the old one
             job.validators = seen
             raise _Retry("the remote file changed during the download", wait_s=0.0)
         job.validators = seen
@@ -300,26 +330,28 @@ class Downloader:
                 raise _Retry(f"bad Content-Range {resp.headers.get('Content-Range')!r}")
             job.whole = got[2] or job.whole
             return got[0]
-        if not job.ranged:      # a whole-file request: its length is the whole
+        if not job.ranged:  # a whole-file request: its length is the whole
             job.whole = resp.content_length or job.whole
-        return 0                # 200: the server ignored the Range; skip to where we are
+        return 0  # 200: the server ignored the Range; skip to where we are
 
-    async def _stream(self, job: "_Job", span: Span, resp, first: int, out, bar) -> None:
+    async def _stream(self, job: _Job, span: Span, resp, first: int, out, bar) -> None:
         """Read the body, write the wanted bytes; stop at the span's end."""
         position = first
         if job.max_bytes is not None and (resp.content_length or 0) > job.max_bytes:
-            raise DownloadError(f"{public_url(job.url)}: {resp.content_length:,} bytes, over "
-                                f"the limit of {job.max_bytes:,}")
+            raise DownloadError(
+                f"{public_url(job.url)}: {resp.content_length:,} bytes, over "
+                f"the limit of {job.max_bytes:,}"
+            )
         try:
             async for chunk in resp.content.iter_chunked(CHUNK):
                 job.moved += len(chunk)
                 self.totals.bytes += len(chunk)
                 here = span.start + job.pos
-                if position + len(chunk) > here:       # bytes before `here` are held already
+                if position + len(chunk) > here:  # bytes before `here` are held already
                     lo = max(here, position)
-                    view = memoryview(chunk)[lo - position:]
+                    view = memoryview(chunk)[lo - position :]
                     if span.stop is not None:
-                        view = view[:max(0, span.stop - lo)]
+                        view = view[: max(0, span.stop - lo)]
                     for i, j in wanted_parts(span, lo, len(view)):
                         out.write(view[i:j])
                         job.written += j - i
@@ -327,20 +359,21 @@ class Downloader:
                     job.pos += len(view)
                 position += len(chunk)
                 if job.max_bytes is not None and job.written > job.max_bytes:
-                    raise DownloadError(f"{public_url(job.url)}: more than {job.max_bytes:,} "
-                                        "bytes, over the limit")
+                    raise DownloadError(
+                        f"{public_url(job.url)}: more than {job.max_bytes:,} bytes, over the limit"
+                    )
                 if span.stop is not None and span.start + job.pos >= span.stop:
                     break
-        except (aiohttp.ClientPayloadError, aiohttp.ClientConnectionError,
-                asyncio.TimeoutError) as exc:
+        except (TimeoutError, aiohttp.ClientPayloadError, aiohttp.ClientConnectionError) as exc:
             job.partial = True
-            raise _Retry(f"connection lost after {job.pos:,} bytes of the range "
-                         f"({exc.__class__.__name__})") from None
+            raise _Retry(
+                f"connection lost after {job.pos:,} bytes of the range ({exc.__class__.__name__})"
+            ) from None
         if span.stop is not None and span.start + job.pos < span.stop:
             job.partial = True
             raise _Retry(f"body ended {span.stop - span.start - job.pos:,} bytes early")
         if span.stop is not None:
-            resp.close()        # the rest of an ignored Range is not wanted: drop it
+            resp.close()  # the rest of an ignored Range is not wanted: drop it
         job.index, job.pos = job.index + 1, 0
 
     # ---- requests ----------------------------------------------------------------------
@@ -354,10 +387,11 @@ class Downloader:
             await self._limits.take(host_of(url))
             self.totals.requests += 1
             try:
-                async with self._session.request(method, url, headers=headers,
-                                                 allow_redirects=True) as resp:
+                async with self._session.request(
+                    method, url, headers=headers, allow_redirects=True
+                ) as resp:
                     yield resp
-            except (aiohttp.ClientConnectionError, asyncio.TimeoutError) as exc:
+            except (TimeoutError, aiohttp.ClientConnectionError) as exc:
                 raise _Retry(f"{exc.__class__.__name__}: {exc}") from None
             finally:
                 self.totals.seconds = time.monotonic() - self._started
@@ -367,11 +401,15 @@ class Downloader:
         if 200 <= resp.status < 300:
             return
         if resp.status in RETRY_STATUSES:
-            wait = retry_after_s(resp.headers.get("Retry-After")) if resp.status in (429, 503) \
+            wait = (
+                retry_after_s(resp.headers.get("Retry-After"))
+                if resp.status in (429, 503)
                 else None
+            )
             raise _Retry(f"HTTP {resp.status} {resp.reason}", wait_s=wait, status=resp.status)
-        raise DownloadError(f"{public_url(url)}: HTTP {resp.status} {resp.reason}",
-                            status=resp.status)
+        raise DownloadError(
+            f"{public_url(url)}: HTTP {resp.status} {resp.reason}", status=resp.status
+        )
 
     async def _retrying(self, url: str, once):
         """Call `once` until it succeeds, sleeping between tries; DownloadError at the end."""
@@ -381,17 +419,28 @@ class Downloader:
                 return await once()
             except _Retry as exc:
                 if attempt + 1 == cfg.attempts:
-                    raise DownloadError(f"{public_url(url)}: {exc} (after {cfg.attempts} "
-                                        "attempts)", retry_later=True, status=exc.status) from None
+                    raise DownloadError(
+                        f"{public_url(url)}: {exc} (after {cfg.attempts} attempts)",
+                        retry_later=True,
+                        status=exc.status,
+                    ) from None
                 if exc.wait_s is not None and exc.wait_s > cfg.retry_after_cap_s:
-                    raise DownloadError(f"{public_url(url)}: {exc}; the server asks to wait "
-                                        f"{exc.wait_s:.0f} s", retry_later=True,
-                                        status=exc.status) from None
+                    raise DownloadError(
+                        f"{public_url(url)}: {exc}; the server asks to wait {exc.wait_s:.0f} s",
+                        retry_later=True,
+                        status=exc.status,
+                    ) from None
                 delay = backoff_s(attempt, cfg.backoff_base_s, cfg.backoff_cap_s)
                 if exc.wait_s is not None:
                     delay = max(delay, exc.wait_s)
-                log.info("%s: %s; try %d of %d in %.1f s", public_url(url), exc, attempt + 2,
-                         cfg.attempts, delay)
+                log.info(
+                    "%s: %s; try %d of %d in %.1f s",
+                    public_url(url),
+                    exc,
+                    attempt + 2,
+                    cfg.attempts,
+                    delay,
+                )
                 await asyncio.sleep(delay)
         raise AssertionError("unreachable")
 
@@ -414,12 +463,12 @@ class _Job:
     ranged: bool
     conditional: dict[str, str] = field(default_factory=dict)
     validators: dict[str, str] = field(default_factory=dict)
-    index: int = 0              # the span being fetched
-    pos: int = 0                # remote bytes of that span consumed
+    index: int = 0  # the span being fetched
+    pos: int = 0  # remote bytes of that span consumed
     written: int = 0
     moved: int = 0
     whole: int | None = None
-    partial: bool = False       # some request ended early (resumed)
+    partial: bool = False  # some request ended early (resumed)
     max_bytes: int | None = None
 
     def restart(self) -> None:

@@ -23,14 +23,14 @@ _POINT = re.compile(r"^(\d+) (hour|day|min|sec) fcst$")
 class Entry:
     """One inventory line, with its message's byte range [start, stop)."""
 
-    number: str             # "596", or "12.2" for a sub-message
+    number: str  # "596", or "12.2" for a sub-message
     start: int
-    stop: int | None        # None: the file's last message, to its end
-    date: str               # the reference time, YYYYMMDDHH
-    variable: str           # TMP, APCP, ...
-    level: str              # "2 m above ground", "surface", ...
-    forecast: str           # "anl", "6 hour fcst", "0-6 hour acc fcst", ...
-    extra: str = ""         # anything after the forecast field
+    stop: int | None  # None: the file's last message, to its end
+    date: str  # the reference time, YYYYMMDDHH
+    variable: str  # TMP, APCP, ...
+    level: str  # "2 m above ground", "surface", ...
+    forecast: str  # "anl", "6 hour fcst", "0-6 hour acc fcst", ...
+    extra: str = ""  # anything after the forecast field
 
     @property
     def size(self) -> int | None:
@@ -63,9 +63,19 @@ def parse(text: str) -> list[Entry]:
         rows.append(fields)
     offsets = sorted({int(fields[1]) for fields in rows})
     following = {here: after for here, after in zip(offsets, offsets[1:])}
-    return [Entry(f[0], int(f[1]), following.get(int(f[1])), f[2][2:], f[3], f[4], f[5],
-                  ":".join(f[6:]).strip(":"))
-            for f in rows]
+    return [
+        Entry(
+            f[0],
+            int(f[1]),
+            following.get(int(f[1])),
+            f[2][2:],
+            f[3],
+            f[4],
+            f[5],
+            ":".join(f[6:]).strip(":"),
+        )
+        for f in rows
+    ]
 
 
 def forecast(field: str) -> Forecast:

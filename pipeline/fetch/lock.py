@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 import fcntl
+from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Iterator
 
 from pipeline.fetch.source import FetchError
 
@@ -19,6 +19,7 @@ def exclusive(path: Path, source: str) -> Iterator[None]:
         try:
             fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except BlockingIOError:
-            raise FetchError(f"another fetch of {source} is running (it holds {path})",
-                             retry_later=True) from None
+            raise FetchError(
+                f"another fetch of {source} is running (it holds {path})", retry_later=True
+            ) from None
         yield

@@ -55,7 +55,7 @@ class HostLimits:
         if limit is None:
             return
         bucket = self._buckets.get(host)
-        if bucket is None:      # created inside the running loop (asyncio.Lock binds to it)
+        if bucket is None:  # created inside the running loop (asyncio.Lock binds to it)
             bucket = self._buckets[host] = TokenBucket(limit)
         await bucket.take()
 
@@ -63,7 +63,7 @@ class HostLimits:
 def backoff_s(attempt: int, base_s: float, cap_s: float) -> float:
     """Exponential backoff with full jitter: uniform in [0, min(cap, base * 2**attempt)]."""
     # Full jitter spreads clients that failed together (one upstream outage) over the window.
-    return random.uniform(0.0, min(cap_s, base_s * (2 ** attempt)))
+    return random.uniform(0.0, min(cap_s, base_s * (2**attempt)))
 
 
 def retry_after_s(value: str | None, now: float | None = None) -> float | None:
@@ -80,6 +80,6 @@ def retry_after_s(value: str | None, now: float | None = None) -> float | None:
         return None
     if when is None:
         return None
-    if when.tzinfo is None:     # HTTP dates are GMT; a zone-less one is taken as such
+    if when.tzinfo is None:  # HTTP dates are GMT; a zone-less one is taken as such
         when = when.replace(tzinfo=dt.timezone.utc)
     return max(0.0, when.timestamp() - (time.time() if now is None else now))

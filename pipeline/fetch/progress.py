@@ -28,8 +28,15 @@ class Progress:
             return _NoBar()
         from tqdm import tqdm
 
-        return tqdm(total=total or None, desc=name, unit="B", unit_scale=True,
-                    unit_divisor=1024, leave=False, file=sys.stderr)
+        return tqdm(
+            total=total or None,
+            desc=name,
+            unit="B",
+            unit_scale=True,
+            unit_divisor=1024,
+            leave=False,
+            file=sys.stderr,
+        )
 
     def done(self, transfer, partial: bool = False) -> None:
         """One line for a finished transfer, when there are no bars."""
@@ -38,8 +45,17 @@ class Progress:
         if not transfer.changed:
             log.info("%s: unchanged", transfer.path.name)
             return
-        whole = (f" of {transfer.bytes_whole / 1e6:,.1f} MB"
-                 if transfer.bytes_whole > transfer.bytes_written else "")
-        log.info("%s: %s MB written%s, %s MB moved in %.1f s%s", transfer.path.name,
-                 f"{transfer.bytes_written / 1e6:,.1f}", whole, f"{transfer.bytes / 1e6:,.1f}",
-                 transfer.seconds, " (resumed)" if partial else "")
+        whole = (
+            f" of {transfer.bytes_whole / 1e6:,.1f} MB"
+            if transfer.bytes_whole > transfer.bytes_written
+            else ""
+        )
+        log.info(
+            "%s: %s MB written%s, %s MB moved in %.1f s%s",
+            transfer.path.name,
+            f"{transfer.bytes_written / 1e6:,.1f}",
+            whole,
+            f"{transfer.bytes / 1e6:,.1f}",
+            transfer.seconds,
+            " (resumed)" if partial else "",
+        )

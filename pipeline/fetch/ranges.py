@@ -40,7 +40,7 @@ def merge(ranges: list[tuple[int, int | None]], gap: int = MERGE_GAP) -> list[Sp
         if start < 0 or (stop is not None and stop <= start):
             raise ValueError(f"bad byte range ({start}, {stop})")
         if cleaned and (cleaned[-1][1] is None or start <= cleaned[-1][1]):
-            last = cleaned[-1]          # overlapping or touching: one wanted range
+            last = cleaned[-1]  # overlapping or touching: one wanted range
             last[1] = None if stop is None or last[1] is None else max(last[1], stop)
         else:
             cleaned.append([start, stop])

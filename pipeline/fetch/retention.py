@@ -15,7 +15,7 @@ def prune_runs(datasets: Path, source: str, keep: int) -> list[str]:
     if keep < 0:
         raise ValueError("keep must be >= 0")
     held = runs.held_runs(datasets, source)
-    doomed = held[:max(0, len(held) - keep)]
+    doomed = held[: max(0, len(held) - keep)]
     for run in doomed:
         # Renamed to a dot-name first: gone for builds at once, removed at leisure after.
         hidden = run.folder.parent / f".{run.run}.deleting"

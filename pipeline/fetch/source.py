@@ -21,10 +21,10 @@ LATEST = "latest"
 class FetchOptions:
     """What the command line (or `refresh`) asks of a source."""
 
-    datasets: Path                  # the datasets directory (default datasets/)
-    base_url: str | None = None     # --base-url, else the source's environment variable
-    run: str = LATEST               # "latest" or a cycle the source understands (YYYYMMDDHH)
-    dry_run: bool = False           # say what would be fetched, fetch nothing
+    datasets: Path  # the datasets directory (default datasets/)
+    base_url: str | None = None  # --base-url, else the source's environment variable
+    run: str = LATEST  # "latest" or a cycle the source understands (YYYYMMDDHH)
+    dry_run: bool = False  # say what would be fetched, fetch nothing
 
 
 @dataclass
@@ -32,23 +32,23 @@ class FetchReport:
     """What one fetch of one source did (printed as its summary; read by `refresh`)."""
 
     source: str
-    run: str | None = None          # the run (cycle) now held, when the source has runs
-    changed: bool = False           # new data arrived: the area's inputs changed
-    files: int = 0                  # files written (or, with --dry-run, that would be)
-    bytes: int = 0                  # bytes moved over the network
-    bytes_whole: int = 0            # what whole files would have moved (range requests save)
+    run: str | None = None  # the run (cycle) now held, when the source has runs
+    changed: bool = False  # new data arrived: the area's inputs changed
+    files: int = 0  # files written (or, with --dry-run, that would be)
+    bytes: int = 0  # bytes moved over the network
+    bytes_whole: int = 0  # what whole files would have moved (range requests save)
     seconds: float = 0.0
-    planned: list[str] = field(default_factory=list)   # --dry-run: one line per transfer
-    notes: list[str] = field(default_factory=list)     # e.g. "20261129 12z incomplete: skipped"
+    planned: list[str] = field(default_factory=list)  # --dry-run: one line per transfer
+    notes: list[str] = field(default_factory=list)  # e.g. "20261129 12z incomplete: skipped"
 
 
 class Source(Protocol):
     """One upstream (gfs, ecmwf, cams-europe, ...): see pipeline.fetch.sources.SOURCES."""
 
-    name: str                       # the SOURCE of `python -m pipeline fetch SOURCE`
-    area: str                       # the contract area whose build reads its files
-    keep_runs: int                  # runs `refresh` keeps after a build (--keep-runs: all)
-    base_url_env: str               # e.g. WEATHERAPI_GFS_BASE_URL
+    name: str  # the SOURCE of `python -m pipeline fetch SOURCE`
+    area: str  # the contract area whose build reads its files
+    keep_runs: int  # runs `refresh` keeps after a build (--keep-runs: all)
+    base_url_env: str  # e.g. WEATHERAPI_GFS_BASE_URL
     default_base_url: str
 
     async def fetch(self, options: FetchOptions) -> FetchReport:

@@ -8,6 +8,15 @@ from pipeline.forecast.sources import alerts_fetch, ecmwf, gfs
 from pipeline.geocoding.sources import geonames_fetch
 from pipeline.webcams.fetch import source as webcams
 
-SOURCES: dict[str, Source] = {source.name: source for source in (
-    gfs.SOURCE, ecmwf.SOURCE, alerts_fetch.SOURCE, cams_europe.SOURCE, cams_global.SOURCE,
-    geonames_fetch.SOURCE, webcams.SOURCE)}
+SOURCES: dict[str, Source] = {
+    source.name: source
+    for source in (
+        gfs.SOURCE,
+        ecmwf.SOURCE,
+        alerts_fetch.SOURCE,
+        cams_europe.SOURCE,
+        cams_global.SOURCE,
+        geonames_fetch.SOURCE,
+        webcams.SOURCE,
+    )
+}

@@ -25,8 +25,9 @@ class ValidatorState:
             return {}
         if not isinstance(data, dict) or data.get("url") != url:
             return {}
-        return {k: v for k, v in data.items() if k in ("ETag", "Last-Modified")
-                and isinstance(v, str)}
+        return {
+            k: v for k, v in data.items() if k in ("ETag", "Last-Modified") and isinstance(v, str)
+        }
 
     def request_headers(self, url: str) -> dict[str, str]:
         """If-None-Match / If-Modified-Since for a revalidation of `url`."""

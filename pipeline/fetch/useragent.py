@@ -16,8 +16,11 @@ log = logging.getLogger("pipeline.fetch")
 @functools.cache
 def _warn_once() -> None:
     # Public data servers (NOMADS, ECMWF) ask heavy clients to be reachable before blocking them.
-    log.warning("%s is not set: upstreams cannot reach this server's operator (set it to an "
-                "email address or URL)", CONTACT_ENV)
+    log.warning(
+        "%s is not set: upstreams cannot reach this server's operator (set it to an "
+        "email address or URL)",
+        CONTACT_ENV,
+    )
 
 
 def version() -> str:

@@ -46,7 +46,7 @@ def grib(messages: int | None = None) -> Verifier:
 
 def _decode_all(path: Path) -> tuple[int, int]:
     """(messages, byte after the last one), decoding every message's values."""
-    import eccodes      # imported here: only GRIB sources need it
+    import eccodes  # imported here: only GRIB sources need it
 
     count = end = 0
     with open(path, "rb") as handle:
@@ -133,9 +133,10 @@ def tsv(fields: tuple[int, int], comment: str | None = None) -> Verifier:
                 continue
             count = line.count("\t") + 1
             if not fields[0] <= count <= fields[1]:
-                raise VerifyError(f"line {number} has {count} tab-separated fields, expected "
-                                  + (f"{fields[0]}" if fields[0] == fields[1]
-                                     else f"{fields[0]} to {fields[1]}"))
+                raise VerifyError(
+                    f"line {number} has {count} tab-separated fields, expected "
+                    + (f"{fields[0]}" if fields[0] == fields[1] else f"{fields[0]} to {fields[1]}")
+                )
 
     return check
 
@@ -161,8 +162,9 @@ def json_document(kind: type = dict) -> Verifier:
         except (UnicodeDecodeError, ValueError) as exc:
             raise VerifyError(f"not valid JSON: {exc}") from None
         if not isinstance(value, kind):
-            raise VerifyError(f"JSON whose top level is {type(value).__name__}, not "
-                              f"{kind.__name__}")
+            raise VerifyError(
+                f"JSON whose top level is {type(value).__name__}, not {kind.__name__}"
+            )
 
     return check
 

@@ -6,6 +6,10 @@ from pipeline.forecast import build
 
 # The model runs and the alerts are separate parts: new alerts (every few minutes) rebuild the
 # alerts artifacts only, over the previous version's grids.
-BUILDER = Builder(contract.Forecast.AREA, build.build, ("forecast", "alerts"),
-                  parts=(("model", ("forecast",)), ("alerts", ("alerts",))),
-                  update=build.update)
+BUILDER = Builder(
+    contract.Forecast.AREA,
+    build.build,
+    ("forecast", "alerts"),
+    parts=(("model", ("forecast",)), ("alerts", ("alerts",))),
+    update=build.update,
+)

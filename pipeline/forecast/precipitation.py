@@ -9,14 +9,14 @@ from contract import Forecast as F
 
 # ECMWF precipitation type codes (GRIB code table 4.201) -> (snow share, sleet share).
 PTYPE_SHARES = {
-    0: (np.nan, np.nan),   # no precipitation: the phase is left to the temperature
-    1: (0.0, 0.0),         # rain
-    3: (0.0, 1.0),         # freezing rain
-    5: (1.0, 0.0),         # snow
-    6: (1.0, 0.0),         # wet snow
-    7: (0.5, 0.0),         # mixture of rain and snow
-    8: (0.0, 1.0),         # ice pellets
-    12: (0.0, 1.0),        # freezing drizzle
+    0: (np.nan, np.nan),  # no precipitation: the phase is left to the temperature
+    1: (0.0, 0.0),  # rain
+    3: (0.0, 1.0),  # freezing rain
+    5: (1.0, 0.0),  # snow
+    6: (1.0, 0.0),  # wet snow
+    7: (0.5, 0.0),  # mixture of rain and snow
+    8: (0.0, 1.0),  # ice pellets
+    12: (0.0, 1.0),  # freezing drizzle
 }
 # Without a categorical type: all snow at or below SNOW_ALL_C, all rain at or above RAIN_ALL_C.
 SNOW_ALL_C, RAIN_ALL_C = -1.5, 1.5
@@ -25,8 +25,9 @@ NEIGHBOURHOOD_KM = 25.0
 KM_PER_DEGREE = 111.2
 
 
-def shares_from_flags(rain: np.ndarray, snow: np.ndarray, freezing: np.ndarray,
-                      pellets: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+def shares_from_flags(
+    rain: np.ndarray, snow: np.ndarray, freezing: np.ndarray, pellets: np.ndarray
+) -> tuple[np.ndarray, np.ndarray]:
     """(snow share, sleet share) from GFS categorical flags (0/1, or fractions after time
     averaging); NaN where no flag is set."""
     sleet = np.maximum(freezing, pellets)
@@ -48,8 +49,9 @@ def shares_from_ptype(ptype: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     return snow, sleet
 
 
-def fill_shares_by_temperature(snow: np.ndarray, sleet: np.ndarray, temperature_c: np.ndarray
-                               ) -> tuple[np.ndarray, np.ndarray]:
+def fill_shares_by_temperature(
+    snow: np.ndarray, sleet: np.ndarray, temperature_c: np.ndarray
+) -> tuple[np.ndarray, np.ndarray]:
     """Where the model gave no phase, snow by temperature (linear between the thresholds)."""
     by_temperature = np.clip((RAIN_ALL_C - temperature_c) / (RAIN_ALL_C - SNOW_ALL_C), 0, 1)
     missing = np.isnan(snow) | np.isnan(sleet)
@@ -69,8 +71,9 @@ def probability(rate_mmh: np.ndarray, half_cells: int, wraps: bool) -> np.ndarra
     rate reaches contract.Forecast.PROBABILITY_THRESHOLD_MMH. Axes: (time, lat, lon)."""
     wet = (np.nan_to_num(rate_mmh, nan=0.0) >= F.PROBABILITY_THRESHOLD_MMH).astype(np.float32)
     size = (3, 2 * half_cells + 1, 2 * half_cells + 1)
-    out = ndimage.uniform_filter(wet, size=size, mode=("nearest", "nearest",
-                                                       "wrap" if wraps else "nearest"))
+    out = ndimage.uniform_filter(
+        wet, size=size, mode=("nearest", "nearest", "wrap" if wraps else "nearest")
+    )
     out = np.clip(out, 0.0, 1.0)
     out[np.isnan(rate_mmh)] = np.nan
     return out

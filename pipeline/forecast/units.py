@@ -13,36 +13,83 @@ CONVERSIONS: dict[str, dict[str, tuple[float, float]]] = {
     "pressure_hpa": {"Pa": (0.01, 0.0), "hPa": (1.0, 0.0), "mbar": (1.0, 0.0), "mb": (1.0, 0.0)},
     # No empty unit: 50 could be 50 % or a bad 0-1 value; a file without the attribute is
     # refused (model_netcdf says how to fix it) rather than read wrongly by a factor of 100.
-    "fraction": {"%": (0.01, 0.0), "percent": (0.01, 0.0), "1": (1.0, 0.0),
-                 "(0 - 1)": (1.0, 0.0), "0-1": (1.0, 0.0), "~": (1.0, 0.0)},
-    "speed_ms": {"m s-1": (1.0, 0.0), "km h-1": (1 / 3.6, 0.0), "km hr-1": (1 / 3.6, 0.0),
-                 "kt": (0.514444, 0.0),
-                 "knots": (0.514444, 0.0)},
+    "fraction": {
+        "%": (0.01, 0.0),
+        "percent": (0.01, 0.0),
+        "1": (1.0, 0.0),
+        "(0 - 1)": (1.0, 0.0),
+        "0-1": (1.0, 0.0),
+        "~": (1.0, 0.0),
+    },
+    "speed_ms": {
+        "m s-1": (1.0, 0.0),
+        "km h-1": (1 / 3.6, 0.0),
+        "km hr-1": (1 / 3.6, 0.0),
+        "kt": (0.514444, 0.0),
+        "knots": (0.514444, 0.0),
+    },
     # Precipitation rate; 1 kg of water per m2 is 1 mm.
-    "rate_mmh": {"kg m-2 s-1": (3600.0, 0.0), "mm s-1": (3600.0, 0.0), "mm h-1": (1.0, 0.0),
-                 "mm hr-1": (1.0, 0.0), "m s-1": (3.6e6, 0.0)},
+    "rate_mmh": {
+        "kg m-2 s-1": (3600.0, 0.0),
+        "mm s-1": (3600.0, 0.0),
+        "mm h-1": (1.0, 0.0),
+        "mm hr-1": (1.0, 0.0),
+        "m s-1": (3.6e6, 0.0),
+    },
     "amount_mm": {"kg m-2": (1.0, 0.0), "mm": (1.0, 0.0), "m": (1000.0, 0.0)},
-    "length_m": {"m": (1.0, 0.0), "km": (1000.0, 0.0), "gpm": (1.0, 0.0),
-                 # surface geopotential (ECMWF z) divided by standard gravity
-                 "m2 s-2": (1 / 9.80665, 0.0)},
+    "length_m": {
+        "m": (1.0, 0.0),
+        "km": (1000.0, 0.0),
+        "gpm": (1.0, 0.0),
+        # surface geopotential (ECMWF z) divided by standard gravity
+        "m2 s-2": (1 / 9.80665, 0.0),
+    },
     "energy_jkg": {"J kg-1": (1.0, 0.0)},
     # Categorical flags (0/1) and code tables: taken as they are ("-" and "non-dim" are
     # what wgrib2 -netcdf writes for CRAIN and friends).
-    "category": {"": (1.0, 0.0), "1": (1.0, 0.0), "~": (1.0, 0.0), "0-1": (1.0, 0.0),
-                 "(0 - 1)": (1.0, 0.0), "numeric": (1.0, 0.0), "-": (1.0, 0.0),
-                 "non-dim": (1.0, 0.0)},
+    "category": {
+        "": (1.0, 0.0),
+        "1": (1.0, 0.0),
+        "~": (1.0, 0.0),
+        "0-1": (1.0, 0.0),
+        "(0 - 1)": (1.0, 0.0),
+        "numeric": (1.0, 0.0),
+        "-": (1.0, 0.0),
+        "non-dim": (1.0, 0.0),
+    },
 }
 
 _POWER = re.compile(r"\*\*|\^")
 _TOKEN = re.compile(r"([A-Za-z]+)(-?\d+)?")
 # Whole-string spellings of one unit (UDUNITS and CF names among them).
-_ALIASES = {"deg C": "degC", "degrees C": "degC", "Celsius": "degC", "celsius": "degC",
-            "degree_Celsius": "degC", "degrees_Celsius": "degC", "degree_C": "degC",
-            "degrees_C": "degC", "deg_C": "degC", "degreeC": "degC", "°C": "degC",
-            "kelvin": "K", "Kelvin": "K", "degK": "K", "deg_K": "K", "degree_K": "K",
-            "degreeK": "K", "degree_kelvin": "K", "degree_Kelvin": "K",
-            "millibar": "mbar", "millibars": "mbar", "hectopascal": "hPa",
-            "hectopascals": "hPa", "pascal": "Pa", "pascals": "Pa", "m2 s-2": "m2 s-2"}
+_ALIASES = {
+    "deg C": "degC",
+    "degrees C": "degC",
+    "Celsius": "degC",
+    "celsius": "degC",
+    "degree_Celsius": "degC",
+    "degrees_Celsius": "degC",
+    "degree_C": "degC",
+    "degrees_C": "degC",
+    "deg_C": "degC",
+    "degreeC": "degC",
+    "°C": "degC",
+    "kelvin": "K",
+    "Kelvin": "K",
+    "degK": "K",
+    "deg_K": "K",
+    "degree_K": "K",
+    "degreeK": "K",
+    "degree_kelvin": "K",
+    "degree_Kelvin": "K",
+    "millibar": "mbar",
+    "millibars": "mbar",
+    "hectopascal": "hPa",
+    "hectopascals": "hPa",
+    "pascal": "Pa",
+    "pascals": "Pa",
+    "m2 s-2": "m2 s-2",
+}
 
 
 def canonical_unit(raw: str) -> str:

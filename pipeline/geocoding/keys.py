@@ -19,8 +19,8 @@ from __future__ import annotations
 import logging
 import re
 import tempfile
+from collections.abc import Iterator
 from pathlib import Path
-from typing import Iterator
 
 import duckdb
 import numpy as np
@@ -30,24 +30,32 @@ import pyarrow.compute as pc
 
 import contract
 from contract import Geocoding as G
-from pipeline.common.io import (DUCKDB_WRITE_ERRORS, NpyWriter, fixed_width_bytes, naming, write_arrow,
-                                write_npy)
+from pipeline.common.io import (
+    DUCKDB_WRITE_ERRORS,
+    NpyWriter,
+    fixed_width_bytes,
+    naming,
+    write_arrow,
+    write_npy,
+)
 
 log = logging.getLogger("pipeline.geocoding")
 DUCKDB_MEMORY = "512MB"
-NAME_BATCH = 100_000     # distinct names normalised per Python batch
-KEY_BATCH = 1_000_000    # sorted keys streamed per batch
+NAME_BATCH = 100_000  # distinct names normalised per Python batch
+KEY_BATCH = 1_000_000  # sorted keys streamed per batch
 TRIGRAM_BLOCK = 500_000  # distinct keys per trigram block
 # An airport's IATA or ICAO code (as GeoNames and airportsdata list them among its names).
 AIRPORT_CODE = r"^(?:[A-Z]{3}|[A-Z][A-Z0-9]{3})$"
 # Words that say "airport" rather than which one (normalised): an airport's name without its
 # leading (city) words and these is what people call it ("London Heathrow Airport": heathrow).
-AIRPORT_WORDS = frozenset("""
+AIRPORT_WORDS = frozenset(
+    """
     aerodrome aerodromo aeroport aeroporto aeropuerto afb air airfield airpark airport airstrip
     base city county domestic field flughafen havalimani international internacional
     internationale intl lotnisko luchthaven municipal national regional
-    """.split())
-AIRPORT_MIN_CHARS = 3   # shorter distinctive names ("Terminal B Airport": B) are not indexed
+    """.split()
+)
+AIRPORT_MIN_CHARS = 3  # shorter distinctive names ("Terminal B Airport": B) are not indexed
 # An alternate name ranks as the place's own when the place has at least
 # OUTWEIGH_MIN_POPULATION people and far more than the largest place whose own name it is:
 # 8 times as many as a village (Bruges: Brugge, 118,509, before Bruges FR, 12,650), 100 times
@@ -57,30 +65,41 @@ AIRPORT_MIN_CHARS = 3   # shorter distinctive names ("Terminal B Airport": B) ar
 # codes are their own) and keys shorter than OUTWEIGH_MIN_CHARS (mostly airport codes that
 # cities list among their names). Population is all the packaged names tell (they have no
 # language), so a village named like a big city's old or foreign name comes second.
-OUTWEIGH_TIERS = ((15_000, 8), (50_000, 100))   # (own-name namesake below, times as many)
+OUTWEIGH_TIERS = ((15_000, 8), (50_000, 100))  # (own-name namesake below, times as many)
 OUTWEIGH_MIN_POPULATION = 50_000
 OUTWEIGH_MIN_CHARS = 4
 _WORD_SPLIT = re.compile(r"[^\w'’`ʻʼ‘]+")
 
 
-def write(version: Path, places: pl.DataFrame, names: pl.DataFrame, *,
-          memory: str = DUCKDB_MEMORY, threads: int | None = None) -> None:
+def write(
+    version: Path,
+    places: pl.DataFrame,
+    names: pl.DataFrame,
+    *,
+    memory: str = DUCKDB_MEMORY,
+    threads: int | None = None,
+) -> None:
     """Write the key and trigram files from places (row, rank, name, id, is_airport,
     population) and names (id, name, language, is_preferred); DuckDB sorts them in `memory`
     with `threads` (its default: one per CPU), spilling beyond."""
     # String views: DuckDB scans the columns where polars keeps them, without a copy.
     newest = pl.CompatLevel.newest()
-    place_names = places.select("id", "row", "rank", "name", "is_airport",
-                                pl.col("population").fill_null(0)).to_arrow(
-                                    compat_level=newest)
+    place_names = places.select(
+        "id", "row", "rank", "name", "is_airport", pl.col("population").fill_null(0)
+    ).to_arrow(compat_level=newest)
     other_names = search_names(places, names).to_arrow(compat_level=newest)
     with tempfile.TemporaryDirectory(prefix=".keys-", dir=version) as spill:
         # Join filters pushed into Arrow scans become pyarrow compute calls, which have no
         # string_view kernels: keep them in DuckDB.
-        con = duckdb.connect(config={"memory_limit": memory, "temp_directory": spill,
-                                     "preserve_insertion_order": False,
-                                     "disabled_optimizers": "join_filter_pushdown",
-                                     **({"threads": threads} if threads else {})})
+        con = duckdb.connect(
+            config={
+                "memory_limit": memory,
+                "temp_directory": spill,
+                "preserve_insertion_order": False,
+                "disabled_optimizers": "join_filter_pushdown",
+                **({"threads": threads} if threads else {}),
+            }
+        )
         try:
             # A failed spill names the spill directory (and the free space, counted before
             # closing deletes the spill).
@@ -101,17 +120,26 @@ def search_names(places: pl.DataFrame, names: pl.DataFrame) -> pl.DataFrame:
     in that language: "Roma" is Rome's as much as "Rome" is), plus the distinctive names of
     airports (alternate)."""
     airports = places.filter(pl.col("is_airport")).select("id", "name")
-    codes = (names.select("id", "name").with_row_index("i")
-             .filter(pl.col("id").is_in(airports["id"].implode()))
-             .filter(pl.col("name").str.contains(AIRPORT_CODE))["i"].to_numpy())
-    alternate = ~(names["is_preferred"] & names["language"].is_not_null()).fill_null(False) \
+    codes = (
+        names.select("id", "name")
+        .with_row_index("i")
+        .filter(pl.col("id").is_in(airports["id"].implode()))
+        .filter(pl.col("name").str.contains(AIRPORT_CODE))["i"]
         .to_numpy()
+    )
+    alternate = (
+        ~(names["is_preferred"] & names["language"].is_not_null()).fill_null(False).to_numpy()
+    )
     alternate[codes] = False
     derived = [(i, n) for i, name in airports.iter_rows() for n in airport_names(name)]
-    return pl.concat([
-        names.select("id", "name").with_columns(alternate=pl.Series(alternate)),
-        pl.DataFrame(derived, schema={"id": pl.String, "name": pl.String}, orient="row")
-        .with_columns(alternate=pl.lit(True))])
+    return pl.concat(
+        [
+            names.select("id", "name").with_columns(alternate=pl.Series(alternate)),
+            pl.DataFrame(
+                derived, schema={"id": pl.String, "name": pl.String}, orient="row"
+            ).with_columns(alternate=pl.lit(True)),
+        ]
+    )
 
 
 def airport_names(name: str) -> list[str]:
@@ -125,7 +153,7 @@ def airport_names(name: str) -> list[str]:
     found = []
     for start in range(1, len(words)):
         if generic[start]:
-            continue   # "International Airport" names no airport
+            continue  # "International Airport" names no airport
         tail = words[start:]
         core = " ".join(w for w, g in zip(tail, generic[start:]) if not g)
         if len(contract.normalise(core)) < AIRPORT_MIN_CHARS:
@@ -139,10 +167,12 @@ def airport_names(name: str) -> list[str]:
 def _normalise_names(con: duckdb.DuckDBPyConnection) -> None:
     """Table name_keys(name, key): every distinct name's search keys, normalised in batches."""
     con.execute("CREATE TABLE name_keys (name VARCHAR, key VARCHAR)")
-    writer = con.cursor()   # a second connection, so inserting does not end the scan
+    writer = con.cursor()  # a second connection, so inserting does not end the scan
     try:
-        scan = con.execute("SELECT DISTINCT name FROM (SELECT name FROM place_names UNION ALL "
-                           "SELECT name FROM other_names)").to_arrow_reader(NAME_BATCH)
+        scan = con.execute(
+            "SELECT DISTINCT name FROM (SELECT name FROM place_names UNION ALL "
+            "SELECT name FROM other_names)"
+        ).to_arrow_reader(NAME_BATCH)
         for batch in scan:
             names: list[str] = []
             keys: list[str] = []
@@ -152,9 +182,9 @@ def _normalise_names(con: duckdb.DuckDBPyConnection) -> None:
                 for k in contract.name_keys(s):
                     names.append(s)
                     keys.append(k)
-            writer.from_arrow(pa.table({"name": pa.array(names, pa.string()),
-                                        "key": pa.array(keys, pa.string())})
-                              ).insert_into("name_keys")
+            writer.from_arrow(
+                pa.table({"name": pa.array(names, pa.string()), "key": pa.array(keys, pa.string())})
+            ).insert_into("name_keys")
     finally:
         writer.close()
 
@@ -167,9 +197,11 @@ def _write_sorted_keys(version: Path, con: duckdb.DuckDBPyConnection) -> tuple:
     """
     key_chunks, unique_chunks, starts = [], [], []
     previous, total = None, 0
-    with NpyWriter(version / G.KEYS, f"S{G.KEY_BYTES}") as keys, \
-            NpyWriter(version / G.KEY_ROW, np.int32) as rows, \
-            NpyWriter(version / G.KEY_RANK, np.int32) as ranks:
+    with (
+        NpyWriter(version / G.KEYS, f"S{G.KEY_BYTES}") as keys,
+        NpyWriter(version / G.KEY_ROW, np.int32) as rows,
+        NpyWriter(version / G.KEY_RANK, np.int32) as ranks,
+    ):
         for batch in _sorted_keys(con):
             key = batch.column("key")
             keys.write(fixed_width_bytes(key, G.KEY_BYTES))
@@ -183,12 +215,15 @@ def _write_sorted_keys(version: Path, con: duckdb.DuckDBPyConnection) -> tuple:
     return key_chunks, unique_chunks, starts, total
 
 
-def _write_key_strings(version: Path, key_chunks: list, unique_chunks: list, starts: list,
-                       total: int) -> pa.Array:
+def _write_key_strings(
+    version: Path, key_chunks: list, unique_chunks: list, starts: list, total: int
+) -> pa.Array:
     """keys.arrow and ukey_start.npy; returns the distinct keys in order."""
     write_arrow(pa.table({"key": _concat_strings(key_chunks)}), version / G.KEYS_ARROW)
-    write_npy(np.append(np.concatenate(starts or [np.zeros(0, np.int64)]), total)
-              .astype(np.int32), version / G.UKEY_START)
+    write_npy(
+        np.append(np.concatenate(starts or [np.zeros(0, np.int64)]), total).astype(np.int32),
+        version / G.UKEY_START,
+    )
     unique = _concat_strings(unique_chunks)
     log.info("search index: %d keys (%d distinct)", total, len(unique))
     return unique
@@ -206,11 +241,11 @@ def _concat_strings(chunks: list[pa.Array]) -> pa.Array:
     while chunks:
         chunk = chunks.pop(0)
         _, chunk_offsets, chunk_data = chunk.buffers()
-        own = np.frombuffer(chunk_offsets, np.int64)[chunk.offset:chunk.offset + len(chunk) + 1]
+        own = np.frombuffer(chunk_offsets, np.int64)[chunk.offset : chunk.offset + len(chunk) + 1]
         used = int(own[-1] - own[0])
         if used:
-            data[at:at + used] = np.frombuffer(chunk_data, np.uint8)[own[0]:own[-1]]
-        offsets[row + 1:row + len(chunk) + 1] = own[1:] - own[0] + at
+            data[at : at + used] = np.frombuffer(chunk_data, np.uint8)[own[0] : own[-1]]
+        offsets[row + 1 : row + len(chunk) + 1] = own[1:] - own[0] + at
         row, at = row + len(chunk), at + used
     return pa.LargeStringArray.from_buffers(n, pa.py_buffer(offsets), pa.py_buffer(data[:at]))
 
@@ -245,18 +280,23 @@ def _sorted_keys(con: duckdb.DuckDBPyConnection) -> Iterator[pa.RecordBatch]:
         if batch.num_rows:
             yield pa.RecordBatch.from_arrays(
                 [batch.column(0).cast(pa.large_string()), batch.column(1), batch.column(2)],
-                names=["key", "row", "rank"])
+                names=["key", "row", "rank"],
+            )
 
 
 def _outweighs(pair: str, own: str, places: str) -> str:
     """SQL: whether the alternate-name `pair` ranks as an own name (see OUTWEIGH_TIERS), given
     `own`, its key's own-name places (population, airport; NULL when there are none)."""
-    needed = " ".join(f"WHEN {own}.population < {below} THEN {ratio} * {own}.population"
-                      for below, ratio in OUTWEIGH_TIERS)
-    return (f"{pair}.rank >= {places} AND {own}.key IS NOT NULL AND NOT {own}.airport "
-            f"AND length({pair}.key) >= {OUTWEIGH_MIN_CHARS} "
-            f"AND {pair}.population >= {OUTWEIGH_MIN_POPULATION} "
-            f"AND {pair}.population >= (CASE {needed} END)")
+    needed = " ".join(
+        f"WHEN {own}.population < {below} THEN {ratio} * {own}.population"
+        for below, ratio in OUTWEIGH_TIERS
+    )
+    return (
+        f"{pair}.rank >= {places} AND {own}.key IS NOT NULL AND NOT {own}.airport "
+        f"AND length({pair}.key) >= {OUTWEIGH_MIN_CHARS} "
+        f"AND {pair}.population >= {OUTWEIGH_MIN_POPULATION} "
+        f"AND {pair}.population >= (CASE {needed} END)"
+    )
 
 
 def _first_distinct(key: pa.Array, previous: str | None) -> np.ndarray:
@@ -264,7 +304,8 @@ def _first_distinct(key: pa.Array, previous: str | None) -> np.ndarray:
     first = np.ones(len(key), dtype=bool)
     if len(key) > 1:
         first[1:] = pc.not_equal(key.slice(1), key.slice(0, len(key) - 1)).to_numpy(
-            zero_copy_only=False)
+            zero_copy_only=False
+        )
     if len(key) and previous is not None:
         first[0] = key[0].as_py() != previous
     return first
@@ -287,8 +328,10 @@ def _write_trigrams(version: Path, unique: pa.Array) -> None:
     ukeys = np.flatnonzero(long.to_numpy(zero_copy_only=False)).astype(np.int32)
     selected = unique.filter(long)
     del unique, long
-    runs = [_trigram_run(selected.slice(start, TRIGRAM_BLOCK), ukeys[start:start + TRIGRAM_BLOCK])
-            for start in range(0, len(selected), TRIGRAM_BLOCK)]
+    runs = [
+        _trigram_run(selected.slice(start, TRIGRAM_BLOCK), ukeys[start : start + TRIGRAM_BLOCK])
+        for start in range(0, len(selected), TRIGRAM_BLOCK)
+    ]
     del selected, ukeys
     grams = np.unique(np.concatenate([r[0] for r in runs] or [np.zeros(0, np.uint64)]))
     counts = np.zeros(len(grams), dtype=np.int64)
@@ -301,11 +344,16 @@ def _write_trigrams(version: Path, unique: pa.Array) -> None:
         run_grams, run_counts, owners = runs.pop(0)
         ids = np.searchsorted(grams, run_grams)
         run_starts = np.concatenate([[0], np.cumsum(run_counts)[:-1]])
-        postings[np.repeat(cursor[ids] - run_starts, run_counts)
-                 + np.arange(len(owners))] = owners
+        postings[np.repeat(cursor[ids] - run_starts, run_counts) + np.arange(len(owners))] = owners
         cursor[ids] += run_counts
-    strings = [(chr(int(g) >> 2 * _CP_BITS) + chr((int(g) >> _CP_BITS) & _CP_MASK)
-                + chr(int(g) & _CP_MASK)).encode() for g in grams]
+    strings = [
+        (
+            chr(int(g) >> 2 * _CP_BITS)
+            + chr((int(g) >> _CP_BITS) & _CP_MASK)
+            + chr(int(g) & _CP_MASK)
+        ).encode()
+        for g in grams
+    ]
     write_npy(np.array(strings, dtype=f"S{G.TRIGRAM_BYTES}"), version / G.TRIGRAMS)
     write_npy(offsets, version / G.TRIGRAM_OFFSETS)
     write_npy(postings, version / G.TRIGRAM_POSTINGS)
@@ -319,8 +367,11 @@ def _trigram_run(keys: pa.Array, ukeys: np.ndarray) -> tuple[np.ndarray, np.ndar
     """
     selected = pl.Series(keys, dtype=pl.String)
     padded_len = selected.str.len_chars().to_numpy().astype(np.int64) + 2
-    text = selected.to_frame("key").select(
-        (pl.lit(" ") + pl.col("key") + pl.lit(" ")).str.join("")).item()
+    text = (
+        selected.to_frame("key")
+        .select((pl.lit(" ") + pl.col("key") + pl.lit(" ")).str.join(""))
+        .item()
+    )
     del selected
     codepoints = np.frombuffer(text.encode("utf-32-le"), dtype=np.uint32)
     del text

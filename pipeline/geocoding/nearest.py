@@ -33,8 +33,8 @@ log = logging.getLogger("pipeline.geocoding")
 FILES = [G.NEAREST_A, G.NEAREST_B, G.NEAREST_ROWS]
 ELEVATED_FILES = [G.NEAREST_ELEVATED_A, G.NEAREST_ELEVATED_B, G.NEAREST_ELEVATED_ROWS]
 LEAF_MAX = 32
-MAX_DEPTH = 10          # 1° / 2**10: cells of about 100 m
-SLACK = 1e-9            # radians added to every bound, far above float rounding
+MAX_DEPTH = 10  # 1° / 2**10: cells of about 100 m
+SLACK = 1e-9  # radians added to every bound, far above float rounding
 # Places closer than about the last level's cell (1/1024 of a degree, ~100 m) count as one
 # location: no cell can tell them apart from afar.
 LOCATION_RAD = np.radians(G.NEAREST_TOP_DEG / 2**MAX_DEPTH)
@@ -82,10 +82,11 @@ class _Nodes:
     def finish(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """(a, b, rows) as written."""
         rows = np.concatenate(self.rows) if self.rows else np.zeros(0, dtype=np.int32)
-        return self.a[:self.size], self.b[:self.size], rows
+        return self.a[: self.size], self.b[: self.size], rows
 
-    def leaves(self, nodes: np.ndarray, node_of: np.ndarray, place: np.ndarray,
-               rank: np.ndarray) -> None:
+    def leaves(
+        self, nodes: np.ndarray, node_of: np.ndarray, place: np.ndarray, rank: np.ndarray
+    ) -> None:
         """Make `nodes` leaves holding the places paired with them (node_of[k], place[k])."""
         order = np.lexsort((place, rank[place], node_of))
         node_of, place = node_of[order], place[order]
@@ -96,8 +97,14 @@ class _Nodes:
         self.written = int(ends[-1]) if len(ends) else self.written
 
 
-def write(version: Path, xyz: np.ndarray, rank: np.ndarray, subset: np.ndarray | None = None,
-          files: list[str] = FILES, within_km: float = math.inf) -> None:
+def write(
+    version: Path,
+    xyz: np.ndarray,
+    rank: np.ndarray,
+    subset: np.ndarray | None = None,
+    files: list[str] = FILES,
+    within_km: float = math.inf,
+) -> None:
     """The quadtree's `files` (a, b, rows) over the places with unit vectors `xyz` and
     importance `rank` (lower first: it breaks ties between equally near places), or over the
     places of `subset` (ascending rows) only; the lists hold rows of all places. With
@@ -112,13 +119,21 @@ def write(version: Path, xyz: np.ndarray, rank: np.ndarray, subset: np.ndarray |
     for name, values in zip(files, (a.astype(np.int32), b.astype(np.int32), rows)):
         write_npy(values, version / name)
     leaves = b >= 0
-    log.info("nearest-place quadtree over %d places: %d nodes, %d leaves, %d candidates "
-             "(%.1f a leaf, max %d)", len(xyz), len(a), leaves.sum(), len(rows),
-             len(rows) / max(1, leaves.sum()), (b - a)[leaves].max(initial=0))
+    log.info(
+        "nearest-place quadtree over %d places: %d nodes, %d leaves, %d candidates "
+        "(%.1f a leaf, max %d)",
+        len(xyz),
+        len(a),
+        leaves.sum(),
+        len(rows),
+        len(rows) / max(1, leaves.sum()),
+        (b - a)[leaves].max(initial=0),
+    )
 
 
-def _tree(xyz: np.ndarray, rank: np.ndarray, within: float
-          ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+def _tree(
+    xyz: np.ndarray, rank: np.ndarray, within: float
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Nodes' a and b and the leaves' candidate rows for the nearest place within the angle
     `within` (every leaf empty without places, or farther than that from them all)."""
     size = G.NEAREST_TOP_DEG
@@ -137,8 +152,20 @@ def _tree(xyz: np.ndarray, rank: np.ndarray, within: float
         found = tree.query_ball_point(centre, 2 * np.sin(np.minimum(bound, np.pi) / 2))
         node_of = np.repeat(cells, [len(f) for f in found])
         place = np.fromiter((p for f in found for p in f), dtype=np.int64, count=len(node_of))
-        _split(nodes, cells, lat0.astype(float), lon0.astype(float), size, node_of, place,
-               xyz, rank, location, within, depth=0)
+        _split(
+            nodes,
+            cells,
+            lat0.astype(float),
+            lon0.astype(float),
+            size,
+            node_of,
+            place,
+            xyz,
+            rank,
+            location,
+            within,
+            depth=0,
+        )
     return nodes.finish()
 
 
@@ -152,8 +179,9 @@ def _bound(d1: np.ndarray, reach: np.ndarray, within: float) -> np.ndarray:
 def _shared_locations(xyz: np.ndarray) -> np.ndarray:
     """Per place, the id of its location when other places share it (within LOCATION_RAD),
     else -1."""
-    _, location, sharing = np.unique(np.round(xyz / LOCATION_RAD), axis=0,
-                                     return_inverse=True, return_counts=True)
+    _, location, sharing = np.unique(
+        np.round(xyz / LOCATION_RAD), axis=0, return_inverse=True, return_counts=True
+    )
     location = location.reshape(-1)
     return np.where(sharing[location] > 1, location, -1)
 
@@ -167,13 +195,27 @@ def _locations(position: np.ndarray, shared: np.ndarray, counts: np.ndarray) -> 
         return counts
     span = np.int64(shared.max() + 1)
     distinct = np.unique(position[mine] * span + shared[mine]) // span
-    return (counts - np.bincount(position[mine], minlength=len(counts))
-            + np.bincount(distinct, minlength=len(counts)))
+    return (
+        counts
+        - np.bincount(position[mine], minlength=len(counts))
+        + np.bincount(distinct, minlength=len(counts))
+    )
 
 
-def _split(nodes: _Nodes, cells: np.ndarray, lat0: np.ndarray, lon0: np.ndarray, size: float,
-           node_of: np.ndarray, place: np.ndarray, xyz: np.ndarray, rank: np.ndarray,
-           location: np.ndarray, within: float, depth: int) -> None:
+def _split(
+    nodes: _Nodes,
+    cells: np.ndarray,
+    lat0: np.ndarray,
+    lon0: np.ndarray,
+    size: float,
+    node_of: np.ndarray,
+    place: np.ndarray,
+    xyz: np.ndarray,
+    rank: np.ndarray,
+    location: np.ndarray,
+    within: float,
+    depth: int,
+) -> None:
     """Decide `cells` (sorted node ids, with corners lat0/lon0) given their candidate pairs:
     those with few locations become leaves, the others are split into four, recursively."""
     position = np.searchsorted(cells, node_of)
@@ -212,6 +254,17 @@ def _split(nodes: _Nodes, cells: np.ndarray, lat0: np.ndarray, lon0: np.ndarray,
     order = np.argsort(ids)
     pair_nodes, pair_places = np.concatenate(pair_nodes), np.concatenate(pair_places)
     pair_order = np.argsort(pair_nodes, kind="stable")
-    _split(nodes, ids[order], np.concatenate(child_lat)[order], np.concatenate(child_lon)[order],
-           half, pair_nodes[pair_order], pair_places[pair_order], xyz, rank, location, within,
-           depth + 1)
+    _split(
+        nodes,
+        ids[order],
+        np.concatenate(child_lat)[order],
+        np.concatenate(child_lon)[order],
+        half,
+        pair_nodes[pair_order],
+        pair_places[pair_order],
+        xyz,
+        rank,
+        location,
+        within,
+        depth + 1,
+    )

@@ -14,12 +14,11 @@ import polars as pl
 
 import contract
 from contract import Webcams as W
-from pipeline.webcams import clusters
-from pipeline.webcams import index
+from pipeline.common.io import InputError, describe_inputs, write_parquet
+from pipeline.webcams import clusters, index
 from pipeline.webcams import links as webcam_links
 from pipeline.webcams import places as webcams_places
 from pipeline.webcams import snapshots as webcams_snapshots
-from pipeline.common.io import InputError, describe_inputs, write_parquet
 from pipeline.webcams.sources import catalog as webcam_catalog
 from pipeline.webcams.sources import generated as webcams_generated
 from pipeline.webcams.sources.normalised import ACTIVE, KEY, WebcamCatalog, shown_coordinates
@@ -28,8 +27,10 @@ log = logging.getLogger("pipeline.webcams")
 # Bump when the derived files change for the same inputs (part of the data version).
 BUILDER_REVISION = 2
 SCALE_ENV = "WEATHERAPI_WEBCAMS_SCALE"
-LICENCE = ("Webcam catalog and images: the operator's own (or generated); place links: "
-           "GeoNames (https://www.geonames.org/), CC BY 4.0.")
+LICENCE = (
+    "Webcam catalog and images: the operator's own (or generated); place links: "
+    "GeoNames (https://www.geonames.org/), CC BY 4.0."
+)
 
 
 def build(datasets: Path, version: Path) -> contract.AreaEntry:
@@ -41,8 +42,11 @@ def build(datasets: Path, version: Path) -> contract.AreaEntry:
     else:
         scale = generator_scale()
         places, linked_to, gazetteer = webcams_places.gazetteer(version)
-        log.info("no %s: generating the offline default catalog (scale %g)",
-                 datasets / webcam_catalog.FOLDER, scale)
+        log.info(
+            "no %s: generating the offline default catalog (scale %g)",
+            datasets / webcam_catalog.FOLDER,
+            scale,
+        )
         catalog = webcams_generated.generate(places, int(time.time()), scale)
     webcams, coverage = webcams_places.link(shown_coordinates(catalog.webcams), places)
     del places
@@ -52,29 +56,52 @@ def build(datasets: Path, version: Path) -> contract.AreaEntry:
     log.info("%d webcams, %d served (active)", webcams.height, served.height)
     index.write(version, served)
     link_files = webcam_links.write(version, datasets, served["public_id"].to_list())
-    cells = clusters.write(version, served["latitude"].to_numpy(),
-                                   served["longitude"].to_numpy())
+    cells = clusters.write(version, served["latitude"].to_numpy(), served["longitude"].to_numpy())
     series = catalog.snapshots(served["public_id"])
     written = webcams_snapshots.write(version, series, served["public_id"], served["timezone"])
     rows["webcam_snapshots"] = written.snapshots
     tables = {name: {"file": path, "rows": rows[name]} for name, path in W.TABLES.items()}
-    files = sorted([t["file"] for t in tables.values()] + index.FILES
-                   + clusters.FILES + written.files + link_files)
-    counts = {"webcams": webcams.height, "served": served.height,
-              "snapshots": written.snapshots, "image_files": written.image_files,
-              "cluster_cells": cells}
+    files = sorted(
+        [t["file"] for t in tables.values()]
+        + index.FILES
+        + clusters.FILES
+        + written.files
+        + link_files
+    )
+    counts = {
+        "webcams": webcams.height,
+        "served": served.height,
+        "snapshots": written.snapshots,
+        "image_files": written.image_files,
+        "cluster_cells": cells,
+    }
     object_keys = int((series.images["kind"] == KEY).sum())
     counts["object_key_images"] = object_keys
-    return _manifest_entry(catalog, datasets, tables, files, counts, coverage,
-                           {"linked_to": linked_to, "dropped_snapshots": series.dropped,
-                            "images_sha256": written.images_sha256,
-                            "rendered_images": series.rendered,
-                            "warnings": _warnings(object_keys),
-                            "linked_with": [gazetteer, webcams_places.linker_versions()]})
+    return _manifest_entry(
+        catalog,
+        datasets,
+        tables,
+        files,
+        counts,
+        coverage,
+        {
+            "linked_to": linked_to,
+            "dropped_snapshots": series.dropped,
+            "images_sha256": written.images_sha256,
+            "rendered_images": series.rendered,
+            "warnings": _warnings(object_keys),
+            "linked_with": [gazetteer, webcams_places.linker_versions()],
+        },
+    )
 
 
-def update(datasets: Path, previous: Path, version: Path, entry: dict,
-           parts: frozenset[str]) -> dict:
+def update(
+    datasets: Path,
+    previous: Path,
+    version: Path,
+    entry: contract.AreaEntry,
+    parts: frozenset[str],
+) -> contract.AreaEntry:
     """Rebuild only the provider links (every few minutes: their tokens expire) over the
     previous version's other files, hard-linked; any other change builds the area whole."""
     if parts != {"links"} or entry["source"]["generated"]:
@@ -87,8 +114,12 @@ def update(datasets: Path, previous: Path, version: Path, entry: dict,
     inputs = [i for i in entry["inputs"] if not i["path"].startswith(webcam_links.FOLDER + "/")]
     inputs += describe_inputs(webcam_links.files(datasets), datasets)
     files = sorted([f for f in entry["files"] if f != W.PROVIDER_LINKS] + link_files)
-    return {**entry, "inputs": inputs, "files": files,
-            "version": _version(entry["source"]["kind"], inputs, entry)}
+    return {
+        **entry,
+        "inputs": inputs,
+        "files": files,
+        "version": _version(entry["source"]["kind"], inputs, entry),
+    }
 
 
 def pa_ipc_column(path: Path, name: str) -> list:
@@ -109,10 +140,16 @@ def _link(src: Path, dst: Path) -> None:
 
 def _version(kind: str, inputs: list[dict], facts: dict) -> str:
     """The area's data version: what its artifacts are made of."""
-    fingerprint = (contract.SCHEMA_VERSION, BUILDER_REVISION, kind,
-                   [i["sha256"] for i in inputs], facts.get("images_sha256"),
-                   facts["linked_to"], facts["linked_with"],
-                   sorted(facts.get("generator", {}).items()))
+    fingerprint = (
+        contract.SCHEMA_VERSION,
+        BUILDER_REVISION,
+        kind,
+        [i["sha256"] for i in inputs],
+        facts.get("images_sha256"),
+        facts["linked_to"],
+        facts["linked_with"],
+        sorted(facts.get("generator", {}).items()),
+    )
     return f"webcams-{hashlib.sha256(repr(fingerprint).encode()).hexdigest()[:12]}"
 
 
@@ -120,9 +157,11 @@ def _warnings(object_keys: int) -> list[str]:
     """What the operator must know to serve this build as intended."""
     if not object_keys:
         return []
-    message = (f"{object_keys} snapshot images are object keys on a CDN: their links work only "
-               "with WEATHERAPI_CDN_URL set to that CDN (the built-in image host does not hold "
-               "them)")
+    message = (
+        f"{object_keys} snapshot images are object keys on a CDN: their links work only "
+        "with WEATHERAPI_CDN_URL set to that CDN (the built-in image host does not hold "
+        "them)"
+    )
     log.warning(message)
     return [message]
 
@@ -139,8 +178,15 @@ def generator_scale() -> float:
     return scale
 
 
-def _manifest_entry(catalog: WebcamCatalog, datasets: Path, tables: dict, files: list[str],
-                    counts: dict, coverage: dict, facts: dict) -> dict:
+def _manifest_entry(
+    catalog: WebcamCatalog,
+    datasets: Path,
+    tables: dict,
+    files: list[str],
+    counts: dict,
+    coverage: dict,
+    facts: dict,
+) -> dict:
     links = webcam_links.files(datasets) if catalog.kind == "real" else []
     inputs = describe_inputs(catalog.inputs + links, datasets)
     generated = catalog.kind == "generated"

@@ -21,7 +21,7 @@ from contract import Webcams as W
 from pipeline.common.io import write_arrow, write_bytes, write_npy
 
 FILES = [W.CLUSTER_ROWS, W.CELLS, W.CELL_ZOOM_OFFSETS, W.CELL_JSON, W.CELL_JSON_OFFSETS]
-FINEST = W.ZOOM_MAX + W.CELL_LEVEL_OFFSET          # grid level of the finest cells (20)
+FINEST = W.ZOOM_MAX + W.CELL_LEVEL_OFFSET  # grid level of the finest cells (20)
 
 
 def tile_xy(lat: np.ndarray, lon: np.ndarray, level: int = FINEST) -> tuple[np.ndarray, ...]:
@@ -37,13 +37,19 @@ def tile_xy(lat: np.ndarray, lon: np.ndarray, level: int = FINEST) -> tuple[np.n
 def morton(x: np.ndarray, y: np.ndarray) -> np.ndarray:
     """Interleave the bits of x (even positions) and y (odd positions): the vectorised form of
     contract.Webcams.morton."""
+
     def spread(v: np.ndarray) -> np.ndarray:
         v = v.astype(np.uint64) & np.uint64(0xFFFFFFFF)
-        for shift, mask in ((16, 0x0000FFFF0000FFFF), (8, 0x00FF00FF00FF00FF),
-                            (4, 0x0F0F0F0F0F0F0F0F), (2, 0x3333333333333333),
-                            (1, 0x5555555555555555)):
+        for shift, mask in (
+            (16, 0x0000FFFF0000FFFF),
+            (8, 0x00FF00FF00FF00FF),
+            (4, 0x0F0F0F0F0F0F0F0F),
+            (2, 0x3333333333333333),
+            (1, 0x5555555555555555),
+        ):
             v = (v | (v << np.uint64(shift))) & np.uint64(mask)
         return v
+
     return spread(x) | (spread(y) << np.uint64(1))
 
 
@@ -69,20 +75,32 @@ def _cells(cell_key: np.ndarray, lat: np.ndarray, lon: np.ndarray) -> dict[str, 
     """Runs of equal (sorted) cell keys: member range, count, centroid, bounding box."""
     if len(cell_key) == 0:
         empty_i, empty_f = np.zeros(0, np.int32), np.zeros(0, np.float64)
-        return {"key": np.zeros(0, np.uint64), "start": empty_i, "end": empty_i,
-                "count": empty_i, "latitude": empty_f,
-                "longitude": empty_f, "min_lat": empty_f, "max_lat": empty_f,
-                "min_lon": empty_f, "max_lon": empty_f}
+        return {
+            "key": np.zeros(0, np.uint64),
+            "start": empty_i,
+            "end": empty_i,
+            "count": empty_i,
+            "latitude": empty_f,
+            "longitude": empty_f,
+            "min_lat": empty_f,
+            "max_lat": empty_f,
+            "min_lon": empty_f,
+            "max_lon": empty_f,
+        }
     start = np.flatnonzero(np.r_[True, cell_key[1:] != cell_key[:-1]])
     end = np.r_[start[1:], len(cell_key)]
     count = end - start
     return {
-        "key": cell_key[start], "start": start.astype(np.int32), "end": end.astype(np.int32),
+        "key": cell_key[start],
+        "start": start.astype(np.int32),
+        "end": end.astype(np.int32),
         "count": count.astype(np.int32),
         "latitude": np.add.reduceat(lat, start) / count,
         "longitude": np.add.reduceat(lon, start) / count,
-        "min_lat": np.minimum.reduceat(lat, start), "max_lat": np.maximum.reduceat(lat, start),
-        "min_lon": np.minimum.reduceat(lon, start), "max_lon": np.maximum.reduceat(lon, start),
+        "min_lat": np.minimum.reduceat(lat, start),
+        "max_lat": np.maximum.reduceat(lat, start),
+        "min_lon": np.minimum.reduceat(lon, start),
+        "max_lon": np.maximum.reduceat(lon, start),
     }
 
 
@@ -90,13 +108,20 @@ def cluster_json(lat: float, lon: float, count: int) -> bytes:
     """A cell's cluster object followed by a comma, so runs of cells are one slice; a cell of
     one webcam is left open after `"webcam":` for the server to complete with the object."""
     head = b'{"latitude":%b,"longitude":%b,"count":%d' % (
-        orjson.dumps(round(lat, 5)), orjson.dumps(round(lon, 5)), count)
+        orjson.dumps(round(lat, 5)),
+        orjson.dumps(round(lon, 5)),
+        count,
+    )
     return head + (b',"webcam":' if count == 1 else b"},")
 
 
 def _write_json(version: Path, cells: dict[str, np.ndarray]) -> None:
-    blobs = [cluster_json(la, lo, c) for la, lo, c in zip(
-        cells["latitude"].tolist(), cells["longitude"].tolist(), cells["count"].tolist())]
+    blobs = [
+        cluster_json(la, lo, c)
+        for la, lo, c in zip(
+            cells["latitude"].tolist(), cells["longitude"].tolist(), cells["count"].tolist()
+        )
+    ]
     offsets = np.zeros(len(blobs) + 1, dtype=np.int64)
     np.cumsum([len(b) for b in blobs], out=offsets[1:])
     write_bytes(b"".join(blobs), version / W.CELL_JSON)

@@ -11,8 +11,17 @@ import polars as pl
 from contract import Webcams as W
 from pipeline.common.io import fixed_width_bytes, write_arrow, write_bytes, write_npy
 
-FILES = [W.CAMS_ARROW, W.CAM_JSON, W.CAM_JSON_OFFSETS, W.ORDER_DESC, W.ORDER_ASC,
-         W.ROW_COUNTRY, W.ROW_LOCATION, W.COUNTRY_CODES, W.LOCATION_IDS]
+FILES = [
+    W.CAMS_ARROW,
+    W.CAM_JSON,
+    W.CAM_JSON_OFFSETS,
+    W.ORDER_DESC,
+    W.ORDER_ASC,
+    W.ROW_COUNTRY,
+    W.ROW_LOCATION,
+    W.COUNTRY_CODES,
+    W.LOCATION_IDS,
+]
 
 
 def write(version: Path, served: pl.DataFrame) -> None:
@@ -35,7 +44,8 @@ def write(version: Path, served: pl.DataFrame) -> None:
     row_location = np.full(served.height, -1, dtype=np.int32)
     present = locations.is_not_null().to_numpy()
     row_location[present] = np.searchsorted(
-        ids, locations.filter(locations.is_not_null()).to_list())
+        ids, locations.filter(locations.is_not_null()).to_list()
+    )
     write_npy(row_location, version / W.ROW_LOCATION)
 
 
@@ -52,8 +62,16 @@ def _write_json(version: Path, served: pl.DataFrame) -> None:
     """Each row's Webcam object without its closing brace (the server appends the signed and
     time-dependent fields)."""
     blobs = []
-    for row in served.select("public_id", "name", "latitude", "longitude", "location_public_id",
-                             "location_name", "country_code", "views").iter_rows(named=True):
+    for row in served.select(
+        "public_id",
+        "name",
+        "latitude",
+        "longitude",
+        "location_public_id",
+        "location_name",
+        "country_code",
+        "views",
+    ).iter_rows(named=True):
         row["latitude"] = round(row["latitude"], 5)
         row["longitude"] = round(row["longitude"], 5)
         blobs.append(orjson.dumps(row)[:-1])

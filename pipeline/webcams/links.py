@@ -18,11 +18,27 @@ from pipeline.common.io import InputError, write_arrow
 
 log = logging.getLogger("pipeline.webcams")
 FOLDER = "webcam-links"
-COLUMNS = ("public_id", "provider", "image_url", "thumbnail_url", "player_url", "page_url",
-           "updated_at", "expires_at")
-SCHEMA = pa.schema([("row", pa.int32()), ("provider", pa.string()), ("image_url", pa.string()),
-                    ("player_url", pa.string()), ("page_url", pa.string()),
-                    ("updated_at", pa.int64()), ("expires_at", pa.int64())])
+COLUMNS = (
+    "public_id",
+    "provider",
+    "image_url",
+    "thumbnail_url",
+    "player_url",
+    "page_url",
+    "updated_at",
+    "expires_at",
+)
+SCHEMA = pa.schema(
+    [
+        ("row", pa.int32()),
+        ("provider", pa.string()),
+        ("image_url", pa.string()),
+        ("player_url", pa.string()),
+        ("page_url", pa.string()),
+        ("updated_at", pa.int64()),
+        ("expires_at", pa.int64()),
+    ]
+)
 
 
 def files(datasets: Path) -> list[Path]:
@@ -39,17 +55,22 @@ def write(version: Path, datasets: Path, public_ids: list[str]) -> list[str]:
         for line, record in enumerate(_records(path), start=2):
             row = row_of.get(record["public_id"])
             if row is None:
-                continue            # a webcam not served (inactive, or not in the catalog)
-            rows[row] = (row, record["provider"], _url(record, "image_url", path, line),
-                         _url(record, "player_url", path, line),
-                         _url(record, "page_url", path, line),
-                         _time(record, "updated_at", path, line),
-                         _time(record, "expires_at", path, line))
+                continue  # a webcam not served (inactive, or not in the catalog)
+            rows[row] = (
+                row,
+                record["provider"],
+                _url(record, "image_url", path, line),
+                _url(record, "player_url", path, line),
+                _url(record, "page_url", path, line),
+                _time(record, "updated_at", path, line),
+                _time(record, "expires_at", path, line),
+            )
     if not rows:
         return []
     ordered = [rows[row] for row in sorted(rows)]
-    table = pa.table({name: [r[i] for r in ordered] for i, name in enumerate(SCHEMA.names)},
-                     schema=SCHEMA)
+    table = pa.table(
+        {name: [r[i] for r in ordered] for i, name in enumerate(SCHEMA.names)}, schema=SCHEMA
+    )
     write_arrow(table, version / W.PROVIDER_LINKS)
     log.info("%d webcams with provider links", len(ordered))
     return [W.PROVIDER_LINKS]
@@ -82,8 +103,7 @@ def _time(record: dict, column: str, path: Path, line: int) -> int | None:
     try:
         parsed = dt.datetime.fromisoformat(value.replace("Z", "+00:00"))
     except ValueError:
-        raise InputError(path, f"line {line}: {column} {value!r} is not an ISO 8601 time") \
-            from None
+        raise InputError(path, f"line {line}: {column} {value!r} is not an ISO 8601 time") from None
     if parsed.tzinfo is None:
         parsed = parsed.replace(tzinfo=dt.timezone.utc)
     return int(parsed.timestamp())

@@ -17,8 +17,8 @@ import numpy as np
 from contract import DAY_S, HOUR_S
 
 NOON_S = 43_200
-SAMPLE_S = 12 * HOUR_S    # no timezone changes its offset twice within twelve hours
-_POSITION_BITS = 32     # pick key: distance from noon above, position in the block below
+SAMPLE_S = 12 * HOUR_S  # no timezone changes its offset twice within twelve hours
+_POSITION_BITS = 32  # pick key: distance from noon above, position in the block below
 
 
 def utc_offset_s(zone: ZoneInfo, unix_s: int) -> int:
@@ -37,7 +37,7 @@ def offset_steps(timezone: str, start_s: int, end_s: int) -> tuple[np.ndarray, n
     for before, after in zip(samples, samples[1:]):
         if utc_offset_s(zone, after) == offsets[-1]:
             continue
-        low, high = before, after      # offset at low is the current one, at high the next
+        low, high = before, after  # offset at low is the current one, at high the next
         while high - low > 1:
             middle = (low + high) // 2
             if utc_offset_s(zone, middle) == offsets[-1]:

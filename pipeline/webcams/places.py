@@ -23,8 +23,16 @@ log = logging.getLogger("pipeline.webcams")
 # spot, mountain huts and passes included.
 LINK_MAX_KM = 50.0
 NOT_PLACES = ("PPLX", "PPLH", "PPLQ", "PPLW", "PPLCH")
-PLACE_COLUMNS = ("id", "name", "lat", "lon", "country_code", "population", "feature_code",
-                 "timezone")
+PLACE_COLUMNS = (
+    "id",
+    "name",
+    "lat",
+    "lon",
+    "country_code",
+    "population",
+    "feature_code",
+    "timezone",
+)
 
 
 def gazetteer(version: Path) -> tuple[pl.DataFrame, str, str]:
@@ -40,8 +48,9 @@ def gazetteer(version: Path) -> tuple[pl.DataFrame, str, str]:
 
     log.warning("no geocoding area in this build: linking webcams to the packaged gazetteer")
     places = pl.from_arrow(packaged.read().conformed().places)
-    identity = "packaged " + ", ".join(f"{p} {importlib.metadata.version(p)}"
-                                       for p in packaged.PACKAGES)
+    identity = "packaged " + ", ".join(
+        f"{p} {importlib.metadata.version(p)}" for p in packaged.PACKAGES
+    )
     return places.select(PLACE_COLUMNS), "packaged", identity
 
 
@@ -72,9 +81,9 @@ def nearest_places(places: pl.DataFrame, lat: np.ndarray, lon: np.ndarray) -> pl
     eligible = linkable(places)
     if not eligible.height:
         return pl.Series([None] * len(lat), dtype=pl.String)
-    chord, nearest = cKDTree(unit_vectors(eligible["lat"].to_numpy(),
-                                          eligible["lon"].to_numpy())).query(
-        unit_vectors(lat, lon), k=1)
+    chord, nearest = cKDTree(
+        unit_vectors(eligible["lat"].to_numpy(), eligible["lon"].to_numpy())
+    ).query(unit_vectors(lat, lon), k=1)
     km = 2.0 * np.arcsin(np.minimum(np.asarray(chord) / 2.0, 1.0)) * EARTH_RADIUS_KM
     ids = eligible["id"].gather(nearest)
     return pl.select(pl.when(pl.Series(km <= LINK_MAX_KM)).then(ids)).to_series()
@@ -88,21 +97,23 @@ def link(webcams: pl.DataFrame, places: pl.DataFrame) -> tuple[pl.DataFrame, dic
     given = webcams["location_public_id"].is_not_null()
     nearest_id = nearest_places(places, lat, lon)
     webcams = webcams.with_columns(
-        location_public_id=pl.when(given).then(pl.col("location_public_id"))
-        .otherwise(nearest_id))
+        location_public_id=pl.when(given).then(pl.col("location_public_id")).otherwise(nearest_id)
+    )
     names = places.select(location_public_id="id", location_name="name")
     webcams = webcams.join(names, on="location_public_id", how="left", maintain_order="left")
     missing_tz = np.flatnonzero(webcams["timezone"].is_null().to_numpy())
     zones = zoneinfo.available_timezones()
     filled = [_zone(lon[i], lat[i], zones) for i in missing_tz]
     if len(missing_tz):
-        webcams = webcams.with_columns(webcams["timezone"].clone().scatter(
-            missing_tz, pl.Series(filled, dtype=pl.String)))
+        webcams = webcams.with_columns(
+            webcams["timezone"].clone().scatter(missing_tz, pl.Series(filled, dtype=pl.String))
+        )
     coverage = {
         "location_public_id_given": round(float(given.mean() or 0.0), 4),
         "location_link_max_km": LINK_MAX_KM,
-        "location_public_id": round(float(webcams["location_public_id"].is_not_null().mean()
-                                          or 0.0), 4),
+        "location_public_id": round(
+            float(webcams["location_public_id"].is_not_null().mean() or 0.0), 4
+        ),
         "location_name": round(float(webcams["location_name"].is_not_null().mean() or 0.0), 4),
         "timezone_given": round(1 - len(missing_tz) / max(1, webcams.height), 4),
     }

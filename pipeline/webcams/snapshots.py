@@ -27,13 +27,15 @@ from pipeline.webcams.localtime import local_seconds, noon_picks, offset_steps
 from pipeline.webcams.sources.normalised import FILE, SnapshotSeries
 
 log = logging.getLogger("pipeline.webcams")
-BLOCK_ROWS = 1024                  # webcams per block (about 4.4 million snapshots)
+BLOCK_ROWS = 1024  # webcams per block (about 4.4 million snapshots)
 PARQUET_ROW_GROUP = 1 << 20
-SNAPSHOT_SCHEMA = pa.schema([
-    ("public_id", pa.dictionary(pa.int32(), pa.string())),
-    ("captured_at", pa.timestamp("s", tz="UTC")),
-    ("image", pa.dictionary(pa.int32(), pa.string())),
-])
+SNAPSHOT_SCHEMA = pa.schema(
+    [
+        ("public_id", pa.dictionary(pa.int32(), pa.string())),
+        ("captured_at", pa.timestamp("s", tz="UTC")),
+        ("image", pa.dictionary(pa.int32(), pa.string())),
+    ]
+)
 
 
 @dataclass(frozen=True)
@@ -43,11 +45,12 @@ class Written:
     snapshots: int
     files: list[str]
     image_files: int
-    images_sha256: str | None      # over the copied image files, in id order
+    images_sha256: str | None  # over the copied image files, in id order
 
 
-def write(version: Path, series: SnapshotSeries, public_ids: pl.Series,
-          timezones: pl.Series) -> Written:
+def write(
+    version: Path, series: SnapshotSeries, public_ids: pl.Series, timezones: pl.Series
+) -> Written:
     """Write every snapshot artifact for the served webcams (row order of `public_ids`)."""
     n = len(public_ids)
     offsets = np.zeros(n + 1, dtype=np.int64)
@@ -59,11 +62,19 @@ def write(version: Path, series: SnapshotSeries, public_ids: pl.Series,
     last = np.zeros(n, dtype=np.uint32)
     id_dictionary = pa.array(public_ids.to_list(), pa.string())
     refs = pa.array(series.images.sort("image_id")["ref"].to_list(), pa.string())
-    with _Daily(version, series.span, timezones.to_list()) as daily, \
-            naming(version / W.SNAPSHOTS), pq.ParquetWriter(
-            version / W.SNAPSHOTS, SNAPSHOT_SCHEMA, compression="zstd", compression_level=3,
-            use_dictionary=["public_id", "image"], write_statistics=True,
-            column_encoding={"captured_at": "DELTA_BINARY_PACKED"}) as parquet:
+    with (
+        _Daily(version, series.span, timezones.to_list()) as daily,
+        naming(version / W.SNAPSHOTS),
+        pq.ParquetWriter(
+            version / W.SNAPSHOTS,
+            SNAPSHOT_SCHEMA,
+            compression="zstd",
+            compression_level=3,
+            use_dictionary=["public_id", "image"],
+            write_statistics=True,
+            column_encoding={"captured_at": "DELTA_BINARY_PACKED"},
+        ) as parquet,
+    ):
         for a in range(0, n, BLOCK_ROWS):
             b = min(n, a + BLOCK_ROWS)
             times, image_ids = series.block(a, b)
@@ -73,22 +84,34 @@ def write(version: Path, series: SnapshotSeries, public_ids: pl.Series,
             times_out[lo:hi] = times
             if images_out is not None:
                 images_out[lo:hi] = image_ids
-            ends = offsets[a + 1:b + 1] - lo
+            ends = offsets[a + 1 : b + 1] - lo
             has = series.counts[a:b] > 0
             last[a:b][has] = times[ends[has] - 1]
-            daily.add(a, times, offsets[a:b + 1] - lo, lo)
-            parquet.write_table(_table(a, b, times, image_ids, series.counts, id_dictionary,
-                                       refs), row_group_size=PARQUET_ROW_GROUP)
+            daily.add(a, times, offsets[a : b + 1] - lo, lo)
+            parquet.write_table(
+                _table(a, b, times, image_ids, series.counts, id_dictionary, refs),
+                row_group_size=PARQUET_ROW_GROUP,
+            )
     for out in (times_out, images_out):
-        if isinstance(out, np.memmap):     # none at all is a plain (empty) array, written
+        if isinstance(out, np.memmap):  # none at all is a plain (empty) array, written
             out.flush()
     del images_out
-    write_npy(np.array(times_out[::W.SNAP_STRIDE]), version / W.SNAP_SPARSE)
+    write_npy(np.array(times_out[:: W.SNAP_STRIDE]), version / W.SNAP_SPARSE)
     del times_out
     write_npy(last, version / W.LAST_TIME)
     image_files, digest, image_paths = copy_images(version, series)
-    files = [W.SNAP_OFFSETS, W.SNAP_TIMES, W.SNAP_SPARSE, W.LAST_TIME, W.DAILY_OFFSETS, W.DAILY_DAY,
-             W.DAILY_INDEX, W.DAILY_TIME, W.IMAGES_ARROW, *image_paths]
+    files = [
+        W.SNAP_OFFSETS,
+        W.SNAP_TIMES,
+        W.SNAP_SPARSE,
+        W.LAST_TIME,
+        W.DAILY_OFFSETS,
+        W.DAILY_DAY,
+        W.DAILY_INDEX,
+        W.DAILY_TIME,
+        W.IMAGES_ARROW,
+        *image_paths,
+    ]
     if not series.rendered:
         files.append(W.SNAP_IMAGES)
     log.info("%d snapshots, %d image files", total, image_files)
@@ -122,18 +145,30 @@ def _allocate(fd: int) -> None:
             raise
 
 
-def _table(a: int, b: int, times: np.ndarray, image_ids: np.ndarray | None,
-           counts: np.ndarray, ids: pa.Array, refs: pa.Array) -> pa.Table:
+def _table(
+    a: int,
+    b: int,
+    times: np.ndarray,
+    image_ids: np.ndarray | None,
+    counts: np.ndarray,
+    ids: pa.Array,
+    refs: pa.Array,
+) -> pa.Table:
     """One block of the user-facing snapshot table."""
     rows = np.repeat(np.arange(a, b, dtype=np.int32), counts[a:b])
-    image = (pa.DictionaryArray.from_arrays(pa.array(image_ids, pa.int32()), refs)
-             if image_ids is not None else
-             pa.DictionaryArray.from_arrays(pa.nulls(len(times), pa.int32()), refs))
-    return pa.table({
-        "public_id": pa.DictionaryArray.from_arrays(pa.array(rows, pa.int32()), ids),
-        "captured_at": pa.array(times.astype(np.int64), pa.timestamp("s", tz="UTC")),
-        "image": image,
-    }, schema=SNAPSHOT_SCHEMA)
+    image = (
+        pa.DictionaryArray.from_arrays(pa.array(image_ids, pa.int32()), refs)
+        if image_ids is not None
+        else pa.DictionaryArray.from_arrays(pa.nulls(len(times), pa.int32()), refs)
+    )
+    return pa.table(
+        {
+            "public_id": pa.DictionaryArray.from_arrays(pa.array(rows, pa.int32()), ids),
+            "captured_at": pa.array(times.astype(np.int64), pa.timestamp("s", tz="UTC")),
+            "image": image,
+        },
+        schema=SNAPSHOT_SCHEMA,
+    )
 
 
 class _Daily:
@@ -142,7 +177,7 @@ class _Daily:
     def __init__(self, version: Path, span: tuple[int, int], timezones: list[str]):
         self.span, self.timezones = span, timezones
         self.offsets = np.zeros(len(timezones) + 1, dtype=np.int64)
-        with ExitStack() as opened:     # one that fails to open lets go of those before it
+        with ExitStack() as opened:  # one that fails to open lets go of those before it
             self.days = opened.enter_context(NpyWriter(version / W.DAILY_DAY, np.int32))
             self.index = opened.enter_context(NpyWriter(version / W.DAILY_INDEX, np.int64))
             self.times = opened.enter_context(NpyWriter(version / W.DAILY_TIME, np.uint32))
@@ -160,7 +195,7 @@ class _Daily:
         group = np.repeat(np.arange(len(starts) - 1, dtype=np.int64), np.diff(starts))
         picks, days = noon_picks(local, group)
         per_row = np.bincount(group[picks], minlength=len(starts) - 1)
-        self.offsets[a + 1:a + len(starts)] = per_row
+        self.offsets[a + 1 : a + len(starts)] = per_row
         self.days.write(days.astype(np.int32))
         self.index.write(picks + base)
         self.times.write(times[picks])
@@ -174,7 +209,7 @@ class _Daily:
             for writer in (self.days, self.index, self.times):
                 writer.discard()
             return
-        with self.days, self.index, self.times:    # each finishes; a failure discards the rest
+        with self.days, self.index, self.times:  # each finishes; a failure discards the rest
             pass
         write_npy(np.cumsum(self.offsets), self.path)
 
@@ -183,8 +218,10 @@ def copy_images(version: Path, series: SnapshotSeries) -> tuple[int, str | None,
     """Copy image files into the artifact (named by id, never by the input's name) and write
     the image index; returns (files copied, SHA-256 over them, their artifact paths)."""
     images = series.images.sort("image_id")
-    files = [f"{W.IMAGES_DIR}/{i:08d}{Path(ref).suffix.lower()}" if kind == FILE else None
-             for i, kind, ref in images.select("image_id", "kind", "ref").iter_rows()]
+    files = [
+        f"{W.IMAGES_DIR}/{i:08d}{Path(ref).suffix.lower()}" if kind == FILE else None
+        for i, kind, ref in images.select("image_id", "kind", "ref").iter_rows()
+    ]
     digest = hashlib.sha256()
     copied = []
     for file, source in zip(files, images["source"].to_list()):
@@ -195,6 +232,7 @@ def copy_images(version: Path, series: SnapshotSeries) -> tuple[int, str | None,
         digest.update((version / file).read_bytes())
         copied.append(file)
     table = images.select("image_id", "kind", "ref", "media_type").with_columns(
-        file=pl.Series(files, dtype=pl.String))
+        file=pl.Series(files, dtype=pl.String)
+    )
     write_arrow(table.to_arrow(), version / W.IMAGES_ARROW)
     return len(copied), digest.hexdigest() if copied else None, copied

@@ -20,40 +20,51 @@ import orjson
 from aiohttp import web
 from tzfpy import get_tz
 
-from contract import HOUR_S
+from contract import HOUR_S, AreaEntry
 from contract import AirQuality as AQ
-from contract import AreaEntry
-from server.http import params
 from server.air_quality import kernels
 from server.air_quality.index import IndexTables
 from server.air_quality.records import Records
-from server.http.errors import ApiError
 from server.artifacts.grid import PointGrid, point_lon
+from server.http import params
+from server.http.errors import ApiError
 from server.http.middleware import NOW, STORE, endpoint
 from server.kernels import bilinear
 
 NAME = AQ.AREA
-JSON_HEADERS = {"Content-Type": "application/json"}    # cheaper than content_type=...
-MAX_AGE_S = HOUR_S            # and never past the current hour (Endpoint.period_s)
+JSON_HEADERS = {"Content-Type": "application/json"}  # cheaper than content_type=...
+MAX_AGE_S = HOUR_S  # and never past the current hour (Endpoint.period_s)
 STALE_RETRY_AFTER_S = 600
-CONCENTRATION_DECIMALS = 1    # µg/m³ and grains/m³
+CONCENTRATION_DECIMALS = 1  # µg/m³ and grains/m³
 AOD_DECIMALS = 3
-POLLUTANTS = (("pm25", "pm25_ugm3"), ("pm10", "pm10_ugm3"), ("ozone", "o3_ugm3"),
-              ("nitrogenDioxide", "no2_ugm3"), ("sulphurDioxide", "so2_ugm3"),
-              ("carbonMonoxide", "co_ugm3"))
-POLLEN = (("pollenBirch", "birch_pollen_grains_m3"), ("pollenGrass", "grass_pollen_grains_m3"),
-          ("pollenOlive", "olive_pollen_grains_m3"),
-          ("pollenRagweed", "ragweed_pollen_grains_m3"),
-          ("pollenAlder", "alder_pollen_grains_m3"),
-          ("pollenMugwort", "mugwort_pollen_grains_m3"))
+POLLUTANTS = (
+    ("pm25", "pm25_ugm3"),
+    ("pm10", "pm10_ugm3"),
+    ("ozone", "o3_ugm3"),
+    ("nitrogenDioxide", "no2_ugm3"),
+    ("sulphurDioxide", "so2_ugm3"),
+    ("carbonMonoxide", "co_ugm3"),
+)
+POLLEN = (
+    ("pollenBirch", "birch_pollen_grains_m3"),
+    ("pollenGrass", "grass_pollen_grains_m3"),
+    ("pollenOlive", "olive_pollen_grains_m3"),
+    ("pollenRagweed", "ragweed_pollen_grains_m3"),
+    ("pollenAlder", "alder_pollen_grains_m3"),
+    ("pollenMugwort", "mugwort_pollen_grains_m3"),
+)
 # The manifest's tables and the names of the columns after the grid's own that a point's
 # block holds them in (the grids store no index: docs/data/air-quality.md#aqi-at-the-point).
 INDICES = (("eu", "european_aqi"), ("us", "us_aqi"))
 # Record fields after the time: (key, grid variable, decimals).
-FIELDS = ((("europeanAqi", "european_aqi", 0), ("usAqi", "us_aqi", 0))
-          + tuple((k, v, CONCENTRATION_DECIMALS) for k, v in POLLUTANTS))
-EUROPE_FIELDS = (FIELDS + (("dustAod", AQ.DUST_AOD, AOD_DECIMALS),)
-                 + tuple((k, v, CONCENTRATION_DECIMALS) for k, v in POLLEN))
+FIELDS = (("europeanAqi", "european_aqi", 0), ("usAqi", "us_aqi", 0)) + tuple(
+    (k, v, CONCENTRATION_DECIMALS) for k, v in POLLUTANTS
+)
+EUROPE_FIELDS = (
+    FIELDS
+    + (("dustAod", AQ.DUST_AOD, AOD_DECIMALS),)
+    + tuple((k, v, CONCENTRATION_DECIMALS) for k, v in POLLEN)
+)
 KEYS = ("time",) + tuple(k for k, _, _ in FIELDS)
 EUROPE_KEYS = ("time",) + tuple(k for k, _, _ in EUROPE_FIELDS)
 
@@ -76,28 +87,34 @@ class Domain:
         self.tables = IndexTables(tables, self.grid.variables, tuple(n for n, _ in INDICES))
         self.index_columns = np.arange(nvar, nvar + len(INDICES), dtype=np.int64)
         # Record fields by whether the point is in Europe (a variable the grid lacks is null).
-        self.records = {europe: Records(keys, tuple(d for _, _, d in fields),
-                                        tuple(column.get(v, -1) for _, v, _ in fields))
-                        for europe, keys, fields in ((False, KEYS, FIELDS),
-                                                     (True, EUROPE_KEYS, EUROPE_FIELDS))}
+        self.records = {
+            europe: Records(
+                keys, tuple(d for _, _, d in fields), tuple(column.get(v, -1) for _, v, _ in fields)
+            )
+            for europe, keys, fields in ((False, KEYS, FIELDS), (True, EUROPE_KEYS, EUROPE_FIELDS))
+        }
         # The columns to interpolate: the indices' inputs and the records' values.
         read = {column[v] for _, v, _ in EUROPE_FIELDS if v in self.grid.column} | set(
-            self.tables.columns.tolist())
+            self.tables.columns.tolist()
+        )
         self.columns = np.array(sorted(read), dtype=np.int64)
         self.dust = column.get(AQ.DUST_AOD)
         # kernel.answer's arguments after lat, lon and first, up to the time, by region
-        self.arguments = {europe: (self.columns, *self.tables.arrays(self.index_columns),
-                                   *records.arrays)
-                          for europe, records in self.records.items()}
+        self.arguments = {
+            europe: (self.columns, *self.tables.arrays(self.index_columns), *records.arrays)
+            for europe, records in self.records.items()
+        }
 
-    def records_at(self, lat: float, lon: float, first: int, europe: bool,
-                   time0: int) -> tuple[bytes, bytes]:
+    def records_at(
+        self, lat: float, lon: float, first: int, europe: bool, time0: int
+    ) -> tuple[bytes, bytes]:
         """(first record, JSON array of records) from step `first` to the grid's end."""
         # time0 is the time of step `first` (Unix s); the results are bytes-like.
         records = self.records[europe]
         out = records.buffer(self.grid.ntime - first)
-        end, first_end = kernels.answer(*self.cell(lat, lon), first, *self.arguments[europe],
-                                       time0, HOUR_S, out)
+        end, first_end = kernels.answer(
+            *self.cell(lat, lon), first, *self.arguments[europe], time0, HOUR_S, out
+        )
         if end >= 0:
             return records.split(out, end, first_end)
         # A number beyond the kernel's digits: the same values through orjson.
@@ -142,8 +159,10 @@ class AirQualityData:
 
     def in_europe(self, lat: float, lon: float) -> bool:
         """The CAMS European domain, edges included (docs/api/air-quality.md#european-domain)."""
-        return (self.lat_range[0] <= lat <= self.lat_range[1]
-                and self.lon_range[0] <= lon <= self.lon_range[1])
+        return (
+            self.lat_range[0] <= lat <= self.lat_range[1]
+            and self.lon_range[0] <= lon <= self.lon_range[1]
+        )
 
     def covers(self, unix_s: float) -> bool:
         """True when both grids hold the hour of unix_s (else some answers are stale 503s)."""
@@ -180,21 +199,36 @@ def _iso(unix_s: int) -> str:
 
 def answer(data: AirQualityData, query: AirQualityQuery, now_s: float) -> bytes:
     """The JSON envelope: current hour and every hour to the end of the forecast."""
-    lat, lon = query.lat, point_lon(query.lat, query.lon)   # a pole is one point
+    lat, lon = query.lat, point_lon(query.lat, query.lon)  # a pole is one point
     europe = data.in_europe(lat, lon)
-    domain = data.europe if europe else data.world       # both cover their domain (loader)
+    domain = data.europe if europe else data.world  # both cover their domain (loader)
     grid = domain.grid
     hour = int(now_s // HOUR_S) * HOUR_S
     first = (hour - grid.time0) // HOUR_S
     if not 0 <= first < grid.ntime:
-        raise ApiError(503, "air quality data is stale: it covers "
-                            f"{_iso(grid.time0)} to {_iso(grid.time_end)}, not the current "
-                            "hour", headers={"Retry-After": str(STALE_RETRY_AFTER_S)})
+        raise ApiError(
+            503,
+            "air quality data is stale: it covers "
+            f"{_iso(grid.time0)} to {_iso(grid.time_end)}, not the current "
+            "hour",
+            headers={"Retry-After": str(STALE_RETRY_AFTER_S)},
+        )
     current, hourly = domain.records_at(lat, lon, first, europe, hour)
-    return b"".join((b'{"latitude":', orjson.dumps(round(lat, 5) + 0.0),   # + 0.0: no -0.0
-                     b',"longitude":', orjson.dumps(round(query.lon, 5) + 0.0),
-                     b',"timezone":', orjson.dumps(get_tz(lon, lat) or "UTC"),
-                     b',"current":', current, b',"hourly":{"data":', hourly, b"}}"))
+    return b"".join(
+        (
+            b'{"latitude":',
+            orjson.dumps(round(lat, 5) + 0.0),  # + 0.0: no -0.0
+            b',"longitude":',
+            orjson.dumps(round(query.lon, 5) + 0.0),
+            b',"timezone":',
+            orjson.dumps(get_tz(lon, lat) or "UTC"),
+            b',"current":',
+            current,
+            b',"hourly":{"data":',
+            hourly,
+            b"}}",
+        )
+    )
 
 
 @endpoint(area=NAME, auth="key", max_age=MAX_AGE_S, period_s=HOUR_S)

@@ -27,19 +27,29 @@ class IndexTables:
         inputs, limits, xs, ys = [], [], [], []
         start = 0
         for group, name in enumerate(self.names):
-            rows = {}                                   # variable -> its input row (gates)
+            rows = {}  # variable -> its input row (gates)
             for t in published[name]:
                 stop = start + len(t["x"])
                 gate = t["only_above"]
                 if gate is not None and gate not in rows:
-                    raise ValueError(f"{name}: {t['variable']} is gated by {gate}, which no "
-                                     "earlier input of the index reads")
+                    raise ValueError(
+                        f"{name}: {t['variable']} is gated by {gate}, which no "
+                        "earlier input of the index reads"
+                    )
                 rows[t["variable"]] = len(inputs)
-                inputs.append((column[t["variable"]], group, start, stop,
-                               -1 if gate is None else rows[gate]))
+                inputs.append(
+                    (column[t["variable"]], group, start, stop, -1 if gate is None else rows[gate])
+                )
                 decimals = t["decimals"]
-                limits.append((float(t["scale"]), 0.0 if decimals is None else 10.0 ** decimals,
-                               _value(t["below"]), _value(t["above"]), float(t["required"])))
+                limits.append(
+                    (
+                        float(t["scale"]),
+                        0.0 if decimals is None else 10.0**decimals,
+                        _value(t["below"]),
+                        _value(t["above"]),
+                        float(t["required"]),
+                    )
+                )
                 xs += t["x"]
                 ys += t["y"]
                 start = stop

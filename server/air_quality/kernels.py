@@ -19,7 +19,8 @@ from __future__ import annotations
 import math
 
 import numpy as np
-from numba import njit, types, uint64 as _u
+from numba import njit, types
+from numba import uint64 as _u
 from numba.core import cgutils
 from numba.extending import intrinsic
 
@@ -45,7 +46,7 @@ def evaluate(block, inputs, limits, xp, fp, slopes, targets):
     # contract.AirQuality.AQI_TABLES describes. Inputs are grouped by index.
     for t in range(block.shape[0]):
         i = 0
-        above = 0                                      # bit r: input r was above its table
+        above = 0  # bit r: input r was above its table
         for g in range(len(targets)):
             best = np.nan
             unknown = False
@@ -54,7 +55,7 @@ def evaluate(block, inputs, limits, xp, fp, slopes, targets):
                 i += 1
                 gate = inputs[r, 4]
                 if gate >= 0 and not (above >> gate) & 1:
-                    continue                           # counts only above the gate's table
+                    continue  # counts only above the gate's table
                 x = block[_u(t), _u(inputs[r, 0])] * limits[r, 0]
                 if math.isnan(x):
                     unknown = unknown or limits[r, 4] != 0.0
@@ -70,9 +71,9 @@ def evaluate(block, inputs, limits, xp, fp, slopes, targets):
                         part = fp[_u(b)]
                     else:
                         part = limits[r, 3]
-                        above |= 1 << (i - 1)          # i - 1 is r, signed
+                        above |= 1 << (i - 1)  # i - 1 is r, signed
                 else:
-                    while xp[_u(a + 1)] <= x:       # tables are short, values mostly low
+                    while xp[_u(a + 1)] <= x:  # tables are short, values mostly low
                         a += 1
                     j = _u(a)
                     part = fp[j] if x == xp[j] else slopes[j] * (x - xp[j]) + fp[j]
@@ -80,21 +81,26 @@ def evaluate(block, inputs, limits, xp, fp, slopes, targets):
                     best = part
             if best > _CAP:
                 best = _CAP
-            block[_u(t), _u(targets[g])] = (np.nan if unknown
-                                            else np.floor(best + 0.5 + _HALF_UP))
+            block[_u(t), _u(targets[g])] = np.nan if unknown else np.floor(best + 0.5 + _HALF_UP)
 
 
 @intrinsic
 def _copy_key(typingctx, out, at, keys, start):
     """out[at:at + KEY_BYTES] = keys[start:start + KEY_BYTES], as one memcpy."""
+
     # A byte loop, or a slice assignment, costs several times more.
     def codegen(context, builder, signature, args):
         out_array = context.make_array(signature.args[0])(context, builder, args[0])
         keys_array = context.make_array(signature.args[2])(context, builder, args[2])
-        cgutils.raw_memcpy(builder, builder.gep(out_array.data, [args[1]]),
-                           builder.gep(keys_array.data, [args[3]]),
-                           context.get_constant(types.intp, KEY_BYTES), 1)
+        cgutils.raw_memcpy(
+            builder,
+            builder.gep(out_array.data, [args[1]]),
+            builder.gep(keys_array.data, [args[3]]),
+            context.get_constant(types.intp, KEY_BYTES),
+            1,
+        )
         return context.get_dummy_value()
+
     return types.void(out, at, keys, start), codegen
 
 
@@ -108,16 +114,16 @@ def render(block, sources, decimals, keys, key_end, time0, dt_s, out):
     # sign). (-1, -1) when a number is beyond json_numbers.DIGITS_LIMIT or a time is
     # negative. keys and out need KEY_BYTES of room past their ends.
     if min(time0, time0 + (block.shape[0] - 1) * dt_s) < 0:
-        return -1, -1                                  # times are written without a sign
+        return -1, -1  # times are written without a sign
     power = np.empty(len(decimals))
     for f in range(len(decimals)):
         power[f] = 10.0 ** decimals[f]
     n = 1
     first_end = 0
-    out[0] = 91                                        # "["
+    out[0] = 91  # "["
     for t in range(block.shape[0]):
         if t:
-            out[_u(n)] = 44                            # ","
+            out[_u(n)] = 44  # ","
             n += 1
         _copy_key(out, n, keys, 0)
         n = json_numbers.put_digits(out, n + key_end[0], time0 + t * dt_s, 0)
@@ -128,21 +134,39 @@ def render(block, sources, decimals, keys, key_end, time0, dt_s, out):
             n += b - a
             source = sources[_u(f)]
             value = row[_u(source)] if source >= 0 else np.nan
-            n = json_numbers.put_rounded(out, n, np.rint(value * power[_u(f)]),
-                                         decimals[_u(f)], False)
+            n = json_numbers.put_rounded(
+                out, n, np.rint(value * power[_u(f)]), decimals[_u(f)], False
+            )
             if n < 0:
                 return -1, -1
-        out[_u(n)] = 125                               # "}"
+        out[_u(n)] = 125  # "}"
         n += 1
         if t == 0:
             first_end = n
-    out[_u(n)] = 93                                    # "]"
+    out[_u(n)] = 93  # "]"
     return n + 1, first_end
 
 
 @njit(cache=True, nogil=True)
-def answer(cell, weights, first, columns, inputs, limits, xp, fp, slopes, targets, sources,
-           decimals, keys, key_end, time0, dt_s, out):
+def answer(
+    cell,
+    weights,
+    first,
+    columns,
+    inputs,
+    limits,
+    xp,
+    fp,
+    slopes,
+    targets,
+    sources,
+    decimals,
+    keys,
+    key_end,
+    time0,
+    dt_s,
+    out,
+):
     """The bilinear series (server.kernels.bilinear), evaluate and render in one call;
     returns render()'s (end, first end)."""
     # The point's records from step `first` to the end of the grid as a JSON array in out;

@@ -17,21 +17,27 @@ import orjson
 
 from server.air_quality import kernels
 
-NUMBER_BYTES = 20            # "-", 15 digits, "0", "." and room: any number render writes
+NUMBER_BYTES = 20  # "-", 15 digits, "0", "." and room: any number render writes
 
 
 class Records:
     """Records with fixed keys: the time, then one field per further key."""
+
     # Field f reads column sources[f] of a block (-1: always null), rounded to decimals[f]
     # (0: an integer).
 
-    def __init__(self, keys: tuple[str, ...], decimals: tuple[int, ...],
-                 sources: tuple[int, ...] | None = None):
+    def __init__(
+        self,
+        keys: tuple[str, ...],
+        decimals: tuple[int, ...],
+        sources: tuple[int, ...] | None = None,
+    ):
         assert len(decimals) == len(keys) - 1
         self.keys = keys
         self.decimals = np.array(decimals, dtype=np.int64)
-        self.sources = np.array(range(len(decimals)) if sources is None else sources,
-                                dtype=np.int64)
+        self.sources = np.array(
+            range(len(decimals)) if sources is None else sources, dtype=np.int64
+        )
         parts = [b'{"%b":' % keys[0].encode()] + [b',"%b":' % k.encode() for k in keys[1:]]
         if max(map(len, parts)) > kernels.KEY_BYTES:
             raise ValueError(f"a key is longer than {kernels.KEY_BYTES - 4} characters")
@@ -49,8 +55,9 @@ class Records:
         """(JSON of the first record, JSON array of all) of block's rows; bytes-like."""
         # block is (steps, columns); row k is the time first + k * dt_s (Unix s).
         out = self.buffer(block.shape[0])
-        end, first_end = kernels.render(np.ascontiguousarray(block, dtype=np.float64),
-                                       *self.arrays, first, dt_s, out)
+        end, first_end = kernels.render(
+            np.ascontiguousarray(block, dtype=np.float64), *self.arrays, first, dt_s, out
+        )
         return self.split(out, end, first_end) if end >= 0 else self.orjson(first, block, dt_s)
 
     @staticmethod
@@ -75,5 +82,5 @@ def number(value: float, decimals: int) -> float | int | None:
     """A value rounded to decimals as numpy rounds (an int when 0); None when not finite."""
     if not math.isfinite(value):
         return None
-    rounded = float(np.rint(value * 10.0 ** decimals) / 10.0 ** decimals) + 0.0   # no -0.0
+    rounded = float(np.rint(value * 10.0**decimals) / 10.0**decimals) + 0.0  # no -0.0
     return rounded if decimals else int(rounded)

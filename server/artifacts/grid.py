@@ -14,7 +14,6 @@ from server.artifacts.mapped import ByteFile, npy_layout
 from server.kernels import bilinear
 from server.kernels.bilinear import Corners
 
-
 # Float rounding of lat0 + n * dlat must not put a domain's own edge (72°N for CAMS Europe)
 # outside it.
 EDGE_DEG = 1e-9
@@ -56,8 +55,9 @@ class PointGrid:
         self.wraps = bool(spec["wraps"])
         self.time0, self.dt_s, self.ntime = spec["time0"], spec["dt_s"], spec["ntime"]
         self.time_end = self.time0 + (self.ntime - 1) * self.dt_s
-        self.geometry = np.array([getattr(self, name) for name in bilinear.GEOMETRY],
-                                 dtype=np.float64)
+        self.geometry = np.array(
+            [getattr(self, name) for name in bilinear.GEOMETRY], dtype=np.float64
+        )
 
     def contains(self, lat: float, lon: float) -> bool:
         """True when the point lies within the grid's cells (half a cell beyond the outer
@@ -74,15 +74,18 @@ class PointGrid:
         """The four cells around the point and their bilinear weights."""
         return bilinear.corners(self.geometry, lat, lon)
 
-    def block(self, i0: int, i1: int, j0: int, j1: int, start: int = 0,
-              stop: int | None = None) -> np.ndarray:
+    def block(
+        self, i0: int, i1: int, j0: int, j1: int, start: int = 0, stop: int | None = None
+    ) -> np.ndarray:
         """Cells (i0, j0), (i0, j1), (i1, j0), (i1, j1) over time steps [start, stop), read:
         a read-only array (2, 2, steps, nvar), the type the compiled kernels take."""
         stop = self.ntime if stop is None else min(stop, self.ntime)
         start = min(max(start, 0), stop)
         size = (stop - start) * self.step_bytes
-        at = [(i * self.nlon + j) * self.cell_bytes + start * self.step_bytes
-              for i, j in ((i0, j0), (i0, j1), (i1, j0), (i1, j1))]
+        at = [
+            (i * self.nlon + j) * self.cell_bytes + start * self.step_bytes
+            for i, j in ((i0, j0), (i0, j1), (i1, j0), (i1, j1))
+        ]
         read = self.file.read_bytes
         if j1 == j0 + 1 and size == self.cell_bytes:  # a row's two cells are adjacent
             data = read(at[0], at[0] + 2 * size) + read(at[2], at[2] + 2 * size)
@@ -95,8 +98,14 @@ class PointGrid:
         data = self.file.read_bytes(0, self.nlat * self.nlon * self.cell_bytes)
         return np.frombuffer(data, self.dtype).reshape(self.nlat, self.nlon, self.ntime, -1)
 
-    def series(self, lat: float, lon: float, start: int = 0, stop: int | None = None,
-               column: int | None = None) -> np.ndarray:
+    def series(
+        self,
+        lat: float,
+        lon: float,
+        start: int = 0,
+        stop: int | None = None,
+        column: int | None = None,
+    ) -> np.ndarray:
         """Bilinear values at the point for time steps [start, stop): shape (steps, nvar), or
         (steps,) of one variable when `column` is given.
 
@@ -108,8 +117,8 @@ class PointGrid:
         out = np.empty((steps, nvar))
         if column is None:
             columns = np.arange(nvar)
-        else:                                 # the compiled read checks no index
-            column = range(nvar)[column]      # IndexError beyond, negative from the end
+        else:  # the compiled read checks no index
+            column = range(nvar)[column]  # IndexError beyond, negative from the end
             columns = np.array([column])
         bilinear.series(cells, c.weights, 0, steps, columns, out)
         return out if column is None else out[:, column]

@@ -25,8 +25,18 @@ def column(table: pa.Table, name: str) -> pa.Array:
     return col.chunk(0) if col.num_chunks == 1 else col.combine_chunks()
 
 
-_NUMPY_TYPES = {"double": "f8", "float": "f4", "int64": "i8", "int32": "i4", "int16": "i2",
-                "int8": "i1", "uint64": "u8", "uint32": "u4", "uint16": "u2", "uint8": "u1"}
+_NUMPY_TYPES = {
+    "double": "f8",
+    "float": "f4",
+    "int64": "i8",
+    "int32": "i4",
+    "int16": "i2",
+    "int8": "i1",
+    "uint64": "u8",
+    "uint32": "u4",
+    "uint16": "u2",
+    "uint8": "u1",
+}
 
 
 def arrow_indices(positions: np.ndarray) -> pa.Array:
@@ -43,8 +53,9 @@ def numbers(table: pa.Table, name: str) -> np.ndarray:
     dtype = np.dtype(_NUMPY_TYPES[str(array.type)])
     if array.null_count:
         raise ValueError(f"column {name} has nulls")
-    return np.frombuffer(array.buffers()[1], dtype=dtype, count=len(array),
-                         offset=array.offset * dtype.itemsize)
+    return np.frombuffer(
+        array.buffers()[1], dtype=dtype, count=len(array), offset=array.offset * dtype.itemsize
+    )
 
 
 class NullableNumbers:
@@ -55,10 +66,14 @@ class NullableNumbers:
         dtype = np.dtype(_NUMPY_TYPES[str(array.type)])
         validity, data = array.buffers()[:2]
         self.offset = array.offset
-        self.values = np.frombuffer(data, dtype=dtype, count=len(array),
-                                    offset=array.offset * dtype.itemsize)
-        self.validity = (np.frombuffer(validity, dtype=np.uint8)
-                         if validity is not None and array.null_count else None)
+        self.values = np.frombuffer(
+            data, dtype=dtype, count=len(array), offset=array.offset * dtype.itemsize
+        )
+        self.validity = (
+            np.frombuffer(validity, dtype=np.uint8)
+            if validity is not None and array.null_count
+            else None
+        )
 
     def take(self, rows: np.ndarray, fill: int | float = 0) -> np.ndarray:
         """The values at `rows`, `fill` where null."""
@@ -129,8 +144,11 @@ def npy_layout(path: Path) -> tuple[tuple[int, ...], np.dtype, int]:
     """Shape, dtype and data offset of a C-order .npy file."""
     with open(path, "rb") as handle:
         major, _ = np.lib.format.read_magic(handle)
-        read_header = (np.lib.format.read_array_header_1_0 if major == 1
-                       else np.lib.format.read_array_header_2_0)
+        read_header = (
+            np.lib.format.read_array_header_1_0
+            if major == 1
+            else np.lib.format.read_array_header_2_0
+        )
         shape, fortran, dtype = read_header(handle)
         if fortran:
             raise ValueError(f"{path}: not in C order")

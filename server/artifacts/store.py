@@ -6,10 +6,11 @@ import asyncio
 import logging
 import os
 import time
+from collections.abc import Callable, Mapping
 from concurrent.futures import Executor
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable, Mapping, cast
+from typing import Any, cast
 
 import contract
 from server.http.errors import ApiError
@@ -18,15 +19,15 @@ log = logging.getLogger("server.store")
 # Any area's loader (server.area.Loader): the store holds every area's data side by side.
 Loader = Callable[[Path, contract.AreaEntry], object]
 RETRY_AFTER_S = 30
-LOADING_RETRY_S = 5     # a server starting loads its areas in about a second
-UNPUBLISHED = "unpublished"     # the readiness state while no version is published
+LOADING_RETRY_S = 5  # a server starting loads its areas in about a second
+UNPUBLISHED = "unpublished"  # the readiness state while no version is published
 
 
 @dataclass(frozen=True)
 class AreaState:
     """One area of one snapshot: loaded data, or why there is none."""
 
-    state: str                 # loading | loaded | absent | failed
+    state: str  # loading | loaded | absent | failed
     version: str | None = None
     # The area's loaded data, of its Area[DataT]'s DataT: the handler that reads it names that
     # type (`data: ForecastData = store.require(NAME).data`); it may hold the previous good data
@@ -66,8 +67,9 @@ class Store:
     """Holds the current snapshot; handlers read it once per request, so a swap never
     disturbs a request in flight (old data stays referenced until that request ends)."""
 
-    def __init__(self, build_dir: Path, loaders: Mapping[str, Loader],
-                 retry_s: float = RETRY_AFTER_S):
+    def __init__(
+        self, build_dir: Path, loaders: Mapping[str, Loader], retry_s: float = RETRY_AFTER_S
+    ):
         self.build_dir = build_dir
         self.loaders = dict(loaders)
         self.retry_s = retry_s
@@ -86,11 +88,17 @@ class Store:
         """The area's state if it has data to answer with, else a 503 ApiError."""
         state = self.snapshot.areas[name]
         if state.data is None:
-            reason = {"loading": "is still loading", "absent": "is not in the published build",
-                      "failed": "could not be loaded"}.get(state.state, "is unavailable")
+            reason = {
+                "loading": "is still loading",
+                "absent": "is not in the published build",
+                "failed": "could not be loaded",
+            }.get(state.state, "is unavailable")
             retry = LOADING_RETRY_S if state.state == "loading" else round(self.retry_s)
-            raise ApiError(503, f"{name.replace('_', ' ')} data {reason}",
-                           headers={"Retry-After": str(max(1, retry))})
+            raise ApiError(
+                503,
+                f"{name.replace('_', ' ')} data {reason}",
+                headers={"Retry-After": str(max(1, retry))},
+            )
         return state
 
     async def refresh(self, executor: Executor | None = None) -> bool:
@@ -104,8 +112,7 @@ class Store:
         self.snapshot = snapshot
         self.loaded = True
         states = ", ".join(f"{a}={s.state}" for a, s in snapshot.areas.items())
-        self._say("serving", f"serving {snapshot.build_id or 'no build'} ({states})",
-                  logging.INFO)
+        self._say("serving", f"serving {snapshot.build_id or 'no build'} ({states})", logging.INFO)
         return True
 
     def _say(self, topic: str, line: str, level: int, traceback: bool = False) -> None:
@@ -113,8 +120,9 @@ class Store:
         said on `topic`: then at DEBUG, without."""
         repeated = self.said.get(topic) == line
         self.said[topic] = line
-        log.log(logging.DEBUG if repeated else level, "%s", line,
-                exc_info=traceback and not repeated)
+        log.log(
+            logging.DEBUG if repeated else level, "%s", line, exc_info=traceback and not repeated
+        )
 
     def _published(self) -> Path | None:
         """The published version directory; one whose manifest cannot even be looked up (a
@@ -127,8 +135,11 @@ class Store:
 
     def _retried(self) -> str:
         """When a failed load is tried again, for a log line."""
-        return f"tried again every {self.retry_s:g} s" if self.retry_s > 0 else \
-            "tried again at every reload check"
+        return (
+            f"tried again every {self.retry_s:g} s"
+            if self.retry_s > 0
+            else "tried again at every reload check"
+        )
 
     def _retry_due(self) -> bool:
         """True when an area failed to load and retry_s have passed since the last try: a
@@ -141,19 +152,31 @@ class Store:
         if target is None:
             if any(s.data is not None for s in self.snapshot.areas.values()):
                 return self._unpublished()
-            return Snapshot(None, None, {a: AreaState("absent", error="nothing published")
-                                         for a in contract.AREAS})
+            return Snapshot(
+                None,
+                None,
+                {a: AreaState("absent", error="nothing published") for a in contract.AREAS},
+            )
         try:
             manifest = _checked(contract.read_manifest(target))
         except (OSError, ValueError) as exc:
             problem = exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc)
-            self._say("manifest", f"cannot read the manifest {target / contract.MANIFEST}: "
-                                  f"{problem}; {self._retried()}", logging.ERROR)
-            for area in contract.AREAS:     # a load failure after it is news again
+            self._say(
+                "manifest",
+                f"cannot read the manifest {target / contract.MANIFEST}: "
+                f"{problem}; {self._retried()}",
+                logging.ERROR,
+            )
+            for area in contract.AREAS:  # a load failure after it is news again
                 self.said.pop(area, None)
-            return Snapshot(target, target.name, {
-                a: self._failed(a, "manifest unreadable or of an unsupported schema version")
-                for a in contract.AREAS})
+            return Snapshot(
+                target,
+                target.name,
+                {
+                    a: self._failed(a, "manifest unreadable or of an unsupported schema version")
+                    for a in contract.AREAS
+                },
+            )
         self.said.pop("manifest", None)
         areas = {a: self._load_area(a, target, manifest["areas"].get(a)) for a in contract.AREAS}
         return Snapshot(target, manifest.get("build_id"), areas)
@@ -163,15 +186,22 @@ class Store:
         one was served: keep answering from what is loaded, marked failed so that /ready says
         so, rather than drop every area and call an empty server ready."""
         if self.snapshot.version_dir is not None:
-            log.error("%s/current leads to no published version; still serving %s",
-                      self.build_dir, self.snapshot.build_id)
+            log.error(
+                "%s/current leads to no published version; still serving %s",
+                self.build_dir,
+                self.snapshot.build_id,
+            )
         reason = "the published version is gone (current leads to no version)"
-        return Snapshot(None, self.snapshot.build_id, {
-            a: self._failed(a, reason) if s.data is not None else s
-            for a, s in self.snapshot.areas.items()})
+        return Snapshot(
+            None,
+            self.snapshot.build_id,
+            {
+                a: self._failed(a, reason) if s.data is not None else s
+                for a, s in self.snapshot.areas.items()
+            },
+        )
 
-    def _load_area(self, area: str, target: Path,
-                   entry: contract.AreaEntry | None) -> AreaState:
+    def _load_area(self, area: str, target: Path, entry: contract.AreaEntry | None) -> AreaState:
         if entry is None:
             return AreaState("absent")
         previous = self.snapshot.areas.get(area)
@@ -186,8 +216,13 @@ class Store:
         try:
             state = AreaState("loaded", version, loader(target, entry))
         except Exception as exc:  # noqa: BLE001 (a broken artifact takes only its area down)
-            self._say(area, f"loading {area} from {target.name} failed: {type(exc).__name__}: "
-                            f"{exc}; {self._retried()}", logging.ERROR, traceback=True)
+            self._say(
+                area,
+                f"loading {area} from {target.name} failed: {type(exc).__name__}: "
+                f"{exc}; {self._retried()}",
+                logging.ERROR,
+                traceback=True,
+            )
             return self._failed(area, f"{type(exc).__name__} while loading {version}")
         self.said.pop(area, None)
         return state
@@ -201,9 +236,14 @@ class Store:
     def readiness(self) -> tuple[bool, dict[str, Any]]:
         """(ready, body) for GET /ready."""
         snap = self.snapshot
-        areas = {a: {k: v for k, v in (("state", s.state), ("version", s.version),
-                                       ("error", s.error)) if v is not None}
-                 for a, s in snap.areas.items()}
+        areas = {
+            a: {
+                k: v
+                for k, v in (("state", s.state), ("version", s.version), ("error", s.error))
+                if v is not None
+            }
+            for a, s in snap.areas.items()
+        }
         now = time.time()
         for name, s in snap.areas.items():
             # Loaded but not covering the present (docs/api/service.md#ready): the area answers 503,
@@ -218,8 +258,8 @@ class Store:
         """The readiness state: ready, loading, unpublished or degraded."""
         if not self.loaded:
             return "loading"
-        if not snap.published():    # every area absent, yet all it can answer is 503:
-            return UNPUBLISHED      # a load balancer must not send it traffic
+        if not snap.published():  # every area absent, yet all it can answer is 503:
+            return UNPUBLISHED  # a load balancer must not send it traffic
         # An area absent from a published version blocks nothing (docs/api/service.md#ready).
         usable = all(s.state in ("loaded", "absent") for s in snap.areas.values())
         return "ready" if usable else "degraded"

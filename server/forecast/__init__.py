@@ -4,6 +4,10 @@ from server.area import Area, OpenApiPart
 from server.forecast import handlers, openapi
 
 AREA = Area(
-    name=handlers.NAME, load=handlers.load, routes=handlers.routes,
-    openapi=OpenApiPart("forecast", "Weather forecast. Key required.",
-                        openapi.paths, openapi.SCHEMAS))
+    name=handlers.NAME,
+    load=handlers.load,
+    routes=handlers.routes,
+    openapi=OpenApiPart(
+        "forecast", "Weather forecast. Key required.", openapi.paths, openapi.SCHEMAS
+    ),
+)

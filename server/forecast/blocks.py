@@ -15,24 +15,19 @@ import time
 from dataclasses import dataclass
 from datetime import datetime
 from functools import lru_cache
-from zoneinfo import ZoneInfo
 from typing import TYPE_CHECKING, NamedTuple
+from zoneinfo import ZoneInfo
 
 import numpy as np
 import orjson
 
 from contract import HOUR_S
-from server.forecast import jsonbytes
-from server.forecast import kernels
-from server.forecast import render
-from server.forecast import series
-from server.forecast import summary
-from server.forecast import text
-from server.forecast.place import Place, zone
 from server.artifacts.grid import point_lon
-from server.kernels.bilinear import Corners
+from server.forecast import jsonbytes, kernels, render, series, summary, text
+from server.forecast.place import Place, zone
 from server.forecast.science import moon
 from server.forecast.science.units import SYSTEMS, UnitSystem
+from server.kernels.bilinear import Corners
 
 if TYPE_CHECKING:
     from server.forecast.data import ForecastData
@@ -42,11 +37,15 @@ log = logging.getLogger("server.forecast")
 HOURLY_HOURS, EXTENDED_HOURS = 48, 168
 DAYS = render.DAYS
 BLOCKS = ("currently", "minutely", "hourly", "daily", "alerts")
-BLOCK_BITS = {"currently": render.CURRENTLY, "minutely": render.MINUTELY, "hourly": render.HOURLY,
-              "daily": render.DAILY}
-HOLE_ROWS = EXTENDED_HOURS + 64      # room for every missing title of an extended answer
-HOUR_ROWS = (DAYS + 2) * 24 + 2      # more than any answer's hours from the first midnight
-ENTRY_BYTES = 1024                   # more than an hourly entry's keys and numbers take
+BLOCK_BITS = {
+    "currently": render.CURRENTLY,
+    "minutely": render.MINUTELY,
+    "hourly": render.HOURLY,
+    "daily": render.DAILY,
+}
+HOLE_ROWS = EXTENDED_HOURS + 64  # room for every missing title of an extended answer
+HOUR_ROWS = (DAYS + 2) * 24 + 2  # more than any answer's hours from the first midnight
+ENTRY_BYTES = 1024  # more than an hourly entry's keys and numbers take
 
 
 @dataclass(frozen=True)
@@ -55,10 +54,10 @@ class Request:
 
     lat: float
     lon: float
-    units: str                 # a unit system's name, or "auto"
+    units: str  # a unit system's name, or "auto"
     lang: str
-    hours: int                 # 48, or 168 with extend=hourly
-    blocks: frozenset[str]     # the blocks to include
+    hours: int  # 48, or 168 with extend=hourly
+    blocks: frozenset[str]  # the blocks to include
 
 
 class Point(NamedTuple):
@@ -99,8 +98,13 @@ def local_day(tz: str, year: int, month: int, day: int) -> LocalDay:
     t0 = marks[0, kernels.MIDNIGHT]
     mi = ((marks - t0) // HOUR_S).astype(np.int64)
     noon = np.ascontiguousarray(marks[:DAYS, kernels.H12])
-    return LocalDay(marks, mi, datetime.fromordinal(first).weekday(), moon.phase(noon),
-                    _hour_shifts(z, t0, marks))
+    return LocalDay(
+        marks,
+        mi,
+        datetime.fromordinal(first).weekday(),
+        moon.phase(noon),
+        _hour_shifts(z, t0, marks),
+    )
 
 
 def _hour_shifts(z: ZoneInfo, t0: float, marks: np.ndarray) -> np.ndarray:
@@ -125,14 +129,17 @@ def _scratch(capacity: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """This thread's output arrays for render (buffer, holes, numbers)."""
     out = getattr(_local, "out", None)
     if out is None or len(out[0]) < capacity:
-        out = _local.out = (np.empty(capacity, dtype=np.uint8),
-                            np.zeros((HOLE_ROWS, jsonbytes.HOLE_WIDTH), dtype=np.int64),
-                            np.zeros(HOLE_ROWS))
+        out = _local.out = (
+            np.empty(capacity, dtype=np.uint8),
+            np.zeros((HOLE_ROWS, jsonbytes.HOLE_WIDTH), dtype=np.int64),
+            np.zeros(HOLE_ROWS),
+        )
     return out
 
 
-def respond(data: ForecastData, place: Place, request: Request, units: UnitSystem,
-            now_s: float) -> bytes:
+def respond(
+    data: ForecastData, place: Place, request: Request, units: UnitSystem, now_s: float
+) -> bytes:
     """The response body (docs/api/forecast.md#answer) in a unit system."""
     r = request
     local = datetime.fromtimestamp(now_s, place.zone)
@@ -141,28 +148,58 @@ def respond(data: ForecastData, place: Place, request: Request, units: UnitSyste
     for name in r.blocks:
         blocks |= BLOCK_BITS.get(name, 0)
     known = place.elevation_m is not None
-    lon = point_lon(r.lat, r.lon)         # a pole is one point, whatever the longitude asked
+    lon = point_lon(r.lat, r.lon)  # a pole is one point, whatever the longitude asked
     point = data.point(r.lat, lon)
-    params = np.array((r.lat, lon, now_s, data.first_s, data.last_s, r.hours,
-                       place.elevation_m if known else 0.0, known, blocks,
-                       units.precipitation, units.fahrenheit, day.weekday, data.sun_t0,
-                       *point.cell, *point.static_cell))
+    params = np.array(
+        (
+            r.lat,
+            lon,
+            now_s,
+            data.first_s,
+            data.last_s,
+            r.hours,
+            place.elevation_m if known else 0.0,
+            known,
+            blocks,
+            units.precipitation,
+            units.fahrenheit,
+            day.weekday,
+            data.sun_t0,
+            *point.cell,
+            *point.static_cell,
+        )
+    )
     titles = text.title_table(r.lang)
     while True:
         out = _scratch(16384 + (r.hours + 2) * (ENTRY_BYTES + titles.longest))
-        n = render.respond(point.hourly, point.static, params, day.marks, day.mi, day.shift,
-                           day.moon, data.suns, series.conversion(units).matrix, data.inputs,
-                           titles.arrays, out)
+        n = render.respond(
+            point.hourly,
+            point.static,
+            params,
+            day.marks,
+            day.mi,
+            day.shift,
+            day.moon,
+            data.suns,
+            series.conversion(units).matrix,
+            data.inputs,
+            titles.arrays,
+            out,
+        )
         if n >= 0:
             break
-        titles.add(set(out[1][1:1 + out[1][0, 0], 0].tolist()))
+        titles.add(set(out[1][1 : 1 + out[1][0, 0], 0].tolist()))
     elevation = out[2][0]
-    head = orjson.dumps({
-        # + 0.0: -0 is echoed as 0.0 (as air quality does)
-        "latitude": round(r.lat, 5) + 0.0, "longitude": round(r.lon, 5) + 0.0,
-        "timezone": place.timezone,
-        "offset": local.utcoffset().total_seconds() / HOUR_S,
-        "elevation": None if elevation != elevation else round(elevation * units.elevation)})
+    head = orjson.dumps(
+        {
+            # + 0.0: -0 is echoed as 0.0 (as air quality does)
+            "latitude": round(r.lat, 5) + 0.0,
+            "longitude": round(r.lon, 5) + 0.0,
+            "timezone": place.timezone,
+            "offset": local.utcoffset().total_seconds() / HOUR_S,
+            "elevation": None if elevation != elevation else round(elevation * units.elevation),
+        }
+    )
     parts = [head[:-1]]
     _fill(parts, out, n, r.lang)
     if "alerts" in r.blocks:
@@ -175,7 +212,7 @@ def _fill(parts: list, out: tuple, n: int, lang: str) -> None:
     """The blocks' bytes with their holes filled: summaries and any number left to orjson."""
     view, holes, numbers = memoryview(out[0]), out[1], out[2]
     done = 0
-    for row in holes[1:1 + holes[0, 0]].tolist():
+    for row in holes[1 : 1 + holes[0, 0]].tolist():
         at = row[0]
         if row[1] == jsonbytes.HOLE_NUMBER:
             filling = orjson.dumps(float(numbers[row[2]]))
@@ -191,7 +228,13 @@ def warm_up(data: ForecastData) -> None:
     machine) before any request waits for it."""
     started = time.perf_counter()
     place = Place(timezone="UTC", zone=zone("UTC"), country=None, elevation_m=None)
-    request = Request(lat=0.0, lon=0.0, units="si", lang=text.DEFAULT_LANGUAGE,
-                      hours=HOURLY_HOURS, blocks=frozenset(BLOCKS))
+    request = Request(
+        lat=0.0,
+        lon=0.0,
+        units="si",
+        lang=text.DEFAULT_LANGUAGE,
+        hours=HOURLY_HOURS,
+        blocks=frozenset(BLOCKS),
+    )
     respond(data, place, request, SYSTEMS["si"], min(data.last_s, data.first_s + 36 * HOUR_S))
     log.info("forecast: compiled code ready in %.1f s", time.perf_counter() - started)

@@ -9,14 +9,11 @@ import numpy as np
 import orjson
 import pyarrow.parquet as pq
 
-from contract import HOUR_S
-from contract import AreaEntry
+from contract import HOUR_S, AreaEntry
 from contract import Forecast as F
-from server.forecast import blocks
-from server.forecast import kernels
-from server.forecast import render
-from server.forecast import series as forecast_series
 from server.artifacts.grid import PointGrid
+from server.forecast import blocks, kernels, render
+from server.forecast import series as forecast_series
 from server.kernels.bilinear import Corners
 
 
@@ -27,8 +24,10 @@ class AlertIndex:
     def __init__(self, root: Path):
         table = pq.ParquetFile(root / F.ALERTS).read().to_pylist()  # read_table imports pandas
         self.items = [_alert_json(row) for row in table]
-        self.expires = np.array([row["expires"] if row["expires"] is not None else math.inf
-                                 for row in table], dtype=np.float64)
+        self.expires = np.array(
+            [row["expires"] if row["expires"] is not None else math.inf for row in table],
+            dtype=np.float64,
+        )
         self.boxes = np.load(root / F.ALERT_BOXES)
         vertices = np.load(root / F.ALERT_VERTICES)
         start = np.load(root / F.ALERT_RING_START)
@@ -38,7 +37,7 @@ class AlertIndex:
         self.polygons: list[list[list[np.ndarray]]] = [[] for _ in self.items]
         rings_of_part: dict[int, list[np.ndarray]] = {}
         for ring, part in enumerate(ring_part.tolist()):
-            rings_of_part.setdefault(part, []).append(vertices[start[ring]:start[ring + 1]])
+            rings_of_part.setdefault(part, []).append(vertices[start[ring] : start[ring + 1]])
         for part, alert in enumerate(part_alert.tolist()):
             self.polygons[alert].append(rings_of_part.get(part, []))
         self.json = [orjson.dumps(item) for item in self.items]
@@ -46,8 +45,7 @@ class AlertIndex:
         self.cells: dict[tuple[int, int], list[int]] = {}
         for index, (south, west, north, east) in enumerate(self.boxes.tolist()):
             for y in range(math.floor(south), math.floor(north) + 1):
-                for x in range(math.floor(west), min(math.floor(east), math.floor(west) + 359)
-                               + 1):
+                for x in range(math.floor(west), min(math.floor(east), math.floor(west) + 359) + 1):
                     self.cells.setdefault((y, _wrap(x)), []).append(index)
 
     def json_at(self, lat: float, lon: float, now_s: float) -> bytes:
@@ -65,8 +63,9 @@ class AlertIndex:
                 continue
             # Polygons may run past ±180 near the antimeridian: try the point shifted too.
             for x in (lon, lon + 360.0, lon - 360.0):
-                if box[1] <= x <= box[3] and any(_inside(rings, lat, x)
-                                                 for rings in self.polygons[index]):
+                if box[1] <= x <= box[3] and any(
+                    _inside(rings, lat, x) for rings in self.polygons[index]
+                ):
                     found.append(self.json[index])
                     break
         return b"[" + b",".join(found) + b"]"
@@ -93,8 +92,13 @@ def _inside(rings: list[np.ndarray], lat: float, lon: float) -> bool:
 
 def _alert_json(row: dict) -> dict:
     """The response object of an alert (docs/api/forecast.md#alerts)."""
-    item = {"title": row["title"], "description": row["description"], "time": row["onset"],
-            "expires": row["expires"], "severity": row["severity"]}
+    item = {
+        "title": row["title"],
+        "description": row["description"],
+        "time": row["onset"],
+        "expires": row["expires"],
+        "severity": row["severity"],
+    }
     if row["regions"]:
         item["regions"] = row["regions"]
     if row["uri"]:
@@ -117,8 +121,10 @@ class ForecastData:
         self.first_s, self.last_s = self.grid.time0, self.grid.time_end
         self.next_version_s = int(entry["next_version_expected_s"])
         model = entry["source"]["model"]
-        self.sources = [{"name": run.get("model", model), "run_time": run["run_time"]}
-                        for run in reversed(entry["source"]["runs"])]
+        self.sources = [
+            {"name": run.get("model", model), "run_time": run["run_time"]}
+            for run in reversed(entry["source"]["runs"])
+        ]
         self.generated = bool(entry["source"]["generated"])
         self.alerts = AlertIndex(version_dir)
         self.domain = _domain(self.grid)
@@ -140,7 +146,8 @@ class ForecastData:
         found = self._flags.get(units)
         if found is None:
             found = self._flags[units] = orjson.dumps(
-                {"units": units, "sources": self.sources, "version": self.version})
+                {"units": units, "sources": self.sources, "version": self.version}
+            )
         return found
 
     def covers(self, unix_s: float) -> bool:
@@ -153,8 +160,8 @@ class ForecastData:
         start = (first_s - self.first_s) / HOUR_S
         i0 = math.floor(start)
         lo, hi = max(i0, 0), min(i0 + count + 1, self.grid.ntime)
-        out = np.full((count + 1, len(self.column)), np.nan)   # kernels.window's last row: room
-        if lo < hi:                         # the hours [lo, hi) are read, start - lo is exact
+        out = np.full((count + 1, len(self.column)), np.nan)  # kernels.window's last row: room
+        if lo < hi:  # the hours [lo, hi) are read, start - lo is exact
             c = self.grid.corners(lat, lon)
             cells = self.grid.block(c.i0, c.i1, c.j0, c.j1, lo, hi)
             kernels.window(cells, np.array((0, 1, 0, 1, *c.weights)), start - lo, out)
@@ -184,5 +191,5 @@ def load(version_dir: Path, entry: AreaEntry) -> ForecastData:
     """Loader for the store: map the grids, read the alerts, have the compiled code ready."""
     data = ForecastData(version_dir, entry)
     blocks.warm_up(data)
-    data.cloud_cover(0.0, 0.0, data.first_s)      # the webcams' images read it (compiled too)
+    data.cloud_cover(0.0, 0.0, data.first_s)  # the webcams' images read it (compiled too)
     return data

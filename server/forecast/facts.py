@@ -12,8 +12,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from server.forecast import kernels
-from server.forecast import text
+from server.forecast import kernels, text
 
 FACTS = 20
 # Facts rows: the phrase's shape first, then its facts.
@@ -24,32 +23,43 @@ PERIODS, WEEK, MINUTELY, CODE_FOR_HOUR, CODE_SENTENCE = range(1, 6)
 MAX_PERIODS = 5
 (P_N, P_WET, P_KIND, P_LEVEL, P_POSSIBLE, P_THUNDER, P_FOG, P_NAMES) = range(1, 9)
 CLOUDS, WINDS = 9, 9 + MAX_PERIODS
-P_FIRST = WINDS + MAX_PERIODS    # names 0: the first period's index into PERIODS
+P_FIRST = WINDS + MAX_PERIODS  # names 0: the first period's index into PERIODS
 # Statistics columns (kernels.STAT_COLUMNS).
-S_TOTAL, S_PEAK, S_PROBABILITY, S_RAIN, S_SNOW, S_SLEET, S_THUNDER, S_FOGGY, S_CLOUD, \
-    S_WIND, S_WET, S_KNOWN = range(len(kernels.STAT_COLUMNS))
+(
+    S_TOTAL,
+    S_PEAK,
+    S_PROBABILITY,
+    S_RAIN,
+    S_SNOW,
+    S_SLEET,
+    S_THUNDER,
+    S_FOGGY,
+    S_CLOUD,
+    S_WIND,
+    S_WET,
+    S_KNOWN,
+) = range(len(kernels.STAT_COLUMNS))
 # Week facts: wet mask, kind, level, possible, weekday of today, °F, trend, its day, its
 # rounded high. Trends: none (fewer than two known highs), peaking, rising, falling, valleying.
-W_WET, W_KIND, W_LEVEL, W_POSSIBLE, W_WEEKDAY, W_FAHRENHEIT, W_TREND, W_DAY, W_HIGH = \
-    range(1, 10)
+W_WET, W_KIND, W_LEVEL, W_POSSIBLE, W_WEEKDAY, W_FAHRENHEIT, W_TREND, W_DAY, W_HIGH = range(1, 10)
 TREND_NONE, TREND_PEAKING, TREND_RISING, TREND_FALLING, TREND_VALLEYING = range(5)
 # Minutely facts: case, kind (0: mixed precipitation), level, possible, two minute counts.
 M_CASE, M_KIND, M_LEVEL, M_POSSIBLE, M_A, M_B = range(1, 7)
-(DRY_HOUR, WET_HOUR, STOPPING, STOPPING_THEN_STARTING, STARTING, STARTING_THEN_STOPPING) = \
-    range(6)
+(DRY_HOUR, WET_HOUR, STOPPING, STOPPING_THEN_STARTING, STARTING, STARTING_THEN_STOPPING) = range(6)
 # Condition-code facts (CODE_FOR_HOUR, CODE_SENTENCE): the code.
 C_CODE = 1
-PERIOD_MM = 0.2                  # a period counts as wet (is summarised as such) from this total
-MIXED = 0                        # kind: a second kind has MIXED_SHARE of the amount or more
-SLEET = 3                        # text.KINDS: the type of a mixed day
+PERIOD_MM = 0.2  # a period counts as wet (is summarised as such) from this total
+MIXED = 0  # kind: a second kind has MIXED_SHARE of the amount or more
+SLEET = 3  # text.KINDS: the type of a mixed day
 MIXED_SHARE = 0.25
 
 _RAIN, _SNOW = text.RAIN_LEVELS, text.SNOW_LEVELS
 _SURE, _SURE_P, _WET = text.SURE_MMH, text.SURE_PROBABILITY, text.WET_MMH
 # Icon indexes (text.ICON_CODES) and their severity (ties of dominant()).
 _SEVERITY = np.array([text.SEVERITY[code] for code in text.ICON_CODES], dtype=np.int64)
-I_SHOWERS, I_RAIN, I_THUNDER, I_SNOW, I_FOG = (text.ICON_CODES.index(c)
-                                               for c in ("09", "10", "11", "13", "50"))
+I_SHOWERS, I_RAIN, I_THUNDER, I_SNOW, I_FOG = (
+    text.ICON_CODES.index(c) for c in ("09", "10", "11", "13", "50")
+)
 
 
 @njit(cache=True, nogil=True)
@@ -123,7 +133,7 @@ def next_day_periods(mi, start, stop, starts):
     night that began yesterday evening counts as tonight; the window ends early rather than
     name a period twice (the last period's statistics then run to `stop`)."""
     bounds = np.empty(13, dtype=np.int64)
-    bounds[0] = -10 ** 9
+    bounds[0] = -(10**9)
     for d in range(3):
         for p in range(4):
             bounds[1 + 4 * d + p] = mi[d, kernels.PERIOD_MARKS[p]]
@@ -243,8 +253,9 @@ def minutely_facts(rate, kind, probability, out):
     if start1 < 0:
         out[M_CASE] = DRY_HOUR
         return
-    out[M_KIND], out[M_LEVEL], out[M_POSSIBLE] = condition(amounts[1], amounts[2], amounts[3],
-                                                          peak, top)
+    out[M_KIND], out[M_LEVEL], out[M_POSSIBLE] = condition(
+        amounts[1], amounts[2], amounts[3], peak, top
+    )
     if end1 < 0:
         end1 = n
     _minutely_case(start1, end1, again, n, out)
@@ -284,14 +295,15 @@ def summary_icon(facts, otherwise):
     shape = facts[0]
     if shape == PERIODS:
         if facts[P_WET]:
-            return I_THUNDER if facts[P_THUNDER] else precipitation_icon(facts[P_KIND],
-                                                                          facts[P_LEVEL])
+            return (
+                I_THUNDER if facts[P_THUNDER] else precipitation_icon(facts[P_KIND], facts[P_LEVEL])
+            )
         if facts[P_FOG]:
             return I_FOG
         top = 0
         for p in range(facts[P_N]):
             top = max(top, facts[CLOUDS + p])
-        return min(top, 3)       # as an hour's sky: 04 for broken and overcast alike
+        return min(top, 3)  # as an hour's sky: 04 for broken and overcast alike
     if shape == WEEK and facts[W_WET]:
         return precipitation_icon(facts[W_KIND], facts[W_LEVEL])
     if shape == MINUTELY and facts[M_CASE] != DRY_HOUR:

@@ -18,8 +18,8 @@ from numba import njit
 
 from server.kernels import json_numbers
 
-HOLE_WIDTH = 22                    # position, kind, then facts (facts.FACTS)
-HOLE_NUMBER, HOLE_TEXT = 1, 2      # kinds: numbers[facts[0]] as orjson writes it; a phrase
+HOLE_WIDTH = 22  # position, kind, then facts (facts.FACTS)
+HOLE_NUMBER, HOLE_TEXT = 1, 2  # kinds: numbers[facts[0]] as orjson writes it; a phrase
 
 
 def ascii(text: str) -> np.ndarray:
@@ -28,7 +28,7 @@ def ascii(text: str) -> np.ndarray:
 
 
 NULL, TRUE, FALSE = ascii("null"), ascii("true"), ascii("false")
-SCALE = np.array([10.0 ** d for d in range(8)])         # 10**d, d decimals
+SCALE = np.array([10.0**d for d in range(8)])  # 10**d, d decimals
 
 
 @njit(cache=True, nogil=True, inline="always")
@@ -70,7 +70,7 @@ def put_whole(o, n, x):
 def put_rounded(o, n, k, decimals):
     """The float k / 10**decimals, k integral (from rint); null for NaN and infinity."""
     end = json_numbers.put_rounded(o[0], n, k, decimals, True)
-    if end < 0:                          # beyond the digits written exactly
+    if end < 0:  # beyond the digits written exactly
         return hole_number(o, n, k / SCALE[decimals])
     return end
 

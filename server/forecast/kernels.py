@@ -21,23 +21,75 @@ from server.forecast.science import weather
 from server.kernels.bilinear import mix
 
 # Input columns, in the order of point_series' `inputs` (-1: absent from the grid).
-INPUTS = (F.TEMPERATURE, F.DEWPOINT, F.WIND_U, F.WIND_V, F.PRESSURE, F.CLOUD, F.PRECIP,
-          F.PRECIP_PROBABILITY, F.SNOW, F.SLEET, F.VISIBILITY, F.GUST, F.CAPE)
+INPUTS = (
+    F.TEMPERATURE,
+    F.DEWPOINT,
+    F.WIND_U,
+    F.WIND_V,
+    F.PRESSURE,
+    F.CLOUD,
+    F.PRECIP,
+    F.PRECIP_PROBABILITY,
+    F.SNOW,
+    F.SLEET,
+    F.VISIBILITY,
+    F.GUST,
+    F.CAPE,
+)
 # Derived rows (series.ROWS has the same order); SNOW and SLEET are the model's
 # shares as read (NaN: unknown), kept so that instants between hours are typed from them.
 NROWS = 16
-(TEMPERATURE, APPARENT, DEWPOINT, HUMIDITY, PRESSURE, WIND, GUST, DIRECTION, CLOUD,
- VISIBILITY, RATE, PROBABILITY, U, V, SNOW, SLEET) = range(NROWS)
+(
+    TEMPERATURE,
+    APPARENT,
+    DEWPOINT,
+    HUMIDITY,
+    PRESSURE,
+    WIND,
+    GUST,
+    DIRECTION,
+    CLOUD,
+    VISIBILITY,
+    RATE,
+    PROBABILITY,
+    U,
+    V,
+    SNOW,
+    SLEET,
+) = range(NROWS)
 # Condition parts (text.RADIX has the same order).
 KIND, LEVEL, POSSIBLE, THUNDER, WINDLEVEL, VISCODE, HUMID, SKY = range(8)
 # Span statistics columns.
-STAT_COLUMNS = ("total", "peak", "probability", "rain", "snow", "sleet", "thunder", "foggy",
-                "cloud", "wind", "wet_hours", "known_hours")
+STAT_COLUMNS = (
+    "total",
+    "peak",
+    "probability",
+    "rain",
+    "snow",
+    "sleet",
+    "thunder",
+    "foggy",
+    "cloud",
+    "wind",
+    "wet_hours",
+    "known_hours",
+)
 # Day aggregate columns.
-DAY_COLUMNS = ("high", "low", "humidity", "pressure", "wind", "cloud", "u", "v", "gust",
-               "daytime_cloud")
-(D_HIGH, D_LOW, D_HUMIDITY, D_PRESSURE, D_WIND, D_CLOUD, D_U, D_V, D_GUST,
- D_DAYTIME_CLOUD) = range(len(DAY_COLUMNS))
+DAY_COLUMNS = (
+    "high",
+    "low",
+    "humidity",
+    "pressure",
+    "wind",
+    "cloud",
+    "u",
+    "v",
+    "gust",
+    "daytime_cloud",
+)
+(D_HIGH, D_LOW, D_HUMIDITY, D_PRESSURE, D_WIND, D_CLOUD, D_U, D_V, D_GUST, D_DAYTIME_CLOUD) = range(
+    len(DAY_COLUMNS)
+)
 # Local hours marking each day: midnight, period starts (04, 12, 17, 22), and 06/18 for the
 # high (06-18) and low (18-06 next morning) of docs/api/forecast.md#daily.
 MARK_HOURS = (0, 4, 6, 12, 17, 18, 22)
@@ -54,7 +106,12 @@ _RADIX = text.RADIX
 _RAIN, _SNOW, _WIND = text.RAIN_LEVELS, text.SNOW_LEVELS, text.WIND_LEVELS
 _CLOUD, _CAPE = text.CLOUD_LEVELS, text.CAPE_LEVELS
 _WET, _SURE, _SURE_P = text.WET_MMH, text.SURE_MMH, text.SURE_PROBABILITY
-_FOG, _MIST, _FOG_SPREAD, _MIST_SPREAD = text.FOG_M, text.MIST_M, text.FOG_SPREAD_C, text.MIST_SPREAD_C
+_FOG, _MIST, _FOG_SPREAD, _MIST_SPREAD = (
+    text.FOG_M,
+    text.MIST_M,
+    text.FOG_SPREAD_C,
+    text.MIST_SPREAD_C,
+)
 _DRY, _HUMID, _HUMID_C = text.DRY_HUMIDITY, text.HUMID_HUMIDITY, text.HUMID_MIN_C
 
 
@@ -88,9 +145,16 @@ def bilinear(values, cell, step, column):
     """The value between four cells (server.kernels.bilinear.mix): cell holds the Corners
     (rows i0, i1, columns j0, j1 and the four weights) as floats."""
     i0, i1, j0, j1 = int(cell[0]), int(cell[1]), int(cell[2]), int(cell[3])
-    return mix(values[i0, j0, step, column], values[i0, j1, step, column],
-               values[i1, j0, step, column], values[i1, j1, step, column],
-               cell[4], cell[5], cell[6], cell[7])
+    return mix(
+        values[i0, j0, step, column],
+        values[i0, j1, step, column],
+        values[i1, j0, step, column],
+        values[i1, j1, step, column],
+        cell[4],
+        cell[5],
+        cell[6],
+        cell[7],
+    )
 
 
 @njit(cache=True, nogil=True)
@@ -138,15 +202,22 @@ def window_at(values, cell, positions, out):
             if frac >= 1e-9:
                 b = np.nan
                 if 0 <= s0 + 1 < ntime:
-                    b = mix(c00[s0 + 1, v], c01[s0 + 1, v], c10[s0 + 1, v], c11[s0 + 1, v],
-                            w0, w1, w2, w3)
+                    b = mix(
+                        c00[s0 + 1, v],
+                        c01[s0 + 1, v],
+                        c10[s0 + 1, v],
+                        c11[s0 + 1, v],
+                        w0,
+                        w1,
+                        w2,
+                        w3,
+                    )
                 a = a * (1.0 - frac) + b * frac
             out[j, v] = a
 
 
 @njit(cache=True, nogil=True)
-def point_series(values, inputs, lift, rows, parts, codes, icons, shown_from, shown_to,
-                 around):
+def point_series(values, inputs, lift, rows, parts, codes, icons, shown_from, shown_to, around):
     """Derive (rows, SI) and classify (parts, codes, icons) every instant of values (n, nvar).
     The apparent temperature and the wind direction, which only entries show, are derived
     for the instants [shown_from, shown_to) and the last (the present); NaN elsewhere. When
@@ -178,12 +249,27 @@ def point_series(values, inputs, lift, rows, parts, codes, icons, shown_from, sh
         rows[RATE, i], rows[PROBABILITY, i], rows[U, i], rows[V, i] = rate, probability, u, v
         rows[SNOW, i], rows[SLEET, i] = snow, sleet
         if i == last and around >= 0:
-            kind = kind_between(rate, snow, sleet, phase_of(rows, around),
-                                phase_of(rows, around + 1))
+            kind = kind_between(
+                rate, snow, sleet, phase_of(rows, around), phase_of(rows, around + 1)
+            )
         else:
             kind = kind_of(rate, snow, sleet)
-        _classify(i, kind, rate, probability, t, td, rh, wind, vis, cloud,
-                  _get(values, i, inputs[12]), parts, codes, icons)
+        _classify(
+            i,
+            kind,
+            rate,
+            probability,
+            t,
+            td,
+            rh,
+            wind,
+            vis,
+            cloud,
+            _get(values, i, inputs[12]),
+            parts,
+            codes,
+            icons,
+        )
 
 
 @njit(cache=True, nogil=True)
@@ -233,13 +319,12 @@ def kind_between(rate, snow, sleet, before, after):
         return 0
     if before == after:
         return before
-    share = shares(snow, sleet)      # indexed by kind - 1
+    share = shares(snow, sleet)  # indexed by kind - 1
     return after if share[after - 1] > share[before - 1] else before
 
 
 @njit(cache=True, nogil=True)
-def _classify(i, kind, rate, probability, t, td, rh, wind, vis, cloud, cape, parts, codes,
-              icons):
+def _classify(i, kind, rate, probability, t, td, rh, wind, vis, cloud, cape, parts, codes, icons):
     """One instant's condition (text's rules, Pirate Weather's thresholds)."""
     level = possible = thunder = 0
     if kind:
@@ -317,9 +402,20 @@ def span_stats(starts, stop, rows, parts, out):
                 cloud_sum += cloud
                 cloud_n += 1
         mean_cloud = cloud_sum / cloud_n if cloud_n else 0.0
-        row = (total, peak, top, rain, snow, sleet, float(thunder),
-               1.0 if 2 * foggy >= b - a else 0.0, float(_count(mean_cloud, _CLOUD)),
-               float(wind), float(wet), float(known))
+        row = (
+            total,
+            peak,
+            top,
+            rain,
+            snow,
+            sleet,
+            float(thunder),
+            1.0 if 2 * foggy >= b - a else 0.0,
+            float(_count(mean_cloud, _CLOUD)),
+            float(wind),
+            float(wet),
+            float(known),
+        )
         for c in range(len(row)):
             out[s, c] = row[c]
 

@@ -72,7 +72,7 @@ def locate(lat: float, lon: float, gazetteer) -> Place:
     country = zone_countries().get(tz)
     elevation = None
     if gazetteer is not None:
-        if country is None:     # offshore: the nearest place's country, if it is near
+        if country is None:  # offshore: the nearest place's country, if it is near
             row, distance = gazetteer.nearest(lat, lon, 1)[0]
             if distance <= COUNTRY_KM:
                 country = gazetteer.cc[row].as_py()

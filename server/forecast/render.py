@@ -14,23 +14,32 @@ import numpy as np
 from numba import njit
 
 from contract import DAY_S, HOUR_S
-from server.forecast import facts
-from server.forecast import jsonbytes
-from server.forecast import kernels
-from server.forecast import series
-from server.forecast import text
+from server.forecast import facts, jsonbytes, kernels, series, text
 from server.forecast.science import sun
 
 DAYS, MINUTES = 7, 61
-MODEL_HOURS = 3     # the model's hours the next 61 minutes can reach, from the present's
-LAPSE_C_PER_M = 0.0065          # standard atmosphere: 6.5 K per km
+MODEL_HOURS = 3  # the model's hours the next 61 minutes can reach, from the present's
+LAPSE_C_PER_M = 0.0065  # standard atmosphere: 6.5 K per km
 # Scalar parameters, one float64 array: point, now, the data's first and last hour, hours of
 # the hourly block, the gazetteer's elevation (and whether there is one), blocks wanted, the
 # unit system's precipitation factor and °F, today's weekday, the first time of the sun table;
 # then the point's Corners in the hourly block and in the static grid (blocks.Point: rows i0,
 # i1, columns j0, j1, four weights). An array, not a record: compiled code takes it whole.
-(P_LAT, P_LON, P_NOW, P_FIRST_S, P_LAST_S, P_HOURS, P_ELEVATION, P_ELEVATION_KNOWN, P_BLOCKS,
- P_PRECIPITATION, P_FAHRENHEIT, P_WEEKDAY, P_SUN_T0) = range(13)
+(
+    P_LAT,
+    P_LON,
+    P_NOW,
+    P_FIRST_S,
+    P_LAST_S,
+    P_HOURS,
+    P_ELEVATION,
+    P_ELEVATION_KNOWN,
+    P_BLOCKS,
+    P_PRECIPITATION,
+    P_FAHRENHEIT,
+    P_WEEKDAY,
+    P_SUN_T0,
+) = range(13)
 CELL, STATIC_CELL = 13, 21
 NPARAMS = 29
 # The sun's position (declination, equation of time) depends on the time alone: a data
@@ -38,10 +47,23 @@ NPARAMS = 29
 SUN_STEP_S = 900
 CURRENTLY, MINUTELY, HOURLY, DAILY = 1, 2, 4, 8
 DIGITS = np.array([series.DIGITS[r] for r in range(kernels.NROWS)], dtype=np.int64)
-DAY_TOTAL_DIGITS = 2       # a day's precipitation as gauges report it: 0.01 mm or in
+DAY_TOTAL_DIGITS = 2  # a day's precipitation as gauges report it: 0.01 mm or in
 # currently and hourly entries: these rows, in this order, then windDirection.
-POINT_ROWS = np.array([series.TEMPERATURE, series.APPARENT, series.DEWPOINT, series.HUMIDITY, series.PRESSURE,
-                       series.WIND, series.GUST, series.CLOUD, series.VISIBILITY, series.RATE, series.PROBABILITY])
+POINT_ROWS = np.array(
+    [
+        series.TEMPERATURE,
+        series.APPARENT,
+        series.DEWPOINT,
+        series.HUMIDITY,
+        series.PRESSURE,
+        series.WIND,
+        series.GUST,
+        series.CLOUD,
+        series.VISIBILITY,
+        series.RATE,
+        series.PROBABILITY,
+    ]
+)
 
 
 def sun_table(first_s: float, last_s: float) -> tuple[float, np.ndarray]:
@@ -74,24 +96,69 @@ def _keys(names: tuple[str, ...]) -> tuple[np.ndarray, np.ndarray]:
     return _table([("{" if i == 0 else ",") + f'"{name}":' for i, name in enumerate(names)])
 
 
-POINT_KEYS, POINT_AT = _keys((
-    "time", "summary", "icon", "is_day", "temperature", "apparentTemperature", "dewPoint",
-    "humidity", "pressure", "windSpeed", "windGust", "cloudCover", "visibility",
-    "precipitation", "precipitationProbability", "windDirection", "precipitationType"))
-DAY_KEYS, DAY_AT = _keys((
-    "time", "summary", "icon", "is_day", "temperatureHigh", "temperatureLow", "humidity",
-    "pressure", "windSpeed", "windGust", "windDirection", "cloudCover", "precipitation",
-    "precipitationProbability", "precipitationType", "sunriseTime", "sunsetTime", "moonPhase"))
-MINUTE_KEYS, MINUTE_AT = _keys(("time", "precipitation", "precipitationProbability",
-                                "precipitationType"))
-BLOCK_KEYS, BLOCK_AT = _table([',"currently":', ',"minutely":', ',"hourly":', ',"daily":',
-                               '{"summary":', ',"icon":', ',"data":[', "]}"])
+POINT_KEYS, POINT_AT = _keys(
+    (
+        "time",
+        "summary",
+        "icon",
+        "is_day",
+        "temperature",
+        "apparentTemperature",
+        "dewPoint",
+        "humidity",
+        "pressure",
+        "windSpeed",
+        "windGust",
+        "cloudCover",
+        "visibility",
+        "precipitation",
+        "precipitationProbability",
+        "windDirection",
+        "precipitationType",
+    )
+)
+DAY_KEYS, DAY_AT = _keys(
+    (
+        "time",
+        "summary",
+        "icon",
+        "is_day",
+        "temperatureHigh",
+        "temperatureLow",
+        "humidity",
+        "pressure",
+        "windSpeed",
+        "windGust",
+        "windDirection",
+        "cloudCover",
+        "precipitation",
+        "precipitationProbability",
+        "precipitationType",
+        "sunriseTime",
+        "sunsetTime",
+        "moonPhase",
+    )
+)
+MINUTE_KEYS, MINUTE_AT = _keys(
+    ("time", "precipitation", "precipitationProbability", "precipitationType")
+)
+BLOCK_KEYS, BLOCK_AT = _table(
+    [
+        ',"currently":',
+        ',"minutely":',
+        ',"hourly":',
+        ',"daily":',
+        '{"summary":',
+        ',"icon":',
+        ',"data":[',
+        "]}",
+    ]
+)
 ICONS, ICONS_AT = _table([f'"{code}{suffix}"' for code in text.ICON_CODES for suffix in "dn"])
 # Last, the type of an instant whose precipitation is unknown (null, not "none").
 KINDS, KINDS_AT = _table([f'"{kind}"' for kind in text.KINDS] + ["null"])
 KIND_UNKNOWN = len(text.KINDS)
-CURRENTLY_KEY, MINUTELY_KEY, HOURLY_KEY, DAILY_KEY, SUMMARY_KEY, ICON_KEY, DATA_KEY, END = \
-    range(8)
+CURRENTLY_KEY, MINUTELY_KEY, HOURLY_KEY, DAILY_KEY, SUMMARY_KEY, ICON_KEY, DATA_KEY, END = range(8)
 
 
 @njit(cache=True, nogil=True, inline="always")
@@ -110,7 +177,7 @@ def _comma(o, n, first):
 
 @njit(cache=True, nogil=True, inline="always")
 def _close(o, n):
-    o[0][n] = 125      # }
+    o[0][n] = 125  # }
     return n + 1
 
 
@@ -145,7 +212,7 @@ def respond(values, static, p, marks, mi, shift, moon, suns, conv, inputs, title
     count = int((end - t0) // HOUR_S) + 1
     valid = min(count, int((p[P_LAST_S] - t0) // HOUR_S) + 1)
     if valid > 0 and t0 + (valid - 1) * HOUR_S + shift[valid - 1] > p[P_LAST_S]:
-        valid -= 1   # after a half-hour change the last hour can start past the data's end
+        valid -= 1  # after a half-hour change the last hour can start past the data's end
     stop = min(h0 + hours, valid)
     blocks = int(p[P_BLOCKS])
     shown = stop if blocks & HOURLY else h0
@@ -167,8 +234,9 @@ def respond(values, static, p, marks, mi, shift, moon, suns, conv, inputs, title
     if blocks & MINUTELY:
         n = _minutely(o, n, p, hours_t0, hours_shift, hours_count, day_now, s, hours)
     if blocks & HOURLY:
-        n = _hourly(o, n, p, t0, shift, h0, stop, min(h0 + 24, valid), mi, suns, day_now, s,
-                    conv, titles)
+        n = _hourly(
+            o, n, p, t0, shift, h0, stop, min(h0 + 24, valid), mi, suns, day_now, s, conv, titles
+        )
     if blocks & DAILY:
         n = _daily(o, n, p, marks, mi, moon, s, conv)
     return n
@@ -178,11 +246,14 @@ def respond(values, static, p, marks, mi, shift, moon, suns, conv, inputs, title
 def _lift(static, p, o):
     """The temperature correction (°C) from the model's orography to the gazetteer's elevation
     of the point, when it has one; o[2][0] receives the elevation the response reports."""
-    orography = kernels.bilinear(static, p[STATIC_CELL:STATIC_CELL + 8], 0, 0)
+    orography = kernels.bilinear(static, p[STATIC_CELL : STATIC_CELL + 8], 0, 0)
     gazetteer = p[P_ELEVATION_KNOWN] > 0
     o[2][0] = p[P_ELEVATION] if gazetteer else orography
-    return (orography - p[P_ELEVATION]) * LAPSE_C_PER_M \
-        if gazetteer and orography == orography else 0.0
+    return (
+        (orography - p[P_ELEVATION]) * LAPSE_C_PER_M
+        if gazetteer and orography == orography
+        else 0.0
+    )
 
 
 @njit(cache=True, nogil=True)
@@ -192,22 +263,23 @@ def _series(values, p, t0, shift, count, h0, shown_to, inputs, lift):
     [h0, shown_to), and the present)."""
     vals = np.empty((count + 1, values.shape[3]))
     now = np.array([(p[P_NOW] - p[P_FIRST_S]) / HOUR_S])
-    if shift[:count].any():          # hours not evenly spaced: each read at its own time
+    if shift[:count].any():  # hours not evenly spaced: each read at its own time
         at = np.empty(count)
         for j in range(count):
             at[j] = (t0 + j * HOUR_S + shift[j] - p[P_FIRST_S]) / HOUR_S
-        kernels.window_at(values, p[CELL:CELL + 8], at, vals[:count])
+        kernels.window_at(values, p[CELL : CELL + 8], at, vals[:count])
     else:
-        kernels.window(values, p[CELL:CELL + 8], (t0 - p[P_FIRST_S]) / HOUR_S, vals)
+        kernels.window(values, p[CELL : CELL + 8], (t0 - p[P_FIRST_S]) / HOUR_S, vals)
     # The present between the model's own hours: where local hours fall between those (a
     # zone at +5:30), between two local hours would be interpolated twice.
-    kernels.window_at(values, p[CELL:CELL + 8], now, vals[count:])
+    kernels.window_at(values, p[CELL : CELL + 8], now, vals[count:])
     n = count + 1
     rows, parts = np.empty((kernels.NROWS, n)), np.empty((8, n), dtype=np.int64)
     codes, icons = np.empty(n, dtype=np.int64), np.empty(n, dtype=np.int64)
     # The present is typed as a minute is (minute_kind): between its hours, never against both.
-    kernels.point_series(vals, inputs, lift, rows, parts, codes, icons, h0, shown_to,
-                   min(h0, count - 2))
+    kernels.point_series(
+        vals, inputs, lift, rows, parts, codes, icons, h0, shown_to, min(h0, count - 2)
+    )
     return rows, parts, codes, icons
 
 
@@ -244,7 +316,7 @@ def _point(o, n, time, day, s, i, conv, titles):
         r = POINT_ROWS[f]
         n = _put(o, n, POINT_KEYS, POINT_AT, 4 + f)
         value = rows[r, i]
-        if value > conv[2, r]:      # NaN stays NaN
+        if value > conv[2, r]:  # NaN stays NaN
             value = conv[2, r]
         n = jsonbytes.put_number(o, n, value, conv[0, r], conv[1, r], DIGITS[r])
     n = _put(o, n, POINT_KEYS, POINT_AT, 15)
@@ -265,7 +337,10 @@ def _bearing(direction, speed, conv):
     """The wind's direction, NaN (null) when its speed as written is 0: a calm comes from no
     direction (Dark Sky's windBearing is undefined then)."""
     digits = DIGITS[kernels.WIND]
-    if np.rint((speed * conv[0, kernels.WIND] + conv[1, kernels.WIND]) * jsonbytes.SCALE[digits]) == 0.0:
+    if (
+        np.rint((speed * conv[0, kernels.WIND] + conv[1, kernels.WIND]) * jsonbytes.SCALE[digits])
+        == 0.0
+    ):
         return np.nan
     return direction
 
@@ -307,7 +382,7 @@ def _on_model_hours(p, t0, shift, count):
     """True when every local hour from t0 starts on one of the model's hours."""
     if (t0 - p[P_FIRST_S]) % HOUR_S != 0:
         return False
-    for j in range(count):      # mostly no shift: a float modulo each would cost microseconds
+    for j in range(count):  # mostly no shift: a float modulo each would cost microseconds
         if shift[j] != 0.0 and shift[j] % HOUR_S != 0:
             return False
     return True
@@ -325,7 +400,7 @@ def _model_hours(values, p, first, inputs, lift, s):
         at[j] = (first - p[P_FIRST_S]) / HOUR_S + j
     at[MODEL_HOURS] = (p[P_NOW] - p[P_FIRST_S]) / HOUR_S
     vals = np.empty((n, values.shape[3]))
-    kernels.window_at(values, p[CELL:CELL + 8], at, vals)
+    kernels.window_at(values, p[CELL : CELL + 8], at, vals)
     rows, parts = np.empty((kernels.NROWS, n)), np.empty((8, n), dtype=np.int64)
     codes, icons = np.empty(n, dtype=np.int64), np.empty(n, dtype=np.int64)
     kernels.point_series(vals, inputs, lift, rows, parts, codes, icons, 0, 0, 0)
@@ -346,8 +421,11 @@ def _minutely(o, n, p, t0, shift, count, day_now, s, hours):
     kind = np.zeros(MINUTES, dtype=np.int64)
     # The current minute is the present (currently's values, so the two cannot disagree).
     now = rows.shape[1] - 1
-    rate[0], probability[0], kind[0] = rows[kernels.RATE, now], rows[kernels.PROBABILITY, now], \
-        parts[kernels.KIND, now]
+    rate[0], probability[0], kind[0] = (
+        rows[kernels.RATE, now],
+        rows[kernels.PROBABILITY, now],
+        parts[kernels.KIND, now],
+    )
     between = hours[0]
     for i in range(1, MINUTES):
         at = position(first + 60 * i, t0, shift)
@@ -382,7 +460,9 @@ def minute_kind(at, rate, rows, count):
     of its hours has, or would have were it wet (an untyped hour's shares still say snow)."""
     j = min(max(int(at), 0), count - 2)
     snow, sleet = interp(at, rows[kernels.SNOW], count), interp(at, rows[kernels.SLEET], count)
-    return kernels.kind_between(rate, snow, sleet, kernels.phase_of(rows, j), kernels.phase_of(rows, j + 1))
+    return kernels.kind_between(
+        rate, snow, sleet, kernels.phase_of(rows, j), kernels.phase_of(rows, j + 1)
+    )
 
 
 @njit(cache=True, nogil=True)
@@ -415,9 +495,10 @@ def _daily(o, n, p, marks, mi, moon, s, conv):
     """The seven local days from today (those the data reaches)."""
     rows, parts = s[0], s[1]
     days = np.empty((DAYS, len(kernels.DAY_COLUMNS)))
-    midnight = mi[:DAYS + 1, kernels.MIDNIGHT].copy()
-    kernels.day_aggregates(midnight, mi[:DAYS + 1, kernels.H06].copy(), mi[:DAYS + 1, kernels.H18].copy(),
-                     rows, days)
+    midnight = mi[: DAYS + 1, kernels.MIDNIGHT].copy()
+    kernels.day_aggregates(
+        midnight, mi[: DAYS + 1, kernels.H06].copy(), mi[: DAYS + 1, kernels.H18].copy(), rows, days
+    )
     week = np.empty((DAYS, len(kernels.STAT_COLUMNS)))
     kernels.span_stats(midnight[:DAYS], midnight[DAYS], rows, parts, week)
     starts = np.empty(4 * DAYS, dtype=np.int64)
@@ -437,16 +518,26 @@ def _daily(o, n, p, marks, mi, moon, s, conv):
     day_facts = np.empty((shown, facts.FACTS), dtype=np.int64)
     for d in range(shown):
         highs_c[d] = days[d, kernels.D_HIGH]
-        highs[d] = np.rint((days[d, kernels.D_HIGH] * conv[0, kernels.TEMPERATURE]
-                            + conv[1, kernels.TEMPERATURE])
-                           * 100.0) / 100.0
+        highs[d] = (
+            np.rint(
+                (
+                    days[d, kernels.D_HIGH] * conv[0, kernels.TEMPERATURE]
+                    + conv[1, kernels.TEMPERATURE]
+                )
+                * 100.0
+            )
+            / 100.0
+        )
         facts.day_facts(periods, 4 * d, day_facts[d])
-        icons[d] = facts.day_icon(day_facts[d], days[d, kernels.D_DAYTIME_CLOUD], days[d, kernels.D_CLOUD])
+        icons[d] = facts.day_icon(
+            day_facts[d], days[d, kernels.D_DAYTIME_CLOUD], days[d, kernels.D_CLOUD]
+        )
         kinds[d] = facts.day_kind(periods, 4 * d)
         counts[icons[d]] += 1
     row = np.empty(facts.FACTS, dtype=np.int64)
-    facts.week_facts(week[:shown], highs_c, highs, kinds, int(p[P_WEEKDAY]), int(p[P_FAHRENHEIT]),
-                 row)
+    facts.week_facts(
+        week[:shown], highs_c, highs, kinds, int(p[P_WEEKDAY]), int(p[P_FAHRENHEIT]), row
+    )
     # The precipitation the week's summary names, else (it names none) the most frequent
     # day icon, a sky or fog: a day's precipitation icon needs a wet day.
     n = _block_head(o, n, DAILY_KEY, row, facts.summary_icon(row, facts.dominant(counts)), True)
@@ -456,8 +547,18 @@ def _daily(o, n, p, marks, mi, moon, s, conv):
         rise, set_ = sun.rise_set(noon, lat, lon)
         lit = sun.altitude(noon, lat, lon) > sun.HORIZON_DEG
         n = _comma(o, n, d == 0)
-        n = _day(o, n, marks[d, kernels.MIDNIGHT], day_facts[d], icons[d], kinds[d], lit, days[d],
-                 week[d], conv)
+        n = _day(
+            o,
+            n,
+            marks[d, kernels.MIDNIGHT],
+            day_facts[d],
+            icons[d],
+            kinds[d],
+            lit,
+            days[d],
+            week[d],
+            conv,
+        )
         n = _day_tail(o, n, rise, set_, moon[d])
     return _put(o, n, BLOCK_KEYS, BLOCK_AT, END)
 
@@ -477,15 +578,28 @@ def _day(o, n, time, row, icon, kind, lit, day, week, conv):
     total = np.nan if day[kernels.D_HUMIDITY] != day[kernels.D_HUMIDITY] else week[facts.S_TOTAL]
     # (key in DAY_KEYS, value, row for the unit and digits): temperatureHigh .. windGust,
     # then windDirection, then cloudCover .. precipitationProbability
-    for f, value, r in ((4, day[kernels.D_HIGH], kernels.TEMPERATURE), (5, day[kernels.D_LOW], kernels.TEMPERATURE),
-                        (6, day[kernels.D_HUMIDITY], kernels.HUMIDITY), (7, day[kernels.D_PRESSURE], kernels.PRESSURE),
-                        (8, day[kernels.D_WIND], kernels.WIND), (9, day[kernels.D_GUST], kernels.GUST),
-                        (11, day[kernels.D_CLOUD], kernels.CLOUD), (12, total, kernels.RATE),
-                        (13, week[facts.S_PROBABILITY], kernels.PROBABILITY)):
+    for f, value, r in (
+        (4, day[kernels.D_HIGH], kernels.TEMPERATURE),
+        (5, day[kernels.D_LOW], kernels.TEMPERATURE),
+        (6, day[kernels.D_HUMIDITY], kernels.HUMIDITY),
+        (7, day[kernels.D_PRESSURE], kernels.PRESSURE),
+        (8, day[kernels.D_WIND], kernels.WIND),
+        (9, day[kernels.D_GUST], kernels.GUST),
+        (11, day[kernels.D_CLOUD], kernels.CLOUD),
+        (12, total, kernels.RATE),
+        (13, week[facts.S_PROBABILITY], kernels.PROBABILITY),
+    ):
         if f == 11:
             n = _put(o, n, DAY_KEYS, DAY_AT, 10)
-            n = jsonbytes.put_whole(o, n, _bearing(kernels._direction(day[kernels.D_U], day[kernels.D_V]),
-                                           day[kernels.D_WIND], conv))
+            n = jsonbytes.put_whole(
+                o,
+                n,
+                _bearing(
+                    kernels._direction(day[kernels.D_U], day[kernels.D_V]),
+                    day[kernels.D_WIND],
+                    conv,
+                ),
+            )
         n = _put(o, n, DAY_KEYS, DAY_AT, f)
         digits = DAY_TOTAL_DIGITS if f == 12 else DIGITS[r]
         n = jsonbytes.put_number(o, n, value, conv[0, r], conv[1, r], digits)

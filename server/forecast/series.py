@@ -14,18 +14,71 @@ import numpy as np
 from server.forecast import kernels
 from server.forecast.science.units import UnitSystem
 
-ROWS = ("temperature", "apparent", "dewpoint", "humidity", "pressure", "wind", "gust",
-        "direction", "cloud", "visibility_km", "rate", "probability", "u", "v", "snow_frac",
-        "sleet_frac")
-(TEMPERATURE, APPARENT, DEWPOINT, HUMIDITY, PRESSURE, WIND, GUST, DIRECTION, CLOUD,
- VISIBILITY, RATE, PROBABILITY, U, V, SNOW, SLEET) = range(len(ROWS))
+ROWS = (
+    "temperature",
+    "apparent",
+    "dewpoint",
+    "humidity",
+    "pressure",
+    "wind",
+    "gust",
+    "direction",
+    "cloud",
+    "visibility_km",
+    "rate",
+    "probability",
+    "u",
+    "v",
+    "snow_frac",
+    "sleet_frac",
+)
+(
+    TEMPERATURE,
+    APPARENT,
+    DEWPOINT,
+    HUMIDITY,
+    PRESSURE,
+    WIND,
+    GUST,
+    DIRECTION,
+    CLOUD,
+    VISIBILITY,
+    RATE,
+    PROBABILITY,
+    U,
+    V,
+    SNOW,
+    SLEET,
+) = range(len(ROWS))
 assert len(ROWS) == kernels.NROWS and (TEMPERATURE, SLEET) == (kernels.TEMPERATURE, kernels.SLEET)
 # What each row is, for unit conversion: temperature, speed, precipitation, visibility.
-QUANTITY = {TEMPERATURE: "t", APPARENT: "t", DEWPOINT: "t", WIND: "s", GUST: "s", RATE: "p",
-            VISIBILITY: "v"}
-DIGITS = {TEMPERATURE: 2, APPARENT: 2, DEWPOINT: 2, HUMIDITY: 2, PRESSURE: 1, WIND: 2,
-          GUST: 2, DIRECTION: 0, CLOUD: 2, VISIBILITY: 2, RATE: 4, PROBABILITY: 2, U: 2, V: 2,
-          SNOW: 2, SLEET: 2}
+QUANTITY = {
+    TEMPERATURE: "t",
+    APPARENT: "t",
+    DEWPOINT: "t",
+    WIND: "s",
+    GUST: "s",
+    RATE: "p",
+    VISIBILITY: "v",
+}
+DIGITS = {
+    TEMPERATURE: 2,
+    APPARENT: 2,
+    DEWPOINT: 2,
+    HUMIDITY: 2,
+    PRESSURE: 1,
+    WIND: 2,
+    GUST: 2,
+    DIRECTION: 0,
+    CLOUD: 2,
+    VISIBILITY: 2,
+    RATE: 4,
+    PROBABILITY: 2,
+    U: 2,
+    V: 2,
+    SNOW: 2,
+    SLEET: 2,
+}
 
 
 @dataclass
@@ -58,8 +111,9 @@ def derive(values: np.ndarray, inputs: np.ndarray, lift_c: float) -> Series:
     n = values.shape[0]
     rows, parts = np.empty((len(ROWS), n)), np.empty((8, n), dtype=np.int64)
     codes, icons = np.empty(n, dtype=np.int64), np.empty(n, dtype=np.int64)
-    kernels.point_series(np.ascontiguousarray(values), inputs, float(lift_c), rows, parts, codes,
-                   icons, 0, n, -1)
+    kernels.point_series(
+        np.ascontiguousarray(values), inputs, float(lift_c), rows, parts, codes, icons, 0, n, -1
+    )
     return Series(rows=rows, parts=parts, codes=codes, icons=icons)
 
 
@@ -89,7 +143,8 @@ def conversion(units: UnitSystem) -> Conversion:
             if quantity == "t" and units.fahrenheit:
                 factor[row], offset[row] = 1.8, 32.0
             elif quantity != "t":
-                factor[row] = {"s": units.speed, "p": units.precipitation,
-                               "v": units.visibility}[quantity]
+                factor[row] = {"s": units.speed, "p": units.precipitation, "v": units.visibility}[
+                    quantity
+                ]
         cached = _CONVERSIONS[units.name] = Conversion(np.vstack([factor, offset, cap]))
     return cached

@@ -15,46 +15,64 @@ from functools import lru_cache
 import numpy as np
 import orjson
 
-from server.forecast import facts
-from server.forecast import kernels
-from server.forecast import text
+from server.forecast import facts, kernels, text
 from server.forecast.science.units import SYSTEMS
 
 PERIODS = ("morning", "afternoon", "evening", "night")
 NEXT_DAY_NAMES = tuple(f"{day}-{period}" for day in ("today", "tomorrow") for period in PERIODS)
 WEEKDAYS = ("monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday")
-TRENDS = {facts.TREND_PEAKING: "temperatures-peaking", facts.TREND_RISING: "temperatures-rising",
-          facts.TREND_FALLING: "temperatures-falling", facts.TREND_VALLEYING: "temperatures-valleying"}
-MINUTELY_SHAPES = {facts.WET_HOUR: "for-hour", facts.STOPPING: "stopping-in",
-                   facts.STOPPING_THEN_STARTING: "stopping-then-starting-later",
-                   facts.STARTING: "starting-in",
-                   facts.STARTING_THEN_STOPPING: "starting-then-stopping-later"}
-TEXT_CACHE = 65536             # rendered summaries kept per language
+TRENDS = {
+    facts.TREND_PEAKING: "temperatures-peaking",
+    facts.TREND_RISING: "temperatures-rising",
+    facts.TREND_FALLING: "temperatures-falling",
+    facts.TREND_VALLEYING: "temperatures-valleying",
+}
+MINUTELY_SHAPES = {
+    facts.WET_HOUR: "for-hour",
+    facts.STOPPING: "stopping-in",
+    facts.STOPPING_THEN_STARTING: "stopping-then-starting-later",
+    facts.STARTING: "starting-in",
+    facts.STARTING_THEN_STOPPING: "starting-then-stopping-later",
+}
+TEXT_CACHE = 65536  # rendered summaries kept per language
 
 
 @dataclass
 class Stats:
     """Statistics of consecutive spans of hours (one value per span, Python lists)."""
 
-    total: list[float]         # mm
-    peak: list[float]          # mm/h
-    probability: list[float]   # highest
+    total: list[float]  # mm
+    peak: list[float]  # mm/h
+    probability: list[float]  # highest
     by_kind: list[list[float]]  # mm of rain, snow, sleet
-    thunder: list[int]         # highest level
-    foggy: list[bool]          # fog or mist half the time or more
-    cloud: list[int]           # level of the mean cover
-    wind: list[int]            # highest level
-    wet_hours: list[int]       # hours with precipitation
-    known_hours: list[int] | None = None   # hours with data (None: every hour of each span)
+    thunder: list[int]  # highest level
+    foggy: list[bool]  # fog or mist half the time or more
+    cloud: list[int]  # level of the mean cover
+    wind: list[int]  # highest level
+    wet_hours: list[int]  # hours with precipitation
+    known_hours: list[int] | None = None  # hours with data (None: every hour of each span)
 
     def matrix(self) -> np.ndarray:
         """One row per span, columns as kernels.STAT_COLUMNS."""
         known = self.known_hours or [1] * len(self.total)
-        return np.array([[t, p, q, *kinds, h, f, c, w, n, k] for t, p, q, kinds, h, f, c, w, n, k
-                         in zip(self.total, self.peak, self.probability, self.by_kind,
-                                self.thunder, self.foggy, self.cloud, self.wind, self.wet_hours,
-                                known)],
-                        dtype=np.float64).reshape(-1, len(kernels.STAT_COLUMNS))
+        return np.array(
+            [
+                [t, p, q, *kinds, h, f, c, w, n, k]
+                for t, p, q, kinds, h, f, c, w, n, k in zip(
+                    self.total,
+                    self.peak,
+                    self.probability,
+                    self.by_kind,
+                    self.thunder,
+                    self.foggy,
+                    self.cloud,
+                    self.wind,
+                    self.wet_hours,
+                    known,
+                )
+            ],
+            dtype=np.float64,
+        ).reshape(-1, len(kernels.STAT_COLUMNS))
 
 
 _TEXTS: dict[str, dict[tuple, bytes]] = {}
@@ -100,7 +118,7 @@ def time_phrase(condition, periods: tuple[int, ...], names: tuple[str, ...]):
     if k == 1:
         return ("during", condition, names[periods[0]])
     first, last = periods[0], periods[-1]
-    if last - first == k - 1:   # one unbroken stretch
+    if last - first == k - 1:  # one unbroken stretch
         if first == 0:
             return ("until", condition, names[last + 1])
         if last == n - 1:
@@ -119,15 +137,22 @@ def _bits(mask: int, n: int) -> tuple[int, ...]:
 
 def periods_phrase_of(row: tuple[int, ...]):
     """One sentence for consecutive periods (facts.period_facts)."""
-    n, wet, kind, level, possible, thunder, fog, names = row[facts.P_N:facts.P_NAMES + 1]
+    n, wet, kind, level, possible, thunder, fog, names = row[facts.P_N : facts.P_NAMES + 1]
     if names:
         names = tuple(NEXT_DAY_NAMES[facts.name_index(j)] for j in _bits(names, 12))
     else:
-        names = PERIODS[row[facts.P_FIRST]:row[facts.P_FIRST] + n]
+        names = PERIODS[row[facts.P_FIRST] : row[facts.P_FIRST] + n]
     wet = _bits(wet, n)
     condition = _precipitation(kind, level, possible) if wet else None
-    return _periods_phrase(wet, condition, bool(thunder), _bits(fog, n),
-                           row[facts.CLOUDS:facts.CLOUDS + n], row[facts.WINDS:facts.WINDS + n], names)
+    return _periods_phrase(
+        wet,
+        condition,
+        bool(thunder),
+        _bits(fog, n),
+        row[facts.CLOUDS : facts.CLOUDS + n],
+        row[facts.WINDS : facts.WINDS + n],
+        names,
+    )
 
 
 @lru_cache(maxsize=16384)
@@ -140,21 +165,25 @@ def _periods_phrase(wet, condition, thunder, foggy, clouds, winds, names):
         main = time_phrase("fog", foggy, names)
     else:
         top = max(clouds)
-        main = time_phrase(text.SKIES[top],
-                           tuple(p for p, level in enumerate(clouds) if level == top), names)
+        main = time_phrase(
+            text.SKIES[top], tuple(p for p, level in enumerate(clouds) if level == top), names
+        )
     windy = tuple(p for p, level in enumerate(winds) if level > 0)
     if windy:
         main = ("and", main, time_phrase(text.WINDS[max(winds)], windy, names))
     return ("sentence", main)
 
 
-def minutely_phrase(rate: np.ndarray, kind: np.ndarray, probability: np.ndarray,
-                    current_code: int):
+def minutely_phrase(rate: np.ndarray, kind: np.ndarray, probability: np.ndarray, current_code: int):
     """The next hour: when precipitation starts or stops (in minutes), else the current
     conditions for the hour."""
     row = np.empty(facts.FACTS, dtype=np.int64)
-    facts.minutely_facts(np.asarray(rate, dtype=np.float64), np.asarray(kind, dtype=np.int64),
-                     np.asarray(probability, dtype=np.float64), row)
+    facts.minutely_facts(
+        np.asarray(rate, dtype=np.float64),
+        np.asarray(kind, dtype=np.int64),
+        np.asarray(probability, dtype=np.float64),
+        row,
+    )
     if row[facts.M_CASE] == facts.DRY_HOUR:
         return ("sentence", ("for-hour", text.phrase(current_code)))
     return minutely_phrase_of(tuple(row.tolist()))
@@ -162,7 +191,7 @@ def minutely_phrase(rate: np.ndarray, kind: np.ndarray, probability: np.ndarray,
 
 def minutely_phrase_of(row: tuple[int, ...]):
     """The next hour's sentence from facts.minutely_facts (not DRY_HOUR)."""
-    case, kind, level, possible, a, b = row[facts.M_CASE:facts.M_B + 1]
+    case, kind, level, possible, a, b = row[facts.M_CASE : facts.M_B + 1]
     condition = _precipitation(kind, level, possible)
     shape = MINUTELY_SHAPES[case]
     if case == facts.WET_HOUR:
@@ -221,8 +250,9 @@ def week_phrase(st: Stats, highs_c: list[float], names: list[str], fahrenheit: b
 
 def week_phrase_of(row: tuple[int, ...]):
     """The week's sentence from facts.week_facts."""
-    wet, kind, level, possible, weekday, fahrenheit, trend, day, high = \
-        row[facts.W_WET:facts.W_HIGH + 1]
+    wet, kind, level, possible, weekday, fahrenheit, trend, day, high = row[
+        facts.W_WET : facts.W_HIGH + 1
+    ]
     names = week_names(weekday)
     wet = list(_bits(wet, len(names)))
     if not wet:

@@ -23,14 +23,14 @@ from pirateweather_translations.translation import Translation
 
 log = logging.getLogger("server.forecast")
 
-WET_MMH = 0.02                 # precipitation mentioned (and typed) from this rate
-SURE_MMH = 0.1                 # below this, or below SURE_PROBABILITY, it is "possible"
+WET_MMH = 0.02  # precipitation mentioned (and typed) from this rate
+SURE_MMH = 0.1  # below this, or below SURE_PROBABILITY, it is "possible"
 SURE_PROBABILITY = 0.25
-RAIN_LEVELS = (0.4, 2.5, 10.0)          # very light < 0.4 <= light < 2.5 <= medium < 10 <= heavy
-SNOW_LEVELS = (0.13, 0.83, 3.33)        # the same for snow, liquid equivalent (about 10:1)
-WIND_LEVELS = (6.7056, 10.0, 17.8816)   # breezy, windy, dangerously windy (m/s)
+RAIN_LEVELS = (0.4, 2.5, 10.0)  # very light < 0.4 <= light < 2.5 <= medium < 10 <= heavy
+SNOW_LEVELS = (0.13, 0.83, 3.33)  # the same for snow, liquid equivalent (about 10:1)
+WIND_LEVELS = (6.7056, 10.0, 17.8816)  # breezy, windy, dangerously windy (m/s)
 CLOUD_LEVELS = (0.125, 0.375, 0.625, 0.875)
-CAPE_LEVELS = (1250.0, 2500.0)          # possible thunderstorms, thunderstorms (J/kg)
+CAPE_LEVELS = (1250.0, 2500.0)  # possible thunderstorms, thunderstorms (J/kg)
 FOG_M, MIST_M = 1000.0, 5000.0
 FOG_SPREAD_C, MIST_SPREAD_C = 2.0, 3.0
 DRY_HUMIDITY, HUMID_HUMIDITY, HUMID_MIN_C = 0.15, 0.95, 20.0
@@ -48,11 +48,25 @@ RADIX = (4, 5, 2, 3, 4, 4, 3, 5)
 CODES = math.prod(RADIX)
 
 DEFAULT_LANGUAGE = "en"
-LANGUAGES = frozenset(name[:-3] for name in os.listdir(os.path.dirname(_lang_package.__file__))
-                      if name.endswith(".py") and not name.startswith("__"))
-ALIASES = {"nb": "no", "nn": "no", "zh-hant": "zh-tw", "zh-hk": "zh-tw", "zh-mo": "zh-tw",
-           "zh-hans": "zh", "zh-cn": "zh", "zh-sg": "zh", "iw": "he", "in": "id",
-           "sr-latn": "sr", "sr-cyrl": "sr"}   # the package has one Serbian (in Latin letters)
+LANGUAGES = frozenset(
+    name[:-3]
+    for name in os.listdir(os.path.dirname(_lang_package.__file__))
+    if name.endswith(".py") and not name.startswith("__")
+)
+ALIASES = {
+    "nb": "no",
+    "nn": "no",
+    "zh-hant": "zh-tw",
+    "zh-hk": "zh-tw",
+    "zh-mo": "zh-tw",
+    "zh-hans": "zh",
+    "zh-cn": "zh",
+    "zh-sg": "zh",
+    "iw": "he",
+    "in": "id",
+    "sr-latn": "sr",
+    "sr-cyrl": "sr",
+}  # the package has one Serbian (in Latin letters)
 
 
 def language(candidates: tuple[str, ...]) -> str:
@@ -178,8 +192,9 @@ class TitleTable:
             if self.count + 2 > len(self.starts):
                 self.starts = np.concatenate([self.starts, np.zeros_like(self.starts)])
             if end > len(self.pool):
-                self.pool = np.concatenate([self.pool, np.empty(max(end, len(self.pool)),
-                                                                 dtype=np.uint8)])
+                self.pool = np.concatenate(
+                    [self.pool, np.empty(max(end, len(self.pool)), dtype=np.uint8)]
+                )
             self.pool[start:end] = data
             self.starts[self.count + 1] = end
             self.slot[code] = self.count
@@ -204,4 +219,3 @@ def title_table(lang: str) -> TitleTable:
 ICON_CODES = ("01", "02", "03", "04", "09", "10", "11", "13", "50")
 # Ties between equally frequent icons go to the more severe.
 SEVERITY = {"11": 8, "13": 7, "10": 6, "09": 5, "50": 4, "04": 3, "03": 2, "02": 1, "01": 0}
-

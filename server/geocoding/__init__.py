@@ -4,6 +4,13 @@ from server.area import Area, OpenApiPart
 from server.geocoding import handlers, openapi
 
 AREA = Area(
-    name=handlers.NAME, load=handlers.load, routes=handlers.routes,
-    openapi=OpenApiPart("geocoding", "Search, lookup, reverse geocoding, countries. No key needed.",
-                        openapi.paths, openapi.SCHEMAS))
+    name=handlers.NAME,
+    load=handlers.load,
+    routes=handlers.routes,
+    openapi=OpenApiPart(
+        "geocoding",
+        "Search, lookup, reverse geocoding, countries. No key needed.",
+        openapi.paths,
+        openapi.SCHEMAS,
+    ),
+)

@@ -4,18 +4,18 @@ from __future__ import annotations
 
 import asyncio
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Mapping
 
 import orjson
 from aiohttp import web
 
 from contract import AreaEntry
 from contract import Geocoding as G
-from server.http import params
 from server.geocoding.index import GeocodingIndex
 from server.geocoding.search import query_parts, search
+from server.http import params
 from server.http.errors import ApiError, bad_request
 from server.http.middleware import STORE, endpoint
 
@@ -62,26 +62,39 @@ def parse_lookup(query: Mapping[str, str]) -> SearchQuery | IdQuery:
     params.once(query, LOOKUP_PARAMETERS)
     has_q, has_id = "q" in query, "id" in query
     if has_q and has_id:
-        raise ApiError(400, "give either q (search) or id (lookup), not both",
-                       errors=[{"parameter": "q", "message": "not allowed together with id"},
-                               {"parameter": "id", "message": "not allowed together with q"}])
+        raise ApiError(
+            400,
+            "give either q (search) or id (lookup), not both",
+            errors=[
+                {"parameter": "q", "message": "not allowed together with id"},
+                {"parameter": "id", "message": "not allowed together with q"},
+            ],
+        )
     if not has_q and not has_id:
-        raise ApiError(400, "q (search text) or id (location id) is required",
-                       errors=[{"parameter": "q", "message": "q or id is required"}])
+        raise ApiError(
+            400,
+            "q (search text) or id (location id) is required",
+            errors=[{"parameter": "q", "message": "q or id is required"}],
+        )
     languages = params.language(query)
     # Every parameter is validated, even those an id lookup does not use
     # (docs/api/conventions.md#validation).
     country = query.get("country")
     if country is not None and not COUNTRY.fullmatch(country):
-        raise bad_request("country", "country must be an ISO 3166-1 alpha-2 code such as CH, "
-                                     f"got {params.show(country)}")
+        raise bad_request(
+            "country",
+            f"country must be an ISO 3166-1 alpha-2 code such as CH, got {params.show(country)}",
+        )
     field_all = params.choice(query, "field", "name", ("name", "all")) == "all"
     limit = params.integer(query, "limit", 10, 1, 50)
     if has_id:
         place_id = query["id"]
         if not ID.fullmatch(place_id):
-            raise bad_request("id", "id must be a location id (GeoNames digits, or icao: and an "
-                                    f"ICAO code), got {params.show(query['id'])}")
+            raise bad_request(
+                "id",
+                "id must be a location id (GeoNames digits, or icao: and an "
+                f"ICAO code), got {params.show(query['id'])}",
+            )
         return IdQuery(place_id, languages)
     text = params.free_text(query["q"], "q")
     if len(text) < 2 or len(text) > 200:
@@ -90,19 +103,23 @@ def parse_lookup(query: Mapping[str, str]) -> SearchQuery | IdQuery:
     # With a context it names a place (Å, Norway; Y, Somme).
     parts = query_parts(text)
     if not parts or (len(parts) == 1 and len(parts[0]) < 2):
-        raise bad_request("q", "q must name a place with at least 2 letters or digits, got "
-                               f"{params.show(text)}")
-    return SearchQuery(text=text, field_all=field_all,
-                       country=country.upper() if country else None,
-                       limit=limit, languages=languages)
+        raise bad_request(
+            "q", f"q must name a place with at least 2 letters or digits, got {params.show(text)}"
+        )
+    return SearchQuery(
+        text=text,
+        field_all=field_all,
+        country=country.upper() if country else None,
+        limit=limit,
+        languages=languages,
+    )
 
 
 def parse_reverse(query: Mapping[str, str]) -> ReverseQuery:
     """lat and lon required and in range; limit 1 to 50."""
     params.once(query, REVERSE_PARAMETERS)
     lat, lon = params.latlon(query)
-    return ReverseQuery(lat, lon, params.integer(query, "limit", 1, 1, 50),
-                        params.language(query))
+    return ReverseQuery(lat, lon, params.integer(query, "limit", 1, 1, 50), params.language(query))
 
 
 def _json(body: object) -> web.Response:
@@ -126,7 +143,7 @@ def _default_language(languages: tuple[str, ...]) -> bool:
 async def lookup(request: web.Request) -> web.Response:
     """GET /geocoding/lookup: search by q, or one location by id."""
     query = parse_lookup(request.query)
-    if isinstance(query, SearchQuery) and "%" in query.text:    # rare: checked only then
+    if isinstance(query, SearchQuery) and "%" in query.text:  # rare: checked only then
         params.percent_escapes(request.rel_url.raw_query_string, "q")
     index: GeocodingIndex = request.app[STORE].require(NAME).data
     if isinstance(query, IdQuery):
@@ -139,8 +156,11 @@ async def lookup(request: web.Request) -> web.Response:
     if query.country and index.country_index(query.country) < 0:
         raise bad_request("country", f"country {query.country} is not a known country code")
     rows = await asyncio.get_running_loop().run_in_executor(
-        None, lambda: search(index, query.text, field_all=query.field_all,
-                             country=query.country, limit=query.limit))
+        None,
+        lambda: search(
+            index, query.text, field_all=query.field_all, country=query.country, limit=query.limit
+        ),
+    )
     if _default_language(query.languages):
         return _raw_json(_results([index.location_json(r, detail=False) for r in rows]))
     results = [index.location(r, query.languages, detail=False) for r in rows]
@@ -154,9 +174,15 @@ async def reverse(request: web.Request) -> web.Response:
     index: GeocodingIndex = request.app[STORE].require(NAME).data
     nearest = index.nearest(query.lat, query.lon, query.limit)
     if _default_language(query.languages):
-        return _raw_json(_results([
-            index.location_json(row, detail=True)[:-1] + b',"distance_km":%b}'
-            % orjson.dumps(round(distance, 3)) for row, distance in nearest]))
+        return _raw_json(
+            _results(
+                [
+                    index.location_json(row, detail=True)[:-1]
+                    + b',"distance_km":%b}' % orjson.dumps(round(distance, 3))
+                    for row, distance in nearest
+                ]
+            )
+        )
     results = []
     for row, distance in nearest:
         item = index.location(row, query.languages, detail=True)
@@ -177,8 +203,9 @@ async def country(request: web.Request) -> web.Response:
     """GET /geocoding/countries/{code}: one country with timezone and capital."""
     code = request.match_info["code"]
     if not COUNTRY.fullmatch(code):
-        raise bad_request("code", f"code must be an ISO 3166-1 alpha-2 code, got "
-                                  f"{params.show(code)}")
+        raise bad_request(
+            "code", f"code must be an ISO 3166-1 alpha-2 code, got {params.show(code)}"
+        )
     index: GeocodingIndex = request.app[STORE].require(NAME).data
     body = index.country_bodies.get(code.upper())
     if body is None:

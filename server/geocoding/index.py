@@ -20,13 +20,11 @@ from scipy.spatial import cKDTree
 import contract
 from contract import EARTH_RADIUS_KM
 from contract import Geocoding as G
-from server.geocoding.nearest import NearestIndex, chord_km, unit_vector
+from server.artifacts.mapped import ByteFile, NpyFile, NullableNumbers, numbers
 from server.artifacts.mapped import arrow_table as _arrow
-from server.artifacts.mapped import ByteFile, NpyFile
 from server.artifacts.mapped import column as _column
 from server.artifacts.mapped import npy as _npy
-from server.artifacts.mapped import NullableNumbers, numbers
-
+from server.geocoding.nearest import NearestIndex, chord_km, unit_vector
 
 OLD_BUILD_NEIGHBOURS = 8
 
@@ -42,7 +40,7 @@ class GeocodingIndex:
         self.admin1, self.admin2, self.tz = col("admin1_name"), col("admin2_name"), col("timezone")
         self.population, self.elevation = col("population"), col("elevation")
         self.feature = col("feature_code")
-        self.populations = NullableNumbers(self.population)   # search compares sizes
+        self.populations = NullableNumbers(self.population)  # search compares sizes
         self.lat = numbers(places, "lat")
         self.lon = numbers(places, "lon")
         self.rank = numbers(places, "rank")
@@ -54,8 +52,11 @@ class GeocodingIndex:
         self.nearest_index = NearestIndex(root, self.xyz)
         elevated = (G.NEAREST_ELEVATED_A, G.NEAREST_ELEVATED_B, G.NEAREST_ELEVATED_ROWS)
         # Builds before geocoding revision 9 have no such tree (see nearest_with_elevation).
-        self.nearest_elevated = NearestIndex(root, self.xyz, elevated) \
-            if all((root / name).exists() for name in elevated) else None
+        self.nearest_elevated = (
+            NearestIndex(root, self.xyz, elevated)
+            if all((root / name).exists() for name in elevated)
+            else None
+        )
         self.keys = _npy(root / G.KEYS)
         self.keys_full = _column(_arrow(root / G.KEYS_ARROW), "key")
         self.key_row, self.key_rank = _npy(root / G.KEY_ROW), _npy(root / G.KEY_RANK)
@@ -69,8 +70,7 @@ class GeocodingIndex:
         self.json_split = _npy(root / G.PLACE_JSON_SPLIT)
         self.regions = Regions(_arrow(root / G.REGIONS_ARROW))
         self._load_local_names(_arrow(root / G.LOCAL_NAMES_ARROW))
-        self._load_countries(_arrow(root / G.COUNTRIES_ARROW),
-                             _arrow(root / G.COUNTRY_NAMES_ARROW))
+        self._load_countries(_arrow(root / G.COUNTRIES_ARROW), _arrow(root / G.COUNTRY_NAMES_ARROW))
 
     # ---- loading -------------------------------------------------------------------------
 
@@ -87,8 +87,10 @@ class GeocodingIndex:
         fields = ("code", "name", "flag", "population", "continent")
         items = [{f: r[f] for f in fields} for r in listing]
         self.countries_body = orjson.dumps({"results": items, "count": len(items)})
-        self.country_bodies = {r["code"]: orjson.dumps(
-            {f: r[f] for f in fields + ("timezone", "capital")}) for r in rows}
+        self.country_bodies = {
+            r["code"]: orjson.dumps({f: r[f] for f in fields + ("timezone", "capital")})
+            for r in rows
+        }
         # Each language's names become a dict when first asked for: all 300-odd at load took
         # some 15 MiB a worker, and few are ever asked for.
         self._names_table, self._names_bounds = names, _runs(_column(names, "language"))
@@ -102,8 +104,9 @@ class GeocodingIndex:
             if bounds is None:
                 return {}
             rows = self._names_table.slice(bounds[0], bounds[1] - bounds[0])
-            found = self._country_names[lang] = dict(zip(rows.column("code").to_pylist(),
-                                                         rows.column("name").to_pylist()))
+            found = self._country_names[lang] = dict(
+                zip(rows.column("code").to_pylist(), rows.column("name").to_pylist())
+            )
         return found
 
     # ---- lookups -------------------------------------------------------------------------
@@ -218,8 +221,11 @@ class Regions:
         if lo == hi:
             return default
         rows = self.table.slice(lo, hi - lo)
-        return list(zip(*(rows.column(c).to_pylist() for c in (
-            "kind", "region", "is_code", "start", "end"))))
+        return list(
+            zip(
+                *(rows.column(c).to_pylist() for c in ("kind", "region", "is_code", "start", "end"))
+            )
+        )
 
 
 def _runs(values: pa.Array) -> dict[str, tuple[int, int]]:
@@ -228,8 +234,10 @@ def _runs(values: pa.Array) -> dict[str, tuple[int, int]]:
         return {}
     runs = pc.run_end_encode(values)
     ends = runs.run_ends.to_pylist()
-    return {value: (start, end)
-            for start, end, value in zip([0] + ends[:-1], ends, runs.values.to_pylist())}
+    return {
+        value: (start, end)
+        for start, end, value in zip([0] + ends[:-1], ends, runs.values.to_pylist())
+    }
 
 
 def haversine_km(lat: float, lon: float, lats: np.ndarray, lons: np.ndarray) -> np.ndarray:

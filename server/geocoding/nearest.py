@@ -34,8 +34,12 @@ def unit_vector(lat: float, lon: float) -> tuple[float, float, float]:
 class NearestIndex:
     """The quadtree (memory-mapped), its leaves' lists (read) and the places' unit vectors."""
 
-    def __init__(self, root: Path, xyz: np.ndarray,
-                 files: tuple[str, str, str] = (G.NEAREST_A, G.NEAREST_B, G.NEAREST_ROWS)):
+    def __init__(
+        self,
+        root: Path,
+        xyz: np.ndarray,
+        files: tuple[str, str, str] = (G.NEAREST_A, G.NEAREST_B, G.NEAREST_ROWS),
+    ):
         self.xyz = xyz
         self.a, self.b = _npy(root / files[0]), _npy(root / files[1])
         self.rows = NpyFile(root / files[2])
@@ -48,9 +52,10 @@ class NearestIndex:
         """(row, distance in km) of the nearest place; of equally near ones, the best ranked;
         (-1, inf) when the tree holds no place. A tree built for the nearest within a distance
         answers beyond it with some farther place, or (-1, inf)."""
-        start, end = _leaf(self.a, self.b, self.top_rows, self.top_cols, G.NEAREST_TOP_DEG,
-                           lat, lon)
-        if start == end:    # an empty tree, or no place within the tree's distance
+        start, end = _leaf(
+            self.a, self.b, self.top_rows, self.top_cols, G.NEAREST_TOP_DEG, lat, lon
+        )
+        if start == end:  # an empty tree, or no place within the tree's distance
             return -1, math.inf
         found, chord = _closest(self.rows.read(start, end), self.xyz, lat, lon)
         return found, chord_km(chord)

@@ -19,14 +19,21 @@ from rapidfuzz import process
 from rapidfuzz.distance import OSA
 
 from contract import Geocoding as G
-from server.geocoding.index import GeocodingIndex, query_key
 from server.artifacts.mapped import arrow_indices
+from server.geocoding.index import GeocodingIndex, query_key
 
-(TIER_EXACT, TIER_REGION, TIER_LIKELY_TYPO, TIER_EXACT_ALT, TIER_PREFIX, TIER_PREFIX_ALT,
- TIER_FUZZY) = range(7)
-PREFIX_POOL = 400          # best-ranked prefix matches considered per query
-TRIGRAM_POOL = 3000        # most promising typo candidates verified per query
-SPELLING_CHECKS = 5        # alternate-name matches whose own name is compared with the query
+(
+    TIER_EXACT,
+    TIER_REGION,
+    TIER_LIKELY_TYPO,
+    TIER_EXACT_ALT,
+    TIER_PREFIX,
+    TIER_PREFIX_ALT,
+    TIER_FUZZY,
+) = range(7)
+PREFIX_POOL = 400  # best-ranked prefix matches considered per query
+TRIGRAM_POOL = 3000  # most promising typo candidates verified per query
+SPELLING_CHECKS = 5  # alternate-name matches whose own name is compared with the query
 # A place one typo away from the query, of at least LIKELY_POPULATION people and LIKELY_RATIO
 # times as many as any place matched otherwise, is likely the one meant (Ottowa: Ottawa CA,
 # not Ottawa IL, which records the misspelling, nor the prefix of Ottoway AU).
@@ -49,8 +56,10 @@ def upper_bound(prefix: bytes) -> bytes | None:
 def prefix_range(index: GeocodingIndex, needle: bytes) -> tuple[int, int]:
     """[start, end) of the sorted keys that begin with `needle`."""
     upper = upper_bound(needle)
-    return (int(np.searchsorted(index.keys, needle, "left")),
-            int(np.searchsorted(index.keys, upper, "left")) if upper else len(index.keys))
+    return (
+        int(np.searchsorted(index.keys, needle, "left")),
+        int(np.searchsorted(index.keys, upper, "left")) if upper else len(index.keys),
+    )
 
 
 def edits1(word: str) -> set[str]:
@@ -93,8 +102,13 @@ class Hits:
             return []
         rows = np.concatenate(self.rows)
         sizes = [len(r) for r in self.rows]
-        order = np.lexsort((index.rank[rows], np.repeat(np.array(self.dists, np.int8), sizes),
-                            np.repeat(np.array(self.tiers, np.int8), sizes)))
+        order = np.lexsort(
+            (
+                index.rank[rows],
+                np.repeat(np.array(self.dists, np.int8), sizes),
+                np.repeat(np.array(self.tiers, np.int8), sizes),
+            )
+        )
         ranked = rows[order]
         _, first = np.unique(ranked, return_index=True)
         return [int(r) for r in ranked[np.sort(first)][:limit]]
@@ -114,13 +128,15 @@ class Filter:
         for group in self.groups:
             countries = [r[1] for r in group if r[0] == "country"]
             admin1s = [r[1] for r in group if r[0] == "admin1"]
-            keep &= (np.isin(index.country_idx[rows], countries)
-                     | np.isin(index.admin1_idx[rows], admin1s))
+            keep &= np.isin(index.country_idx[rows], countries) | np.isin(
+                index.admin1_idx[rows], admin1s
+            )
         return keep
 
 
-def search(index: GeocodingIndex, text: str, *, field_all: bool, country: str | None,
-           limit: int) -> list[int]:
+def search(
+    index: GeocodingIndex, text: str, *, field_all: bool, country: str | None, limit: int
+) -> list[int]:
     """Rows of the best matches for `text`."""
     parts = query_parts(text)
     if not parts:
@@ -141,10 +157,16 @@ def search(index: GeocodingIndex, text: str, *, field_all: bool, country: str | 
             context = " ".join(tokens[i:])
             group = regions(index, context, codes=len(tokens) - i == 1)
             if group:
-                name_hits(index, hits, " ".join(tokens[:i]), Filter(base.country, (group,)), limit,
-                          typos=False)
+                name_hits(
+                    index,
+                    hits,
+                    " ".join(tokens[:i]),
+                    Filter(base.country, (group,)),
+                    limit,
+                    typos=False,
+                )
         for region in regions(index, name, codes=False):
-            rows = np.asarray(index.region_rows[region[3]:region[4]])
+            rows = np.asarray(index.region_rows[region[3] : region[4]])
             rows = rows[base.mask(index, rows)][:limit]
             hits.add(rows, TIER_REGION)
     # Typos in the whole text only matter when it matched nothing as name plus region.
@@ -163,14 +185,15 @@ def regions(index: GeocodingIndex, key: str, *, codes: bool) -> tuple[Region, ..
     return tuple(r for r in index.regions.get(key, ()) if codes or not r[2])
 
 
-def name_hits(index: GeocodingIndex, hits: Hits, key: str, where: Filter, limit: int,
-              typos: bool = True) -> None:
+def name_hits(
+    index: GeocodingIndex, hits: Hits, key: str, where: Filter, limit: int, typos: bool = True
+) -> None:
     """Add exact and prefix matches of one name key, and typo matches when no name matched
     exactly (bar misspellings: misspells_own_name) and fewer than `limit` (or LIKELY_CHECK)
     places did."""
     if not key:
         return
-    needle = key.encode()[:G.KEY_BYTES]
+    needle = key.encode()[: G.KEY_BYTES]
     lo, end = prefix_range(index, needle)
     hi = int(np.searchsorted(index.keys, needle, "right"))
     exact = _verified(index, lo, hi, key)
@@ -188,8 +211,9 @@ def name_hits(index: GeocodingIndex, hits: Hits, key: str, where: Filter, limit:
     if len(needle) < G.KEY_BYTES:
         positions = np.arange(hi, end)  # after the keys equal to it come the longer ones
     else:
-        positions = np.setdiff1d(beginning(index, np.arange(lo, end), key), exact,
-                                 assume_unique=True)
+        positions = np.setdiff1d(
+            beginning(index, np.arange(lo, end), key), exact, assume_unique=True
+        )
     rows = np.asarray(index.key_row[positions])
     keep = where.mask(index, rows)
     positions, rows = positions[keep], rows[keep]
@@ -197,12 +221,15 @@ def name_hits(index: GeocodingIndex, hits: Hits, key: str, where: Filter, limit:
     if len(rows) > PREFIX_POOL:
         best = np.argpartition(key_rank, PREFIX_POOL)[:PREFIX_POOL]
         rows, key_rank = rows[best], key_rank[best]
-    own_name = key_rank < index.size   # see contract.Geocoding.KEY_RANK
+    own_name = key_rank < index.size  # see contract.Geocoding.KEY_RANK
     hits.add(rows[own_name], TIER_PREFIX)
     hits.add(rows[~own_name], TIER_PREFIX_ALT)
     budget = typo_budget(key) if typos else 0
-    if not (budget and not own_found
-            and (not len(alternates) or misspells_own_name(index, alternates, key, budget))):
+    if not (
+        budget
+        and not own_found
+        and (not len(alternates) or misspells_own_name(index, alternates, key, budget))
+    ):
         return
     # Below LIKELY_CHECK matches typos are looked for whatever the limit: a likely typo comes
     # first, and the first answer must not depend on how many are asked for.
@@ -214,8 +241,7 @@ def name_hits(index: GeocodingIndex, hits: Hits, key: str, where: Filter, limit:
             likely_typos(index, hits, before, key, where)
 
 
-def likely_typos(index: GeocodingIndex, hits: Hits, before: int, key: str,
-                 where: Filter) -> None:
+def likely_typos(index: GeocodingIndex, hits: Hits, before: int, key: str, where: Filter) -> None:
     """Move places whose shown name is one edit from `key` above the exact alternate-name and
     prefix matches (the first `before` chunks) when they are cities LIKELY_RATIO times as
     populous as every such match, unless `key` may be a name on its way: the start of a
@@ -230,22 +256,25 @@ def likely_typos(index: GeocodingIndex, hits: Hits, before: int, key: str,
                 return
             most = max(most, largest)
     if most < 0 or begins_own_name(index, key, where):
-        return      # nothing to move above, or a name typed in whole words
+        return  # nothing to move above, or a name typed in whole words
     floor = max(LIKELY_POPULATION, LIKELY_RATIO * most)
     for rows, tier, dist in list(zip(hits.rows, hits.tiers, hits.dists))[before:]:
-        if tier != TIER_FUZZY or dist != 2:     # distance 1 from an own name (Hits.add)
+        if tier != TIER_FUZZY or dist != 2:  # distance 1 from an own name (Hits.add)
             continue
         # Own names include preferred names in other languages (Pariz, Algeri): only the
         # shown name's typos are likely enough to come first.
-        likely = [row for row in rows[populations.take(rows) >= floor].tolist()
-                  if OSA.distance(key, query_key(index.name[row].as_py()), score_cutoff=1) <= 1]
+        likely = [
+            row
+            for row in rows[populations.take(rows) >= floor].tolist()
+            if OSA.distance(key, query_key(index.name[row].as_py()), score_cutoff=1) <= 1
+        ]
         hits.add(np.asarray(likely, dtype=rows.dtype), TIER_LIKELY_TYPO)
 
 
 def begins_own_name(index: GeocodingIndex, key: str, where: Filter) -> bool:
     """True when `key` is the first word or words of an own name of a place in `where`."""
     words = key + " "
-    positions = np.arange(*prefix_range(index, words.encode()[:G.KEY_BYTES]))
+    positions = np.arange(*prefix_range(index, words.encode()[: G.KEY_BYTES]))
     positions = beginning(index, positions[index.key_rank[positions] < index.size], words)
     rows = np.asarray(index.key_row[positions])
     return bool(where.mask(index, rows).any())
@@ -256,8 +285,10 @@ def misspells_own_name(index: GeocodingIndex, rows: np.ndarray, key: str, budget
     # GeoNames records many misspellings among alternate names (London's "Londn"): matching one
     # does not show that the query was typed as meant. Another word (Zurigo, Gatwick) does.
     names = index.name
-    return any(OSA.distance(key, query_key(names[row].as_py()), score_cutoff=budget) <= budget
-               for row in rows[:SPELLING_CHECKS].tolist())
+    return any(
+        OSA.distance(key, query_key(names[row].as_py()), score_cutoff=budget) <= budget
+        for row in rows[:SPELLING_CHECKS].tolist()
+    )
 
 
 def beginning(index: GeocodingIndex, positions: np.ndarray, text: str) -> np.ndarray:
@@ -286,8 +317,10 @@ def typo_hits(index: GeocodingIndex, hits: Hits, key: str, budget: int, where: F
         found = hi > lo
         spans = [(int(a), int(b), 1) for a, b in zip(lo[found], hi[found])]
     else:
-        spans = [(int(index.ukey_start[u]), int(index.ukey_start[u + 1]), d)
-                 for u, d in trigram_candidates(index, key, budget)]
+        spans = [
+            (int(index.ukey_start[u]), int(index.ukey_start[u + 1]), d)
+            for u, d in trigram_candidates(index, key, budget)
+        ]
     if not spans:
         return
     positions = np.concatenate([np.arange(a, b) for a, b, _ in spans])
@@ -299,15 +332,18 @@ def typo_hits(index: GeocodingIndex, hits: Hits, key: str, budget: int, where: F
     # ("Bergn" for Bergen, "Beren" for Belém), whose near misses are mostly noise.
     for distance in range(1, budget + 1):
         for alt in (False, True):
-            hits.add(rows[keep & (distances == distance) & (alternate == alt)], TIER_FUZZY,
-                     distance, alt)
+            hits.add(
+                rows[keep & (distances == distance) & (alternate == alt)], TIER_FUZZY, distance, alt
+            )
 
 
 def trigram_candidates(index: GeocodingIndex, key: str, budget: int) -> list[tuple[int, int]]:
     """(distinct key id, distance) of keys sharing enough trigrams and within `budget` edits."""
     padded = f" {key} "
-    grams = np.array(sorted({padded[i:i + 3].encode() for i in range(len(padded) - 2)}),
-                     dtype=f"S{G.TRIGRAM_BYTES}")
+    grams = np.array(
+        sorted({padded[i : i + 3].encode() for i in range(len(padded) - 2)}),
+        dtype=f"S{G.TRIGRAM_BYTES}",
+    )
     at = np.searchsorted(index.trigrams, grams)
     valid = at < len(index.trigrams)
     valid[valid] = index.trigrams[at[valid]] == grams[valid]
@@ -324,6 +360,5 @@ def trigram_candidates(index: GeocodingIndex, key: str, budget: int) -> list[tup
         ukeys = ukeys[np.argsort(-counts, kind="stable")[:TRIGRAM_POOL]]
     starts = np.asarray(index.ukey_start[ukeys])
     choices = index.keys_full.take(arrow_indices(starts)).to_pylist()
-    matched = process.extract(key, choices, scorer=OSA.distance, score_cutoff=budget,
-                              limit=None)
+    matched = process.extract(key, choices, scorer=OSA.distance, score_cutoff=budget, limit=None)
     return [(int(ukeys[i]), int(d)) for _, d, i in matched]

@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 
 FALLBACK = "en"
-MAX_CHARS = 64     # longer than any tag a client means; bounds the pattern's work
+MAX_CHARS = 64  # longer than any tag a client means; bounds the pattern's work
 _SEP = "[-_]"
 
 
@@ -37,18 +37,56 @@ TAG = re.compile(PATTERN)
 # against babel, which the server does not load (about 5 MiB per worker for this table).
 SCRIPTS: dict[str, tuple[str, dict[str, str]]] = {
     "az": ("Latn", {"IQ": "Arab", "IR": "Arab", "RU": "Cyrl"}),
-    "bal": ("Arab", {}), "bm": ("Latn", {}), "bs": ("Latn", {}), "en": ("Latn", {}),
-    "ff": ("Latn", {}), "ha": ("Latn", {"CM": "Arab", "SD": "Arab"}), "hi": ("Deva", {}),
-    "hnj": ("Hmnp", {}), "iu": ("Cans", {}), "kaa": ("Cyrl", {}),
+    "bal": ("Arab", {}),
+    "bm": ("Latn", {}),
+    "bs": ("Latn", {}),
+    "en": ("Latn", {}),
+    "ff": ("Latn", {}),
+    "ha": ("Latn", {"CM": "Arab", "SD": "Arab"}),
+    "hi": ("Deva", {}),
+    "hnj": ("Hmnp", {}),
+    "iu": ("Cans", {}),
+    "kaa": ("Cyrl", {}),
     "kk": ("Cyrl", {"AF": "Arab", "CN": "Arab", "IR": "Arab", "MN": "Arab"}),
-    "kok": ("Deva", {}), "ks": ("Arab", {}), "kxv": ("Latn", {}), "mn": ("Cyrl", {"CN": "Mong"}),
-    "mni": ("Beng", {}), "ms": ("Latn", {"CC": "Arab"}), "pa": ("Guru", {"PK": "Arab"}),
-    "rhg": ("Rohg", {}), "sat": ("Olck", {}), "sd": ("Arab", {"IN": "Deva"}), "shi": ("Tfng", {}),
-    "sr": ("Cyrl", {"ME": "Latn", "RO": "Latn", "TR": "Latn"}), "su": ("Latn", {}),
-    "uz": ("Latn", {"AF": "Arab", "CN": "Cyrl"}), "vai": ("Vaii", {}),
+    "kok": ("Deva", {}),
+    "ks": ("Arab", {}),
+    "kxv": ("Latn", {}),
+    "mn": ("Cyrl", {"CN": "Mong"}),
+    "mni": ("Beng", {}),
+    "ms": ("Latn", {"CC": "Arab"}),
+    "pa": ("Guru", {"PK": "Arab"}),
+    "rhg": ("Rohg", {}),
+    "sat": ("Olck", {}),
+    "sd": ("Arab", {"IN": "Deva"}),
+    "shi": ("Tfng", {}),
+    "sr": ("Cyrl", {"ME": "Latn", "RO": "Latn", "TR": "Latn"}),
+    "su": ("Latn", {}),
+    "uz": ("Latn", {"AF": "Arab", "CN": "Cyrl"}),
+    "vai": ("Vaii", {}),
     "yue": ("Hant", {"CN": "Hans"}),
-    "zh": ("Hans", {r: "Hant" for r in ("AU", "BN", "GB", "GF", "HK", "ID", "MO", "PA", "PF",
-                                         "PH", "SR", "TH", "TW", "US", "VN")}),
+    "zh": (
+        "Hans",
+        {
+            r: "Hant"
+            for r in (
+                "AU",
+                "BN",
+                "GB",
+                "GF",
+                "HK",
+                "ID",
+                "MO",
+                "PA",
+                "PF",
+                "PH",
+                "SR",
+                "TH",
+                "TW",
+                "US",
+                "VN",
+            )
+        },
+    ),
 }
 
 
@@ -63,20 +101,20 @@ def candidates(raw: str) -> tuple[str, ...]:
     (zh-TW is written in Traditional characters; zh alone means Simplified); extensions and
     private use are dropped ('ja-JP-u-ca-japanese' -> ja-JP, ja, en) unless they are all."""
     parts = re.split(_SEP, raw)
-    if len(parts[0]) == 1:          # x-pig-latin, i-klingon
+    if len(parts[0]) == 1:  # x-pig-latin, i-klingon
         return tuple(dict.fromkeys(("-".join(parts).lower(), FALLBACK)))
     language, script, region, variants = parts[0].lower(), None, None, []
     for part in parts[1:]:
-        if len(part) == 1:          # an extension or private use: the rest is not a place
+        if len(part) == 1:  # an extension or private use: the rest is not a place
             break
         if len(part) == 3 and part.isalpha() and script is region is None and not variants:
-            continue                # an extended language subtag (zh-yue): its prefix decides
+            continue  # an extended language subtag (zh-yue): its prefix decides
         if len(part) == 4 and part.isalpha() and script is region is None:
             script = part.title()
         elif len(part) in (2, 3) and region is None and not variants:
             region = part.upper()
         else:
-            variants.append(part.upper())   # as CLDR's identifiers (be-TARASK) have them
+            variants.append(part.upper())  # as CLDR's identifiers (be-TARASK) have them
     default, by_region = SCRIPTS.get(language, (None, {}))
     likely = by_region.get(region, default)
     wanted = script or likely
@@ -90,7 +128,7 @@ def candidates(raw: str) -> tuple[str, ...]:
     found = ["-".join([base, *variants]), base]
     if region and script and fits(likely):
         found.append(f"{language}-{region}")
-    if wanted and wanted != default:    # names in the default script are the language's own
+    if wanted and wanted != default:  # names in the default script are the language's own
         found.append(f"{language}-{wanted}")
     if fits(default):
         found.append(language)

@@ -11,19 +11,19 @@ import math
 import re
 import secrets
 import time
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from functools import lru_cache
-from typing import Awaitable, Callable
 
 from aiohttp import web
 from multidict import istr
 
+from server.artifacts.store import Store
 from server.config import Config
 from server.http.errors import ApiError, bad_request, problem_response
 from server.security.keys import ApiKey, KeyStore
 from server.security.ratelimit import RateLimiter
 from server.security.ratelimit_redis import SharedRateLimiter
-from server.artifacts.store import Store
 
 log = logging.getLogger("server")
 
@@ -31,9 +31,9 @@ CONFIG = web.AppKey("config", Config)
 STORE = web.AppKey("store", Store)
 KEYS = web.AppKey("keys", KeyStore)
 LIMITER = web.AppKey("limiter", RateLimiter | SharedRateLimiter)
-NOW = web.RequestKey("now_s", float)    # the time a period_s endpoint answers for (Unix s)
-AUTHORISED = web.RequestKey("authorised_key", ApiKey | None)   # the key that authorised it
-REQUEST_ID = web.RequestKey("request_id", str)     # set by server.observe.requests
+NOW = web.RequestKey("now_s", float)  # the time a period_s endpoint answers for (Unix s)
+AUTHORISED = web.RequestKey("authorised_key", ApiKey | None)  # the key that authorised it
+REQUEST_ID = web.RequestKey("request_id", str)  # set by server.observe.requests
 # Why a request was refused (403, 429), for the metrics: forbidden, refusal_limit, key_limit,
 # token_limit or address_limit.
 REFUSAL = web.RequestKey("refusal", str)
@@ -43,11 +43,11 @@ try:
 except importlib.metadata.PackageNotFoundError:  # running from a source tree without install
     API_VERSION = "0.0.0"
 GZIP_MIN_BYTES = 1024
-QVALUE = re.compile(r"0(\.[0-9]{0,3})?|1(\.0{0,3})?")   # RFC 9110 12.4.2
+QVALUE = re.compile(r"0(\.[0-9]{0,3})?|1(\.0{0,3})?")  # RFC 9110 12.4.2
 CORS = {
     "Access-Control-Allow-Origin": "*",
     "Access-Control-Expose-Headers": "ETag, X-Data-Version, X-API-Version, X-Request-Id, RateLimit-Limit, "
-                                     "RateLimit-Remaining, RateLimit-Reset, Retry-After",
+    "RateLimit-Remaining, RateLimit-Reset, Retry-After",
 }
 STATIC_HEADERS = {**CORS, "X-API-Version": API_VERSION, "Server": "weather-geodata-api"}
 # Case-insensitive keys as aiohttp keeps them, so copying them into a response skips folding.
@@ -68,32 +68,34 @@ Handler = Callable[[web.Request], Awaitable[web.StreamResponse]]
 class Endpoint:
     """What the middleware needs to know about a handler."""
 
-    area: str | None = None       # artifact area answering it (ETag, X-Data-Version)
-    auth: str = "optional"        # none | optional | key | token (a key, else `token`)
+    area: str | None = None  # artifact area answering it (ETag, X-Data-Version)
+    auth: str = "optional"  # none | optional | key | token (a key, else `token`)
     # auth="token": the key the request's token names, None when it carries none; ApiError 403
     # for a token that is not valid or whose key has been removed (even beside a valid key).
     token: Callable[[web.Request], ApiKey | None] | None = None
-    etag: bool = True             # False for answers that change at every request
+    etag: bool = True  # False for answers that change at every request
     # The tag of an answer that changes only with the code (no area): made once, at import.
     fixed_etag: str | None = None
-    max_age: int = 0              # Cache-Control max-age for 200 answers
-    limited: bool = True          # counts against a rate limit
+    max_age: int = 0  # Cache-Control max-age for 200 answers
+    limited: bool = True  # counts against a rate limit
     # Answers that change at every multiple of period_s (UTC), e.g. "the current hour": the
     # ETag names the period and max-age does not reach past its end.
     period_s: int = 0
-    also: tuple[str, ...] = ()    # other areas whose data shapes the answer (in the ETag)
+    also: tuple[str, ...] = ()  # other areas whose data shapes the answer (in the ETag)
     # The answer to an ApiError when it is not problem+json (None: it is), e.g. an HTML page.
     error_page: Callable[[web.Request, ApiError], web.Response | None] | None = None
 
 
-UNLIMITED = Endpoint(limited=False)    # what a handler without metadata is
+UNLIMITED = Endpoint(limited=False)  # what a handler without metadata is
 
 
 def endpoint(**meta) -> Callable[[Handler], Handler]:
     """Attach Endpoint metadata to a handler."""
+
     def wrap(handler: Handler) -> Handler:
         handler.endpoint = Endpoint(**meta)  # type: ignore[attr-defined]
         return handler
+
     return wrap
 
 
@@ -119,7 +121,7 @@ def address_budget(address: str) -> str:
         return address
     try:
         ip = ipaddress.IPv6Address(address)
-    except ValueError:          # a zone index (fe80::1%eth0), or not an address at all
+    except ValueError:  # a zone index (fe80::1%eth0), or not an address at all
         return address
     if ip.ipv4_mapped is not None:
         return str(ip.ipv4_mapped)
@@ -136,7 +138,7 @@ def presented_key(request: web.Request) -> str | None:
             raise bad_request("X-API-Key", "the X-API-Key header is given more than once")
         if header:
             return header
-    query = request.rel_url.raw_query_string     # as sent, without any fragment
+    query = request.rel_url.raw_query_string  # as sent, without any fragment
     # Parsing the whole query (yarl) costs time on every request; most carry no api_key
     # ("api%5Fkey" too), and the rest mostly need no decoding.
     if "api" not in query.lower():
@@ -144,8 +146,11 @@ def presented_key(request: web.Request) -> str | None:
     if "%" in query or "+" in query:
         values = [value for value in request.query.getall(API_KEY, ()) if value]
     else:
-        values = [value for name, _, value in (part.partition("=") for part in query.split("&"))
-                  if name == API_KEY and value]
+        values = [
+            value
+            for name, _, value in (part.partition("=") for part in query.split("&"))
+            if name == API_KEY and value
+        ]
     if len(values) > 1:
         raise bad_request(API_KEY, f"{API_KEY} is given more than once")
     return values[0] if values else None
@@ -170,19 +175,24 @@ def _tags(if_none_match: str | None) -> set[str]:
     return {t.strip().removeprefix("W/") for t in if_none_match.split(",")}
 
 
-def _etag(version: str, request: web.Request, period: int | None = None,
-          by_host: bool = False) -> str:
+def _etag(
+    version: str, request: web.Request, period: int | None = None, by_host: bool = False
+) -> str:
     """A weak tag (gzip and identity bodies are equivalent) of the data version and the request
     without its api_key (the same answer whoever asks), of the period for answers that change
     with time, and of the Host header for answers that vary on it (links on its origin)."""
     path, _, query = request.raw_path.partition("?")
     if "api" in query.lower():
-        query = "&".join(p for p in query.split("&")
-                         if p.split("=", 1)[0].lower() not in ("api_key", "api%5fkey"))
+        query = "&".join(
+            p
+            for p in query.split("&")
+            if p.split("=", 1)[0].lower() not in ("api_key", "api%5fkey")
+        )
     when = "" if period is None else f"\n{period}"
     host = f"\n{request.host}" if by_host else ""
-    digest = hashlib.blake2b(f"{API_VERSION}\n{version}\n{path}?{query}{when}{host}".encode(),
-                             digest_size=12)
+    digest = hashlib.blake2b(
+        f"{API_VERSION}\n{version}\n{path}?{query}{when}{host}".encode(), digest_size=12
+    )
     return f'W/"{digest.hexdigest()}"'
 
 
@@ -192,14 +202,14 @@ def _weights(accept_encoding: str) -> dict[str, float]:
     for element in accept_encoding.split(","):
         coding, *params = element.split(";")
         weight = 1.0
-        for param in params:    # other parameters than q are not for us: ignored
+        for param in params:  # other parameters than q are not for us: ignored
             name, _, value = param.partition("=")
             if name.strip().lower() == "q":
                 value = value.strip()
                 # Not a qvalue (1.5, abc): taken as a refusal, as identity is always safe.
                 weight = float(value) if QVALUE.fullmatch(value) else 0.0
         coding = coding.strip().lower()
-        if coding:              # the first entry of a coding counts; x-gzip is gzip (8.4.1.3)
+        if coding:  # the first entry of a coding counts; x-gzip is gzip (8.4.1.3)
             weights.setdefault("gzip" if coding == "x-gzip" else coding, weight)
     return weights
 
@@ -223,8 +233,11 @@ async def api_middleware(request: web.Request, handler: Handler) -> web.StreamRe
     try:
         # Answered for every path that exists (routed, but not for OPTIONS: a 405 there),
         # before keys and limits; a path that does not exist is the usual 404.
-        if request.method == "OPTIONS" and request.match_info.http_exception is not None \
-                and request.match_info.http_exception.status == 405:
+        if (
+            request.method == "OPTIONS"
+            and request.match_info.http_exception is not None
+            and request.match_info.http_exception.status == 405
+        ):
             return web.Response(status=204, headers=PREFLIGHT)
         await _admit(request, meta, headers)
         store = request.app[STORE]
@@ -241,8 +254,11 @@ async def api_middleware(request: web.Request, handler: Handler) -> web.StreamRe
         response = await handler(request)
         etag = meta.fixed_etag
         if cacheable:
-            versions = version if not meta.also else version + "".join(
-                f"\n{store.area(a).version}" for a in meta.also)
+            versions = (
+                version
+                if not meta.also
+                else version + "".join(f"\n{store.area(a).version}" for a in meta.also)
+            )
             etag = _etag(versions, request, period, "Host" in response.headers.get("Vary", ""))
         if etag and response.status == 200 and "If-None-Match" in request.headers:
             # Several header lines are one list (RFC 9110 5.3).
@@ -258,30 +274,46 @@ async def api_middleware(request: web.Request, handler: Handler) -> web.StreamRe
             headers["X-Data-Version"] = answering
         return await _error_answer(request, meta, exc, headers)
     except web.HTTPException as exc:
-        detail = {404: "no such endpoint", 405: f"method {request.method} is not allowed here",
-                  413: "request body too large"}.get(exc.status, exc.reason)
+        detail = {
+            404: "no such endpoint",
+            405: f"method {request.method} is not allowed here",
+            413: "request body too large",
+        }.get(exc.status, exc.reason)
         allow = {"Allow": _allow(exc.headers["Allow"])} if "Allow" in exc.headers else {}
         return _problem(request, exc.status, detail, headers={**headers, **allow})
     except asyncio.CancelledError:
         raise
     except Exception:
         request_id = request.get(REQUEST_ID) or secrets.token_hex(8)
-        log.exception("unhandled error, request id %s, %s %s", request_id, request.method,
-                      request.path)
-        return _problem(request, 500, "internal error; quote the request id when reporting it",
-                        extra={"request_id": request_id}, headers={"X-Request-Id": request_id})
+        log.exception(
+            "unhandled error, request id %s, %s %s", request_id, request.method, request.path
+        )
+        return _problem(
+            request,
+            500,
+            "internal error; quote the request id when reporting it",
+            extra={"request_id": request_id},
+            headers={"X-Request-Id": request_id},
+        )
 
 
-async def _error_answer(request: web.Request, meta: Endpoint, exc: ApiError,
-                        headers: dict[str, str]) -> web.Response:
+async def _error_answer(
+    request: web.Request, meta: Endpoint, exc: ApiError, headers: dict[str, str]
+) -> web.Response:
     """The answer to an ApiError: problem+json, or the endpoint's own error page; a 403 draws
     from the refusal budget first (and becomes a 429 past it)."""
     if exc.status == 403:
         exc = await _refused(request, exc, headers)
     page = meta.error_page(request, exc) if meta.error_page else None
     if page is None:
-        return _problem(request, exc.status, exc.detail, errors=exc.errors, extra=exc.extra,
-                        headers={**headers, **exc.headers})
+        return _problem(
+            request,
+            exc.status,
+            exc.detail,
+            errors=exc.errors,
+            extra=exc.extra,
+            headers={**headers, **exc.headers},
+        )
     page.headers.update({**_cors(request), **headers, **exc.headers})
     return page
 
@@ -303,8 +335,9 @@ async def _admit(request: web.Request, meta: Endpoint, headers: dict[str, str]) 
         await _limit(request, app[CONFIG], app[LIMITER], key, by_token, headers)
 
 
-def _authenticate(request: web.Request, keys: KeyStore,
-                  meta: Endpoint) -> tuple[ApiKey | None, bool]:
+def _authenticate(
+    request: web.Request, keys: KeyStore, meta: Endpoint
+) -> tuple[ApiKey | None, bool]:
     """The key that authorises the request, and whether a token named it: the key presented,
     or (auth="token", no key presented) the one a valid token names. A credential presented
     must be valid even when another would do: an invalid key is refused beside a valid token,
@@ -315,14 +348,15 @@ def _authenticate(request: web.Request, keys: KeyStore,
     if key is not None or meta.auth == "optional":
         return key, False
     if presented or token_key is None:
-        raise ApiError(403, "a valid API key is required: send it in the X-API-Key header or "
-                            "the api_key parameter" + (" (or a valid token)" if meta.token
-                                                       else ""))
+        raise ApiError(
+            403,
+            "a valid API key is required: send it in the X-API-Key header or "
+            "the api_key parameter" + (" (or a valid token)" if meta.token else ""),
+        )
     return token_key, True
 
 
-async def _refused(request: web.Request, exc: ApiError,
-                   headers: dict[str, str]) -> ApiError:
+async def _refused(request: web.Request, exc: ApiError, headers: dict[str, str]) -> ApiError:
     """Every refusal (403: no valid key, token or image signature) draws from a bucket of
     refusals per client address: without one, guessing keys or signatures, or flooding the log
     with 403s, would cost nothing. `exc` while it lasts (its RateLimit headers into `headers`),
@@ -330,10 +364,14 @@ async def _refused(request: web.Request, exc: ApiError,
     config = request.app[CONFIG]
     limit = config.rate_limit_per_minute
     try:
-        await _take(request.app[LIMITER],
-                    f"ip:{address_budget(client_address(request, config))}:denied", limit,
-                    config.burst, headers, f"too many refused requests (no valid API key, "
-                                           f"token or signature; {limit} a minute)")
+        await _take(
+            request.app[LIMITER],
+            f"ip:{address_budget(client_address(request, config))}:denied",
+            limit,
+            config.burst,
+            headers,
+            f"too many refused requests (no valid API key, token or signature; {limit} a minute)",
+        )
     except ApiError as limited:
         request[REFUSAL] = "refusal_limit"
         return limited
@@ -341,46 +379,70 @@ async def _refused(request: web.Request, exc: ApiError,
     return exc
 
 
-async def _limit(request: web.Request, config: Config, limiter: RateLimiter | SharedRateLimiter,
-                 key: ApiKey | None, by_token: bool, headers: dict[str, str]) -> None:
+async def _limit(
+    request: web.Request,
+    config: Config,
+    limiter: RateLimiter | SharedRateLimiter,
+    key: ApiKey | None,
+    by_token: bool,
+    headers: dict[str, str],
+) -> None:
     """Take one request from the client's bucket (RateLimit headers into `headers`), else
     ApiError 429. A key's bucket holds its own limit; the calls its tokens authorise (from
     visitors' browsers, which anyone can copy a token into) have a bucket of their own of the
     same size, so they cannot use up the budget of the key's server-side calls."""
     if key is None:
         identity = f"ip:{address_budget(client_address(request, config))}"
-    else:   # key names have no ':', so no key's identity is another's token identity
+    else:  # key names have no ':', so no key's identity is another's token identity
         identity = f"key:{key.name}:token" if by_token else f"key:{key.name}"
     if key and key.rate_limit:
         limit = burst = key.rate_limit
     else:
         limit, burst = config.rate_limit_per_minute, config.burst
     try:
-        await _take(limiter, identity, limit, burst, headers,
-                    f"rate limit of {limit} requests a minute exceeded")
+        await _take(
+            limiter,
+            identity,
+            limit,
+            burst,
+            headers,
+            f"rate limit of {limit} requests a minute exceeded",
+        )
     except ApiError:
-        request[REFUSAL] = "address_limit" if key is None else \
-            "token_limit" if by_token else "key_limit"
+        request[REFUSAL] = (
+            "address_limit" if key is None else "token_limit" if by_token else "key_limit"
+        )
         raise
 
 
-async def _take(limiter: RateLimiter | SharedRateLimiter, identity: str, limit: int, burst: int,
-                headers: dict[str, str], exceeded: str) -> None:
+async def _take(
+    limiter: RateLimiter | SharedRateLimiter,
+    identity: str,
+    limit: int,
+    burst: int,
+    headers: dict[str, str],
+    exceeded: str,
+) -> None:
     """Take one request from `identity`'s bucket (RateLimit headers into `headers`), else
     ApiError 429 saying `exceeded`. The shared limiter (Redis) is awaited, the local one not."""
-    decision = (await limiter.check(identity, limit, burst) if limiter.shared
-                else limiter.check(identity, limit, burst))
+    decision = (
+        await limiter.check(identity, limit, burst)
+        if limiter.shared
+        else limiter.check(identity, limit, burst)
+    )
     headers.update(decision.headers())
     if not decision.allowed:
-        raise ApiError(429, f"{exceeded}; retry in {decision.retry_after_s} s",
-                       headers=headers)
+        raise ApiError(429, f"{exceeded}; retry in {decision.retry_after_s} s", headers=headers)
 
 
 def _not_modified(response: web.StreamResponse) -> web.Response:
     """A 304 for a 200, keeping the Cache-Control and Vary the handler chose, and the Vary
     that compressing the 200 would add (a 304 sends the 200's Vary: RFC 9110 15.4.5)."""
-    kept = {name: response.headers[name] for name in ("Cache-Control", "Vary")
-            if name in response.headers}
+    kept = {
+        name: response.headers[name]
+        for name in ("Cache-Control", "Vary")
+        if name in response.headers
+    }
     if _compressible(response):
         kept["Vary"] = f"{kept['Vary']}, Accept-Encoding" if "Vary" in kept else "Accept-Encoding"
     return web.Response(status=304, headers=kept or None)
@@ -392,9 +454,15 @@ def _compressible(response: web.StreamResponse) -> bool:
     return isinstance(body, (bytes, bytearray)) and len(body) > GZIP_MIN_BYTES
 
 
-def _decorate(request: web.Request, response: web.StreamResponse, meta: Endpoint,
-              headers: dict[str, str], version: str | None, etag: str | None,
-              now: float | None = None) -> None:
+def _decorate(
+    request: web.Request,
+    response: web.StreamResponse,
+    meta: Endpoint,
+    headers: dict[str, str],
+    version: str | None,
+    etag: str | None,
+    now: float | None = None,
+) -> None:
     headers.update(_cors(request))
     if version:
         headers["X-Data-Version"] = version
@@ -404,8 +472,11 @@ def _decorate(request: web.Request, response: web.StreamResponse, meta: Endpoint
         max_age = meta.max_age
         if meta.period_s and now is not None:  # the answer changes when the period ends
             max_age = min(max_age, max(1, math.ceil(meta.period_s - now % meta.period_s)))
-        headers["Cache-Control"] = f"public, max-age={max_age}" if max_age \
+        headers["Cache-Control"] = (
+            f"public, max-age={max_age}"
+            if max_age
             else response.headers.get("Cache-Control", "no-store")
+        )
     # No shared cache may hand an answer authorised by a key header to another key, or none
     # (added to what the handler varies on, e.g. Host).
     if meta.auth == "key" or (meta.auth != "none" and "X-API-Key" in request.headers):

@@ -5,8 +5,8 @@ from __future__ import annotations
 import math
 import re
 import unicodedata
+from collections.abc import Collection, Mapping
 from functools import lru_cache
-from typing import Collection, Mapping
 from urllib.parse import unquote_plus
 
 from contract import Geocoding
@@ -33,7 +33,7 @@ def once(query: Mapping[str, str], names: Collection[str]) -> None:
     """400 for a parameter among `names` (those an operation reads, but for list-valued ones)
     given more than once: only one value would be read, and the others never checked. Other
     parameters may repeat (unknown ones are ignored): docs/api/conventions.md#validation."""
-    if len(query) < 2 or len(set(query)) == len(query):   # the usual case: nothing repeated
+    if len(query) < 2 or len(set(query)) == len(query):  # the usual case: nothing repeated
         return
     seen = set()
     for name, _ in query.items():
@@ -45,8 +45,11 @@ def once(query: Mapping[str, str], names: Collection[str]) -> None:
 def number(raw: str, name: str, low: float, high: float) -> float:
     """A finite decimal number within [low, high] (no surrounding whitespace)."""
     if len(raw) > MAX_NUMBER_CHARS:
-        raise bad_request(name, f"{name} must be a number of at most {MAX_NUMBER_CHARS} "
-                                f"characters, got {len(raw)}: {show(raw)}")
+        raise bad_request(
+            name,
+            f"{name} must be a number of at most {MAX_NUMBER_CHARS} "
+            f"characters, got {len(raw)}: {show(raw)}",
+        )
     if not NUMBER.fullmatch(raw):
         raise bad_request(name, f"{name} must be a number, got {show(raw)}")
     parsed = float(raw)
@@ -63,8 +66,7 @@ def integer(query: Mapping[str, str], name: str, default: int, low: int, high: i
     if raw is None:
         return default
     if not INTEGER.fullmatch(raw):
-        raise bad_request(name, f"{name} must be an integer from {low} to {high}, got "
-                                f"{show(raw)}")
+        raise bad_request(name, f"{name} must be an integer from {low} to {high}, got {show(raw)}")
     value = int(raw)
     if not low <= value <= high:
         raise bad_request(name, f"{name} must be between {low} and {high}, got {value}")
@@ -81,8 +83,9 @@ def choice(query: Mapping[str, str], name: str, default: str, allowed: tuple[str
     return raw
 
 
-def language(query: Mapping[str, str], name: str = "language",
-             default: str = FALLBACK_LANGUAGE) -> tuple[str, ...]:
+def language(
+    query: Mapping[str, str], name: str = "language", default: str = FALLBACK_LANGUAGE
+) -> tuple[str, ...]:
     """A well-formed language tag as lookup candidates, most specific first, then English
     ('pt-BR' -> 'pt-BR', 'pt', 'en'; see languages.candidates): an unsupported language falls
     back to English."""
@@ -92,8 +95,9 @@ def language(query: Mapping[str, str], name: str = "language",
 @lru_cache(maxsize=1024)
 def _language(raw: str, name: str) -> tuple[str, ...]:
     if not languages.well_formed(raw):
-        raise bad_request(name, f"{name} must be a language tag (BCP 47) such as en, de or "
-                                f"pt-BR, got {show(raw)}")
+        raise bad_request(
+            name, f"{name} must be a language tag (BCP 47) such as en, de or pt-BR, got {show(raw)}"
+        )
     return languages.candidates(raw)
 
 
@@ -103,8 +107,11 @@ def free_text(raw: str, name: str) -> str:
     it are malformed."""
     found = CONTROL.search(raw)
     if found:
-        what = "bytes that are not UTF-8" if found.group() == "\ufffd" else \
-            f"control character U+{ord(found.group()):04X}"
+        what = (
+            "bytes that are not UTF-8"
+            if found.group() == "\ufffd"
+            else f"control character U+{ord(found.group()):04X}"
+        )
         raise bad_request(name, f"{name} must be text without control characters, got {what}")
     # A zero-width space, joiner or BOM at an end is no character a person typed (a search
     # ignores them): "\u200b\u200b" is as empty as "  ". One pass from each end.
@@ -123,10 +130,13 @@ def percent_escapes(raw_query: str, name: str) -> None:
     for part in raw_query.split("&"):
         key, _, value = part.partition("=")
         if ("%" in key or "+" in key) and BAD_ESCAPE.search(key) is None:
-            key = unquote_plus(key)     # as yarl reads the name (%71 is q)
+            key = unquote_plus(key)  # as yarl reads the name (%71 is q)
         if key == name and BAD_ESCAPE.search(value):
-            raise bad_request(name, f"{name} holds a '%' that starts no percent-encoded byte "
-                                    "(%XX); send a % sign as %25")
+            raise bad_request(
+                name,
+                f"{name} holds a '%' that starts no percent-encoded byte "
+                "(%XX); send a % sign as %25",
+            )
 
 
 def _blank(char: str) -> bool:
@@ -136,8 +146,14 @@ def _blank(char: str) -> bool:
 def latlon(query: Mapping[str, str]) -> tuple[float, float]:
     """Required lat and lon query parameters."""
     lat_raw, lon_raw = query.get("lat"), query.get("lon")
-    if (lat_raw and lon_raw and len(lat_raw) <= MAX_NUMBER_CHARS and len(lon_raw) <= MAX_NUMBER_CHARS
-            and NUMBER.fullmatch(lat_raw) and NUMBER.fullmatch(lon_raw)):
+    if (
+        lat_raw
+        and lon_raw
+        and len(lat_raw) <= MAX_NUMBER_CHARS
+        and len(lon_raw) <= MAX_NUMBER_CHARS
+        and NUMBER.fullmatch(lat_raw)
+        and NUMBER.fullmatch(lon_raw)
+    ):
         lat, lon = float(lat_raw), float(lon_raw)  # the pattern admits no nan or inf words
         if -90.0 <= lat <= 90.0 and -180.0 <= lon <= 180.0:
             return lat, lon
@@ -148,8 +164,11 @@ def coordinates(raw: str, name: str = "coordinates") -> tuple[float, float]:
     """A `lat,lon` path segment: exactly two finite numbers in range, comma-separated."""
     lat_raw, comma, lon_raw = raw.partition(",")
     if not comma or "," in lon_raw:
-        raise bad_request(name, f"{name} must be latitude and longitude separated by one "
-                                f"comma (e.g. 47.37,8.54), got {show(raw)}")
+        raise bad_request(
+            name,
+            f"{name} must be latitude and longitude separated by one "
+            f"comma (e.g. 47.37,8.54), got {show(raw)}",
+        )
     return latlon({"lat": lat_raw, "lon": lon_raw})
 
 

@@ -15,9 +15,9 @@ from server.http.middleware import STATIC_HEADERS
 
 # The parser's limits, apart by a byte so that its LineTooLong (one class for both, naming the
 # limit it crossed) tells an overlong request line (414) from an overlong header (431).
-MAX_LINE_BYTES = 8190        # the request target (the whole line in the pure-Python parser)
-MAX_FIELD_BYTES = 8191       # one header field, name and value
-TOO_MANY_HEADERS = "Too many headers received"     # aiohttp's BadHttpMessage for that
+MAX_LINE_BYTES = 8190  # the request target (the whole line in the pure-Python parser)
+MAX_FIELD_BYTES = 8191  # one header field, name and value
+TOO_MANY_HEADERS = "Too many headers received"  # aiohttp's BadHttpMessage for that
 DETAILS = {
     400: "malformed HTTP request",
     413: "request too large",
@@ -35,15 +35,20 @@ class ProblemRequestHandler(web_protocol.RequestHandler):
         kwargs.setdefault("max_field_size", MAX_FIELD_BYTES)
         super().__init__(*args, **kwargs)
 
-    def handle_error(self, request: BaseRequest, status: int = 500,
-                     exc: BaseException | None = None, message: str | None = None
-                     ) -> StreamResponse:
+    def handle_error(
+        self,
+        request: BaseRequest,
+        status: int = 500,
+        exc: BaseException | None = None,
+        message: str | None = None,
+    ) -> StreamResponse:
         """Log as aiohttp does (through the redacting filter), answer problem+json, close."""
         status = oversized_status(exc, self.max_line_size) or status
         super().handle_error(request, status, exc, message)
         detail = DETAILS.get(status) or HTTPStatus(status).phrase.lower()
-        response = problem_response(status, detail, headers={**STATIC_HEADERS,
-                                                              "Cache-Control": "no-store"})
+        response = problem_response(
+            status, detail, headers={**STATIC_HEADERS, "Cache-Control": "no-store"}
+        )
         response.force_close()
         return response
 

@@ -90,7 +90,7 @@ def series(cell, weights, first, stop, columns, out):
     (other columns untouched), from its four cells (PointGrid.block of its Corners: an array
     (2, 2, steps, nvar)) and their weights."""
     w0, w1, w2, w3 = weights
-    c0, c1 = cell[0, 0], cell[0, 1]                    # (steps, nvar) each
+    c0, c1 = cell[0, 0], cell[0, 1]  # (steps, nvar) each
     c2, c3 = cell[1, 0], cell[1, 1]
     for t in range(first, stop):
         row = out[_u(t - first)]

@@ -16,7 +16,7 @@ from pathlib import Path
 
 import contract
 
-ROOT = Path(__file__).resolve().parents[1]     # the server package
+ROOT = Path(__file__).resolve().parents[1]  # the server package
 # Compiled code reads the contract's constants (HOUR_S, the air-quality index's slack and cap),
 # which numba freezes into what it caches: the contract is part of the fingerprint too.
 CONTRACT = Path(contract.__file__).resolve()
@@ -40,15 +40,18 @@ def cache_dirs(root: Path, cache_dir: str) -> list[Path]:
     """Where numba keeps the compiled code of the modules under `root`: each package's
     __pycache__, or with `cache_dir` (numba's NUMBA_CACHE_DIR) the directory numba names
     after each package's absolute path there (numba.core.caching, _UserProvidedCacheLocator)."""
-    packages = [root, *sorted(p for p in root.rglob("*")
-                              if p.is_dir() and "__pycache__" not in p.parts)]
+    packages = [
+        root,
+        *sorted(p for p in root.rglob("*") if p.is_dir() and "__pycache__" not in p.parts),
+    ]
     if not cache_dir:
         return [package / "__pycache__" for package in packages]
     named = []
     for package in packages:
         path = os.path.abspath(package)
-        named.append(Path(cache_dir) / f"{os.path.basename(path)}_"
-                                       f"{hashlib.sha1(path.encode()).hexdigest()}")
+        named.append(
+            Path(cache_dir) / f"{os.path.basename(path)}_{hashlib.sha1(path.encode()).hexdigest()}"
+        )
     return named
 
 
@@ -58,6 +61,7 @@ def purge_if_stale(root: Path = ROOT, cache_dir: str | None = None) -> bool:
     NUMBA_CACHE_DIR (read from numba's configuration when not given)."""
     if cache_dir is None:
         from numba.core import config as numba_config
+
         cache_dir = numba_config.CACHE_DIR
     current = fingerprint(root)
     folders = cache_dirs(root, cache_dir)
@@ -75,7 +79,7 @@ def purge_if_stale(root: Path = ROOT, cache_dir: str | None = None) -> bool:
                 removed += 1
         stamp.parent.mkdir(parents=True, exist_ok=True)
         stamp.write_text(current + "\n")
-    except OSError as exc:   # a read-only install: numba cannot cache there either
+    except OSError as exc:  # a read-only install: numba cannot cache there either
         log.warning("numba cache: cannot update %s (%s)", stamp.parent, exc.strerror or exc)
         return False
     if removed:

@@ -53,7 +53,7 @@ def put_digits(out, n, k, decimals):
     size = 1
     while size < 20 and k >= _POWERS[size]:
         size += 1
-    shown = decimals                                   # digits after the point
+    shown = decimals  # digits after the point
     while shown > 1 and k % ten == _u(0):
         k //= ten
         shown -= 1
@@ -66,8 +66,8 @@ def put_digits(out, n, k, decimals):
             out[_u(p)] = _u(48) + k % ten
             k //= ten
         p -= 1
-        out[_u(p)] = 46                                # "."
-    while p - n >= 2:                                  # the whole part, two digits at a time
+        out[_u(p)] = 46  # "."
+    while p - n >= 2:  # the whole part, two digits at a time
         pair = _u(2) * (k % hundred)
         out[_u(p - 1)] = _PAIRS[pair + _u(1)]
         out[_u(p - 2)] = _PAIRS[pair]
@@ -82,7 +82,7 @@ def put_digits(out, n, k, decimals):
 def put_int(out, n, value):
     """An integer."""
     if value < 0:
-        out[_u(n)] = 45                                # "-"
+        out[_u(n)] = 45  # "-"
         return put_digits(out, n + 1, -value, 0)
     return put_digits(out, n, value, 0)
 
@@ -97,10 +97,10 @@ def put_rounded(out, n, k, decimals, as_float):
     if not abs(k) < DIGITS_LIMIT:
         return -1
     if (math.copysign(1.0, k) < 0.0) if as_float else (k < 0.0):
-        out[_u(n)] = 45                                # "-"
+        out[_u(n)] = 45  # "-"
         n += 1
     n = put_digits(out, n, abs(k), decimals)
-    if as_float and decimals == 0:                     # a whole float: "12.0"
+    if as_float and decimals == 0:  # a whole float: "12.0"
         out[_u(n)] = 46
         out[_u(n + 1)] = 48
         n += 2

@@ -19,11 +19,11 @@ from pathlib import Path
 import numpy as np
 
 import contract
-from server.kernels import cache
-from server.forecast import blocks as forecast_blocks
-from server.forecast import render as forecast_render
-from server.forecast import kernels
 from server.artifacts.store import Store
+from server.forecast import blocks as forecast_blocks
+from server.forecast import kernels
+from server.forecast import render as forecast_render
+from server.kernels import cache
 from server.kernels.bilinear import Corners
 
 HOURS = 400
@@ -32,7 +32,7 @@ log = logging.getLogger("server.forecast")
 
 class _Grid:
     def __init__(self, values: np.ndarray):
-        values.flags.writeable = False      # as PointGrid.block's are
+        values.flags.writeable = False  # as PointGrid.block's are
         self.values = values
 
 
@@ -74,12 +74,12 @@ def main(argv: list[str] | None = None) -> None:
     print(f"compiled code ready in {time.perf_counter() - started:.1f} s")
     target = contract.current_version_dir(Path(args[0])) if args else None
     if target is not None:
-        from server.areas import loaders   # the whole server: only when there is a build
+        from server.areas import loaders  # the whole server: only when there is a build
+
         started = time.perf_counter()
         snapshot = Store(Path(args[0]), loaders(), 0.0).load(target)
         states = ", ".join(f"{a}={s.state}" for a, s in snapshot.areas.items())
-        print(f"{target.name}: areas loaded in {time.perf_counter() - started:.1f} s "
-              f"({states})")
+        print(f"{target.name}: areas loaded in {time.perf_counter() - started:.1f} s ({states})")
 
 
 if __name__ == "__main__":

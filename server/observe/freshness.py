@@ -4,8 +4,9 @@ Geocoding has no such time (a gazetteer is not a series), so it has no age."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from datetime import datetime
-from typing import Any, Callable
+from typing import Any
 
 import numpy as np
 
@@ -31,12 +32,15 @@ def _webcams(entry: dict, data: Any) -> float | None:
     if snapshots is None:
         return None
     offsets = np.asarray(snapshots.offsets)
-    held = offsets[1:] > offsets[:-1]       # rows with at least one snapshot
+    held = offsets[1:] > offsets[:-1]  # rows with at least one snapshot
     return float(np.asarray(snapshots.last)[held].max()) if held.any() else None
 
 
 DATA_TIME: dict[str, Callable[[dict, Any], float | None]] = {
-    "forecast": _forecast, "air_quality": _air_quality, "webcams": _webcams}
+    "forecast": _forecast,
+    "air_quality": _air_quality,
+    "webcams": _webcams,
+}
 
 
 def data_time(area: str, entry: dict, data: Any) -> float | None:
@@ -44,5 +48,5 @@ def data_time(area: str, entry: dict, data: Any) -> float | None:
     how = DATA_TIME.get(area)
     try:
         return how(entry, data) if how else None
-    except (ValueError, TypeError, AttributeError):    # an unexpected manifest: no age
+    except (ValueError, TypeError, AttributeError):  # an unexpected manifest: no age
         return None

@@ -12,8 +12,13 @@ TEXT = "%(asctime)s %(process)d %(name)s %(levelname)s %(message)s"
 TEXT_IN_REQUEST = "%(asctime)s %(process)d %(name)s %(levelname)s [%(request_id)s] %(message)s"
 ECS_VERSION = "8.11.0"
 # LogRecord attributes -> ECS fields (the pipeline's JSON lines use the same names).
-ECS_FIELDS = {"levelname": "log.level", "name": "log.logger", "process": "process.pid",
-              "exc_info": "error.stack_trace", "request_id": "http.request.id"}
+ECS_FIELDS = {
+    "levelname": "log.level",
+    "name": "log.logger",
+    "process": "process.pid",
+    "exc_info": "error.stack_trace",
+    "request_id": "http.request.id",
+}
 
 
 class RequestIdFilter(logging.Filter):
@@ -44,9 +49,13 @@ def json_formatter() -> logging.Formatter:
     ecs.version, http.request.id in a request, error.stack_trace, and any `extra` fields."""
     from pythonjsonlogger.json import JsonFormatter
 
-    return JsonFormatter("{levelname}{name}{process}{message}", style="{",
-                         rename_fields=ECS_FIELDS, static_fields={"ecs.version": ECS_VERSION},
-                         timestamp="@timestamp")
+    return JsonFormatter(
+        "{levelname}{name}{process}{message}",
+        style="{",
+        rename_fields=ECS_FIELDS,
+        static_fields={"ecs.version": ECS_VERSION},
+        timestamp="@timestamp",
+    )
 
 
 def handler(log_format: str) -> logging.Handler:

@@ -16,8 +16,8 @@ import contextlib
 import os
 import platform
 import time
+from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
-from typing import AsyncIterator, Iterator
 
 from aiohttp import web
 from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram, generate_latest
@@ -36,9 +36,9 @@ CONTENT_TYPE = "text/plain; version=0.0.4; charset=utf-8"
 BUCKETS = (0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0)
 # Any other method is "other": a label per made-up method would let a client grow the series.
 METHODS = frozenset({"GET", "HEAD", "OPTIONS", "POST", "PUT", "DELETE", "PATCH"})
-UNMATCHED = "unmatched"         # the route of a 404 or 405: never the raw path
+UNMATCHED = "unmatched"  # the route of a 404 or 405: never the raw path
 STATES = ("loading", "loaded", "stale", "failed", "absent")
-FLUSH_S = 1.0       # how often a worker adds its counts to the shared files
+FLUSH_S = 1.0  # how often a worker adds its counts to the shared files
 
 
 class Metrics:
@@ -47,25 +47,38 @@ class Metrics:
     def __init__(self, store: Store):
         own = CollectorRegistry()
         labels = ("route", "method", "status")
-        self.requests = Counter("http_requests_total", "HTTP requests answered.", labels,
-                                registry=own)
-        self.duration = Histogram("http_request_duration_seconds", "Time the application "
-                                  "took to answer (as in Server-Timing).", labels,
-                                  buckets=BUCKETS, registry=own)
-        self.refusals = Counter("weatherapi_refusals_total", "Requests refused, by status and "
-                                "reason (forbidden: no valid key, token or signature; "
-                                "*_limit: the budget that ran out).", ("status", "reason"),
-                                registry=own)
-        workers = Gauge("weatherapi_workers", "Worker processes alive.", registry=own,
-                        multiprocess_mode="livesum")
+        self.requests = Counter(
+            "http_requests_total", "HTTP requests answered.", labels, registry=own
+        )
+        self.duration = Histogram(
+            "http_request_duration_seconds",
+            "Time the application took to answer (as in Server-Timing).",
+            labels,
+            buckets=BUCKETS,
+            registry=own,
+        )
+        self.refusals = Counter(
+            "weatherapi_refusals_total",
+            "Requests refused, by status and "
+            "reason (forbidden: no valid key, token or signature; "
+            "*_limit: the budget that ran out).",
+            ("status", "reason"),
+            registry=own,
+        )
+        workers = Gauge(
+            "weatherapi_workers",
+            "Worker processes alive.",
+            registry=own,
+            multiprocess_mode="livesum",
+        )
         workers.set(1)
         # Counts since the last flush, by (route, method, status): [requests, seconds, count per
         # bucket]. A request adds to a list; the shared files are written once a second.
         self._pending: dict[tuple[str, str, int], list] = {}
-        if os.environ.get("PROMETHEUS_MULTIPROC_DIR"):      # set by python -m server
+        if os.environ.get("PROMETHEUS_MULTIPROC_DIR"):  # set by python -m server
             self.registry = CollectorRegistry()
             MultiProcessCollector(self.registry)
-        else:       # an application made in-process (tests): this process's counts only
+        else:  # an application made in-process (tests): this process's counts only
             self.registry = own
         self.registry.register(AreaCollector(store))
 
@@ -79,7 +92,7 @@ class Metrics:
             pending = self._pending[route, method, status] = [0, 0.0, [0] * (len(BUCKETS) + 1)]
         pending[0] += 1
         pending[1] += seconds
-        pending[2][bisect.bisect_left(BUCKETS, seconds)] += 1   # the first bucket >= seconds
+        pending[2][bisect.bisect_left(BUCKETS, seconds)] += 1  # the first bucket >= seconds
         if status in (403, 429):
             reason = request.get(REFUSAL) or ("forbidden" if status == 403 else "rate_limit")
             self.refusals.labels(str(status), reason).inc()
@@ -110,21 +123,31 @@ class AreaCollector:
 
     def __init__(self, store: Store):
         self.store = store
-        self._times: dict[tuple[str, str], float | None] = {}    # (area, version) -> data time
+        self._times: dict[tuple[str, str], float | None] = {}  # (area, version) -> data time
         self._manifest: tuple[Path | None, dict] = (None, {})
 
     def collect(self) -> Iterator[GaugeMetricFamily]:
         """The families, from the store's current snapshot."""
         now = time.time()
         _, body = self.store.readiness()
-        state = GaugeMetricFamily("weatherapi_area_state", "1 for the area's state, as in "
-                                  "/ready.", labels=["area", "state"])
-        info = GaugeMetricFamily("weatherapi_area_info", "The data version each area serves.",
-                                 labels=["area", "version"])
-        age = GaugeMetricFamily("weatherapi_area_data_age_seconds", "Seconds since the area's "
-                                "newest model run or snapshot.", labels=["area"])
-        stale = GaugeMetricFamily("weatherapi_area_stale", "1 when the area's data does not "
-                                  "cover the present (its answers are 503s).", labels=["area"])
+        state = GaugeMetricFamily(
+            "weatherapi_area_state",
+            "1 for the area's state, as in /ready.",
+            labels=["area", "state"],
+        )
+        info = GaugeMetricFamily(
+            "weatherapi_area_info", "The data version each area serves.", labels=["area", "version"]
+        )
+        age = GaugeMetricFamily(
+            "weatherapi_area_data_age_seconds",
+            "Seconds since the area's newest model run or snapshot.",
+            labels=["area"],
+        )
+        stale = GaugeMetricFamily(
+            "weatherapi_area_stale",
+            "1 when the area's data does not cover the present (its answers are 503s).",
+            labels=["area"],
+        )
         for area, shown in body["areas"].items():
             for name in STATES:
                 state.add_metric([area, name], float(shown["state"] == name))
@@ -136,8 +159,9 @@ class AreaCollector:
             made = self._data_time(area, held.version, held.data)
             if made is not None:
                 age.add_metric([area], max(0.0, now - made))
-        build = GaugeMetricFamily("weatherapi_build_info", "The server's version.",
-                                  labels=["version", "python"])
+        build = GaugeMetricFamily(
+            "weatherapi_build_info", "The server's version.", labels=["version", "python"]
+        )
         build.add_metric([API_VERSION, platform.python_version()], 1.0)
         yield from (state, info, age, stale, build)
 
@@ -146,7 +170,7 @@ class AreaCollector:
         key = (area, version or "")
         if key not in self._times:
             entry = self._entries().get(area, {})
-            if entry.get("version") != version:     # held from a version no longer published
+            if entry.get("version") != version:  # held from a version no longer published
                 return None
             self._times[key] = data_time(area, entry, data)
         return self._times[key]
@@ -167,7 +191,7 @@ class AreaCollector:
 async def metrics_page(request: web.Request) -> web.Response:
     """GET /metrics: the exposition (summing every worker's files takes a few ms: a thread)."""
     metrics = request.app[OBSERVER].metrics
-    metrics.flush()     # here, in the loop's thread, where observe() adds to what it swaps
+    metrics.flush()  # here, in the loop's thread, where observe() adds to what it swaps
     body = await asyncio.get_running_loop().run_in_executor(None, metrics.exposition)
     return web.Response(body=body, headers={"Content-Type": CONTENT_TYPE})
 

@@ -16,7 +16,7 @@ from multidict import istr
 
 from server.http.middleware import AUTHORISED, REQUEST_ID, Handler
 
-if TYPE_CHECKING:   # imported at run time only when metrics are on (it imports prometheus)
+if TYPE_CHECKING:  # imported at run time only when metrics are on (it imports prometheus)
     from server.observe.metrics import Metrics
 
 access_log = logging.getLogger("server.access")
@@ -36,7 +36,7 @@ class Observer:
     """What the outer middleware needs, decided once per application."""
 
     trust_request_id: bool = False
-    metrics: "Metrics | None" = None     # None while metrics are off
+    metrics: Metrics | None = None  # None while metrics are off
 
 
 OBSERVER = web.AppKey("observer", Observer)
@@ -54,10 +54,10 @@ class _RandomIds:
         if self._at >= len(self._pool):
             self._pool, self._at = os.urandom(4096), 0
         self._at += 8
-        return self._pool[self._at - 8:self._at].hex()
+        return self._pool[self._at - 8 : self._at].hex()
 
 
-new_request_id = _RandomIds()       # called from the event loop's thread only
+new_request_id = _RandomIds()  # called from the event loop's thread only
 
 
 def request_id(request: web.Request, trusted: bool) -> str:
@@ -96,10 +96,20 @@ async def observe_middleware(request: web.Request, handler: Handler) -> web.Stre
 
 def _access_line(request: web.Request, status: int, elapsed: float) -> None:
     """One line per request; it names the key, never the key itself (nor the query)."""
-    key = request.get(AUTHORISED)    # set once the key is known (also for a 429)
+    key = request.get(AUTHORISED)  # set once the key is known (also for a 429)
     name = key.name if key else "-"
-    access_log.info("%s %s %d key=%s %.1fms", request.method, request.path, status, name,
-                    elapsed * 1e3, extra={
-                        "http.request.method": request.method, "url.path": request.path,
-                        "http.response.status_code": status, "user.name": name,
-                        "event.duration": round(elapsed * 1e9)})
+    access_log.info(
+        "%s %s %d key=%s %.1fms",
+        request.method,
+        request.path,
+        status,
+        name,
+        elapsed * 1e3,
+        extra={
+            "http.request.method": request.method,
+            "url.path": request.path,
+            "http.response.status_code": status,
+            "user.name": name,
+            "event.duration": round(elapsed * 1e9),
+        },
+    )

@@ -13,8 +13,19 @@ from functools import lru_cache
 import orjson
 
 from server.areas import AREAS
-from server.openapi.parts import (HEADERS, PROBLEM, PROBLEM_JSON, SECURITY_SCHEMES, STANDARD,
-                                  headers, obj, param, problem, ref, success)
+from server.openapi.parts import (
+    HEADERS,
+    PROBLEM,
+    PROBLEM_JSON,
+    SECURITY_SCHEMES,
+    STANDARD,
+    headers,
+    obj,
+    param,
+    problem,
+    ref,
+    success,
+)
 
 DESCRIPTION = """\
 Weather and geodata for self-hosting: location search and lookup, reverse geocoding, countries,
@@ -86,55 +97,109 @@ def version() -> str:
 
 def service_paths() -> dict:
     """Liveness, readiness and this document; neither keyed nor rate limited."""
-    def simple(op_id: str, summary: str, description: str, ok: dict, extra: dict | None = None,
-               conditional: bool = False):
+
+    def simple(
+        op_id: str,
+        summary: str,
+        description: str,
+        ok: dict,
+        extra: dict | None = None,
+        conditional: bool = False,
+    ):
         out = {"200": ok, **(extra or {}), "500": problem(500, STANDARD[500], limited=False)}
-        op = {"operationId": op_id, "tags": ["service"], "summary": summary,
-              "description": description, "responses": out, "security": []}
+        op = {
+            "operationId": op_id,
+            "tags": ["service"],
+            "summary": summary,
+            "description": description,
+            "responses": out,
+            "security": [],
+        }
         if conditional:
             op["parameters"] = [ref("parameters", "IfNoneMatch")]
         return {"get": op}
+
     return {
-        "/health": simple("health", "Liveness", "200 while the process serves requests.",
-                          success("Alive.", "Health", cached=False, limited=False)),
+        "/health": simple(
+            "health",
+            "Liveness",
+            "200 while the process serves requests.",
+            success("Alive.", "Health", cached=False, limited=False),
+        ),
         "/ready": simple(
-            "ready", "Readiness", "200 once a version is published and every area present "
+            "ready",
+            "Readiness",
+            "200 once a version is published and every area present "
             "in it is loaded (an area absent from the published build does not block "
             "readiness); lists each area's state and data version. The 503 is problem+json "
             "whose extension members `state`, `build_id` and `areas` are those of the 200 body.",
             success("Ready.", "Readiness", cached=False, limited=False),
-            {"503": {"description": "Not ready: still loading (`loading`), no version published "
-                                    "at all (`unpublished`: every area absent), or an area "
-                                    "failed to load (`degraded`).",
-                     "headers": headers("Cache-Control", "Retry-After"),
-                     "content": {PROBLEM_JSON: {"schema": {"allOf": [
-                         ref("schemas", "Problem"), ref("schemas", "Readiness")]}}}}}),
+            {
+                "503": {
+                    "description": "Not ready: still loading (`loading`), no version published "
+                    "at all (`unpublished`: every area absent), or an area "
+                    "failed to load (`degraded`).",
+                    "headers": headers("Cache-Control", "Retry-After"),
+                    "content": {
+                        PROBLEM_JSON: {
+                            "schema": {
+                                "allOf": [ref("schemas", "Problem"), ref("schemas", "Readiness")]
+                            }
+                        }
+                    },
+                }
+            },
+        ),
         "/openapi.json": simple(
-            "getOpenApi", "This document", "The OpenAPI 3.1 description of every endpoint.",
-            {**success("The document.", {"type": "object"}, cached=False, limited=False),
-             "headers": headers("ETag", "Cache-Control")},
-            {"304": {"description": "Not Modified: If-None-Match matched the current ETag "
-                                    "(the document changes only with the server's code).",
-                     "headers": headers("ETag", "Cache-Control")}}, conditional=True),
+            "getOpenApi",
+            "This document",
+            "The OpenAPI 3.1 description of every endpoint.",
+            {
+                **success("The document.", {"type": "object"}, cached=False, limited=False),
+                "headers": headers("ETag", "Cache-Control"),
+            },
+            {
+                "304": {
+                    "description": "Not Modified: If-None-Match matched the current ETag "
+                    "(the document changes only with the server's code).",
+                    "headers": headers("ETag", "Cache-Control"),
+                }
+            },
+            conditional=True,
+        ),
     }
 
 
 SERVICE_SCHEMAS = {
     "Health": obj({"status": {"type": "string", "const": "ok"}}),
-    "Readiness": obj({
-        "state": {"type": "string", "enum": ["ready", "loading", "unpublished", "degraded"],
-                  "description": "`ready` (200); otherwise 503: `loading` at start, "
-                                 "`unpublished` while no version is published, `degraded` "
-                                 "while an area failed to load (all of them when the "
-                                 "published version cannot be read or is gone)."},
-        "build_id": {"type": ["string", "null"], "description": "Published build answering."},
-        "areas": {"type": "object", "description": "One entry per area (geocoding, air_quality, "
-                  "forecast, webcams).", "additionalProperties": obj({
-                      "state": {"type": "string",
-                                "enum": ["loading", "loaded", "absent", "failed", "stale"]},
-                      "version": {"type": "string"}, "error": {"type": "string"}},
-                      required=["state"])},
-    }),
+    "Readiness": obj(
+        {
+            "state": {
+                "type": "string",
+                "enum": ["ready", "loading", "unpublished", "degraded"],
+                "description": "`ready` (200); otherwise 503: `loading` at start, "
+                "`unpublished` while no version is published, `degraded` "
+                "while an area failed to load (all of them when the "
+                "published version cannot be read or is gone).",
+            },
+            "build_id": {"type": ["string", "null"], "description": "Published build answering."},
+            "areas": {
+                "type": "object",
+                "description": "One entry per area (geocoding, air_quality, forecast, webcams).",
+                "additionalProperties": obj(
+                    {
+                        "state": {
+                            "type": "string",
+                            "enum": ["loading", "loaded", "absent", "failed", "stale"],
+                        },
+                        "version": {"type": "string"},
+                        "error": {"type": "string"},
+                    },
+                    required=["state"],
+                ),
+            },
+        }
+    ),
     "Problem": PROBLEM,
 }
 
@@ -147,23 +212,43 @@ def document() -> dict:
     parts = [area.openapi for area in AREAS]
     return {
         "openapi": "3.1.0",
-        "info": {"title": "Weather and Geodata API", "version": version(),
-                 "description": DESCRIPTION,
-                 "license": {"name": "MIT (code); data under the licences listed above",
-                             "identifier": "MIT"}},
-        "servers": [{"url": "/", "description": "This server (paths are relative to its "
-                                                "configured base URL)."}],
-        "tags": [*({"name": part.tag, "description": part.description} for part in parts),
-                 {"name": "service", "description": "Liveness, readiness and this document."}],
-        "paths": {**{path: item for part in parts for path, item in part.paths().items()},
-                  **service_paths()},
+        "info": {
+            "title": "Weather and Geodata API",
+            "version": version(),
+            "description": DESCRIPTION,
+            "license": {
+                "name": "MIT (code); data under the licences listed above",
+                "identifier": "MIT",
+            },
+        },
+        "servers": [
+            {
+                "url": "/",
+                "description": "This server (paths are relative to its configured base URL).",
+            }
+        ],
+        "tags": [
+            *({"name": part.tag, "description": part.description} for part in parts),
+            {"name": "service", "description": "Liveness, readiness and this document."},
+        ],
+        "paths": {
+            **{path: item for part in parts for path, item in part.paths().items()},
+            **service_paths(),
+        },
         "components": {
-            "schemas": {**{name: schema for part in parts for name, schema in part.schemas.items()},
-                        **SERVICE_SCHEMAS},
+            "schemas": {
+                **{name: schema for part in parts for name, schema in part.schemas.items()},
+                **SERVICE_SCHEMAS,
+            },
             "headers": HEADERS,
-            "parameters": {"IfNoneMatch": param(
-                "If-None-Match", "header", "An ETag from an earlier response: 304 Not Modified "
-                "if it still matches.", {"type": "string"})},
+            "parameters": {
+                "IfNoneMatch": param(
+                    "If-None-Match",
+                    "header",
+                    "An ETag from an earlier response: 304 Not Modified if it still matches.",
+                    {"type": "string"},
+                )
+            },
             "securitySchemes": SECURITY_SCHEMES,
         },
     }

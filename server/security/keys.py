@@ -13,8 +13,14 @@ import tomllib
 from dataclasses import dataclass
 from pathlib import Path
 
-from server.security.private_file import (FileRefusedError, Followed, check_directories, locked,
-                                          read_trusted, write_private)
+from server.security.private_file import (
+    FileRefusedError,
+    Followed,
+    check_directories,
+    locked,
+    read_trusted,
+    write_private,
+)
 
 NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$")
 MAX_SUBJECT_SECRETS = 16
@@ -54,9 +60,9 @@ class KeyStore:
         self.path = path
         self._file = Followed(path) if path is not None else None
         self._keys: tuple[ApiKey, ...] = ()
-        self._subjects: dict[bytes, dict[str, ApiKey]] = {}    # by subject secret
+        self._subjects: dict[bytes, dict[str, ApiKey]] = {}  # by subject secret
         if self._file is not None and not path.exists():
-            self._file.missing()    # no keys yet: nothing to say until it appears
+            self._file.missing()  # no keys yet: nothing to say until it appears
         if load:
             self.refresh()
 
@@ -74,7 +80,7 @@ class KeyStore:
             self._file.missing()
             raise FileNotFoundError(errno.ENOENT, "no such file", str(self.path))
         try:
-            text, loaded = read_trusted(self.path, secret=False)   # only hashes: others may read
+            text, loaded = read_trusted(self.path, secret=False)  # only hashes: others may read
             keys = tuple(parse_keys(text, self.path))
         except (OSError, ValueError) as exc:
             if self._file.failure(exc, state):
@@ -97,8 +103,7 @@ class KeyStore:
         if table is None:
             if len(self._subjects) >= MAX_SUBJECT_SECRETS:
                 self._subjects = {}
-            table = self._subjects[secret] = {token_subject(key, secret): key
-                                              for key in self._keys}
+            table = self._subjects[secret] = {token_subject(key, secret): key for key in self._keys}
         return table.get(subject)
 
     def authenticate(self, presented: str | None) -> ApiKey | None:
@@ -144,9 +149,11 @@ def parse_keys(text: str, path: Path) -> list[ApiKey]:
         # One line naming the file and the fault: it goes to the log or the terminal as is.
         kind = "TOML" if _is_toml(path) else "JSON"
         problem = str(exc).splitlines()[0] if str(exc) else ""
-        raise FileRefusedError(f"{path} is not a valid keys file ({kind} with a list of keys, "
-                               f"each with name and sha256): {type(exc).__name__} "
-                               f"{problem}".rstrip()) from None
+        raise FileRefusedError(
+            f"{path} is not a valid keys file ({kind} with a list of keys, "
+            f"each with name and sha256): {type(exc).__name__} "
+            f"{problem}".rstrip()
+        ) from None
 
 
 def _entry(entry: dict) -> ApiKey:
@@ -191,7 +198,7 @@ def add_key(path: Path, name: str, rate_limit: int | None = None) -> str:
     target = Path(os.path.realpath(path))
     # Locked from read to replace: concurrent adds would each write back only their own key.
     with locked(target):
-        data = _stored(path)       # read through the link: its name says JSON or TOML
+        data = _stored(path)  # read through the link: its name says JSON or TOML
         entries = data.setdefault("keys", [])
         if any(e["name"] == name for e in entries):
             raise ValueError(f"a key named {name!r} already exists in {path}")
@@ -200,6 +207,5 @@ def add_key(path: Path, name: str, rate_limit: int | None = None) -> str:
         if rate_limit is not None:
             entry["rate_limit"] = rate_limit
         entries.append(entry)
-        write_private(target,
-                      _toml(data) if _is_toml(path) else json.dumps(data, indent=2) + "\n")
+        write_private(target, _toml(data) if _is_toml(path) else json.dumps(data, indent=2) + "\n")
     return key

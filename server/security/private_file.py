@@ -23,8 +23,7 @@ class FileRefusedError(ValueError):
 def stamp(info: os.stat_result) -> Stamp:
     """What tells a changed file: device and inode (a replaced file can keep the old one's
     size and mtime), mtime, size, and mode and owner (a chmod can make a refused file safe)."""
-    return (info.st_dev, info.st_ino, info.st_mtime_ns, info.st_size, info.st_mode,
-            info.st_uid)
+    return (info.st_dev, info.st_ino, info.st_mtime_ns, info.st_size, info.st_mode, info.st_uid)
 
 
 class Followed:
@@ -36,14 +35,14 @@ class Followed:
     def __init__(self, path: Path):
         self.path = path
         self.stamp: Stamp | None = None
-        self.failed: object = None        # the state of the file when it last failed
-        self.passing: int | None = None   # the errno of the passing fault last said
+        self.failed: object = None  # the state of the file when it last failed
+        self.passing: int | None = None  # the errno of the passing fault last said
 
     def due(self) -> object:
         """The file's state (its stamp, or the errno of os.stat) when it is due to be loaded,
         else None: unchanged since it was loaded, or since it failed."""
         try:
-            state: object = stamp(os.stat(self.path))   # through a symlink, as it is read
+            state: object = stamp(os.stat(self.path))  # through a symlink, as it is read
         except OSError as exc:
             state = exc.errno
         return None if state == self.stamp or state == self.failed else state
@@ -75,14 +74,18 @@ def check_trusted(path: Path, info: os.stat_result, secret: bool) -> None:
     if not stat.S_ISREG(info.st_mode):
         raise FileRefusedError(f"{path} is not a regular file")
     if owner not in (user, 0):
-        raise FileRefusedError(f"{path} is owned by uid {owner}, neither by the user running "
-                               f"the server (uid {user}) nor by root")
+        raise FileRefusedError(
+            f"{path} is owned by uid {owner}, neither by the user running "
+            f"the server (uid {user}) nor by root"
+        )
     if mode & 0o022:
-        raise FileRefusedError(f"{path} is writable by group or others (mode {mode:o}); run "
-                               f"chmod go-w {path}")
+        raise FileRefusedError(
+            f"{path} is writable by group or others (mode {mode:o}); run chmod go-w {path}"
+        )
     if secret and mode & 0o044 and owner != 0:
-        raise FileRefusedError(f"{path} is readable by group or others (mode {mode:o}); run "
-                               f"chmod 600 {path}")
+        raise FileRefusedError(
+            f"{path} is readable by group or others (mode {mode:o}); run chmod 600 {path}"
+        )
 
 
 def check_directories(path: Path) -> None:
@@ -101,16 +104,20 @@ def check_directories(path: Path) -> None:
             seen.add(directory)
             try:
                 info = os.stat(directory)
-            except FileNotFoundError:   # not made yet: write_private makes it, mode 0700
+            except FileNotFoundError:  # not made yet: write_private makes it, mode 0700
                 continue
             mode = stat.S_IMODE(info.st_mode)
             if info.st_uid not in (user, 0):
-                raise FileRefusedError(f"{path} is in {directory}, which is owned by uid "
-                                       f"{info.st_uid}, neither by the user running the server "
-                                       f"(uid {user}) nor by root")
+                raise FileRefusedError(
+                    f"{path} is in {directory}, which is owned by uid "
+                    f"{info.st_uid}, neither by the user running the server "
+                    f"(uid {user}) nor by root"
+                )
             if mode & 0o002 and not mode & stat.S_ISVTX:
-                raise FileRefusedError(f"{path} is in {directory}, which everyone may write "
-                                       f"(mode {mode:o}); run chmod o-w {directory}")
+                raise FileRefusedError(
+                    f"{path} is in {directory}, which everyone may write "
+                    f"(mode {mode:o}); run chmod o-w {directory}"
+                )
 
 
 def read_trusted(path: Path, secret: bool = True) -> tuple[str, Stamp]:
@@ -160,13 +167,16 @@ def locked(path: Path) -> Iterator[None]:
     except OSError as exc:
         if exc.errno != errno.ELOOP:
             raise
-        raise FileRefusedError(f"{lock} (the lock file of {path}) is a symlink; remove "
-                               "it") from None
+        raise FileRefusedError(
+            f"{lock} (the lock file of {path}) is a symlink; remove it"
+        ) from None
     try:
         info = os.fstat(fd)
         if not stat.S_ISREG(info.st_mode) or info.st_uid != os.geteuid():
-            raise FileRefusedError(f"{lock} (the lock file of {path}) is not a regular file "
-                                   f"of uid {os.geteuid()}; remove it")
+            raise FileRefusedError(
+                f"{lock} (the lock file of {path}) is not a regular file "
+                f"of uid {os.geteuid()}; remove it"
+            )
         fcntl.flock(fd, fcntl.LOCK_EX)
         yield
     finally:
@@ -189,7 +199,7 @@ def write_private(path: Path, text: str, replace: bool = True) -> None:
             os.replace(tmp, path)
             return
         try:
-            os.link(tmp, path)        # fails if another process created it first
+            os.link(tmp, path)  # fails if another process created it first
         except FileExistsError:
             pass
     finally:

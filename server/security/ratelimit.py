@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import math
 import time
-from typing import Callable, NamedTuple
+from collections.abc import Callable
+from typing import NamedTuple
 
 MAX_CLIENTS = 100_000
 
@@ -15,13 +16,16 @@ class Decision(NamedTuple):
     allowed: bool
     limit: int
     remaining: int
-    reset_s: int        # seconds until the bucket is full again
+    reset_s: int  # seconds until the bucket is full again
     retry_after_s: int  # seconds until one request is allowed (0 when allowed)
 
     def headers(self) -> dict[str, str]:
         """RateLimit-* headers, plus Retry-After when refused."""
-        headers = {"RateLimit-Limit": str(self.limit), "RateLimit-Remaining": str(self.remaining),
-                   "RateLimit-Reset": str(self.reset_s)}
+        headers = {
+            "RateLimit-Limit": str(self.limit),
+            "RateLimit-Remaining": str(self.remaining),
+            "RateLimit-Reset": str(self.reset_s),
+        }
         if not self.allowed:
             headers["Retry-After"] = str(self.retry_after_s)
         return headers
@@ -62,11 +66,14 @@ class RateLimiter:
     def _evict(self, now: float) -> None:
         """Forget buckets that have refilled: they would start full anyway, so no client's
         budget changes. Only if that frees too little, forget the longest idle ones."""
-        full = [identity for identity, (tokens, last, rate, burst) in self._buckets.items()
-                if tokens + (now - last) * rate >= burst]
+        full = [
+            identity
+            for identity, (tokens, last, rate, burst) in self._buckets.items()
+            if tokens + (now - last) * rate >= burst
+        ]
         for identity in full:
             del self._buckets[identity]
         if len(self._buckets) >= MAX_CLIENTS:
             idle = sorted(self._buckets.items(), key=lambda kv: kv[1][1])
-            for identity, _ in idle[:len(self._buckets) - MAX_CLIENTS // 2]:
+            for identity, _ in idle[: len(self._buckets) - MAX_CLIENTS // 2]:
                 del self._buckets[identity]

@@ -40,8 +40,7 @@ class SharedRateLimiter:
     def __init__(self, url: str):
         import redis.asyncio
 
-        self._redis = redis.asyncio.from_url(url, socket_timeout=1.0,
-                                             socket_connect_timeout=1.0)
+        self._redis = redis.asyncio.from_url(url, socket_timeout=1.0, socket_connect_timeout=1.0)
         self._bucket = self._redis.register_script(BUCKET)
         self._warned = -WARN_EVERY_S
 
@@ -50,14 +49,17 @@ class SharedRateLimiter:
         from redis.exceptions import RedisError
 
         try:
-            allowed, tokens = await self._bucket(keys=[KEY_PREFIX + identity],
-                                                 args=[per_minute / 60.0, burst])
+            allowed, tokens = await self._bucket(
+                keys=[KEY_PREFIX + identity], args=[per_minute / 60.0, burst]
+            )
         except (RedisError, OSError) as exc:
             now = time.monotonic()
             if now - self._warned >= WARN_EVERY_S:
                 self._warned = now
-                log.warning("rate limit store unreachable (%s); requests are not limited",
-                            type(exc).__name__)
+                log.warning(
+                    "rate limit store unreachable (%s); requests are not limited",
+                    type(exc).__name__,
+                )
             return Decision(True, per_minute, burst, 0, 0)
         return decision(bool(allowed), float(tokens), per_minute, burst)
 

@@ -15,9 +15,9 @@ import numpy as np
 
 from contract import EARTH_RADIUS_KM
 from contract import Webcams as W
-from server.webcams import selection
-from server.geocoding.nearest import unit_vector
 from server.artifacts.mapped import arrow_table, bytes_map, column, npy, numbers
+from server.geocoding.nearest import unit_vector
+from server.webcams import selection
 
 NO_ROWS = np.zeros(0, dtype=np.int64)
 # selection's shape of no bbox or circle, and its circle when none is given.
@@ -83,18 +83,24 @@ class Catalog:
         cell = _cells(self.lat, self.lon)
         by_cell = np.argsort(cell, kind="stable")
         self.cell_start = np.searchsorted(cell[by_cell], np.arange(180 * 360 + 1))
-        self.positions = np.arange(self.size, dtype=np.int64)     # every one, in order
+        self.positions = np.arange(self.size, dtype=np.int64)  # every one, in order
         # The filter values in cell order (as _Ordered.geo, country, location).
-        self.cells = (np.vstack([self.lat[by_cell], self.lon[by_cell],
-                                 *_unit(self.lat[by_cell], self.lon[by_cell])]),
-                      row_country[by_cell], row_location[by_cell])
-        self.orders = {sort: _Ordered.of(npy(root / path), self, by_cell)
-                       for sort, path in (("views", W.ORDER_DESC), ("views_asc", W.ORDER_ASC))}
-        self.select(ListQuery(bbox=BBox(0.0, 0.0, 1.0, 1.0)))   # compile before the area is ready
+        self.cells = (
+            np.vstack(
+                [self.lat[by_cell], self.lon[by_cell], *_unit(self.lat[by_cell], self.lon[by_cell])]
+            ),
+            row_country[by_cell],
+            row_location[by_cell],
+        )
+        self.orders = {
+            sort: _Ordered.of(npy(root / path), self, by_cell)
+            for sort, path in (("views", W.ORDER_DESC), ("views_asc", W.ORDER_ASC))
+        }
+        self.select(ListQuery(bbox=BBox(0.0, 0.0, 1.0, 1.0)))  # compile before the area is ready
 
     def prefix(self, row: int) -> bytes:
         """The row's Webcam JSON without the request-dependent fields and the closing brace."""
-        return self.json_blob[int(self.json_offsets[row]):int(self.json_offsets[row + 1])]
+        return self.json_blob[int(self.json_offsets[row]) : int(self.json_offsets[row + 1])]
 
     def name(self, row: int) -> str:
         """The webcam's name."""
@@ -113,21 +119,32 @@ class Catalog:
         ordered = self.orders[query.sort]
         box, near = query.bbox, query.nearby
         if query.country is None and query.location is None and box is None and near is None:
-            return ordered.rows[query.offset:query.offset + query.limit], self.size
+            return ordered.rows[query.offset : query.offset + query.limit], self.size
         found = self._group(query, ordered)
         if found is None:
-            return NO_ROWS, 0           # no webcam in the country or location
+            return NO_ROWS, 0  # no webcam in the country or location
         group, wanted = found
         return selection.select(
-            ordered.rows, ordered.geo, ordered.country, ordered.location,
-            self.positions if group is NO_ROWS else group, group is NO_ROWS, self.cells,
-            ordered.by_cell, self.cell_start, wanted,
+            ordered.rows,
+            ordered.geo,
+            ordered.country,
+            ordered.location,
+            self.positions if group is NO_ROWS else group,
+            group is NO_ROWS,
+            self.cells,
+            ordered.by_cell,
+            self.cell_start,
+            wanted,
             EVERYWHERE if box is None else _box_shape(box),
             EVERYWHERE if near is None else _band_shape(near),
-            NOWHERE_NEAR if near is None else _near(near), query.offset, query.limit)
+            NOWHERE_NEAR if near is None else _near(near),
+            query.offset,
+            query.limit,
+        )
 
-    def _group(self, query: ListQuery, ordered: _Ordered
-               ) -> tuple[np.ndarray, tuple[int, int]] | None:
+    def _group(
+        self, query: ListQuery, ordered: _Ordered
+    ) -> tuple[np.ndarray, tuple[int, int]] | None:
         """(positions of the smaller of the country's and the location's webcams, empty for
         neither; their indices, -1 for none), or None when either has no webcam."""
         country = location = -1
@@ -172,16 +189,25 @@ class _Ordered:
         by_country, country_start = _groups(country, len(catalog.country_index))
         # Locations from -1 (none): grouped by index + 1.
         by_location, location_start = _groups(location + 1, len(catalog.location_ids) + 1)
-        return cls(order, np.vstack([lat, lon, *_unit(lat, lon)]), country, location,
-                   by_country, country_start, by_location, location_start, rank[by_cell])
+        return cls(
+            order,
+            np.vstack([lat, lon, *_unit(lat, lon)]),
+            country,
+            location,
+            by_country,
+            country_start,
+            by_location,
+            location_start,
+            rank[by_cell],
+        )
 
     def country_group(self, index: int) -> np.ndarray:
         """Positions of the country's webcams, ascending."""
-        return self.by_country[self.country_start[index]:self.country_start[index + 1]]
+        return self.by_country[self.country_start[index] : self.country_start[index + 1]]
 
     def location_group(self, index: int) -> np.ndarray:
         """Positions of the location's webcams, ascending."""
-        return self.by_location[self.location_start[index + 1]:self.location_start[index + 2]]
+        return self.by_location[self.location_start[index + 1] : self.location_start[index + 2]]
 
 
 def _unit(lat: np.ndarray | float, lon: np.ndarray | float) -> tuple:
@@ -245,5 +271,12 @@ def _near(near: Nearby) -> tuple[float, ...]:
     unit vector, the squared chords below which a point is certainly within the radius and
     above which it is certainly not)."""
     chord = 2.0 * math.sin(near.radius_km / EARTH_RADIUS_KM / 2.0)
-    return (near.lat, near.lon, near.radius_km, 1.0, *unit_vector(near.lat, near.lon),
-            max(chord - CHORD_MARGIN, 0.0) ** 2, (chord + CHORD_MARGIN) ** 2)
+    return (
+        near.lat,
+        near.lon,
+        near.radius_km,
+        1.0,
+        *unit_vector(near.lat, near.lon),
+        max(chord - CHORD_MARGIN, 0.0) ** 2,
+        (chord + CHORD_MARGIN) ** 2,
+    )

@@ -10,17 +10,17 @@ operations, whose fixed costs were most of a request.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable
 
 import numpy as np
 import orjson
 
 from contract import Webcams as W
+from server.artifacts.mapped import arrow_table, bytes_map, npy, numbers
 from server.webcams import kernels
 from server.webcams.catalog import BBox
-from server.artifacts.mapped import arrow_table, bytes_map, npy, numbers
 
 
 @dataclass(frozen=True)
@@ -51,13 +51,27 @@ class Clusters:
         """The query's cells: wholly inside the bbox (runs of them, and those of one webcam),
         and the parts inside it of cells straddling its edge."""
         zoom, box = query.zoom - W.ZOOM_MIN, query.bbox
-        world = box.min_lat <= -90 and box.max_lat >= 90 and box.min_lon <= -180 \
-            and box.max_lon >= 180                  # the whole world (a common first map view)
-        return Cells(*kernels.clusters(
-            self.key, self.zoom_offsets[zoom], self.zoom_offsets[zoom + 1],
-            query.zoom + W.CELL_LEVEL_OFFSET, self.bounds, self.count, self.start, self.end,
-            self.json_offsets, self.rows, self.lat, self.lon,
-            (box.min_lat, box.min_lon, box.max_lat, box.max_lon), world))
+        world = (
+            box.min_lat <= -90 and box.max_lat >= 90 and box.min_lon <= -180 and box.max_lon >= 180
+        )  # the whole world (a common first map view)
+        return Cells(
+            *kernels.clusters(
+                self.key,
+                self.zoom_offsets[zoom],
+                self.zoom_offsets[zoom + 1],
+                query.zoom + W.CELL_LEVEL_OFFSET,
+                self.bounds,
+                self.count,
+                self.start,
+                self.end,
+                self.json_offsets,
+                self.rows,
+                self.lat,
+                self.lon,
+                (box.min_lat, box.min_lon, box.max_lat, box.max_lon),
+                world,
+            )
+        )
 
     def answer(self, query: ClusterQuery, cells: Cells, webcam: Callable[[int], bytes]) -> bytes:
         """The response body over classify()'s cells; `webcam(row)` renders the object of a
@@ -65,16 +79,21 @@ class Clusters:
         the parts of edge cells inside the bbox."""
         blob = self.json_blob
         runs, singles = cells.runs.tolist(), cells.singles.tolist()
-        parts = [blob[runs[i]:runs[i + 1]] for i in range(0, len(runs), 2)]
+        parts = [blob[runs[i] : runs[i + 1]] for i in range(0, len(runs), 2)]
         for i in range(0, len(singles), 3):
-            parts += (blob[singles[i]:singles[i + 1]], webcam(singles[i + 2]), b"},")
+            parts += (blob[singles[i] : singles[i + 1]], webcam(singles[i + 2]), b"},")
         edges, centroids = cells.edges.tolist(), cells.centroids.tolist()
         for i in range(0, len(edges), 2):
-            parts.append(b'{"latitude":%b,"longitude":%b,"count":%d' % (
-                orjson.dumps(round(centroids[i], 5)), orjson.dumps(round(centroids[i + 1], 5)),
-                edges[i]))
+            parts.append(
+                b'{"latitude":%b,"longitude":%b,"count":%d'
+                % (
+                    orjson.dumps(round(centroids[i], 5)),
+                    orjson.dumps(round(centroids[i + 1], 5)),
+                    edges[i],
+                )
+            )
             parts += (b',"webcam":', webcam(edges[i + 1]), b"},") if edges[i] == 1 else (b"},",)
-        body = memoryview(b"".join(parts))[:-1]   # drop the last separator, without a copy
+        body = memoryview(b"".join(parts))[:-1]  # drop the last separator, without a copy
         return b'{"clusters":[%b],"count":%d}' % (body, cells.count)
 
 
@@ -88,7 +107,7 @@ class Cells:
     singles: np.ndarray
     edges: np.ndarray
     centroids: np.ndarray
-    whole: int                  # cells wholly inside
+    whole: int  # cells wholly inside
 
     @property
     def count(self) -> int:

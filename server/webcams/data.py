@@ -13,7 +13,6 @@ from server.webcams.catalog import Catalog
 from server.webcams.clusters import Clusters
 from server.webcams.snapshots import Snapshots
 
-
 # What a provider's terms ask to be shown with its webcams: (name, site, courtesy line).
 PROVIDERS = {"windy": ("Windy.com", "https://www.windy.com/", "Webcams provided by windy.com")}
 
@@ -67,11 +66,15 @@ def load(version_dir: Path, entry: AreaEntry) -> WebcamsData:
     """Loader for the store."""
     from server.webcams.links import current_heads
 
-    kernels.warm_up()        # compiled (or loaded) before the area counts as ready
+    kernels.warm_up()  # compiled (or loaded) before the area counts as ready
 
     catalog = Catalog(version_dir)
-    data = WebcamsData(version_dir, catalog, Snapshots(version_dir),
-                       Clusters(version_dir, catalog.lat, catalog.lon))
+    data = WebcamsData(
+        version_dir,
+        catalog,
+        Snapshots(version_dir),
+        Clusters(version_dir, catalog.lat, catalog.lon),
+    )
     data.current_heads = current_heads(data)
     data.provider = provider_links(version_dir)
     return data
@@ -83,5 +86,7 @@ def provider_links(version_dir: Path) -> dict[int, ProviderLink]:
     if not path.exists():
         return {}
     table = arrow_table(path).to_pydict()
-    return {row: ProviderLink(*values) for row, *values in zip(
-        *(table[c] for c in W.PROVIDER_LINK_COLUMNS))}
+    return {
+        row: ProviderLink(*values)
+        for row, *values in zip(*(table[c] for c in W.PROVIDER_LINK_COLUMNS))
+    }

@@ -38,8 +38,10 @@ def assets() -> tuple[str, str, str]:
 
 def _policy(img_origin: str) -> str:
     _, _, sources = assets()
-    return (f"default-src 'none'; img-src {img_origin} data:; {sources}; base-uri 'none'; "
-            "form-action 'none'; frame-ancestors *")
+    return (
+        f"default-src 'none'; img-src {img_origin} data:; {sources}; base-uri 'none'; "
+        "form-action 'none'; frame-ancestors *"
+    )
 
 
 def origin(url: str) -> str:
@@ -53,14 +55,21 @@ def _script_json(value: dict) -> str:
     return orjson.dumps(value).decode().replace("<", "\\u003c")
 
 
-def page(name: str, data: dict, ranges: dict[str, str], current: str, img_origin: str,
-         credit: tuple[str, str, str | None] | None = None) -> web.Response:
+def page(
+    name: str,
+    data: dict,
+    ranges: dict[str, str],
+    current: str,
+    img_origin: str,
+    credit: tuple[str, str, str | None] | None = None,
+) -> web.Response:
     """The player page for one webcam; `credit` (courtesy line, provider's site, the webcam's
     page there) for a provider's webcam, whose terms ask for both links."""
     style, script, _ = assets()
     links = "".join(
-        f'<a href="{escape(href)}"{" aria-current=page" if key == current else ""}>'
-        f'{key}</a>' for key, href in ranges.items())
+        f'<a href="{escape(href)}"{" aria-current=page" if key == current else ""}>{key}</a>'
+        for key, href in ranges.items()
+    )
     body = f"""<!doctype html>
 <html lang="en"><head><meta charset="utf-8">
 <meta name="viewport" content="width=device-width, initial-scale=1">
@@ -82,9 +91,16 @@ def page(name: str, data: dict, ranges: dict[str, str], current: str, img_origin
 <script>{script}</script>
 </body></html>
 """
-    return web.Response(text=body, content_type="text/html", charset="utf-8", headers={
-        "Content-Security-Policy": _policy(img_origin), "X-Content-Type-Options": "nosniff",
-        "Referrer-Policy": "no-referrer"})
+    return web.Response(
+        text=body,
+        content_type="text/html",
+        charset="utf-8",
+        headers={
+            "Content-Security-Policy": _policy(img_origin),
+            "X-Content-Type-Options": "nosniff",
+            "Referrer-Policy": "no-referrer",
+        },
+    )
 
 
 def _credit(credit: tuple[str, str, str | None] | None) -> str:
@@ -97,8 +113,10 @@ def _credit(credit: tuple[str, str, str | None] | None) -> str:
     if site:
         text = f'<a href="{escape(site)}" target="_blank" rel="noopener">{text}</a>'
     if webcam_page:
-        text += (f' &middot; <a href="{escape(webcam_page)}" target="_blank" rel="noopener">'
-                 "this webcam there</a>")
+        text += (
+            f' &middot; <a href="{escape(webcam_page)}" target="_blank" rel="noopener">'
+            "this webcam there</a>"
+        )
     return f'<p class="hint credit">{text}</p>\n'
 
 
@@ -124,17 +142,26 @@ def error_page(exc: ApiError) -> web.Response:
 <body><main><figure><div class="message" role="alert">{escape(_human(exc))}</div></figure>
 </main></body></html>
 """
-    return web.Response(status=exc.status, text=body, content_type="text/html",
-                        charset="utf-8", headers={
-                            "Cache-Control": "no-store", **exc.headers,
-                            "Content-Security-Policy": f"default-src 'none'; img-src data:; {assets()[2]}",
-                            "X-Content-Type-Options": "nosniff"})
+    return web.Response(
+        status=exc.status,
+        text=body,
+        content_type="text/html",
+        charset="utf-8",
+        headers={
+            "Cache-Control": "no-store",
+            **exc.headers,
+            "Content-Security-Policy": f"default-src 'none'; img-src data:; {assets()[2]}",
+            "X-Content-Type-Options": "nosniff",
+        },
+    )
 
 
 def _human(exc: ApiError) -> str:
     if exc.status == 403 and "expired" in exc.detail:
-        return ("This player link has expired. Reload the page that shows this player to get "
-                "a fresh one.")
+        return (
+            "This player link has expired. Reload the page that shows this player to get "
+            "a fresh one."
+        )
     if exc.status == 403:
         return "This player link is not valid."
     if exc.status == 404:

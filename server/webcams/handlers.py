@@ -5,25 +5,23 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-from typing import AsyncIterator
+from collections.abc import AsyncIterator
 
 import orjson
 from aiohttp import web
 
 from contract import Webcams as W
-from server.http import params
-from server.webcams import embed as webcams_embed
-from server.webcams import images
-from server.webcams import queries
-from server.webcams.data import PROVIDERS, WebcamsData, load
-from server.webcams.links import BASES, EMBED_PATH, Links
-from server.webcams.secrets import ensure_secrets_file, parse_secrets
-from server.webcams.tokens import (CLUSTERS, EMBED, PERIOD_S, SIGNER, TTL_S, Signer,
-                                   TokenError)
 from server.config import Config
+from server.http import params
 from server.http.errors import ApiError
 from server.http.middleware import AUTHORISED, CONFIG, KEYS, STORE, endpoint
 from server.security.keys import ApiKey, token_subject
+from server.webcams import embed as webcams_embed
+from server.webcams import images, queries
+from server.webcams.data import PROVIDERS, WebcamsData, load
+from server.webcams.links import BASES, EMBED_PATH, Links
+from server.webcams.secrets import ensure_secrets_file, parse_secrets
+from server.webcams.tokens import CLUSTERS, EMBED, PERIOD_S, SIGNER, TTL_S, Signer, TokenError
 
 __all__ = ["load", "routes", "setup"]
 log = logging.getLogger("server.webcams")
@@ -65,8 +63,9 @@ async def list_webcams(request: web.Request) -> web.Response:
     rows, total = data.catalog.select(query)
     links = _links(request, data)
     items = links.webcams(rows.tolist())
-    return _json(links.resolve(b'{"results":[%b],"count":%d,"total":%d}' % (
-        items, len(rows), total)), links)
+    return _json(
+        links.resolve(b'{"results":[%b],"count":%d,"total":%d}' % (items, len(rows), total)), links
+    )
 
 
 @endpoint(auth="key", **LINKED)
@@ -82,12 +81,15 @@ async def webcam_detail(request: web.Request) -> web.Response:
 async def create_token(request: web.Request) -> web.Response:
     """POST /webcams/token: a clusters token for the calling key, valid TTL_S seconds."""
     key = request[AUTHORISED]
-    _data(request)    # 503 while the area is unavailable, like its other operations
+    _data(request)  # 503 while the area is unavailable, like its other operations
     signer: Signer = request.app[SIGNER]
     subject = token_subject(key, signer.secrets.subject_keys[signer.secrets.current])
     token = signer.issue(CLUSTERS, subject, signer.now() + TTL_S)
-    return web.Response(body=orjson.dumps({"token": token, "expires_in": TTL_S}),
-                        content_type="application/json", headers={"Cache-Control": "no-store"})
+    return web.Response(
+        body=orjson.dumps({"token": token, "expires_in": TTL_S}),
+        content_type="application/json",
+        headers={"Cache-Control": "no-store"},
+    )
 
 
 def _clusters_token(request: web.Request) -> ApiKey | None:
@@ -102,7 +104,7 @@ def _clusters_token(request: web.Request) -> ApiKey | None:
         subject = signer.verify(token, CLUSTERS)
     except TokenError as exc:
         raise ApiError(403, str(exc)) from None
-    kid = token.split(".", 2)[1]      # verified: the subject is keyed by the signing key's id
+    kid = token.split(".", 2)[1]  # verified: the subject is keyed by the signing key's id
     key = request.app[KEYS].by_subject(subject, signer.secrets.subject_keys[kid])
     if key is None:
         raise ApiError(403, "the token's API key has been revoked; request a new token")
@@ -122,7 +124,8 @@ async def clusters(request: web.Request) -> web.Response:
         # In a worker thread: render without touching the shared per-period cache (the signer's
         # signature memo may gain entries: single dict stores, atomic under the GIL).
         body = await asyncio.get_running_loop().run_in_executor(
-            None, data.clusters.answer, query, cells, links.render)
+            None, data.clusters.answer, query, cells, links.render
+        )
     else:
         body = data.clusters.answer(query, cells, links.webcam)
     return _json(links.resolve(body), links)
@@ -137,8 +140,7 @@ async def snapshots(request: web.Request) -> web.Response:
     links = _links(request, data)
     if row in data.provider:
         return _json(links.provider_snapshots(row, range_), links)
-    indices, times = data.snapshots.window(row, range_, links.now,
-                                           data.catalog.timezones[row])
+    indices, times = data.snapshots.window(row, range_, links.now, data.catalog.timezones[row])
     return _json(links.snapshots_body(row, indices, times), links)
 
 
@@ -165,20 +167,27 @@ def _embed_page(request: web.Request) -> web.Response:
     data = _data(request)
     row = _row(data, raw_id)
     links = _links(request, data)
-    expires = int(token.split(".")[2])     # verified above: images expire with the page
+    expires = int(token.split(".")[2])  # verified above: images expire with the page
     credit = None
     if row in data.provider:
         frames, image_origin, credit = _provider_frames(data, row, links, range_)
         expires = min(expires, data.provider[row].expires)
     else:
-        indices, times = data.snapshots.window(row, range_, links.now,
-                                               data.catalog.timezones[row])
-        frames = [{"t": t, "url": url} for t, url in zip(
-            times.tolist(), links.image_urls(row, indices, times, expires))]
+        indices, times = data.snapshots.window(row, range_, links.now, data.catalog.timezones[row])
+        frames = [
+            {"t": t, "url": url}
+            for t, url in zip(times.tolist(), links.image_urls(row, indices, times, expires))
+        ]
         image_origin = webcams_embed.origin(links.cdn)
     name = data.catalog.name(row)
-    page_data = {"name": name, "timezone": data.catalog.timezones[row], "range": range_,
-                 "now": links.now, "expires": expires, "frames": frames}
+    page_data = {
+        "name": name,
+        "timezone": data.catalog.timezones[row],
+        "range": range_,
+        "now": links.now,
+        "expires": expires,
+        "frames": frames,
+    }
     # Where the page itself is served ({embed_base_url}, or {base_url} with its path prefix).
     base = f"{links.embed}{EMBED_PATH}{raw_id}?token={token}"
     ranges = {"24h": base, "30d": base + "&range=30d"}
@@ -187,15 +196,20 @@ def _embed_page(request: web.Request) -> web.Response:
     return response
 
 
-def _provider_frames(data: WebcamsData, row: int, links: Links, range_: str
-                     ) -> tuple[list[dict], str, tuple[str, str, str | None]]:
+def _provider_frames(
+    data: WebcamsData, row: int, links: Links, range_: str
+) -> tuple[list[dict], str, tuple[str, str, str | None]]:
     """A provider's webcam in the player: its current image through the provider's link
     (while that lasts), images allowed from the provider's host, and the courtesy its terms
     ask for, linked to the webcam's page: (frames, image origin, (courtesy, site, page))."""
     link = data.provider[row]
     frames = []
-    if (usable := links.provider_link(row)) is not None and usable.updated is not None and \
-            range_ == "24h" and links.now - 86400 <= usable.updated <= links.now:
+    if (
+        (usable := links.provider_link(row)) is not None
+        and usable.updated is not None
+        and range_ == "24h"
+        and links.now - 86400 <= usable.updated <= links.now
+    ):
         frames = [{"t": usable.updated, "url": usable.image_url}]
     name, site, courtesy = PROVIDERS.get(link.provider, (link.provider, "", None))
     origin = webcams_embed.origin(link.image_url) if link.image_url else "'none'"
@@ -228,8 +242,9 @@ async def _signer_ctx(app: web.Application) -> AsyncIterator[None]:
                 app[SIGNER].refresh()
             except Exception as exc:  # noqa: BLE001 (the follower must go on)
                 # Raised once per change of the file: one line, not a traceback every tick.
-                log.warning("reloading the signing secrets failed, the current ones stay in "
-                            "use: %s", exc)
+                log.warning(
+                    "reloading the signing secrets failed, the current ones stay in use: %s", exc
+                )
 
     task = asyncio.create_task(follow())
     yield

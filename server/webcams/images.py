@@ -20,16 +20,14 @@ from aiohttp import web
 
 from contract import Webcams as W
 from server.http import params
-from server.webcams import queries
-from server.webcams import sky
-from server.webcams.data import WebcamsData
-from server.webcams.tokens import SIGNER, TokenError
 from server.http.errors import ApiError
 from server.http.middleware import STORE, endpoint
+from server.webcams import queries, sky
+from server.webcams.data import WebcamsData
+from server.webcams.tokens import SIGNER, TokenError
 
 NAME = W.AREA
-IMAGE_NAME = re.compile(
-    r"([0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2})Z(\.[a-z]{3,4})")
+IMAGE_NAME = re.compile(r"([0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2})Z(\.[a-z]{3,4})")
 MAX_IMMUTABLE_S = 31_536_000
 SIGNATURE_PARAMETERS = frozenset({"expires", "kid", "sig"})
 # (version, public_id, time, cloud cover) -> SVG bytes: a player asks for the same frames
@@ -51,8 +49,16 @@ def forecast_cloud_cover(request: web.Request, lat: float, lon: float, unix_s: i
 
 
 @lru_cache(maxsize=_RENDERED_CACHE)
-def _render(version: str, public_id: str, name: str, lat: float, lon: float, timezone: str,
-            unix_s: int, cloud: float) -> bytes:
+def _render(
+    version: str,
+    public_id: str,
+    name: str,
+    lat: float,
+    lon: float,
+    timezone: str,
+    unix_s: int,
+    cloud: float,
+) -> bytes:
     return sky.render(public_id, name, lat, lon, timezone, unix_s, cloud)
 
 
@@ -72,7 +78,7 @@ def parse_name(name: str) -> tuple[int, str]:
     return int(stamp.replace(tzinfo=dt.timezone.utc).timestamp()), match.group(2)
 
 
-@endpoint(area=NAME, auth="none", limited=False, also=("forecast",))   # cloud cover
+@endpoint(area=NAME, auth="none", limited=False, also=("forecast",))  # cloud cover
 async def image(request: web.Request) -> web.StreamResponse:
     """GET /cdn/webcams/{public_id}/{image}: one snapshot image."""
     # A malformed id is the caller's mistake (400), not a bad signature.
@@ -80,8 +86,9 @@ async def image(request: web.Request) -> web.StreamResponse:
     query = request.query
     params.once(query, SIGNATURE_PARAMETERS)
     try:
-        request.app[SIGNER].verify_image(public_id, query.get("expires", ""),
-                                         query.get("kid", ""), query.get("sig", ""))
+        request.app[SIGNER].verify_image(
+            public_id, query.get("expires", ""), query.get("kid", ""), query.get("sig", "")
+        )
     except TokenError as exc:
         raise ApiError(403, str(exc)) from None
     state = request.app[STORE].require(NAME)
@@ -94,20 +101,31 @@ async def image(request: web.Request) -> web.StreamResponse:
     found = data.snapshots.image(index)
     if found.kind == "key" or found.ext.lower() != ext:
         raise _not_found()
-    headers = {"Cache-Control": f"public, max-age={_lifetime(request)}",
-               "X-Content-Type-Options": "nosniff",
-               "Content-Security-Policy": "default-src 'none'; style-src 'unsafe-inline'"}
+    headers = {
+        "Cache-Control": f"public, max-age={_lifetime(request)}",
+        "X-Content-Type-Options": "nosniff",
+        "Content-Security-Policy": "default-src 'none'; style-src 'unsafe-inline'",
+    }
     if found.kind == "file":
         headers["Cache-Control"] += ", immutable"
-        return web.FileResponse(data.root / found.ref, headers={
-            **headers, "Content-Type": found.media_type})
+        return web.FileResponse(
+            data.root / found.ref, headers={**headers, "Content-Type": found.media_type}
+        )
     lat, lon = float(data.catalog.lat[row]), float(data.catalog.lon[row])
     cloud = forecast_cloud_cover(request, lat, lon, unix_s)
     if cloud is None:
         cloud = sky.fallback_cloud_cover(zlib.crc32(public_id.encode()), unix_s)
     # Rendering takes well under a millisecond: no executor round trip.
-    body = _render(state.version, public_id, data.catalog.name(row), lat, lon,
-                   data.catalog.timezones[row], unix_s, round(cloud, 2))
+    body = _render(
+        state.version,
+        public_id,
+        data.catalog.name(row),
+        lat,
+        lon,
+        data.catalog.timezones[row],
+        unix_s,
+        round(cloud, 2),
+    )
     return web.Response(body=body, content_type=found.media_type, headers=headers)
 
 

@@ -13,12 +13,13 @@ from __future__ import annotations
 import math
 
 import numpy as np
-from numba import njit, uint64 as _u
+from numba import njit
+from numba import uint64 as _u
 
 from contract import DAY_S, HOUR_S
 from contract import Webcams as W
 
-STAMP = 19                      # YYYY-MM-DDTHH:MM:SS
+STAMP = 19  # YYYY-MM-DDTHH:MM:SS
 MAX_LAT = W.MAX_MERCATOR_LAT
 
 
@@ -50,7 +51,7 @@ def _date(out, at, days):
     year, month, day = _civil(days)
     _pair(out, at, year // 100)
     _pair(out, at + 2, year % 100)
-    out[_u(at + 4)] = 45                                # '-'
+    out[_u(at + 4)] = 45  # '-'
     _pair(out, at + 5, month)
     out[_u(at + 7)] = 45
     _pair(out, at + 8, day)
@@ -59,9 +60,9 @@ def _date(out, at, days):
 @njit(cache=True, nogil=True)
 def _time(out, at, seconds):
     """THH:MM:SS of seconds into the day at out[at:at + 9]."""
-    out[_u(at)] = 84                                    # 'T'
+    out[_u(at)] = 84  # 'T'
     _pair(out, at + 1, seconds // HOUR_S)
-    out[_u(at + 3)] = 58                                # ':'
+    out[_u(at + 3)] = 58  # ':'
     _pair(out, at + 4, seconds // 60 % 60)
     out[_u(at + 6)] = 58
     _pair(out, at + 7, seconds % 60)
@@ -83,14 +84,13 @@ def stamped_items(times, parts, cuts):
     then parts[cuts[3]:] (the body's end)."""
     c0, c1, c2, c3 = cuts[0], cuts[1], cuts[2], cuts[3]
     n = len(times)
-    out = np.empty(c0 + n * (c3 - c0 + 2 * STAMP) + max(n - 1, 0) + len(parts) - c3,
-                   dtype=np.uint8)
-    date = np.empty(10, dtype=np.uint8)                 # of the day last seen (times ascend)
+    out = np.empty(c0 + n * (c3 - c0 + 2 * STAMP) + max(n - 1, 0) + len(parts) - c3, dtype=np.uint8)
+    date = np.empty(10, dtype=np.uint8)  # of the day last seen (times ascend)
     last_day = -1
     at = _copy(out, 0, parts, 0, c0)
     for i in range(n):
         if i:
-            out[_u(at)] = 44                            # ','
+            out[_u(at)] = 44  # ','
             at += 1
         unix_s = np.int64(times[_u(i)])
         days, seconds = unix_s // DAY_S, unix_s % DAY_S
@@ -108,8 +108,9 @@ def stamped_items(times, parts, cuts):
     return out
 
 
-def stamped_body(times: np.ndarray, start: bytes, head: bytes, mid: bytes, tail: bytes,
-                 end: bytes) -> bytes:
+def stamped_body(
+    times: np.ndarray, start: bytes, head: bytes, mid: bytes, tail: bytes, end: bytes
+) -> bytes:
     """start, the items `head STAMP mid STAMP tail` of each capture time comma-separated, end."""
     c0 = len(start)
     c1 = c0 + len(head)
@@ -121,7 +122,7 @@ def stamped_body(times: np.ndarray, start: bytes, head: bytes, mid: bytes, tail:
 def warm_up() -> None:
     """Compile (or load from the cache) the kernels for the array types requests pass."""
     times = np.array([0, 86_399], dtype=np.uint32)
-    for array in (times, np.frombuffer(times.tobytes(), dtype=np.uint32)):    # and read-only
+    for array in (times, np.frombuffer(times.tobytes(), dtype=np.uint32)):  # and read-only
         stamped_body(array, b"[", b"", b"", b"", b"]")
 
 
@@ -147,8 +148,9 @@ def _cell_state(c, bounds, box, world):
     if box[1] <= box[3]:
         if lat_in and min_lon >= box[1] and max_lon <= box[3]:
             return 2
-        touching = max_lat >= box[0] and min_lat <= box[2] and max_lon >= box[1] \
-            and min_lon <= box[3]
+        touching = (
+            max_lat >= box[0] and min_lat <= box[2] and max_lon >= box[1] and min_lon <= box[3]
+        )
         return 1 if touching else 0
     # Across the antimeridian: inside is lon >= min_lon or lon <= max_lon.
     if lat_in and (min_lon >= box[1] or max_lon <= box[3]):
@@ -173,8 +175,7 @@ def _block_sum(x, a, n):
     while i < n - n % 8:
         j = a + i
         r0, r1, r2, r3 = r0 + x[_u(j)], r1 + x[_u(j + 1)], r2 + x[_u(j + 2)], r3 + x[_u(j + 3)]
-        r4, r5, r6, r7 = r4 + x[_u(j + 4)], r5 + x[_u(j + 5)], r6 + x[_u(j + 6)], \
-            r7 + x[_u(j + 7)]
+        r4, r5, r6, r7 = r4 + x[_u(j + 4)], r5 + x[_u(j + 5)], r6 + x[_u(j + 6)], r7 + x[_u(j + 7)]
         i += 8
     total = ((r0 + r1) + (r2 + r3)) + ((r4 + r5) + (r6 + r7))
     for k in range(a + i, a + n):
@@ -190,12 +191,12 @@ def _pairwise_sum(x, a, n):
     if n <= 128:
         return _block_sum(x, a, n)
     starts, sizes = np.empty(64, dtype=np.int64), np.empty(64, dtype=np.int64)
-    lefts = np.empty(64)                    # a frame's left half's sum, once known
-    done = np.zeros(64, dtype=np.bool_)     # whether it is known
+    lefts = np.empty(64)  # a frame's left half's sum, once known
+    done = np.zeros(64, dtype=np.bool_)  # whether it is known
     starts[0], sizes[0], top = a, n, 0
     while True:
         size = sizes[top]
-        if size > 128:                      # descend into the left half
+        if size > 128:  # descend into the left half
             half = size // 2 - size // 2 % 8
             done[top] = False
             top += 1
@@ -203,12 +204,12 @@ def _pairwise_sum(x, a, n):
             continue
         total = _block_sum(x, starts[top], size)
         top -= 1
-        while top >= 0 and done[top]:       # right halves complete their frames
+        while top >= 0 and done[top]:  # right halves complete their frames
             total = lefts[top] + total
             top -= 1
         if top < 0:
             return total
-        lefts[top], done[top] = total, True     # then the frame's right half
+        lefts[top], done[top] = total, True  # then the frame's right half
         half = sizes[top] // 2 - sizes[top] // 2 % 8
         starts[top + 1], sizes[top + 1] = starts[top] + half, sizes[top] - half
         top += 1
@@ -247,19 +248,20 @@ def _candidates(keys, a, b, level, box):
     every cell inside its tile rectangle has a key between its corners' keys (one cell of
     margin each way absorbs rounding at the edges)."""
     if box[1] > box[3] or (box[1] <= -180 and box[3] >= 180):
-        return a, b             # across the antimeridian (no single range), or every cell
+        return a, b  # across the antimeridian (no single range), or every cell
     last = (1 << level) - 1
     x0, y0 = _tile_xy(box[2], box[1], level)
     x1, y1 = _tile_xy(box[0], box[3], level)
     low = _morton(max(0, x0 - 1), max(0, y0 - 1))
     high = _morton(min(last, x1 + 1), min(last, y1 + 1))
-    return (a + np.searchsorted(keys[a:b], low, side="left"),
-            a + np.searchsorted(keys[a:b], high, side="right"))
+    return (
+        a + np.searchsorted(keys[a:b], low, side="left"),
+        a + np.searchsorted(keys[a:b], high, side="right"),
+    )
 
 
 @njit(cache=True, nogil=True)
-def clusters(keys, a, b, level, bounds, count, start, end, offsets, rows, lat, lon, box,
-             world):
+def clusters(keys, a, b, level, bounds, count, start, end, offsets, rows, lat, lon, box, world):
     """The clusters inside a box of the cells [a, b) of one zoom (grid level `level`), for
     Clusters.answer: (runs of
     whole cells of several webcams as (first, end) byte ranges of the cells' JSON; whole cells
@@ -273,8 +275,8 @@ def clusters(keys, a, b, level, bounds, count, start, end, offsets, rows, lat, l
     edges = np.empty(2 * n, dtype=np.int64)
     centroids = np.empty(2 * n, dtype=np.float64)
     nr = ns = ne = whole = 0
-    lat_buf, lon_buf = np.empty(64), np.empty(64)      # an edge cell's members (0 if outside)
-    last = -2                                           # the last cell of several appended
+    lat_buf, lon_buf = np.empty(64), np.empty(64)  # an edge cell's members (0 if outside)
+    last = -2  # the last cell of several appended
     for c in range(a, b):
         u = _u(c)
         state = _cell_state(u, bounds, box, world)
@@ -284,7 +286,7 @@ def clusters(keys, a, b, level, bounds, count, start, end, offsets, rows, lat, l
             singles[_u(ns + 2)] = rows[_u(start[u])]
             ns += 3
         elif state == 2:
-            if c == last + 1:                           # consecutive cells: one slice
+            if c == last + 1:  # consecutive cells: one slice
                 runs[_u(nr - 1)] = offsets[u + 1]
             else:
                 runs[_u(nr)], runs[_u(nr + 1)] = offsets[u], offsets[u + 1]

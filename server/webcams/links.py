@@ -23,13 +23,13 @@ import numpy as np
 import orjson
 from aiohttp import web
 
+from server.config import Config
+from server.http.errors import bad_request
+from server.http.middleware import CONFIG
 from server.webcams import kernels
 from server.webcams.data import PROVIDERS, ProviderLink, WebcamsData, bucket
 from server.webcams.snapshots import iso as iso_stamps
 from server.webcams.tokens import EMBED, TTL_S, Signer
-from server.config import Config
-from server.http.errors import bad_request
-from server.http.middleware import CONFIG
 
 CDN_PATH = "/cdn"
 EMBED_PATH = "/webcams/embed/"
@@ -37,7 +37,8 @@ IMAGE_PREFIX = "/webcams/"
 # '_' too: container and compose service names (weather_api:8080) carry it.
 _LABEL = r"[A-Za-z0-9_](?:[A-Za-z0-9_-]{0,61}[A-Za-z0-9_])?"
 HOST = re.compile(
-    rf"(?:{_LABEL}(?:\.{_LABEL})*\.?|\[[0-9A-Fa-f:.]{{2,45}}\])(?::(?P<port>[0-9]{{1,5}}))?")
+    rf"(?:{_LABEL}(?:\.{_LABEL})*\.?|\[[0-9A-Fa-f:.]{{2,45}}\])(?::(?P<port>[0-9]{{1,5}}))?"
+)
 MAX_PORT = 65535
 # Where the link bases go in cached renderings (control characters never occur in JSON text:
 # they are escaped). One byte each: bytes.replace() of a single byte is a memchr pass, some
@@ -76,10 +77,14 @@ def bases(request: web.Request) -> Bases:
         base = "" if config.cdn_url and config.embed_base_url else origin(request, config)
         cdn = config.cdn_url.rstrip("/") or base + CDN_PATH
         embed = config.embed_base_url.rstrip("/") or base
-        if len(memo) >= _MAX_BASES:     # many Host values: start over (no unbounded growth)
+        if len(memo) >= _MAX_BASES:  # many Host values: start over (no unbounded growth)
             memo.clear()
         found = memo[(request.scheme, request.host)] = (
-            cdn, embed, orjson.dumps(cdn)[1:-1], orjson.dumps(embed)[1:-1])
+            cdn,
+            embed,
+            orjson.dumps(cdn)[1:-1],
+            orjson.dumps(embed)[1:-1],
+        )
     return found
 
 
@@ -106,14 +111,17 @@ class Links:
         kid, sig = self.signer.image_signature(public_id, expires)
         return f"expires={expires}&kid={kid}&sig={sig}"
 
-    def image_paths(self, row: int, indices: np.ndarray, times: np.ndarray,
-                    expires: int | None = None) -> list[str]:
+    def image_paths(
+        self, row: int, indices: np.ndarray, times: np.ndarray, expires: int | None = None
+    ) -> list[str]:
         """Each snapshot's image link below {cdn_url} (snapshots by index and capture time)."""
         public_id = self.data.catalog.public_ids[row]
         expires = self.expires if expires is None else expires
         query = self.query(public_id, expires)
-        return [signed(self.signer, public_id, head, query, expires)
-                for head in path_heads(self.data, row, indices, times)]
+        return [
+            signed(self.signer, public_id, head, query, expires)
+            for head in path_heads(self.data, row, indices, times)
+        ]
 
     def provider_link(self, row: int) -> ProviderLink | None:
         """The provider's link of a provider's webcam that lasts the period, else None."""
@@ -124,11 +132,17 @@ class Links:
         """A provider's webcam's history: its current image (the provider's link) when taken
         in the last 24 hours; no other image of it is held (its terms: never re-hosted)."""
         link = self.provider_link(row)
-        if link is None or link.updated is None or range_ != "24h" or \
-                not self.now - 86400 <= link.updated <= self.now:
+        if (
+            link is None
+            or link.updated is None
+            or range_ != "24h"
+            or not self.now - 86400 <= link.updated <= self.now
+        ):
             return b'{"snapshots":[],"count":0}'
         return b'{"snapshots":[{"captured_at":%b,"image_url":%b}],"count":1}' % (
-            orjson.dumps(iso(link.updated)), orjson.dumps(link.image_url))
+            orjson.dumps(iso(link.updated)),
+            orjson.dumps(link.image_url),
+        )
 
     def snapshots_body(self, row: int, indices: np.ndarray, times: np.ndarray) -> bytes:
         """The snapshot history's JSON body (snapshots by index and capture time): rendered
@@ -137,16 +151,25 @@ class Links:
         if self.data.snapshots.rendered:
             public_id = self.data.catalog.public_ids[row]
             return kernels.stamped_body(
-                times, b'{"snapshots":[', b'{"captured_at":"',
+                times,
+                b'{"snapshots":[',
+                b'{"captured_at":"',
                 b'Z","image_url":"%b/webcams/%b/' % (self._cdn_json, public_id.encode()),
-                b'Z.svg?%b"}' % self.query(public_id).encode(), count)
+                b'Z.svg?%b"}' % self.query(public_id).encode(),
+                count,
+            )
         cdn = self._cdn_json.decode()
-        items = ",".join([f'{{"captured_at":"{s}Z","image_url":"{cdn}{p}"}}' for s, p in zip(
-            iso_stamps(times), self.image_paths(row, indices, times))])
+        items = ",".join(
+            [
+                f'{{"captured_at":"{s}Z","image_url":"{cdn}{p}"}}'
+                for s, p in zip(iso_stamps(times), self.image_paths(row, indices, times))
+            ]
+        )
         return b'{"snapshots":[%b%b' % (items.encode(), count)
 
-    def image_urls(self, row: int, indices: np.ndarray, times: np.ndarray,
-                   expires: int | None = None) -> list[str]:
+    def image_urls(
+        self, row: int, indices: np.ndarray, times: np.ndarray, expires: int | None = None
+    ) -> list[str]:
         """Absolute image links."""
         return [self.cdn + p for p in self.image_paths(row, indices, times, expires)]
 
@@ -173,8 +196,11 @@ class Links:
 
     def render(self, row: int) -> bytes:
         """webcam() without the cache (safe in a worker thread: it changes nothing shared)."""
-        return b'%b,"image":{"current":%b}%b}' % (self.data.catalog.prefix(row),
-                                                  self.current_image(row), self.credit(row))
+        return b'%b,"image":{"current":%b}%b}' % (
+            self.data.catalog.prefix(row),
+            self.current_image(row),
+            self.credit(row),
+        )
 
     def credit(self, row: int) -> bytes:
         """`,"provider":{…}` for a provider's webcam (name, courtesy, its page), else b""."""
@@ -182,8 +208,9 @@ class Links:
         if link is None:
             return b""
         name, site, courtesy = PROVIDERS.get(link.provider, (link.provider, None, None))
-        return b',"provider":' + orjson.dumps({"name": name, "attribution": courtesy,
-                                               "url": link.page_url or site})
+        return b',"provider":' + orjson.dumps(
+            {"name": name, "attribution": courtesy, "url": link.page_url or site}
+        )
 
     def webcams(self, rows: list[int]) -> bytes:
         """webcam() of each row, comma-separated (one C-level pass over the cache)."""
@@ -211,36 +238,52 @@ class Links:
             # Ids and tokens are URL- and JSON-safe ([A-Za-z0-9._-]).
             detail = details[row] = (
                 b'%b,"last_updated":%b,"image":{"current":%b},"player":{"embed":"%b%b%b?token='
-                b'%b","expires_in":%d}}' % (
+                b'%b","expires_in":%d}}'
+                % (
                     self.data.catalog.prefix(row),
-                    orjson.dumps(None if last is None else iso(last)), self.current_image(row),
-                    EMBED_MARK, EMBED_PATH.encode(), public_id.encode(), token.encode(), TTL_S))
+                    orjson.dumps(None if last is None else iso(last)),
+                    self.current_image(row),
+                    EMBED_MARK,
+                    EMBED_PATH.encode(),
+                    public_id.encode(),
+                    token.encode(),
+                    TTL_S,
+                )
+            )
         return self.resolve(detail).replace(EMBED_MARK, self._embed_json)
-
 
     def provider_detail(self, row: int) -> bytes:
         """A provider's webcam's detail: its player is the provider's (its terms: images link
         to its player or page), last_updated the provider's."""
         link = self.data.provider[row]
         player = link.player_url or link.page_url
-        return b'%b,"last_updated":%b,"image":{"current":%b},"player":{"embed":%b,' \
-               b'"expires_in":%d}%b}' % (
-                   self.data.catalog.prefix(row),
-                   orjson.dumps(None if link.updated is None else iso(link.updated)),
-                   self.current_image(row), orjson.dumps(player), TTL_S, self.credit(row))
+        return (
+            b'%b,"last_updated":%b,"image":{"current":%b},"player":{"embed":%b,'
+            b'"expires_in":%d}%b}'
+            % (
+                self.data.catalog.prefix(row),
+                orjson.dumps(None if link.updated is None else iso(link.updated)),
+                self.current_image(row),
+                orjson.dumps(player),
+                TTL_S,
+                self.credit(row),
+            )
+        )
 
 
-def path_heads(data: WebcamsData, row: int, indices: np.ndarray, times: np.ndarray
-               ) -> list[str]:
+def path_heads(data: WebcamsData, row: int, indices: np.ndarray, times: np.ndarray) -> list[str]:
     """Each snapshot's image link below {cdn_url} up to its signature parameters: through
     `?` for the built-in image host, through `&` for an object key."""
     snaps, public_id = data.snapshots, data.catalog.public_ids[row]
     stamps = iso_stamps(times)
     if snaps.rendered:
         return [f"/webcams/{public_id}/{s}Z.svg?" for s in stamps]
-    return [f"/{image.ref}?webcam={public_id}&" if image.kind == "key"
-            else f"/webcams/{public_id}/{stamp}Z{image.ext}?"
-            for image, stamp in zip(snaps.images(indices), stamps)]
+    return [
+        f"/{image.ref}?webcam={public_id}&"
+        if image.kind == "key"
+        else f"/webcams/{public_id}/{stamp}Z{image.ext}?"
+        for image, stamp in zip(snaps.images(indices), stamps)
+    ]
 
 
 OBJECT_MARK = "?webcam="
@@ -251,7 +294,7 @@ def signed(signer: Signer, public_id: str, head: str, query: str, expires: int) 
     `query`, or for an object key a signature of its own over the key."""
     if OBJECT_MARK not in head:
         return head + query
-    object_key = head[1:head.index(OBJECT_MARK)]
+    object_key = head[1 : head.index(OBJECT_MARK)]
     kid, sig = signer.object_signature(public_id, expires, object_key)
     return f"{head}expires={expires}&kid={kid}&sig={sig}"
 
@@ -261,6 +304,9 @@ def current_heads(data: WebcamsData) -> list[str | None]:
     heads: list[str | None] = []
     for row in range(data.catalog.size):
         last = data.snapshots.last_index(row)
-        heads.append(None if last is None else path_heads(
-            data, row, np.array([last]), data.snapshots.last[row:row + 1])[0])
+        heads.append(
+            None
+            if last is None
+            else path_heads(data, row, np.array([last]), data.snapshots.last[row : row + 1])[0]
+        )
     return heads

@@ -13,7 +13,8 @@ from __future__ import annotations
 import math
 
 import numpy as np
-from numba import njit, uint64 as _u
+from numba import njit
+from numba import uint64 as _u
 
 from contract import EARTH_RADIUS_KM
 
@@ -24,7 +25,7 @@ CELLS_SHARE = 10
 # A circle's cells are the source up to a larger share: the pass over every position costs more
 # with a circle, the vectorised count only serves a bbox alone.
 CELLS_SHARE_NEAR = 3
-SORT_MAX = 256          # more matches in cells are put in order by marks, not a sort
+SORT_MAX = 256  # more matches in cells are put in order by marks, not a sort
 
 
 @njit(cache=True, nogil=True)
@@ -41,8 +42,11 @@ def _in(lat, lon, shape):
     """In shape = (south, north, west, east, west2, east2): a latitude range and two longitude
     ranges (a bbox across the antimeridian, or a circle's band, needs both). Without branches:
     the comparisons are cheaper than mispredicted jumps."""
-    return (lat >= shape[0]) & (lat <= shape[1]) & (((lon >= shape[2]) & (lon <= shape[3]))
-                                                    | ((lon >= shape[4]) & (lon <= shape[5])))
+    return (
+        (lat >= shape[0])
+        & (lat <= shape[1])
+        & (((lon >= shape[2]) & (lon <= shape[3])) | ((lon >= shape[4]) & (lon <= shape[5])))
+    )
 
 
 @njit(cache=True, nogil=True)
@@ -52,9 +56,12 @@ def _passes(geo, country, location, u, wanted, box, band, near):
     as _in() shapes; near = (lat, lon, radius_km, 1.0 for a circle given, the centre's unit
     vector, squared chords certainly inside and certainly outside the radius)."""
     lat, lon = geo[0, u], geo[1, u]
-    if not (_in(lat, lon, box) & _in(lat, lon, band)
-            & ((wanted[0] < 0) | (country[u] == wanted[0]))
-            & ((wanted[1] < 0) | (location[u] == wanted[1]))):
+    if not (
+        _in(lat, lon, box)
+        & _in(lat, lon, band)
+        & ((wanted[0] < 0) | (country[u] == wanted[0]))
+        & ((wanted[1] < 0) | (location[u] == wanted[1]))
+    ):
         return False
     if near[3] == 0.0:
         return True
@@ -82,10 +89,17 @@ def _area(box, band):
     if south > north:
         return 0, -1, 1, 0, 1, 0
     shape = box if box[0] > -math.inf else band
-    west2, east2 = (_cell(shape[4], 180, 360), _cell(shape[5], 180, 360)) \
-        if shape[4] <= shape[5] else (1, 0)
-    return (_cell(south, 90, 180), _cell(north, 90, 180), _cell(shape[2], 180, 360),
-            _cell(shape[3], 180, 360), west2, east2)
+    west2, east2 = (
+        (_cell(shape[4], 180, 360), _cell(shape[5], 180, 360)) if shape[4] <= shape[5] else (1, 0)
+    )
+    return (
+        _cell(south, 90, 180),
+        _cell(north, 90, 180),
+        _cell(shape[2], 180, 360),
+        _cell(shape[3], 180, 360),
+        west2,
+        east2,
+    )
 
 
 @njit(cache=True, nogil=True)
@@ -113,11 +127,10 @@ def _coarse(geo, box, band):
 
 
 @njit(cache=True, nogil=True)
-def _scan(order, geo, country, location, positions, every, wanted, box, band, near, offset,
-          limit):
+def _scan(order, geo, country, location, positions, every, wanted, box, band, near, offset, limit):
     """select() over candidate positions in ascending order (`every`: all of them, in order):
     the page is the matches from `offset`, the rest are only counted."""
-    if every and near[3] != 0.0:        # a circle: its band's positions first
+    if every and near[3] != 0.0:  # a circle: its band's positions first
         positions, every = _coarse(geo, box, band), False
     # No conditional index in the loops: it costs more than the tests.
     n = len(positions)
@@ -142,8 +155,9 @@ def _scan(order, geo, country, location, positions, every, wanted, box, band, ne
 
 
 @njit(cache=True, nogil=True)
-def _from_cells(order, cells, by_cell, cell_start, area, count, wanted, box, band, near,
-                offset, limit):
+def _from_cells(
+    order, cells, by_cell, cell_start, area, count, wanted, box, band, near, offset, limit
+):
     """select() over the rows of an area's cells (`count` of them): the matches' positions
     sorted, then the page. `cells` holds the filter values in cell order (geo, country,
     location), so the pass reads memory in sequence; `by_cell` their positions."""
@@ -185,8 +199,23 @@ def _from_cells(order, cells, by_cell, cell_start, area, count, wanted, box, ban
 
 
 @njit(cache=True, nogil=True)
-def select(order, geo, country, location, positions, every, cells, by_cell, cell_start,
-           wanted, box, band, near, offset, limit):
+def select(
+    order,
+    geo,
+    country,
+    location,
+    positions,
+    every,
+    cells,
+    by_cell,
+    cell_start,
+    wanted,
+    box,
+    band,
+    near,
+    offset,
+    limit,
+):
     """(rows of the page, total matches) of a query in one sort order (`order`: its rows; the
     filter columns by position): from the cells of the bbox or the circle when they hold fewer
     rows than `positions` (the filtered country's or location's, or `every` one) and a share
@@ -195,11 +224,24 @@ def select(order, geo, country, location, positions, every, cells, by_cell, cell
     if box[0] > -math.inf or band[0] > -math.inf:
         area = _area(box, band)
         if area[0] > area[1]:
-            return np.empty(0, dtype=np.int64), 0       # a bbox and a circle that do not meet
+            return np.empty(0, dtype=np.int64), 0  # a bbox and a circle that do not meet
         count = _cell_count(cell_start, area)
         share = CELLS_SHARE if near[3] == 0.0 else CELLS_SHARE_NEAR
         if count <= len(order) // share and count < len(positions):
-            return _from_cells(order, cells, by_cell, cell_start, area, count, wanted, box,
-                               band, near, offset, limit)
-    return _scan(order, geo, country, location, positions, every, wanted, box, band, near,
-                 offset, limit)
+            return _from_cells(
+                order,
+                cells,
+                by_cell,
+                cell_start,
+                area,
+                count,
+                wanted,
+                box,
+                band,
+                near,
+                offset,
+                limit,
+            )
+    return _scan(
+        order, geo, country, location, positions, every, wanted, box, band, near, offset, limit
+    )

@@ -25,8 +25,19 @@ SKY = (
     (15.0, (50, 120, 210), (170, 210, 240)),
     (60.0, (30, 100, 210), (150, 200, 245)),
 )
-MOUNTAIN_WORDS = ("Summit", "Ski", "Glacier", "Pass", "Mountain", "Cable", "Chairlift",
-                  "Valley", "Hut", "Slope", "Hillside")
+MOUNTAIN_WORDS = (
+    "Summit",
+    "Ski",
+    "Glacier",
+    "Pass",
+    "Mountain",
+    "Cable",
+    "Chairlift",
+    "Valley",
+    "Hut",
+    "Slope",
+    "Hillside",
+)
 WATER_WORDS = ("Harbour", "Beach", "Lake", "Promenade", "Riverside", "Bridge")
 
 
@@ -34,10 +45,20 @@ def sun_position(lat: float, lon: float, unix_s: int) -> tuple[float, float]:
     """(elevation in degrees, hour angle in degrees; negative before solar noon)."""
     t = dt.datetime.fromtimestamp(unix_s, dt.timezone.utc)
     gamma = 2 * math.pi / 365 * (t.timetuple().tm_yday - 1 + (t.hour - 12) / 24)
-    decl = (0.006918 - 0.399912 * math.cos(gamma) + 0.070257 * math.sin(gamma)
-            - 0.006758 * math.cos(2 * gamma) + 0.000907 * math.sin(2 * gamma))
-    eqtime = 229.18 * (0.000075 + 0.001868 * math.cos(gamma) - 0.032077 * math.sin(gamma)
-                       - 0.014615 * math.cos(2 * gamma) - 0.040849 * math.sin(2 * gamma))
+    decl = (
+        0.006918
+        - 0.399912 * math.cos(gamma)
+        + 0.070257 * math.sin(gamma)
+        - 0.006758 * math.cos(2 * gamma)
+        + 0.000907 * math.sin(2 * gamma)
+    )
+    eqtime = 229.18 * (
+        0.000075
+        + 0.001868 * math.cos(gamma)
+        - 0.032077 * math.sin(gamma)
+        - 0.014615 * math.cos(2 * gamma)
+        - 0.040849 * math.sin(2 * gamma)
+    )
     minutes = t.hour * 60 + t.minute + t.second / 60 + eqtime + 4 * lon
     hour_angle = (minutes / 4 - 180 + 540) % 360 - 180
     phi, h = math.radians(lat), math.radians(hour_angle)
@@ -49,8 +70,11 @@ def fallback_cloud_cover(seed: int, unix_s: int) -> float:
     """A smooth, deterministic stand-in for the cloud cover (0..1) when no forecast has one."""
     phase = (seed % 1000) / 1000 * 2 * math.pi
     days = unix_s / 86_400
-    value = 0.45 + 0.35 * math.sin(days / 2.7 * 2 * math.pi + phase) \
+    value = (
+        0.45
+        + 0.35 * math.sin(days / 2.7 * 2 * math.pi + phase)
         + 0.2 * math.sin(days * 3.1 * 2 * math.pi + 2 * phase)
+    )
     return max(0.0, min(1.0, value))
 
 
@@ -79,8 +103,9 @@ def sky_colours(elevation: float, cloud: float) -> tuple[tuple, tuple]:
     return _mix(top, grey, 0.75 * cloud), _mix(bottom, grey, 0.6 * cloud)
 
 
-def render(public_id: str, name: str, lat: float, lon: float, timezone: str, unix_s: int,
-           cloud: float) -> bytes:
+def render(
+    public_id: str, name: str, lat: float, lon: float, timezone: str, unix_s: int, cloud: float
+) -> bytes:
     """The SVG image of one snapshot."""
     seed = zlib.crc32(public_id.encode())
     elevation, hour_angle = sun_position(lat, lon, unix_s)
@@ -107,9 +132,11 @@ def _stars(seed: int, elevation: float, cloud: float) -> list[str]:
         return []
     rng = random.Random(seed)
     opacity = round((1 - cloud) * min(1.0, (-8 - elevation) / 6), 2)
-    return [f'<circle cx="{rng.uniform(0, WIDTH):.0f}" cy="{rng.uniform(0, HORIZON - 20):.0f}" '
-            f'r="{rng.choice((0.6, 0.9, 1.3))}" fill="#fff" opacity="{opacity}"/>'
-            for _ in range(70)]
+    return [
+        f'<circle cx="{rng.uniform(0, WIDTH):.0f}" cy="{rng.uniform(0, HORIZON - 20):.0f}" '
+        f'r="{rng.choice((0.6, 0.9, 1.3))}" fill="#fff" opacity="{opacity}"/>'
+        for _ in range(70)
+    ]
 
 
 def _sun(elevation: float, hour_angle: float, cloud: float) -> list[str]:
@@ -118,8 +145,10 @@ def _sun(elevation: float, hour_angle: float, cloud: float) -> list[str]:
     x = WIDTH / 2 + hour_angle / 120 * WIDTH / 2
     y = HORIZON - max(-10.0, elevation) / 70 * (HORIZON - 30)
     colour = _hex(_mix((255, 150, 60), (255, 245, 200), max(0.0, min(1.0, elevation / 20))))
-    return [f'<circle cx="{x:.0f}" cy="{y:.0f}" r="18" fill="{colour}" '
-            f'opacity="{1 - 0.8 * cloud:.2f}"/>']
+    return [
+        f'<circle cx="{x:.0f}" cy="{y:.0f}" r="18" fill="{colour}" '
+        f'opacity="{1 - 0.8 * cloud:.2f}"/>'
+    ]
 
 
 def _clouds(seed: int, unix_s: int, cloud: float, light: float) -> list[str]:
@@ -131,8 +160,10 @@ def _clouds(seed: int, unix_s: int, cloud: float, light: float) -> list[str]:
     for _ in range(round(cloud * 16)):
         x = (rng.uniform(0, WIDTH + 200) + drift) % (WIDTH + 200) - 100
         y, w = rng.uniform(20, HORIZON - 40), rng.uniform(60, 160)
-        out.append(f'<ellipse cx="{x:.0f}" cy="{y:.0f}" rx="{w:.0f}" ry="{w / 4:.0f}" '
-                   f'fill="{shade}" opacity="{0.55 + 0.4 * cloud:.2f}"/>')
+        out.append(
+            f'<ellipse cx="{x:.0f}" cy="{y:.0f}" rx="{w:.0f}" ry="{w / 4:.0f}" '
+            f'fill="{shade}" opacity="{0.55 + 0.4 * cloud:.2f}"/>'
+        )
     return out
 
 
@@ -147,8 +178,10 @@ def _ground(seed: int, name: str, light: float, elevation: float) -> list[str]:
             points.append(f"{x:.0f},{rng.uniform(90, HORIZON - 20):.0f}")
         points.append(f"{WIDTH},{HEIGHT} 0,{HEIGHT}")
         rock = _hex(_mix((20, 22, 30), (120, 125, 140), light))
-        return [f'<polygon points="{" ".join(points)}" fill="{rock}"/>',
-                f'<rect y="{HORIZON + 40}" width="{WIDTH}" height="{HEIGHT}" fill="{land}"/>']
+        return [
+            f'<polygon points="{" ".join(points)}" fill="{rock}"/>',
+            f'<rect y="{HORIZON + 40}" width="{WIDTH}" height="{HEIGHT}" fill="{land}"/>',
+        ]
     out = []
     if any(word in name for word in WATER_WORDS):
         water = _hex(_mix((8, 14, 30), (60, 110, 160), light))
@@ -157,11 +190,15 @@ def _ground(seed: int, name: str, light: float, elevation: float) -> list[str]:
     window = "#ffd27a" if elevation < -4 else _hex(_mix((30, 30, 40), (200, 210, 220), light))
     while x < WIDTH:
         w, h = rng.uniform(25, 70), rng.uniform(20, 110)
-        out.append(f'<rect x="{x:.0f}" y="{HORIZON - h + 30:.0f}" width="{w:.0f}" height="{h:.0f}" '
-                   f'fill="{_hex(_mix((12, 12, 18), (90, 92, 100), light))}"/>')
+        out.append(
+            f'<rect x="{x:.0f}" y="{HORIZON - h + 30:.0f}" width="{w:.0f}" height="{h:.0f}" '
+            f'fill="{_hex(_mix((12, 12, 18), (90, 92, 100), light))}"/>'
+        )
         if rng.random() < 0.6:
-            out.append(f'<rect x="{x + w / 3:.0f}" y="{HORIZON - h + 40:.0f}" width="4" '
-                       f'height="4" fill="{window}"/>')
+            out.append(
+                f'<rect x="{x + w / 3:.0f}" y="{HORIZON - h + 40:.0f}" width="4" '
+                f'height="4" fill="{window}"/>'
+            )
         x += w + rng.uniform(0, 12)
     if not any(word in name for word in WATER_WORDS):
         out.append(f'<rect y="{HORIZON + 30}" width="{WIDTH}" height="{HEIGHT}" fill="{land}"/>')

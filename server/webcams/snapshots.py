@@ -25,10 +25,10 @@ _EPOCH_ORDINAL = dt.date(1970, 1, 1).toordinal()
 class Image:
     """Where one snapshot's image lives: rendered on demand, a copied file, or a CDN key."""
 
-    kind: str                  # rendered | file | key
-    ext: str                   # file name extension with the dot
+    kind: str  # rendered | file | key
+    ext: str  # file name extension with the dot
     media_type: str
-    ref: str | None = None     # object key (key) or artifact-relative file (file)
+    ref: str | None = None  # object key (key) or artifact-relative file (file)
 
 
 RENDERED = Image("rendered", RENDERED_EXT, "image/svg+xml")
@@ -70,8 +70,9 @@ class Snapshots:
         end = int(self.offsets[row + 1])
         return end - 1 if end > self.offsets[row] else None
 
-    def window(self, row: int, range_: str, now: int, timezone: str
-               ) -> tuple[np.ndarray, np.ndarray]:
+    def window(
+        self, row: int, range_: str, now: int, timezone: str
+    ) -> tuple[np.ndarray, np.ndarray]:
         """(indices, capture times) of the row's snapshots in `range_` ending at `now`, oldest
         first: 24h every snapshot captured in [now - 24 h, now]; 30d for each of the last 30
         local calendar days (the webcam's timezone) whose pick is final, the snapshot closest to
@@ -81,8 +82,11 @@ class Snapshots:
             a, b = int(self.offsets[row]), int(self.offsets[row + 1])
             lo = self.search(a, b, now - DAY_S, "left")
             # Usually nothing is newer than now: no second search.
-            hi = b if b == a or int(self.last[row]) <= now else \
-                max(lo, self.search(lo, b, now, "right"))
+            hi = (
+                b
+                if b == a or int(self.last[row]) <= now
+                else max(lo, self.search(lo, b, now, "right"))
+            )
             return np.arange(lo, hi, dtype=np.int64), self.times.read(lo, hi)
         today, noon = local_day_noon(now, timezone)
         da, db = int(self.daily_offsets[row]), int(self.daily_offsets[row + 1])
@@ -90,12 +94,12 @@ class Snapshots:
         # A day more than 30: the first is in only while today is not (not final yet).
         lo = da + int(np.searchsorted(days, today - DAYS_30, side="left"))
         hi = da + int(np.searchsorted(days, today, side="right"))
-        times, days = self.daily_time[lo:hi], days[lo - da:hi - da]
+        times, days = self.daily_time[lo:hi], days[lo - da : hi - da]
         keep = times <= now
         indices, times, days = self.daily_index[lo:hi][keep], times[keep], days[keep]
         has_today = bool(len(times)) and int(days[-1]) == today
         final = has_today and self._final(row, int(indices[-1]), int(times[-1]), noon, now)
-        if has_today and not final:         # today's pick may still change
+        if has_today and not final:  # today's pick may still change
             indices, times, days = indices[:-1], times[:-1], days[:-1]
         first = today - (DAYS_30 - 1 if final else DAYS_30)
         start = int(np.searchsorted(days, first, side="left"))
@@ -112,14 +116,16 @@ class Snapshots:
         if pick >= noon:
             return True
         following = index + 1
-        return following < int(self.offsets[row + 1]) \
+        return (
+            following < int(self.offsets[row + 1])
             and noon <= int(self.times.read(following, following + 1)[0]) <= now
+        )
 
     def search(self, a: int, b: int, value: int, side: str) -> int:
         """np.searchsorted over SNAP_TIMES[a:b] (sorted), as an index into SNAP_TIMES: the
         sparse index narrows it to one block, the only part read."""
         stride = W.SNAP_STRIDE
-        k0, k1 = -(-a // stride), -(-b // stride)        # sparse entries at positions in [a, b)
+        k0, k1 = -(-a // stride), -(-b // stride)  # sparse entries at positions in [a, b)
         j = int(self.sparse[k0:k1].searchsorted(value, side=side))
         start = a if j == 0 else (k0 + j - 1) * stride + 1
         end = b if k0 + j >= k1 else (k0 + j) * stride
@@ -167,10 +173,12 @@ def iso_parts(times: np.ndarray) -> list[tuple[str, str, str]]:
     days, seconds = np.divmod(np.asarray(times, dtype=np.int64), DAY_S)
     minutes, seconds = np.divmod(seconds, 60)
     day_list = days.tolist()
-    dates = {d: _date(d) for d in set(day_list)}     # a window spans a few days at most
+    dates = {d: _date(d) for d in set(day_list)}  # a window spans a few days at most
     hours_minutes, secs = _HOURS_MINUTES, _SECONDS
-    return [(dates[d], hours_minutes[m], secs[s])
-            for d, m, s in zip(day_list, minutes.tolist(), seconds.tolist())]
+    return [
+        (dates[d], hours_minutes[m], secs[s])
+        for d, m, s in zip(day_list, minutes.tolist(), seconds.tolist())
+    ]
 
 
 def iso(times: np.ndarray) -> list[str]:

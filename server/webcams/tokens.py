@@ -19,14 +19,14 @@ import binascii
 import hmac
 import re
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Callable
 
 from aiohttp import web
 
-from server.webcams.secrets import Secrets, parse_file, read_private
 from server.security.private_file import Followed
+from server.webcams.secrets import Secrets, parse_file, read_private
 
 TTL_S = 3600
 # Links inside responses expire at the end of the current period plus TTL_S: valid at least
@@ -34,7 +34,7 @@ TTL_S = 3600
 PERIOD_S = 300
 CLUSTERS, EMBED, IMAGE = "clusters", "embed", "image"
 PURPOSES = (CLUSTERS, EMBED)
-EXPIRES = re.compile(r"[1-9][0-9]{0,11}")           # one spelling per instant: no leading zeros
+EXPIRES = re.compile(r"[1-9][0-9]{0,11}")  # one spelling per instant: no leading zeros
 B64 = re.compile(r"[A-Za-z0-9_-]+")
 _MAX_CACHED = 200_000
 
@@ -71,7 +71,7 @@ class Signer:
 
     secrets: Secrets
     clock: Callable[[], float] = time.time
-    source: Path | None = None           # the secrets file to follow, if any
+    source: Path | None = None  # the secrets file to follow, if any
     _image_sigs: dict[tuple[str, int, str], str] = field(default_factory=dict)
     _file: Followed | None = None
 
@@ -124,7 +124,7 @@ class Signer:
             raise TokenError("the token was signed with an unknown or retired key")
         bad = TokenError("the token's signature is invalid (tampered or truncated)")
         if not EXPIRES.fullmatch(expires_text):
-            raise bad                       # a re-spelled expiry is refused like a forged one
+            raise bad  # a re-spelled expiry is refused like a forged one
         try:
             claimed_subject = _unb64(subject_b64).decode()
             mac = _unb64(mac_b64)
@@ -135,8 +135,9 @@ class Signer:
             raise bad
         if claimed != purpose:
             raise TokenError(f"the token was issued for {claimed}, not for {purpose}")
-        if subject is not None and not hmac.compare_digest(claimed_subject.encode(),
-                                                           subject.encode()):
+        if subject is not None and not hmac.compare_digest(
+            claimed_subject.encode(), subject.encode()
+        ):
             raise TokenError("the token was issued for another webcam")
         if int(expires_text) <= self.now():
             raise TokenError("the token has expired; request a new one")
@@ -160,8 +161,9 @@ class Signer:
         kid = self.secrets.current
         return kid, _b64(_mac(self.secrets.image_keys[kid], IMAGE, webcam, expires, object_key))
 
-    def verify_image(self, webcam: str, expires: str, kid: str, sig: str,
-                     object_key: str = "") -> None:
+    def verify_image(
+        self, webcam: str, expires: str, kid: str, sig: str, object_key: str = ""
+    ) -> None:
         """Raise TokenError unless (kid, sig) signs `webcam` (and `object_key`, for a CDN
         object) until `expires`, still valid."""
         secret = self.secrets.image_keys.get(kid)
@@ -169,7 +171,7 @@ class Signer:
             raise TokenError("the image link is malformed or signed with an unknown key")
         bad = TokenError("the image link's signature is invalid")
         if not EXPIRES.fullmatch(expires):
-            raise bad                       # a re-spelled expiry is refused like a forged one
+            raise bad  # a re-spelled expiry is refused like a forged one
         try:
             mac = _unb64(sig)
         except (binascii.Error, ValueError):

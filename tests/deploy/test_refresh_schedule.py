@@ -15,8 +15,15 @@ import yaml
 REPO = Path(__file__).resolve().parents[2]
 DEPLOY = REPO / "deploy"
 INSTALL = "/opt/weatherapi"
-COMMAND = ["-m", "pipeline", "refresh", "--datasets", "/var/lib/weatherapi/datasets",
-           "--out", "/var/lib/weatherapi/build"]
+COMMAND = [
+    "-m",
+    "pipeline",
+    "refresh",
+    "--datasets",
+    "/var/lib/weatherapi/datasets",
+    "--out",
+    "/var/lib/weatherapi/build",
+]
 ALERTS = ["--only", "forecast", "--sources", "alerts"]
 WEBCAMS = ["--only", "webcams", "--sources", "webcams"]
 
@@ -35,8 +42,9 @@ def verify(*units: Path) -> subprocess.CompletedProcess:
     """systemd-analyze verify, which also loads what the units name (executables, targets)."""
     if shutil.which("systemd-analyze") is None:
         pytest.skip("systemd-analyze is not installed (apt-get install systemd)")
-    return subprocess.run(["systemd-analyze", "verify", *map(str, units)],
-                          capture_output=True, text=True, timeout=60)
+    return subprocess.run(
+        ["systemd-analyze", "verify", *map(str, units)], capture_output=True, text=True, timeout=60
+    )
 
 
 def exec_start(unit: Path) -> list[str]:
@@ -45,8 +53,7 @@ def exec_start(unit: Path) -> list[str]:
     return shlex.split(line.removeprefix("ExecStart="))
 
 
-@pytest.mark.parametrize("name", ["weatherapi-refresh", "weatherapi-alerts",
-                                  "weatherapi-webcams"])
+@pytest.mark.parametrize("name", ["weatherapi-refresh", "weatherapi-alerts", "weatherapi-webcams"])
 def test_systemd_units_verify(tmp_path, name):
     units = installed_copy(tmp_path)
     result = verify(units / f"{name}.service", units / f"{name}.timer")
@@ -66,11 +73,16 @@ def test_verify_catches_a_broken_unit(tmp_path):
 def test_every_schedule_runs_the_same_command():
     # the hourly refresh, the alerts every 5 minutes (the forecast's alerts only), the webcams
     # every 4 (a provider's links expire in 10)
-    schedules = [("weatherapi-refresh", "15 * * * *", COMMAND),
-                 ("weatherapi-alerts", "*/5 * * * *", COMMAND + ALERTS),
-                 ("weatherapi-webcams", "*/4 * * * *", COMMAND + WEBCAMS)]
-    crons = [line for line in (DEPLOY / "cron" / "weatherapi-refresh").read_text()
-             .splitlines() if line and not line.startswith(("#", "SHELL"))]
+    schedules = [
+        ("weatherapi-refresh", "15 * * * *", COMMAND),
+        ("weatherapi-alerts", "*/5 * * * *", COMMAND + ALERTS),
+        ("weatherapi-webcams", "*/4 * * * *", COMMAND + WEBCAMS),
+    ]
+    crons = [
+        line
+        for line in (DEPLOY / "cron" / "weatherapi-refresh").read_text().splitlines()
+        if line and not line.startswith(("#", "SHELL"))
+    ]
     jobs = list(yaml.safe_load_all((DEPLOY / "kubernetes" / "refresh-cronjob.yaml").read_text()))
     assert len(crons) == len(jobs) == len(schedules)
     for (unit, schedule, command), cron, job in zip(schedules, crons, jobs):
@@ -93,17 +105,29 @@ def test_the_frequent_timers_fire_on_their_minutes(name, every):
     assert f"OnCalendar=*:0/{every}\n" in timer and f"Unit={name}.service" in timer
     if shutil.which("systemd-analyze") is None:
         pytest.skip("systemd-analyze is not installed (apt-get install systemd)")
-    result = subprocess.run(["systemd-analyze", "calendar", "--iterations=3", f"*:0/{every}"],
-                            capture_output=True, text=True, timeout=60)
+    result = subprocess.run(
+        ["systemd-analyze", "calendar", "--iterations=3", f"*:0/{every}"],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
     assert result.returncode == 0, result.stderr
-    minutes = [line.split()[-2][3:5] for line in result.stdout.splitlines()
-               if "Next elapse" in line or "Iter." in line]
+    minutes = [
+        line.split()[-2][3:5]
+        for line in result.stdout.splitlines()
+        if "Next elapse" in line or "Iter." in line
+    ]
     assert all(int(m) % every == 0 for m in minutes) and len(minutes) == 3
 
 
 def test_the_command_is_one_the_pipeline_takes():
-    result = subprocess.run([sys.executable, *COMMAND[:3], "--help"], cwd=REPO,
-                            capture_output=True, text=True, timeout=60)
+    result = subprocess.run(
+        [sys.executable, *COMMAND[:3], "--help"],
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
     assert result.returncode == 0
     for option in (COMMAND + ALERTS + WEBCAMS)[3::2]:
         assert option in result.stdout

@@ -21,13 +21,34 @@ from server.observe.metrics import Metrics
 REPO = Path(__file__).resolve().parents[2]
 DEPLOY = REPO / "deploy"
 INSTALL = "/opt/weatherapi"
-SERVE = ["-m", "server", "--build", "/var/lib/weatherapi/build",
-         "--keys-file", "/etc/weatherapi/keys.json", "--workers", "2"]
-REFRESH = ["-m", "pipeline", "refresh", "--datasets", "/var/lib/weatherapi/datasets",
-           "--out", "/var/lib/weatherapi/build"]
-HARDENING = ("ProtectSystem=strict", "ProtectHome=true", "PrivateTmp=true", "NoNewPrivileges=true",
-             "CapabilityBoundingSet=", "SystemCallFilter=@system-service",
-             "RestrictAddressFamilies=AF_INET AF_INET6 AF_UNIX")
+SERVE = [
+    "-m",
+    "server",
+    "--build",
+    "/var/lib/weatherapi/build",
+    "--keys-file",
+    "/etc/weatherapi/keys.json",
+    "--workers",
+    "2",
+]
+REFRESH = [
+    "-m",
+    "pipeline",
+    "refresh",
+    "--datasets",
+    "/var/lib/weatherapi/datasets",
+    "--out",
+    "/var/lib/weatherapi/build",
+]
+HARDENING = (
+    "ProtectSystem=strict",
+    "ProtectHome=true",
+    "PrivateTmp=true",
+    "NoNewPrivileges=true",
+    "CapabilityBoundingSet=",
+    "SystemCallFilter=@system-service",
+    "RestrictAddressFamilies=AF_INET AF_INET6 AF_UNIX",
+)
 
 
 def unit_lines(name: str) -> list[str]:
@@ -48,8 +69,12 @@ def test_the_server_unit_verifies(tmp_path):
     if shutil.which("systemd-analyze") is None:
         pytest.skip("systemd-analyze is not installed (apt-get install systemd)")
     units = installed_units(tmp_path)
-    result = subprocess.run(["systemd-analyze", "verify", *map(str, sorted(units.iterdir()))],
-                            capture_output=True, text=True, timeout=60)
+    result = subprocess.run(
+        ["systemd-analyze", "verify", *map(str, sorted(units.iterdir()))],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
     assert result.returncode == 0 and result.stderr == "", result.stderr
 
 
@@ -65,20 +90,27 @@ def test_the_server_unit_runs_the_documented_command_hardened():
     # /opt is read-only to it: numba's cache is where the service may write, and warm
     assert "CacheDirectory=weatherapi" in lines
     assert "Environment=NUMBA_CACHE_DIR=/var/cache/weatherapi/numba" in lines
-    assert any(line.startswith("ExecStartPre=") and "server.kernels.warmup" in line
-               for line in lines)
+    assert any(
+        line.startswith("ExecStartPre=") and "server.kernels.warmup" in line for line in lines
+    )
 
 
 def test_the_refresh_writes_the_pipeline_metrics():
     lines = unit_lines("weatherapi-refresh.service")
-    assert "Environment=WEATHERAPI_METRICS_TEXTFILE=/var/lib/weatherapi/metrics/pipeline.prom" \
-        in lines
-    assert "ReadWritePaths=/var/lib/weatherapi" in lines      # the text file's directory
+    assert (
+        "Environment=WEATHERAPI_METRICS_TEXTFILE=/var/lib/weatherapi/metrics/pipeline.prom" in lines
+    )
+    assert "ReadWritePaths=/var/lib/weatherapi" in lines  # the text file's directory
 
 
 def test_the_server_takes_the_commands_flags():
-    result = subprocess.run([sys.executable, "-m", "server", "--help"], cwd=REPO,
-                            capture_output=True, text=True, timeout=60)
+    result = subprocess.run(
+        [sys.executable, "-m", "server", "--help"],
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
     assert result.returncode == 0
     for flag in SERVE[2::2]:
         assert flag in result.stdout
@@ -110,8 +142,9 @@ def test_compose_runs_the_documented_commands():
     assert services.keys() == {"api", "refresh", "redis"}
     assert services["api"]["command"] == ["python", *SERVE]
     assert shlex.join(["python", *REFRESH]) in services["refresh"]["command"][-1]
-    assert services["api"]["environment"]["WEATHERAPI_RATE_LIMIT_REDIS_URL"] == \
-        "redis://redis:6379/0"
+    assert (
+        services["api"]["environment"]["WEATHERAPI_RATE_LIMIT_REDIS_URL"] == "redis://redis:6379/0"
+    )
     for service in ("api", "refresh"):
         assert services[service]["cap_drop"] == ["ALL"]
         assert "no-new-privileges:true" in services[service]["security_opt"]
@@ -132,8 +165,13 @@ def exported_names() -> set[str]:
     """Every series name the server's /metrics and the pipeline's text file may hold."""
     names = set()
     for family in Metrics(Store(Path("/nonexistent"), {})).registry.collect():
-        names |= {family.name, f"{family.name}_total", f"{family.name}_bucket",
-                  f"{family.name}_count", f"{family.name}_sum"}
+        names |= {
+            family.name,
+            f"{family.name}_total",
+            f"{family.name}_bucket",
+            f"{family.name}_count",
+            f"{family.name}_sum",
+        }
     names |= {family.name for family in pipeline_metrics._Collector({}).collect()}
     return names
 
@@ -148,16 +186,24 @@ def test_every_alert_uses_series_that_exist():
         used |= set(re.findall(r"\b((?:weatherapi|http)_[a-z_]+)", alert["expr"]))
     assert used and used <= names, used - names
     covered = " ".join(alert["expr"] for alert in alerts)
-    for needed in ("weatherapi_area_stale", 'status=~"5.."',
-                   "weatherapi_pipeline_run_last_success_timestamp_seconds"):
+    for needed in (
+        "weatherapi_area_stale",
+        'status=~"5.."',
+        "weatherapi_pipeline_run_last_success_timestamp_seconds",
+    ):
         assert needed in covered
 
 
 def test_promtool_accepts_the_rules():
     if shutil.which("promtool") is None:
-        pytest.skip("promtool is not installed (apt-get install prometheus); the rules were "
-                    "parsed as YAML above")
-    result = subprocess.run(["promtool", "check", "rules",
-                             str(DEPLOY / "prometheus" / "weatherapi-alerts.yml")],
-                            capture_output=True, text=True, timeout=60)
+        pytest.skip(
+            "promtool is not installed (apt-get install prometheus); the rules were "
+            "parsed as YAML above"
+        )
+    result = subprocess.run(
+        ["promtool", "check", "rules", str(DEPLOY / "prometheus" / "weatherapi-alerts.yml")],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
     assert result.returncode == 0, result.stdout + result.stderr

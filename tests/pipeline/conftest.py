@@ -42,8 +42,9 @@ def real_datasets(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """The real GeoNames files copied into a datasets directory; skips when they are absent."""
     missing = [name for name in SHARED_FILES if not (SHARED_GEONAMES / name).is_file()]
     if missing:
-        pytest.skip(f"real GeoNames dumps not available: {', '.join(missing)} missing "
-                    f"in {SHARED_GEONAMES}")
+        pytest.skip(
+            f"real GeoNames dumps not available: {', '.join(missing)} missing in {SHARED_GEONAMES}"
+        )
     root = tmp_path_factory.mktemp("real") / "datasets"
     (root / "geonames").mkdir(parents=True)
     for name in SHARED_FILES:
@@ -58,7 +59,11 @@ def pipeline_cli():
     def run(*args: str | Path, timeout: float = 120, **env: str) -> subprocess.CompletedProcess:
         return subprocess.run(
             [sys.executable, "-m", "pipeline", *map(str, args)],
-            cwd=REPO, capture_output=True, text=True, timeout=timeout, env=pipeline_env(**env),
+            cwd=REPO,
+            capture_output=True,
+            text=True,
+            timeout=timeout,
+            env=pipeline_env(**env),
         )
 
     return run

@@ -19,7 +19,7 @@ import pytest
 
 import contract
 
-pytestmark = pytest.mark.slow      # they build with the pipeline
+pytestmark = pytest.mark.slow  # they build with the pipeline
 
 FIXTURE = Path(__file__).resolve().parents[1] / "fixtures" / "geonames"
 TABLE_VIEWS = ("locations", "countries", "country_names", "place_names")
@@ -82,11 +82,17 @@ def built(tmp_path_factory, pipeline_cli):
     result = pipeline_cli("build", "--datasets", datasets, "--out", out, *GEOCODING)
     assert result.returncode == 0, result.stderr
     version = published(out)
-    return SimpleNamespace(datasets=datasets, out=out, result=result, version=version,
-                           manifest=contract.read_manifest(version))
+    return SimpleNamespace(
+        datasets=datasets,
+        out=out,
+        result=result,
+        version=version,
+        manifest=contract.read_manifest(version),
+    )
 
 
 # --- a successful build ------------------------------------------------------------------------
+
 
 def test_build_publishes_a_version(built):
     assert built.result.returncode == 0
@@ -112,8 +118,12 @@ def test_manifest(built):
     assert "GeoNames" in geo["source"]["licence"] and "CC BY 4.0" in geo["source"]["licence"]
     # inputs: paths relative to --datasets, sizes and checksums of the files actually read
     inputs = {i["path"]: i for i in geo["inputs"]}
-    assert set(inputs) == {"geonames/cities500.txt", "geonames/countryInfo.txt",
-                           "geonames/admin1CodesASCII.txt", "geonames/admin2Codes.txt"}
+    assert set(inputs) == {
+        "geonames/cities500.txt",
+        "geonames/countryInfo.txt",
+        "geonames/admin1CodesASCII.txt",
+        "geonames/admin2Codes.txt",
+    }
     for rel, entry in inputs.items():
         assert entry["sha256"] == sha256(built.datasets / rel)
         assert entry["bytes"] == (built.datasets / rel).stat().st_size
@@ -124,19 +134,25 @@ def test_manifest(built):
         assert table["rows"] == pq.ParquetFile(built.version / table["file"]).metadata.num_rows
     for name, rows in FIXTURE_ROWS.items():
         assert geo["tables"][name]["rows"] == rows
-    assert geo["tables"]["country_names"]["rows"] > 1000          # every CLDR language
+    assert geo["tables"]["country_names"]["rows"] > 1000  # every CLDR language
     # files: every listed file exists, and every file of the area is listed
     assert all((built.version / f).is_file() for f in geo["files"])
-    on_disk = {str(f.relative_to(built.version)) for f in (built.version / "geocoding").rglob("*")
-               if f.is_file()}
+    on_disk = {
+        str(f.relative_to(built.version))
+        for f in (built.version / "geocoding").rglob("*")
+        if f.is_file()
+    }
     assert on_disk == set(geo["files"])
     check_coverage(geo["coverage"], built.version)
 
 
 def check_coverage(coverage: dict, version) -> None:
     """Admin name shares recomputed from the locations table (GeoNames places only)."""
-    rows = [r for r in pq.read_table(version / contract.TABLES["locations"]).to_pylist()
-            if r["feature_code"] != "AIRP"]
+    rows = [
+        r
+        for r in pq.read_table(version / contract.TABLES["locations"]).to_pylist()
+        if r["feature_code"] != "AIRP"
+    ]
     named = [r for r in rows if r["admin2_name"] is not None]
     assert coverage["admin2_name"] == round(len(named) / len(rows), 4)
     divided = {(r["country_code"], r["admin1_code"]) for r in named}
@@ -145,28 +161,33 @@ def check_coverage(coverage: dict, version) -> None:
 
 
 def test_built_tables_keep_the_hard_cases(built):
-    locations = {r["id"]: r for r in pq.read_table(built.version / contract.Geocoding.LOCATIONS)
-                 .to_pylist()}
+    locations = {
+        r["id"]: r for r in pq.read_table(built.version / contract.Geocoding.LOCATIONS).to_pylist()
+    }
     assert list(pq.read_schema(built.version / contract.Geocoding.LOCATIONS).names) == list(
-        contract.Geocoding.LOCATION_COLUMNS)
-    assert locations["3352136"]["country_code"] == "NA"                      # Windhoek
-    assert locations["3577154"]["admin1_code"] == "00"                       # Oranjestad
+        contract.Geocoding.LOCATION_COLUMNS
+    )
+    assert locations["3352136"]["country_code"] == "NA"  # Windhoek
+    assert locations["3577154"]["admin1_code"] == "00"  # Oranjestad
     assert locations["3577154"]["admin1_name"] is None
-    assert locations["7304591"]["admin1_code"] is None                       # West Island
-    assert locations["2657896"]["elevation"] == 429                          # dem fallback
-    assert locations["6691113"]["elevation"] is None                         # dem -9999
-    assert locations["3578069"]["population"] is None                        # population 0
-    assert locations["9990001"]["name"] == "Sovkhoz \"Krasnyy Oktyabr'\""
-    assert locations["9990002"]["name"] == "\"Zarya\" Sel'khoz"
-    assert locations["6296725"]["feature_code"] == "AIRP"                    # airport kept
-    assert not {"2657895", "2658434", "6951076"} & set(locations)            # non-P dropped
-    assert locations["3352844"]["timezone"] == "Africa/Windhoek"             # filled by the build
-    assert list(locations) == sorted(locations)                              # id order
+    assert locations["7304591"]["admin1_code"] is None  # West Island
+    assert locations["2657896"]["elevation"] == 429  # dem fallback
+    assert locations["6691113"]["elevation"] is None  # dem -9999
+    assert locations["3578069"]["population"] is None  # population 0
+    assert locations["9990001"]["name"] == 'Sovkhoz "Krasnyy Oktyabr\'"'
+    assert locations["9990002"]["name"] == '"Zarya" Sel\'khoz'
+    assert locations["6296725"]["feature_code"] == "AIRP"  # airport kept
+    assert not {"2657895", "2658434", "6951076"} & set(locations)  # non-P dropped
+    assert locations["3352844"]["timezone"] == "Africa/Windhoek"  # filled by the build
+    assert list(locations) == sorted(locations)  # id order
     countries = pq.read_table(built.version / contract.Geocoding.COUNTRIES).to_pylist()
-    assert [c["code"] for c in countries] == FIXTURE_COUNTRIES               # no CS, no AN
+    assert [c["code"] for c in countries] == FIXTURE_COUNTRIES  # no CS, no AN
     namibia = next(c for c in countries if c["code"] == "NA")
     assert (namibia["name"], namibia["flag"], namibia["timezone"]) == (
-        "Namibia", "🇳🇦", "Africa/Windhoek")
+        "Namibia",
+        "🇳🇦",
+        "Africa/Windhoek",
+    )
 
 
 # --- the catalog, opened the way users open it ------------------------------------------------
@@ -192,7 +213,7 @@ def check_catalog_row(row: dict, manifest: dict) -> None:
     assert row["windhoek_cc"] == "NA"
     assert row["codes"] == ",".join(FIXTURE_COUNTRIES)
     assert row["namibia_de"] == "Namibia"
-    assert row["zarya"] == "\"Zarya\" Sel'khoz"
+    assert row["zarya"] == '"Zarya" Sel\'khoz'
     assert row["quoted_alias"] == 1
 
 
@@ -203,13 +224,18 @@ def test_catalog_with_the_duckdb_cli(built, tmp_path):
     catalog = built.out / contract.CURRENT / contract.CATALOG
     elsewhere = tmp_path / "elsewhere"
     elsewhere.mkdir()
-    result = subprocess.run([cli, "-readonly", "-json", str(catalog), "-c", CATALOG_SQL],
-                            cwd=elsewhere, capture_output=True, text=True, timeout=60)
+    result = subprocess.run(
+        [cli, "-readonly", "-json", str(catalog), "-c", CATALOG_SQL],
+        cwd=elsewhere,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
     assert result.returncode == 0, result.stderr
     rows = json.loads(result.stdout)
     assert len(rows) == 1
     check_catalog_row(rows[0], built.manifest)
-    assert list(elsewhere.iterdir()) == []          # read-only: no WAL or temp files anywhere
+    assert list(elsewhere.iterdir()) == []  # read-only: no WAL or temp files anywhere
 
 
 def test_catalog_with_duckdb_python_from_another_cwd(built, tmp_path, monkeypatch):
@@ -221,8 +247,12 @@ def test_catalog_with_duckdb_python_from_another_cwd(built, tmp_path, monkeypatc
         cursor = con.execute(CATALOG_SQL)
         columns = [d[0] for d in cursor.description]
         row = dict(zip(columns, cursor.fetchone()))
-        views = {r[0] for r in con.execute(
-            "select view_name from duckdb_views() where not internal").fetchall()}
+        views = {
+            r[0]
+            for r in con.execute(
+                "select view_name from duckdb_views() where not internal"
+            ).fetchall()
+        }
     finally:
         con.close()
     check_catalog_row(row, built.manifest)
@@ -232,6 +262,7 @@ def test_catalog_with_duckdb_python_from_another_cwd(built, tmp_path, monkeypatc
 
 
 # --- rebuilds, --only and argument errors --------------------------------------------------------
+
 
 def test_rebuild_is_byte_identical(tmp_path, pipeline_cli):
     datasets = copy_datasets(tmp_path / "datasets")
@@ -246,13 +277,13 @@ def test_rebuild_is_byte_identical(tmp_path, pipeline_cli):
     assert second.returncode == 0, second.stderr
     v2 = published(out)
     assert v2 != v1
-    assert version_dirs(out) == sorted([v1.name, v2.name])     # previous kept, leftover gone
+    assert version_dirs(out) == sorted([v1.name, v2.name])  # previous kept, leftover gone
     h1, h2 = artifact_hashes(v1), artifact_hashes(v2)
-    assert len(h1) == len(TABLE_VIEWS) + 25   # Parquet tables + index files
+    assert len(h1) == len(TABLE_VIEWS) + 25  # Parquet tables + index files
     assert h1 == h2
     m1, m2 = contract.read_manifest(v1), contract.read_manifest(v2)
     assert m1["build_id"] != m2["build_id"]
-    assert m1["areas"]["geocoding"] == m2["areas"]["geocoding"]   # same data version
+    assert m1["areas"]["geocoding"] == m2["areas"]["geocoding"]  # same data version
 
 
 def test_only_geocoding(datasets, tmp_path, pipeline_cli):
@@ -279,16 +310,25 @@ def rebuilds(tmp_path_factory, pipeline_cli):
         result = pipeline_cli("build", "--datasets", datasets, "--out", out, "--only", *only)
         assert result.returncode == 0, result.stderr
         version = published(out)
-        builds.append(SimpleNamespace(version=version, manifest=contract.read_manifest(version),
-                                      hashes=all_hashes(out), stderr=result.stderr))
+        builds.append(
+            SimpleNamespace(
+                version=version,
+                manifest=contract.read_manifest(version),
+                hashes=all_hashes(out),
+                stderr=result.stderr,
+            )
+        )
     return SimpleNamespace(out=out, builds=builds)
 
 
 def _in_version(hashes: dict[str, str], version: Path, area: str) -> dict[str, str]:
     """The entries of all_hashes() under VERSION/AREA/, by their path inside the version."""
     prefix = f"{version.name}/{area}/"
-    return {rel.removeprefix(version.name + "/"): h for rel, h in hashes.items()
-            if rel.startswith(prefix)}
+    return {
+        rel.removeprefix(version.name + "/"): h
+        for rel, h in hashes.items()
+        if rel.startswith(prefix)
+    }
 
 
 def test_only_carries_the_other_areas_over_unchanged(rebuilds):
@@ -309,10 +349,11 @@ def test_only_carries_the_other_areas_over_unchanged(rebuilds):
     con = duckdb.connect(str(second.version / contract.CATALOG), read_only=True)
     try:
         for view in TABLE_VIEWS:
-            rows, = con.execute(f"select count(*) from {view}").fetchone()
+            (rows,) = con.execute(f"select count(*) from {view}").fetchone()
             assert rows == carried["tables"][view]["rows"], view
-            sql, = con.execute("select sql from duckdb_views() where view_name = ?",
-                               [view]).fetchone()
+            (sql,) = con.execute(
+                "select sql from duckdb_views() where view_name = ?", [view]
+            ).fetchone()
             assert str(second.version.resolve()) in sql and first.version.name not in sql
     finally:
         con.close()
@@ -324,7 +365,7 @@ def test_the_newest_three_versions_are_kept(rebuilds):
     # After each build: every version so far, up to the newest three.
     for count, build in enumerate(rebuilds.builds, start=1):
         kept = sorted({rel.split("/", 1)[0] for rel in build.hashes})
-        assert kept == names[max(0, count - 3):count], count
+        assert kept == names[max(0, count - 3) : count], count
     assert version_dirs(rebuilds.out) == names[1:]
     assert published(rebuilds.out).name == names[-1]
     # The first version is gone; the geocoding area the newest carries from it (through the
@@ -345,6 +386,7 @@ def test_unavailable_only_area_exits_2(tmp_path, pipeline_cli, area, message):
 
 
 # --- failed builds leave the published version alone -------------------------------------------
+
 
 def _zip_places(folder: Path, damage, compression: int = zipfile.ZIP_DEFLATED) -> Path:
     """Replace cities500.txt by cities500.zip, damaged by `damage(bytes) -> bytes`."""
@@ -383,8 +425,10 @@ def _rewrite(folder: Path, name: str, change) -> Path:
 
 def _short_namibia_row(data: bytes) -> bytes:
     lines = data.decode("utf-8").splitlines(keepends=True)
-    return "".join("\t".join(line.split("\t")[:8]) + "\n" if line.startswith("NA\t") else line
-                   for line in lines).encode("utf-8")
+    return "".join(
+        "\t".join(line.split("\t")[:8]) + "\n" if line.startswith("NA\t") else line
+        for line in lines
+    ).encode("utf-8")
 
 
 def _latitude(value: str):
@@ -394,28 +438,38 @@ def _latitude(value: str):
         fields[4] = value
         lines[0] = "\t".join(fields)
         return "".join(lines).encode("utf-8")
+
     return change
 
 
 BROKEN = {
-    "countryinfo-short-row": (
-        lambda g: _rewrite(g, "countryInfo.txt", _short_namibia_row)),
+    "countryinfo-short-row": (lambda g: _rewrite(g, "countryInfo.txt", _short_namibia_row)),
     "countryinfo-bad-population": (
-        lambda g: _rewrite(g, "countryInfo.txt", lambda d: d.replace(b"\t2448255\t", b"\t?\t"))),
+        lambda g: _rewrite(g, "countryInfo.txt", lambda d: d.replace(b"\t2448255\t", b"\t?\t"))
+    ),
     "countryinfo-comments-only": (
-        lambda g: _rewrite(g, "countryInfo.txt", lambda d: b"".join(
-            line for line in d.splitlines(keepends=True) if line.startswith(b"#")))),
+        lambda g: _rewrite(
+            g,
+            "countryInfo.txt",
+            lambda d: b"".join(
+                line for line in d.splitlines(keepends=True) if line.startswith(b"#")
+            ),
+        )
+    ),
     "countryinfo-not-utf8": (
-        lambda g: _rewrite(g, "countryInfo.txt", lambda d: d.decode("utf-8").replace(
-            "Namibia", "Namíbia").encode("latin-1"))),
-    "countryinfo-missing": (
-        lambda g: (g / "countryInfo.txt").unlink() or g / "countryInfo.txt"),
+        lambda g: _rewrite(
+            g,
+            "countryInfo.txt",
+            lambda d: d.decode("utf-8").replace("Namibia", "Namíbia").encode("latin-1"),
+        )
+    ),
+    "countryinfo-missing": (lambda g: (g / "countryInfo.txt").unlink() or g / "countryInfo.txt"),
     "cities-zip-truncated": (lambda g: _zip_places(g, lambda d: d[: len(d) // 2])),
-    "cities-zip-bad-crc": (
-        lambda g: _zip_places(g, _flip_stored_byte, zipfile.ZIP_STORED)),
+    "cities-zip-bad-crc": (lambda g: _zip_places(g, _flip_stored_byte, zipfile.ZIP_STORED)),
     "cities-zip-corrupt-deflate": (lambda g: _zip_places(g, _bad_deflate_block)),
     "cities-wrong-column-count": (
-        lambda g: _rewrite(g, "cities500.txt", lambda d: d.replace(b"\t2024-01-18\n", b"\n", 1))),
+        lambda g: _rewrite(g, "cities500.txt", lambda d: d.replace(b"\t2024-01-18\n", b"\n", 1))
+    ),
     "cities-non-numeric-latitude": (lambda g: _rewrite(g, "cities500.txt", _latitude("S22"))),
     "cities-nan-latitude": (lambda g: _rewrite(g, "cities500.txt", _latitude("nan"))),
     "admin2-missing": (lambda g: (g / "admin2Codes.txt").unlink() or g / "admin2Codes.txt"),
@@ -460,12 +514,16 @@ def test_failed_first_build_publishes_nothing(datasets, tmp_path, pipeline_cli):
 
 # --- regressions: alternate names, quoting in paths -------------------------------------------
 
+
 def test_build_with_alternate_names(datasets, tmp_path, pipeline_cli):
-    rows = [("1", "3352136", "de", "Windhuk", "1", "", "", "", "", ""),
-            ("2", "3352136", "iata", "WDH", "", "", "", "", "", ""),
-            ("3", "2657896", "it", "Zurigo", "1", "", "", "", "", "")]
-    with zipfile.ZipFile(datasets / "geonames" / "alternateNamesV2.zip", "w",
-                         zipfile.ZIP_DEFLATED) as archive:
+    rows = [
+        ("1", "3352136", "de", "Windhuk", "1", "", "", "", "", ""),
+        ("2", "3352136", "iata", "WDH", "", "", "", "", "", ""),
+        ("3", "2657896", "it", "Zurigo", "1", "", "", "", "", ""),
+    ]
+    with zipfile.ZipFile(
+        datasets / "geonames" / "alternateNamesV2.zip", "w", zipfile.ZIP_DEFLATED
+    ) as archive:
         archive.writestr("alternateNamesV2.txt", "".join("\t".join(r) + "\n" for r in rows))
     out = tmp_path / "out"
     result = pipeline_cli("build", "--datasets", datasets, "--out", out, *GEOCODING)
@@ -475,7 +533,9 @@ def test_build_with_alternate_names(datasets, tmp_path, pipeline_cli):
     assert "geonames/alternateNamesV2.zip" in {i["path"] for i in geo["inputs"]}
     names = pq.read_table(version / contract.Geocoding.PLACE_NAMES).to_pylist()
     assert {(r["id"], r["language"], r["name"]) for r in names} == {
-        ("3352136", "de", "Windhuk"), ("2657896", "it", "Zurigo")}
+        ("3352136", "de", "Windhuk"),
+        ("2657896", "it", "Zurigo"),
+    }
 
 
 def test_out_dir_with_an_apostrophe(datasets, tmp_path, pipeline_cli):

@@ -16,8 +16,10 @@ from tests.support.upstreams.ads import AdsStandIn, Running
 from tests.support.upstreams.base import StandIn, Status
 from tests.support.upstreams.noaa import NoaaLayout, file_path
 
-pytestmark = [pytest.mark.slow,
-              pytest.mark.skipif(not grib.REAL_GFS.is_file(), reason="real GFS sample absent")]
+pytestmark = [
+    pytest.mark.slow,
+    pytest.mark.skipif(not grib.REAL_GFS.is_file(), reason="real GFS sample absent"),
+]
 TOKEN = "refresh-token"
 HOURS = list(range(13))
 
@@ -30,17 +32,34 @@ def upstreams(tmp_path):
     with StandIn() as server, Running(AdsStandIn(tmp_path / "ads", tokens={TOKEN})) as ads:
         noaa = NoaaLayout(server)
         noaa.add_run(cycle, HOURS)
-        env = {"WEATHERAPI_GFS_BASE_URL": noaa.url, "WEATHERAPI_GFS_FALLBACK_URL": "",
-               "WEATHERAPI_GFS_HORIZON_H": "12", "WEATHERAPI_GFS_HISTORY_CYCLES": "0",
-               "WEATHERAPI_OPERATOR_CONTACT": "ops@example.org",
-               "WEATHERAPI_CAMS_BASE_URL": ads.url, "CDSAPI_KEY": TOKEN,
-               "CDSAPI_RC": str(tmp_path / "none"), "WEATHERAPI_CAMS_POLL_S": "0.02"}
+        env = {
+            "WEATHERAPI_GFS_BASE_URL": noaa.url,
+            "WEATHERAPI_GFS_FALLBACK_URL": "",
+            "WEATHERAPI_GFS_HORIZON_H": "12",
+            "WEATHERAPI_GFS_HISTORY_CYCLES": "0",
+            "WEATHERAPI_OPERATOR_CONTACT": "ops@example.org",
+            "WEATHERAPI_CAMS_BASE_URL": ads.url,
+            "CDSAPI_KEY": TOKEN,
+            "CDSAPI_RC": str(tmp_path / "none"),
+            "WEATHERAPI_CAMS_POLL_S": "0.02",
+        }
         yield noaa, cycle, env
 
 
 def refresh(pipeline_cli, root, env, *args):
-    return pipeline_cli("refresh", "--datasets", root / "datasets", "--out", root / "build",
-                        "--only", "forecast", "air_quality", *args, timeout=900, **env)
+    return pipeline_cli(
+        "refresh",
+        "--datasets",
+        root / "datasets",
+        "--out",
+        root / "build",
+        "--only",
+        "forecast",
+        "air_quality",
+        *args,
+        timeout=900,
+        **env,
+    )
 
 
 def manifest(root) -> dict:
@@ -48,7 +67,8 @@ def manifest(root) -> dict:
 
 
 def test_new_data_is_published_once_and_a_failing_upstream_keeps_its_data(
-        tmp_path, pipeline_cli, upstreams):
+    tmp_path, pipeline_cli, upstreams
+):
     noaa, cycle, env = upstreams
     first = refresh(pipeline_cli, tmp_path, env)
     assert first.returncode == 0, first.stderr[-3000:]
@@ -70,8 +90,7 @@ def test_new_data_is_published_once_and_a_failing_upstream_keeps_its_data(
     # NOAA answers 503 to everything: GFS is a retry-later (exit 75), the forecast keeps the
     # run it had, and CAMS is still fetched (nothing new there either).
     last = max(HOURS)
-    noaa.server.fault(file_path(cycle, last) + ".idx", Status(503, retry_after="1"),
-                      always=True)
+    noaa.server.fault(file_path(cycle, last) + ".idx", Status(503, retry_after="1"), always=True)
     failing = refresh(pipeline_cli, tmp_path, env, "--sources", "gfs", "cams-europe")
     assert failing.returncode == 75, failing.stderr[-3000:]
     assert "gfs: try again later" in failing.stderr

@@ -13,45 +13,54 @@ from tests.support.procs import ROOT, Server, get
 def serve(tmp_path, *args: str, **env: str) -> subprocess.CompletedProcess:
     """Run `python -m server` over an empty build directory (it never gets to serve here)."""
     full_env = {**_clean_env(), "XDG_CONFIG_HOME": str(tmp_path / "config"), **env}
-    return subprocess.run([sys.executable, "-m", "server", "--build", str(tmp_path / "build"),
-                           *args], cwd=ROOT, env=full_env, capture_output=True, text=True,
-                          timeout=60)
+    return subprocess.run(
+        [sys.executable, "-m", "server", "--build", str(tmp_path / "build"), *args],
+        cwd=ROOT,
+        env=full_env,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
 
 
 def _clean_env() -> dict[str, str]:
     import os
+
     return {k: v for k, v in os.environ.items() if not k.startswith("WEATHERAPI_")}
 
 
-@pytest.mark.parametrize("args, env, named", [
-    (("--port", "70000"), {}, "PORT"),
-    (("--port", "-5"), {}, "PORT"),
-    ((), {"WEATHERAPI_PORT": "-1"}, "PORT"),
-    ((), {"WEATHERAPI_PORT": "abc"}, "PORT"),
-    (("--port", "0", "--workers", "0"), {}, "WORKERS"),
-    (("--port", "0"), {"WEATHERAPI_RATE_LIMIT_PER_MINUTE": "0"}, "RATE_LIMIT_PER_MINUTE"),
-    (("--port", "0"), {"WEATHERAPI_RATE_LIMIT_PER_MINUTE": "-5"}, "RATE_LIMIT_PER_MINUTE"),
-    (("--port", "0"), {"WEATHERAPI_RATE_LIMIT_BURST": "-1"}, "RATE_LIMIT_BURST"),
-    (("--port", "0"), {"WEATHERAPI_RELOAD_INTERVAL_S": "-1"}, "RELOAD_INTERVAL_S"),
-    (("--port", "0"), {"WEATHERAPI_RELOAD_INTERVAL_S": "nan"}, "RELOAD_INTERVAL_S"),
-    (("--port", "0"), {"WEATHERAPI_RELOAD_INTERVAL_S": "0"}, "RELOAD_INTERVAL_S"),
-    (("--port", "0"), {"WEATHERAPI_LOAD_RETRY_S": "inf"}, "LOAD_RETRY_S"),
-    (("--port", "0"), {"WEATHERAPI_TRUST_FORWARDED_FOR": "ture"}, "TRUST_FORWARDED_FOR"),
-    (("--port", "0"), {"WEATHERAPI_BASE_URL": "api.example.com"}, "BASE_URL"),
-    (("--port", "0"), {"WEATHERAPI_CDN_URL": "ftp://cdn.example.com"}, "CDN_URL"),
-    (("--port", "0"), {"WEATHERAPI_LOG_LEVEL": "LOUD"}, "LOG_LEVEL"),
-    (("--port", "0"), {"WEATHERAPI_LOG_FORMAT": "xml"}, "LOG_FORMAT"),
-    (("--port", "0"), {"WEATHERAPI_METRICS": "yes please"}, "METRICS"),
-    (("--port", "0"), {"WEATHERAPI_TRUST_REQUEST_ID": "sure"}, "TRUST_REQUEST_ID"),
-    (("--port", "0"), {"WEATHERAPI_METRICS_LISTEN": "9464"}, "METRICS_LISTEN"),
-    (("--port", "0"), {"WEATHERAPI_METRICS_LISTEN": "::1:9464"}, "METRICS_LISTEN"),
-    (("--port", "0"), {"WEATHERAPI_METRICS_LISTEN": "127.0.0.1:99999"}, "METRICS_LISTEN"),
-    (("--port", "8123"), {"WEATHERAPI_METRICS_LISTEN": "127.0.0.1:8123"}, "METRICS_LISTEN"),
-])
+@pytest.mark.parametrize(
+    "args, env, named",
+    [
+        (("--port", "70000"), {}, "PORT"),
+        (("--port", "-5"), {}, "PORT"),
+        ((), {"WEATHERAPI_PORT": "-1"}, "PORT"),
+        ((), {"WEATHERAPI_PORT": "abc"}, "PORT"),
+        (("--port", "0", "--workers", "0"), {}, "WORKERS"),
+        (("--port", "0"), {"WEATHERAPI_RATE_LIMIT_PER_MINUTE": "0"}, "RATE_LIMIT_PER_MINUTE"),
+        (("--port", "0"), {"WEATHERAPI_RATE_LIMIT_PER_MINUTE": "-5"}, "RATE_LIMIT_PER_MINUTE"),
+        (("--port", "0"), {"WEATHERAPI_RATE_LIMIT_BURST": "-1"}, "RATE_LIMIT_BURST"),
+        (("--port", "0"), {"WEATHERAPI_RELOAD_INTERVAL_S": "-1"}, "RELOAD_INTERVAL_S"),
+        (("--port", "0"), {"WEATHERAPI_RELOAD_INTERVAL_S": "nan"}, "RELOAD_INTERVAL_S"),
+        (("--port", "0"), {"WEATHERAPI_RELOAD_INTERVAL_S": "0"}, "RELOAD_INTERVAL_S"),
+        (("--port", "0"), {"WEATHERAPI_LOAD_RETRY_S": "inf"}, "LOAD_RETRY_S"),
+        (("--port", "0"), {"WEATHERAPI_TRUST_FORWARDED_FOR": "ture"}, "TRUST_FORWARDED_FOR"),
+        (("--port", "0"), {"WEATHERAPI_BASE_URL": "api.example.com"}, "BASE_URL"),
+        (("--port", "0"), {"WEATHERAPI_CDN_URL": "ftp://cdn.example.com"}, "CDN_URL"),
+        (("--port", "0"), {"WEATHERAPI_LOG_LEVEL": "LOUD"}, "LOG_LEVEL"),
+        (("--port", "0"), {"WEATHERAPI_LOG_FORMAT": "xml"}, "LOG_FORMAT"),
+        (("--port", "0"), {"WEATHERAPI_METRICS": "yes please"}, "METRICS"),
+        (("--port", "0"), {"WEATHERAPI_TRUST_REQUEST_ID": "sure"}, "TRUST_REQUEST_ID"),
+        (("--port", "0"), {"WEATHERAPI_METRICS_LISTEN": "9464"}, "METRICS_LISTEN"),
+        (("--port", "0"), {"WEATHERAPI_METRICS_LISTEN": "::1:9464"}, "METRICS_LISTEN"),
+        (("--port", "0"), {"WEATHERAPI_METRICS_LISTEN": "127.0.0.1:99999"}, "METRICS_LISTEN"),
+        (("--port", "8123"), {"WEATHERAPI_METRICS_LISTEN": "127.0.0.1:8123"}, "METRICS_LISTEN"),
+    ],
+)
 def test_a_setting_the_server_cannot_run_with_is_one_line_and_exit_2(tmp_path, args, env, named):
     result = serve(tmp_path, *args, **env)
     assert result.returncode == 2, result.stderr
-    assert result.stdout == ""                      # never announced as serving
+    assert result.stdout == ""  # never announced as serving
     lines = result.stderr.strip().splitlines()
     assert len(lines) == 1 and lines[0].startswith("error: "), result.stderr
     assert f"WEATHERAPI_{named}" in lines[0] and "Traceback" not in result.stderr
@@ -61,6 +70,6 @@ def test_a_setting_the_server_cannot_run_with_is_one_line_and_exit_2(tmp_path, a
 def test_a_build_directory_that_does_not_exist_is_named_at_start(tmp_path):
     # It may be made later by the pipeline, so the server starts, but says where it looks.
     with Server(tmp_path / "missing") as srv:
-        srv.wait_ready(status=503)        # loaded, nothing published
+        srv.wait_ready(status=503)  # loaded, nothing published
         assert get(srv.url + "/geocoding/countries").status == 503
         assert srv.wait_log(f"build directory {tmp_path / 'missing'} does not exist")

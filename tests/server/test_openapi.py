@@ -20,21 +20,25 @@ if str(REPO) not in sys.path:  # plain `pytest` does not put the checkout on sys
     sys.path.insert(0, str(REPO))
 
 from server import apidocs  # noqa: E402
-from server.openapi import document as openapi  # noqa: E402
-from server.http import languages  # noqa: E402
 from server.app import create_app  # noqa: E402
-from server.geocoding import handlers as geocoding  # noqa: E402
-from server.webcams import queries  # noqa: E402
 from server.config import Config  # noqa: E402
+from server.geocoding import handlers as geocoding  # noqa: E402
+from server.http import languages  # noqa: E402
 from server.http.errors import PROBLEM_JSON, ApiError  # noqa: E402
+from server.openapi import document as openapi  # noqa: E402
+from server.webcams import queries  # noqa: E402
 
 METHODS = ("get", "put", "post", "delete", "options", "head", "patch", "trace")
 DOC = openapi.document()
 
 
 def operations() -> list[tuple[str, str, dict]]:
-    return [(path, method, op) for path, item in DOC["paths"].items()
-            for method, op in item.items() if method in METHODS]
+    return [
+        (path, method, op)
+        for path, item in DOC["paths"].items()
+        for method, op in item.items()
+        if method in METHODS
+    ]
 
 
 def parameter(path: str, name: str) -> dict:
@@ -45,7 +49,8 @@ def assert_problem(op: dict, status: int, where: str) -> None:
     response = op["responses"].get(str(status))
     assert response is not None, f"{where} does not document {status}"
     assert response["content"][PROBLEM_JSON]["schema"] == {
-        "$ref": "#/components/schemas/Problem"}, f"{where} {status} is not a Problem"
+        "$ref": "#/components/schemas/Problem"
+    }, f"{where} {status} is not a Problem"
 
 
 def test_document_is_valid_openapi_3_1():
@@ -65,16 +70,24 @@ def test_info_names_version_and_geonames_licence():
 
 
 def test_every_route_is_documented_and_every_documented_operation_exists(tmp_path):
-    app = create_app(Config(build_dir=tmp_path,      # secrets never in the runner's HOME
-                            signing_secrets_file=tmp_path / "signing-secrets.json"))
-    routed = {(route.method.lower(), route.resource.canonical)
-              for route in app.router.routes() if route.method not in ("HEAD", "OPTIONS")}
+    app = create_app(
+        Config(
+            build_dir=tmp_path,  # secrets never in the runner's HOME
+            signing_secrets_file=tmp_path / "signing-secrets.json",
+        )
+    )
+    routed = {
+        (route.method.lower(), route.resource.canonical)
+        for route in app.router.routes()
+        if route.method not in ("HEAD", "OPTIONS")
+    }
     documented = {(method, path) for path, method, _ in operations()}
     # An operation documented only to say which method to use (GET /webcams/token: 405) is
     # the router's own answer, not a route.
-    refused = {(method, path) for path, method, op in operations() if set(op["responses"]) ==
-               {"405"}}
-    pages = {("get", path) for path in apidocs.PATHS}      # /, /docs: pages, not operations
+    refused = {
+        (method, path) for path, method, op in operations() if set(op["responses"]) == {"405"}
+    }
+    pages = {("get", path) for path in apidocs.PATHS}  # /, /docs: pages, not operations
     assert routed - documented - pages == set(), "routes missing from the document"
     assert documented - refused - routed == set(), "documented operations the server does not have"
     assert refused & routed == set(), "a route answers what is documented as a 405"
@@ -106,15 +119,22 @@ def test_geocoding_operations_document_their_problems():
 def test_keyed_operations_document_403_and_429():
     keyed = [(p, m, op) for p, m, op in operations() if op["security"] and {} not in op["security"]]
     assert {p for p, _, _ in keyed} == {
-        "/air-quality/{coordinates}", "/forecast/{coordinates}", "/webcams", "/webcams/token",
-        "/webcams/clusters", "/webcams/{public_id}", "/webcams/{public_id}/snapshots",
-        "/webcams/embed/{public_id}"}
+        "/air-quality/{coordinates}",
+        "/forecast/{coordinates}",
+        "/webcams",
+        "/webcams/token",
+        "/webcams/clusters",
+        "/webcams/{public_id}",
+        "/webcams/{public_id}/snapshots",
+        "/webcams/embed/{public_id}",
+    }
     for path, method, op in keyed:
         for status in (403, 429, 500, 503):
             assert_problem(op, status, f"{method.upper()} {path}")
         headers = op["responses"]["429"]["headers"]
-        assert {"Retry-After", "RateLimit-Limit", "RateLimit-Remaining",
-                "RateLimit-Reset"} <= set(headers)
+        assert {"Retry-After", "RateLimit-Limit", "RateLimit-Remaining", "RateLimit-Reset"} <= set(
+            headers
+        )
 
 
 def test_every_operation_that_refuses_with_403_documents_the_429_of_the_refusal_budget():
@@ -124,7 +144,8 @@ def test_every_operation_that_refuses_with_403_documents_the_429_of_the_refusal_
             assert_problem(op, 429, f"{method.upper()} {path}")
             for status in ("403", "429"):
                 assert {"RateLimit-Limit", "RateLimit-Remaining", "RateLimit-Reset"} <= set(
-                    op["responses"][status]["headers"]), (path, status)
+                    op["responses"][status]["headers"]
+                ), (path, status)
 
 
 def test_limited_operations_document_rate_limit_and_caching_headers():
@@ -150,12 +171,23 @@ def test_operations_reading_a_key_document_the_400_of_a_key_sent_twice():
 
 def test_security_schemes():
     schemes = DOC["components"]["securitySchemes"]
-    assert schemes["ApiKeyHeader"] == {**schemes["ApiKeyHeader"], "type": "apiKey",
-                                       "in": "header", "name": "X-API-Key"}
-    assert schemes["ApiKeyQuery"] == {**schemes["ApiKeyQuery"], "type": "apiKey",
-                                      "in": "query", "name": "api_key"}
+    assert schemes["ApiKeyHeader"] == {
+        **schemes["ApiKeyHeader"],
+        "type": "apiKey",
+        "in": "header",
+        "name": "X-API-Key",
+    }
+    assert schemes["ApiKeyQuery"] == {
+        **schemes["ApiKeyQuery"],
+        "type": "apiKey",
+        "in": "query",
+        "name": "api_key",
+    }
     assert DOC["paths"]["/geocoding/reverse"]["get"]["security"] == [
-        {}, {"ApiKeyHeader": []}, {"ApiKeyQuery": []}]
+        {},
+        {"ApiKeyHeader": []},
+        {"ApiKeyQuery": []},
+    ]
     assert {"ClustersToken": []} in DOC["paths"]["/webcams/clusters"]["get"]["security"]
     assert DOC["paths"]["/webcams/embed/{public_id}"]["get"]["security"] == [{"EmbedToken": []}]
 
@@ -198,10 +230,13 @@ def test_documented_patterns_are_ecmascript_regular_expressions():
         assert not re.search(r"\(\?(?![:=!]|<[=!])", pattern), pattern
 
 
-@pytest.mark.parametrize("path, parse, base", [
-    ("/geocoding/lookup", geocoding.parse_lookup, {"q": "zurich"}),
-    ("/geocoding/reverse", geocoding.parse_reverse, {"lat": "47.3", "lon": "8.5"}),
-])
+@pytest.mark.parametrize(
+    "path, parse, base",
+    [
+        ("/geocoding/lookup", geocoding.parse_lookup, {"q": "zurich"}),
+        ("/geocoding/reverse", geocoding.parse_reverse, {"lat": "47.3", "lon": "8.5"}),
+    ],
+)
 def test_documented_limit_bounds_are_the_servers(path, parse, base):
     schema = parameter(path, "limit")["schema"]
     assert parse(base).limit == schema["default"]
@@ -223,12 +258,14 @@ def test_documented_q_length_is_the_servers():
 
 def test_schema_examples_match_their_schemas():
     registry = Registry().with_resource(
-        "urn:openapi", Resource.from_contents(DOC, default_specification=DRAFT202012))
+        "urn:openapi", Resource.from_contents(DOC, default_specification=DRAFT202012)
+    )
     checked = 0
     for name, schema in DOC["components"]["schemas"].items():
         for example in schema.get("examples", []):
             validator = Draft202012Validator(
-                {"$ref": f"urn:openapi#/components/schemas/{name}"}, registry=registry)
+                {"$ref": f"urn:openapi#/components/schemas/{name}"}, registry=registry
+            )
             errors = [e.message for e in validator.iter_errors(example)]
             assert not errors, f"{name}: {errors}"
             checked += 1
@@ -240,10 +277,8 @@ def test_documented_webcam_parameters_are_the_servers():
     from server.webcams.snapshots import RANGES
 
     listing = "/webcams"
-    assert parameter(listing, "location")["schema"]["pattern"] in anchored(
-        queries.LOCATION.pattern)
-    assert parameter(listing, "country")["schema"]["pattern"] in anchored(
-        queries.COUNTRY.pattern)
+    assert parameter(listing, "location")["schema"]["pattern"] in anchored(queries.LOCATION.pattern)
+    assert parameter(listing, "country")["schema"]["pattern"] in anchored(queries.COUNTRY.pattern)
     detail = DOC["paths"]["/webcams/{public_id}"]["get"]["parameters"][0]
     assert detail["schema"]["pattern"] in anchored(queries.PUBLIC_ID.pattern)
     schema = parameter(listing, "limit")["schema"]
@@ -261,8 +296,7 @@ def test_documented_webcam_parameters_are_the_servers():
 def test_documented_offset_bound_is_the_servers():
     schema = parameter("/webcams", "offset")["schema"]
     assert schema["maximum"] == queries.OFFSET_MAX == 10**18 - 1
-    assert queries.list_query({"offset": str(schema["maximum"])}).offset == \
-        schema["maximum"]
+    assert queries.list_query({"offset": str(schema["maximum"])}).offset == schema["maximum"]
     with pytest.raises(ApiError):
         queries.list_query({"offset": str(schema["maximum"] + 1)})
 
@@ -271,4 +305,5 @@ def test_the_document_itself_is_cacheable():
     op = DOC["paths"]["/openapi.json"]["get"]
     assert "ETag" in op["responses"]["200"]["headers"]
     assert "304" in op["responses"] and op["parameters"] == [
-        {"$ref": "#/components/parameters/IfNoneMatch"}]
+        {"$ref": "#/components/parameters/IfNoneMatch"}
+    ]

@@ -10,15 +10,15 @@ import subprocess
 import sys
 import time
 import urllib.parse
+from collections.abc import Callable
 from pathlib import Path
-from typing import Callable
 
 import pytest
 
 from server import workers as workers_module
 from tests.support.procs import ROOT, Server, add_key, get, run_pipeline
 
-pytestmark = pytest.mark.slow      # servers
+pytestmark = pytest.mark.slow  # servers
 
 
 def _ignore_sigint() -> None:
@@ -26,15 +26,31 @@ def _ignore_sigint() -> None:
     signal.signal(signal.SIGINT, signal.SIG_IGN)
 
 
-def start(tmp_path: Path, workers: str,
-          preexec: Callable[[], None] | None = None) -> tuple[subprocess.Popen, str]:
+def start(
+    tmp_path: Path, workers: str, preexec: Callable[[], None] | None = None
+) -> tuple[subprocess.Popen, str]:
     """A server over an empty build, and its URL once /ready answers that nothing is published
     (every worker preloads before it listens)."""
     env = {**os.environ, "XDG_CONFIG_HOME": str(tmp_path / "config")}
-    proc = subprocess.Popen([sys.executable, "-m", "server", "--build", str(tmp_path / "empty"),
-                             "--port", "0", "--workers", workers], cwd=ROOT, env=env,
-                            stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True,
-                            preexec_fn=preexec)
+    proc = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "server",
+            "--build",
+            str(tmp_path / "empty"),
+            "--port",
+            "0",
+            "--workers",
+            workers,
+        ],
+        cwd=ROOT,
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.DEVNULL,
+        text=True,
+        preexec_fn=preexec,
+    )
     url = proc.stdout.readline().split(" on ", 1)[1].split()[0]
     deadline = time.monotonic() + 60
     while True:
@@ -73,7 +89,7 @@ def test_workers_stop_when_their_parent_is_killed(tmp_path):
         proc.kill()
         proc.wait()
         deadline = time.monotonic() + 30
-        while True:         # nothing answers once both workers have gone
+        while True:  # nothing answers once both workers have gone
             try:
                 get(url + "/health")
             except OSError:
@@ -99,8 +115,7 @@ def _workers(pid: int) -> list[int]:
     once each handles SIGTERM: /ready answers when one is serving, the other may be starting
     (and a SIGTERM then would kill it at once, not stop it)."""
     children = Path(f"/proc/{pid}/task/{pid}/children").read_text().split()
-    found = [int(c) for c in children
-             if b"spawn_main" in Path(f"/proc/{c}/cmdline").read_bytes()]
+    found = [int(c) for c in children if b"spawn_main" in Path(f"/proc/{c}/cmdline").read_bytes()]
     deadline = time.monotonic() + 60
     while not all(_handles(c, signal.SIGTERM) for c in found):
         assert time.monotonic() < deadline, "a worker never handled SIGTERM"
@@ -194,13 +209,25 @@ def big_image_catalog(tmp_path_factory) -> tuple[Path, Path, int]:
     image = folder / "images" / "big.png"
     image.write_bytes(b"\x89PNG\r\n\x1a\n" + os.urandom(size - 8))
     (folder / "webcams.csv").write_text(
-        "public_id,name,latitude,longitude,country_code,views\nbig,Big Picture,47.37,8.54,CH,1\n")
+        "public_id,name,latitude,longitude,country_code,views\nbig,Big Picture,47.37,8.54,CH,1\n"
+    )
     now = int(time.time()) // 600 * 600
-    (folder / "snapshots.csv").write_text("public_id,captured_at,image\n" + "".join(
-        f"big,{time.strftime('%Y-%m-%dT%H:%M:%SZ', time.gmtime(now - 600 * i))},big.png\n"
-        for i in range(3)))
-    run_pipeline("build", "--datasets", str(tmp_path / "datasets"), "--out",
-                 str(tmp_path / "build"), "--only", "webcams")
+    (folder / "snapshots.csv").write_text(
+        "public_id,captured_at,image\n"
+        + "".join(
+            f"big,{time.strftime('%Y-%m-%dT%H:%M:%SZ', time.gmtime(now - 600 * i))},big.png\n"
+            for i in range(3)
+        )
+    )
+    run_pipeline(
+        "build",
+        "--datasets",
+        str(tmp_path / "datasets"),
+        "--out",
+        str(tmp_path / "build"),
+        "--only",
+        "webcams",
+    )
     return tmp_path / "build", image, size
 
 
@@ -228,12 +255,14 @@ def test_sigterm_lets_a_request_in_flight_finish(big_image_catalog, tmp_path, wo
         link = urllib.parse.urlsplit(detail.json()["image"]["current"])
         host, port = link.hostname, link.port
         client = socket.socket()
-        client.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 64 << 10)   # before connecting
+        client.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 64 << 10)  # before connecting
         client.settimeout(30)
         client.connect((host, port))
         with client:
-            client.sendall(f"GET {link.path}?{link.query} HTTP/1.1\r\nHost: {host}:{port}\r\n"
-                           "Connection: close\r\n\r\n".encode())
+            client.sendall(
+                f"GET {link.path}?{link.query} HTTP/1.1\r\nHost: {host}:{port}\r\n"
+                "Connection: close\r\n\r\n".encode()
+            )
             received = b""
             while b"\r\n\r\n" not in received:
                 chunk = client.recv(65536)

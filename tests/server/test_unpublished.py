@@ -9,12 +9,12 @@ from pathlib import Path
 
 import pytest
 
-from server.http.errors import ApiError
 from server.artifacts.store import LOADING_RETRY_S, Store
+from server.http.errors import ApiError
 from tests.server.test_lifecycle import build, make_datasets
 from tests.support.procs import Server, get
 
-pytestmark = pytest.mark.slow      # builds of their own, and servers
+pytestmark = pytest.mark.slow  # builds of their own, and servers
 
 
 def repoint(out: Path, target: str) -> None:
@@ -33,7 +33,7 @@ def test_a_dangling_current_keeps_the_loaded_version_and_is_not_ready(tmp_path):
         before = get(srv.url + "/geocoding/countries/CH")
         assert before.status == 200
         repoint(out, "versions/removed-by-hand")
-        body = srv.wait_ready(status=503)       # degraded: the load balancer must hear it
+        body = srv.wait_ready(status=503)  # degraded: the load balancer must hear it
         # Not "unpublished": the version served before still answers.
         assert body["state"] == "degraded" and body["build_id"] == served.rsplit("/", 1)[1]
         assert body["areas"]["geocoding"]["state"] == "failed"
@@ -52,8 +52,13 @@ def test_a_manifest_of_the_wrong_shape_is_one_error_and_not_ready(tmp_path):
     with Server(out, None, WEATHERAPI_LOAD_RETRY_S="0.2") as srv:
         srv.wait_ready()
         before = get(srv.url + "/geocoding/countries/CH")
-        for n, text in enumerate(('{"schema_version": 1, "build_id": "x"}', "[1]",
-                                  '{"schema_version": 1, "areas": {"geocoding": 3}}')):
+        for n, text in enumerate(
+            (
+                '{"schema_version": 1, "build_id": "x"}',
+                "[1]",
+                '{"schema_version": 1, "areas": {"geocoding": 3}}',
+            )
+        ):
             version = out / "versions" / f"bad-{n}"
             shutil.copytree(served.resolve(), version, copy_function=os.link)
             (version / "manifest.json").unlink()
@@ -66,7 +71,7 @@ def test_a_manifest_of_the_wrong_shape_is_one_error_and_not_ready(tmp_path):
             assert body["state"] == "degraded", text
             assert body["areas"]["geocoding"]["state"] == "failed", text
             assert get(srv.url + "/geocoding/countries/CH").body == before.body
-        assert srv.log_lines("reloading the build failed") == []    # no traceback per tick
+        assert srv.log_lines("reloading the build failed") == []  # no traceback per tick
 
 
 def write_only_kernel_file() -> Path:
@@ -79,8 +84,10 @@ def write_only_kernel_file() -> Path:
             return candidate
         except OSError:
             continue
-    pytest.skip("no write-only sysfs file (/sys/bus/*/uevent) to stand for a manifest that "
-                "cannot be read: sysfs is not mounted here")
+    pytest.skip(
+        "no write-only sysfs file (/sys/bus/*/uevent) to stand for a manifest that "
+        "cannot be read: sysfs is not mounted here"
+    )
 
 
 @pytest.mark.parametrize("fault", ["read refused", "lookup fails"])
@@ -90,11 +97,11 @@ def test_an_unreadable_manifest_is_one_error_line_and_503(tmp_path, fault):
     manifest = out / "current" / "manifest.json"
     good = manifest.read_bytes()
     manifest.unlink()
-    if fault == "read refused":     # as chmod 000 does for a server that is not root
+    if fault == "read refused":  # as chmod 000 does for a server that is not root
         manifest.symlink_to(write_only_kernel_file())
         problem = "Permission denied"
-    else:   # its stat fails, not for want of the file (as in a directory without search
-        manifest.symlink_to("x" * 300)      # permission, EACCES; this one fails for root too)
+    else:  # its stat fails, not for want of the file (as in a directory without search
+        manifest.symlink_to("x" * 300)  # permission, EACCES; this one fails for root too)
         problem = "File name too long"
     with Server(out, None, WEATHERAPI_LOAD_RETRY_S="0.2", WEATHERAPI_LOG_LEVEL="DEBUG") as srv:
         body = srv.wait_ready(status=503)
@@ -104,7 +111,7 @@ def test_an_unreadable_manifest_is_one_error_line_and_503(tmp_path, fault):
         assert reply.headers["Content-Type"].startswith("application/problem+json")
         assert "manifest" not in reply.body.decode()
         path = (out / "current").resolve() / "manifest.json"
-        said = srv.wait_log(str(path), count=4)     # the first try and three retries
+        said = srv.wait_log(str(path), count=4)  # the first try and three retries
         assert all(problem in line for line in said), said
         assert [" ERROR " in line for line in said] == [True] + [False] * (len(said) - 1), said
         manifest.unlink()
@@ -121,7 +128,7 @@ def test_a_503_says_to_retry_soon_while_loading_and_later_when_absent(tmp_path):
         store.require("forecast")
     assert loading.value.status == 503
     assert loading.value.headers["Retry-After"] == str(LOADING_RETRY_S)
-    store.snapshot = store.load(None)       # nothing published: every area absent
+    store.snapshot = store.load(None)  # nothing published: every area absent
     assert store.area("forecast").state == "absent"
     with pytest.raises(ApiError) as absent:
         store.require("forecast")

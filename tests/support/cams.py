@@ -19,15 +19,32 @@ from pipeline.air_quality.aqi import ppb_per_ugm3
 from pipeline.air_quality.sources import generated as gen
 
 DAY_S = 86400
-NO2_EAST_UGM3 = 121.5 / ppb_per_ugm3("no2")      # 121.5 ppb: truncated to 121 ppb
-WEST = {"pm25_ugm3": 20.0, "pm10_ugm3": 30.0, "o3_ugm3": 70.0, "no2_ugm3": 20.0,
-        "so2_ugm3": 5.0, "co_ugm3": 400.0, "dust_ugm3": 12.0,
-        "birch_pollen_grains_m3": 120.5, "grass_pollen_grains_m3": 3.2,
-        "olive_pollen_grains_m3": None, "ragweed_pollen_grains_m3": 0.0,
-        "alder_pollen_grains_m3": 7.5, "mugwort_pollen_grains_m3": None}
-EAST = {"pm25_ugm3": 8.0, "pm10_ugm3": 14.0, "o3_ugm3": 40.0, "no2_ugm3": NO2_EAST_UGM3,
-        "so2_ugm3": 3.0, "co_ugm3": 300.0, "dust_ugm3": 0.0,
-        **{k: None for k in WEST if k.endswith("pollen_grains_m3")}}
+NO2_EAST_UGM3 = 121.5 / ppb_per_ugm3("no2")  # 121.5 ppb: truncated to 121 ppb
+WEST = {
+    "pm25_ugm3": 20.0,
+    "pm10_ugm3": 30.0,
+    "o3_ugm3": 70.0,
+    "no2_ugm3": 20.0,
+    "so2_ugm3": 5.0,
+    "co_ugm3": 400.0,
+    "dust_ugm3": 12.0,
+    "birch_pollen_grains_m3": 120.5,
+    "grass_pollen_grains_m3": 3.2,
+    "olive_pollen_grains_m3": None,
+    "ragweed_pollen_grains_m3": 0.0,
+    "alder_pollen_grains_m3": 7.5,
+    "mugwort_pollen_grains_m3": None,
+}
+EAST = {
+    "pm25_ugm3": 8.0,
+    "pm10_ugm3": 14.0,
+    "o3_ugm3": 40.0,
+    "no2_ugm3": NO2_EAST_UGM3,
+    "so2_ugm3": 3.0,
+    "co_ugm3": 300.0,
+    "dust_ugm3": 0.0,
+    **{k: None for k in WEST if k.endswith("pollen_grains_m3")},
+}
 WEST_PM25_YESTERDAY = 50.0
 GLOBAL_CONSTANT = {"o3_ugm3": 60.0, "so2_ugm3": 4.0, "co_ugm3": 250.0}
 
@@ -59,6 +76,7 @@ def _europe(run_s: int, today_s: int, west_pm25: float | None = None):
             e = EAST[name]
             out[name] = np.where(west, np.nan if w is None else w, np.nan if e is None else e)
         return out
+
     return compute
 
 
@@ -66,12 +84,15 @@ def _global(run_s: int):
     def compute(names, times_s, lat, lon):
         shape = (len(times_s), len(lat), len(lon))
         hours = ((np.asarray(times_s) - run_s) / 3600.0)[:, None, None]
-        values = {"pm25_ugm3": global_pm25(lon)[None, None, :],
-                  "pm10_ugm3": global_pm10(hours), "no2_ugm3": global_no2(hours),
-                  "dust_aod": dust_aod(lat)[None, :, None],
-                  **GLOBAL_CONSTANT}
-        return {n: np.broadcast_to(np.asarray(values[n], dtype=np.float64), shape)
-                for n in names}
+        values = {
+            "pm25_ugm3": global_pm25(lon)[None, None, :],
+            "pm10_ugm3": global_pm10(hours),
+            "no2_ugm3": global_no2(hours),
+            "dust_aod": dust_aod(lat)[None, :, None],
+            **GLOBAL_CONSTANT,
+        }
+        return {n: np.broadcast_to(np.asarray(values[n], dtype=np.float64), shape) for n in names}
+
     return compute
 
 
@@ -80,10 +101,12 @@ def write_known(datasets: Path, today_s: int, days: tuple[int, ...] = (-1, 0)) -
     europe, world = gen.europe_grid(1.0), gen.global_grid(5.0)
     for run in (today_s + day * DAY_S for day in days):
         day = gen.stamp(run)
-        gen.write_europe_run(datasets / "cams" / "europe" / f"europe-{day}.nc", run, europe,
-                             _europe(run, today_s))
-        gen.write_global_run(datasets / "cams" / "global" / f"global-{day}", run, world,
-                             _global(run))
+        gen.write_europe_run(
+            datasets / "cams" / "europe" / f"europe-{day}.nc", run, europe, _europe(run, today_s)
+        )
+        gen.write_global_run(
+            datasets / "cams" / "global" / f"global-{day}", run, world, _global(run)
+        )
     return datasets
 
 
@@ -95,6 +118,10 @@ def today_s(now_s: float) -> int:
 def write_europe_analysis(datasets: Path, day_s: int, today_s: int, west_pm25: float) -> Path:
     """A CAMS Europe ANALYSIS of hours 0-23 of `day_s`: the known fields, PM2.5 west_pm25."""
     return gen.write_europe_run(
-        datasets / "cams" / "europe" / f"europe-analysis-{gen.stamp(day_s)}.nc", day_s,
-        gen.europe_grid(1.0), _europe(day_s, today_s, west_pm25), leads=np.arange(24),
-        kind="ANALYSIS")
+        datasets / "cams" / "europe" / f"europe-analysis-{gen.stamp(day_s)}.nc",
+        day_s,
+        gen.europe_grid(1.0),
+        _europe(day_s, today_s, west_pm25),
+        leads=np.arange(24),
+        kind="ANALYSIS",
+    )

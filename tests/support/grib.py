@@ -22,10 +22,10 @@ from __future__ import annotations
 
 import hashlib
 from collections import OrderedDict
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Callable, Iterable
 
 import eccodes
 import numpy as np
@@ -35,9 +35,9 @@ from pipeline.forecast.sources import runs
 ROOT = Path(__file__).resolve().parents[2]
 REAL_GFS = ROOT.parent / "shared" / "data" / "gfs" / "gfs.t12z.pgrbf120.2p5deg.grib2"
 HOUR = 3600
-BUCKET_H = 6                          # GFS buckets: 0-1 ... 0-6, 6-7 ... 6-12, ... h
+BUCKET_H = 6  # GFS buckets: 0-1 ... 0-6, 6-7 ... 6-12, ... h
 FLAGS = ("crain", "csnow", "cfrzr", "cicep")
-STAT = {"avg": 0, "accum": 1, "max": 2}   # GRIB2 code table 4.10
+STAT = {"avg": 0, "accum": 1, "max": 2}  # GRIB2 code table 4.10
 
 
 @dataclass(frozen=True)
@@ -45,7 +45,7 @@ class Grid:
     """A global regular latitude/longitude grid, rows north to south as GFS and ECMWF write."""
 
     step_deg: float
-    lon_first: float = 0.0            # GFS 0 -> 359.75; ECMWF -180 -> 179.75
+    lon_first: float = 0.0  # GFS 0 -> 359.75; ECMWF -180 -> 179.75
 
     @property
     def shape(self) -> tuple[int, int]:
@@ -61,13 +61,17 @@ class Grid:
 
     def keys(self) -> dict:
         nj, ni = self.shape
-        return {"Ni": ni, "Nj": nj, "latitudeOfFirstGridPointInDegrees": 90.0,
-                "latitudeOfLastGridPointInDegrees": -90.0,
-                "longitudeOfFirstGridPointInDegrees": self.lon_first % 360.0,
-                "longitudeOfLastGridPointInDegrees":
-                    (self.lon_first + (ni - 1) * self.step_deg) % 360.0,
-                "iDirectionIncrementInDegrees": self.step_deg,
-                "jDirectionIncrementInDegrees": self.step_deg}
+        return {
+            "Ni": ni,
+            "Nj": nj,
+            "latitudeOfFirstGridPointInDegrees": 90.0,
+            "latitudeOfLastGridPointInDegrees": -90.0,
+            "longitudeOfFirstGridPointInDegrees": self.lon_first % 360.0,
+            "longitudeOfLastGridPointInDegrees": (self.lon_first + (ni - 1) * self.step_deg)
+            % 360.0,
+            "iDirectionIncrementInDegrees": self.step_deg,
+            "jDirectionIncrementInDegrees": self.step_deg,
+        }
 
     def index(self, lat: float, lon: float) -> int:
         """The position of a grid node in a message's values."""
@@ -76,9 +80,9 @@ class Grid:
         return row * self.shape[1] + col
 
 
-REAL_GRID = Grid(2.5)                 # the real file's grid (144 x 73)
-GFS_QUARTER = Grid(0.25)              # GFS 0.25°: 1440 x 721 from 0°E
-ECMWF_QUARTER = Grid(0.25, -180.0)    # ECMWF open data 0.25°: 1440 x 721 from 180°W
+REAL_GRID = Grid(2.5)  # the real file's grid (144 x 73)
+GFS_QUARTER = Grid(0.25)  # GFS 0.25°: 1440 x 721 from 0°E
+ECMWF_QUARTER = Grid(0.25, -180.0)  # ECMWF open data 0.25°: 1440 x 721 from 180°W
 
 # field -> (real message cloned (shortName, typeOfLevel), coded keys changed). GFS keeps the
 # real message's parameter or changes its number or level: DPT from TMP; TCDC of the entire
@@ -97,33 +101,68 @@ GFS = {
     "vis": (("gust", "surface"), {"parameterCategory": 19, "parameterNumber": 0}),
     "gust": (("gust", "surface"), {}),
     "cape": (("cape", "surface"), {}),
-    "crain": (("crain", "surface"), {}), "csnow": (("csnow", "surface"), {}),
-    "cfrzr": (("cfrzr", "surface"), {}), "cicep": (("cicep", "surface"), {}),
+    "crain": (("crain", "surface"), {}),
+    "csnow": (("csnow", "surface"), {}),
+    "cfrzr": (("cfrzr", "surface"), {}),
+    "cicep": (("cicep", "surface"), {}),
     "orog": (("orog", "surface"), {}),
 }
 # field -> (real message cloned, ECMWF paramId set with centre ecmf: ecCodes then encodes the
 # parameter, level and statistic as ECMWF does)
 ECMWF = {
-    "2t": (("2t", "heightAboveGround"), 167), "2d": (("2t", "heightAboveGround"), 168),
-    "10u": (("10u", "heightAboveGround"), 165), "10v": (("10v", "heightAboveGround"), 166),
-    "msl": (("prmsl", "meanSea"), 151), "tcc": (("orog", "surface"), 164),
-    "tp": (("tp", "surface"), 228), "ptype": (("orog", "surface"), 260015),
-    "10fg": (("tp", "surface"), 49), "mucape": (("cape", "surface"), 228235),
+    "2t": (("2t", "heightAboveGround"), 167),
+    "2d": (("2t", "heightAboveGround"), 168),
+    "10u": (("10u", "heightAboveGround"), 165),
+    "10v": (("10v", "heightAboveGround"), 166),
+    "msl": (("prmsl", "meanSea"), 151),
+    "tcc": (("orog", "surface"), 164),
+    "tp": (("tp", "surface"), 228),
+    "ptype": (("orog", "surface"), 260015),
+    "10fg": (("tp", "surface"), 49),
+    "mucape": (("cape", "surface"), 228235),
     "z": (("orog", "surface"), 129),
 }
 # What a GFS file holds of each field: instantaneous, averaged over the bucket, or both;
 # APCP as the running total ("total") and/or the 6-hour bucket ("bucket").
-GFS_VARIANTS = {"prate": ("instant", "avg"), "tcc": ("instant", "avg"), "tp": ("total", "bucket"),
-                **{f: ("instant", "avg") for f in FLAGS}}
+GFS_VARIANTS = {
+    "prate": ("instant", "avg"),
+    "tcc": ("instant", "avg"),
+    "tp": ("total", "bucket"),
+    **{f: ("instant", "avg") for f in FLAGS},
+}
 # 20 °C, dewpoint 10 °C, 60 % humidity, wind u=3 v=4 m/s, 1013.25 hPa, 50 % cloud, 20 km
 # visibility, gusts 8 m/s, no rain, no CAPE, 400 m high.
-GFS_VALUES = {"2t": 293.15, "2d": 283.15, "2r": 60.0, "10u": 3.0, "10v": 4.0,
-              "prmsl": 101325.0, "tcc": 50.0, "vis": 20000.0, "gust": 8.0, "cape": 0.0,
-              "crain": 0.0, "csnow": 0.0, "cfrzr": 0.0, "cicep": 0.0, "orog": 400.0,
-              "precip": 0.0}
-ECMWF_VALUES = {"2t": 293.15, "2d": 283.15, "10u": 3.0, "10v": 4.0, "msl": 101325.0,
-                "tcc": 0.5, "ptype": 0.0, "10fg": 8.0, "mucape": 0.0, "z": 400.0 * 9.80665,
-                "precip": 0.0}
+GFS_VALUES = {
+    "2t": 293.15,
+    "2d": 283.15,
+    "2r": 60.0,
+    "10u": 3.0,
+    "10v": 4.0,
+    "prmsl": 101325.0,
+    "tcc": 50.0,
+    "vis": 20000.0,
+    "gust": 8.0,
+    "cape": 0.0,
+    "crain": 0.0,
+    "csnow": 0.0,
+    "cfrzr": 0.0,
+    "cicep": 0.0,
+    "orog": 400.0,
+    "precip": 0.0,
+}
+ECMWF_VALUES = {
+    "2t": 293.15,
+    "2d": 283.15,
+    "10u": 3.0,
+    "10v": 4.0,
+    "msl": 101325.0,
+    "tcc": 0.5,
+    "ptype": 0.0,
+    "10fg": 8.0,
+    "mucape": 0.0,
+    "z": 400.0 * 9.80665,
+    "precip": 0.0,
+}
 
 Value = float | np.ndarray | Callable[[int, np.ndarray, np.ndarray], np.ndarray]
 
@@ -136,8 +175,7 @@ def gfs_steps(horizon_h: int) -> list[int]:
 def ecmwf_steps(run_s: int, horizon_h: int | None = None) -> list[int]:
     """ECMWF open data steps: 00/12 UTC 0-144 h by 3, then by 6 to 240 h; 06/18 UTC 0-90 h."""
     long_run = run_s // HOUR % 12 == 0
-    steps = list(range(0, 145, 3)) + list(range(150, 241, 6)) if long_run \
-        else list(range(0, 91, 3))
+    steps = list(range(0, 145, 3)) + list(range(150, 241, 6)) if long_run else list(range(0, 91, 3))
     return [s for s in steps if horizon_h is None or s <= horizon_h]
 
 
@@ -154,10 +192,17 @@ def ecmwf_name(run_s: int, step_h: int) -> str:
     return f"{stamp}-{step_h}h-{stream}-fc.grib2"
 
 
-def gfs_run(datasets: Path, run_s: int, steps_h: Iterable[int], grid: Grid = REAL_GRID,
-            values: dict[str, Value] | None = None, variants: dict | None = None,
-            fields: Iterable[str] | None = None, omit: dict[int, set[str]] | None = None,
-            marker: bool = True) -> Path:
+def gfs_run(
+    datasets: Path,
+    run_s: int,
+    steps_h: Iterable[int],
+    grid: Grid = REAL_GRID,
+    values: dict[str, Value] | None = None,
+    variants: dict | None = None,
+    fields: Iterable[str] | None = None,
+    omit: dict[int, set[str]] | None = None,
+    marker: bool = True,
+) -> Path:
     """A GFS-like run (one file per step) in DATASETS/forecast/gfs/<run>/; its folder.
     `variants` overrides GFS_VARIANTS, `fields` limits the fields written, `omit` drops
     fields from some steps' files."""
@@ -178,10 +223,16 @@ def gfs_run(datasets: Path, run_s: int, steps_h: Iterable[int], grid: Grid = REA
     return folder
 
 
-def ecmwf_run(datasets: Path, run_s: int, steps_h: Iterable[int] | None = None,
-              grid: Grid = REAL_GRID, values: dict[str, Value] | None = None,
-              fields: Iterable[str] | None = None, omit: dict[int, set[str]] | None = None,
-              marker: bool = True) -> Path:
+def ecmwf_run(
+    datasets: Path,
+    run_s: int,
+    steps_h: Iterable[int] | None = None,
+    grid: Grid = REAL_GRID,
+    values: dict[str, Value] | None = None,
+    fields: Iterable[str] | None = None,
+    omit: dict[int, set[str]] | None = None,
+    marker: bool = True,
+) -> Path:
     """An ECMWF-like run (one file per step) in DATASETS/forecast/ecmwf/<run>/; its folder.
     z (the surface geopotential) is written at step 0 only."""
     values = {**ECMWF_VALUES, **(values or {})}
@@ -193,8 +244,9 @@ def ecmwf_run(datasets: Path, run_s: int, steps_h: Iterable[int] | None = None,
     previous = 0
     for step in steps_h:
         wanted = [f for f in fields if f not in (omit or {}).get(step, set())]
-        messages = [m for name in wanted
-                    for m in writer.ecmwf_messages(name, previous, step, values)]
+        messages = [
+            m for name in wanted for m in writer.ecmwf_messages(name, previous, step, values)
+        ]
         (folder / ecmwf_name(run_s, step)).write_bytes(b"".join(messages))
         previous = step
     if marker:
@@ -211,9 +263,20 @@ def messages(path: Path) -> list[dict]:
     with open(path, "rb") as f:
         while (handle := eccodes.codes_grib_new_from_file(f)) is not None:
             try:
-                keys = {k: eccodes.codes_get(handle, k) for k in (
-                    "shortName", "typeOfLevel", "level", "stepType", "startStep", "endStep",
-                    "units", "dataDate", "dataTime")}
+                keys = {
+                    k: eccodes.codes_get(handle, k)
+                    for k in (
+                        "shortName",
+                        "typeOfLevel",
+                        "level",
+                        "stepType",
+                        "startStep",
+                        "endStep",
+                        "units",
+                        "dataDate",
+                        "dataTime",
+                    )
+                }
                 keys["values"] = eccodes.codes_get_values(handle)
                 found.append(keys)
             finally:
@@ -221,12 +284,21 @@ def messages(path: Path) -> list[dict]:
     return found
 
 
-def value_at(path: Path, short_name: str, index: int, step_type: str | None = None,
-             start_step: int | None = None) -> float:
+def value_at(
+    path: Path,
+    short_name: str,
+    index: int,
+    step_type: str | None = None,
+    start_step: int | None = None,
+) -> float:
     """One message's value at a point (an index into its values), decoded independently."""
-    hits = [m for m in messages(path) if m["shortName"] == short_name
-            and (step_type is None or m["stepType"] == step_type)
-            and (start_step is None or m["startStep"] == start_step)]
+    hits = [
+        m
+        for m in messages(path)
+        if m["shortName"] == short_name
+        and (step_type is None or m["stepType"] == step_type)
+        and (start_step is None or m["startStep"] == start_step)
+    ]
     assert len(hits) >= 1, f"{path.name}: no {short_name} {step_type or ''}"
     return float(hits[-1]["values"][index])
 
@@ -234,7 +306,7 @@ def value_at(path: Path, short_name: str, index: int, step_type: str | None = No
 class _Writer:
     """Encodes messages for one run on one grid (cloning the real file's messages)."""
 
-    CACHE = 24                        # encoded messages kept to re-date (same values)
+    CACHE = 24  # encoded messages kept to re-date (same values)
 
     def __init__(self, grid: Grid, run_s: int):
         self.grid, self.run_s = grid, run_s
@@ -248,8 +320,7 @@ class _Writer:
         if name == "tp":
             if step > 0:
                 start = (step - 1) // BUCKET_H * BUCKET_H
-                ranges = ([0] if "total" in kinds else []) + \
-                         ([start] if "bucket" in kinds else [])
+                ranges = ([0] if "total" in kinds else []) + ([start] if "bucket" in kinds else [])
                 for first in ranges:
                     amount = self._precip_sum(values["precip"], first, step)
                     out.append(self._message(source, keys, "accum", first, step, amount))
@@ -266,10 +337,10 @@ class _Writer:
     def ecmwf_messages(self, name: str, previous: int, step: int, values: dict) -> list[bytes]:
         source, param = ECMWF[name]
         keys = {"centre": "ecmf", "paramId": param}
-        if name == "tp":               # metres, accumulated from the run start (0-0 at step 0)
+        if name == "tp":  # metres, accumulated from the run start (0-0 at step 0)
             amount = self._precip_sum(values["precip"], 0, step) / 1000.0
             return [self._message(source, keys, "accum", 0, step, amount)]
-        if name == "10fg":             # the maximum since the previous step; none at step 0
+        if name == "10fg":  # the maximum since the previous step; none at step 0
             if step == 0:
                 return []
             hours = range(previous + 1, step + 1)
@@ -277,8 +348,9 @@ class _Writer:
             return [self._message(source, keys, "max", previous, step, gust)]
         if name == "z" and step != 0:
             return []
-        return [self._message(source, keys, "instant", step, step,
-                              self._instant(name, step, values))]
+        return [
+            self._message(source, keys, "instant", step, step, self._instant(name, step, values))
+        ]
 
     def _value(self, value: Value, hour: int) -> np.ndarray:
         valid = self.run_s + hour * HOUR
@@ -286,7 +358,7 @@ class _Writer:
         return np.broadcast_to(np.asarray(out, dtype=np.float64), self.lat.shape)
 
     def _instant(self, name: str, step: int, values: dict) -> np.ndarray:
-        if name == "prate":            # kg m-2 s-1: the rate of the hour starting at the step
+        if name == "prate":  # kg m-2 s-1: the rate of the hour starting at the step
             return self._value(values["precip"], step) / HOUR
         return self._value(values[name], step)
 
@@ -295,8 +367,7 @@ class _Writer:
         the ends of the hours."""
         if name == "prate":
             return self._precip_sum(values["precip"], start, step) / ((step - start) * HOUR)
-        return np.mean([self._value(values[name], h) for h in range(start + 1, step + 1)],
-                       axis=0)
+        return np.mean([self._value(values[name], h) for h in range(start + 1, step + 1)], axis=0)
 
     def _precip_sum(self, precip: Value, start: int, step: int) -> np.ndarray:
         """mm (kg m-2) fallen in the whole hours from start to step."""
@@ -305,12 +376,23 @@ class _Writer:
             total = total + self._value(precip, hour)
         return total
 
-    def _message(self, source: tuple[str, str], keys: dict, step_type: str, start: int,
-                 end: int, field: np.ndarray) -> bytes:
+    def _message(
+        self,
+        source: tuple[str, str],
+        keys: dict,
+        step_type: str,
+        start: int,
+        end: int,
+        field: np.ndarray,
+    ) -> bytes:
         """One encoded message; re-dated from a cached one when the values repeat."""
         flat = np.ascontiguousarray(field, dtype=np.float64).ravel()
-        cache_key = (source, tuple(sorted(keys.items(), key=str)), step_type,
-                     hashlib.sha1(flat.tobytes()).hexdigest())
+        cache_key = (
+            source,
+            tuple(sorted(keys.items(), key=str)),
+            step_type,
+            hashlib.sha1(flat.tobytes()).hexdigest(),
+        )
         handle = self._encoded.get(cache_key)
         if handle is None:
             handle = self._encode(source, keys, step_type, flat)
@@ -329,8 +411,7 @@ class _Writer:
         finally:
             eccodes.codes_release(clone)
 
-    def _encode(self, source: tuple[str, str], keys: dict, step_type: str,
-                flat: np.ndarray) -> int:
+    def _encode(self, source: tuple[str, str], keys: dict, step_type: str, flat: np.ndarray) -> int:
         handle = eccodes.codes_clone(_template(source))
         if step_type == "instant":
             eccodes.codes_set(handle, "productDefinitionTemplateNumber", 0)
@@ -357,10 +438,13 @@ def _template(source: tuple[str, str]) -> int:
         eccodes.codes_grib_multi_support_on()
         with open(REAL_GFS, "rb") as f:
             while (handle := eccodes.codes_grib_new_from_file(f)) is not None:
-                key = (eccodes.codes_get(handle, "shortName"),
-                       eccodes.codes_get(handle, "typeOfLevel"))
-                if key in _TEMPLATES or key not in {s for s, _ in
-                                                    list(GFS.values()) + list(ECMWF.values())}:
+                key = (
+                    eccodes.codes_get(handle, "shortName"),
+                    eccodes.codes_get(handle, "typeOfLevel"),
+                )
+                if key in _TEMPLATES or key not in {
+                    s for s, _ in list(GFS.values()) + list(ECMWF.values())
+                }:
                     eccodes.codes_release(handle)
                     continue
                 _TEMPLATES[key] = handle

@@ -57,20 +57,24 @@ def _scan(levels: list[int]) -> bytes:
             put(diff if diff > 0 else diff - 1, size)
         put(*EOB)
     if count:
-        put((1 << (8 - count)) - 1, 8 - count)      # pad with ones
+        put((1 << (8 - count)) - 1, 8 - count)  # pad with ones
     return bytes(out)
 
 
 def jpeg(width: int = 64, height: int = 48, seed: int = 0, comment: str = "") -> bytes:
     """A width x height grayscale JPEG (multiples of 8) of blocks shaded by `seed`."""
-    blocks = [(seed * 37 + 29 * x + 17 * y) % 256
-              for y in range(height // 8) for x in range(width // 8)]
-    return (b"\xff\xd8"
-            + _segment(0xFFE0, b"JFIF\x00\x01\x01\x00\x00\x01\x00\x01\x00\x00")
-            + (_segment(0xFFFE, comment.encode()) if comment else b"")
-            + _segment(0xFFDB, bytes([0]) + bytes([QUANT] * 64))
-            + _segment(0xFFC0, struct.pack(">BHHBBBB", 8, height, width, 1, 1, 0x11, 0))
-            + _segment(0xFFC4, bytes([0x00]) + DC_BITS + DC_VALUES)
-            + _segment(0xFFC4, bytes([0x10]) + AC_BITS + AC_VALUES)
-            + _segment(0xFFDA, bytes([1, 1, 0x00, 0, 63, 0]))
-            + _scan(blocks) + b"\xff\xd9")
+    blocks = [
+        (seed * 37 + 29 * x + 17 * y) % 256 for y in range(height // 8) for x in range(width // 8)
+    ]
+    return (
+        b"\xff\xd8"
+        + _segment(0xFFE0, b"JFIF\x00\x01\x01\x00\x00\x01\x00\x01\x00\x00")
+        + (_segment(0xFFFE, comment.encode()) if comment else b"")
+        + _segment(0xFFDB, bytes([0]) + bytes([QUANT] * 64))
+        + _segment(0xFFC0, struct.pack(">BHHBBBB", 8, height, width, 1, 1, 0x11, 0))
+        + _segment(0xFFC4, bytes([0x00]) + DC_BITS + DC_VALUES)
+        + _segment(0xFFC4, bytes([0x10]) + AC_BITS + AC_VALUES)
+        + _segment(0xFFDA, bytes([1, 1, 0x00, 0, 63, 0]))
+        + _scan(blocks)
+        + b"\xff\xd9"
+    )

@@ -29,12 +29,18 @@ def pipeline_env(**env: str) -> dict[str, str]:
     return {**os.environ, **SMALL_WEBCAMS, **env}
 
 
-def run_pipeline(*args: str, check: bool = True, env: dict[str, str] | None = None
-                 ) -> subprocess.CompletedProcess:
+def run_pipeline(
+    *args: str, check: bool = True, env: dict[str, str] | None = None
+) -> subprocess.CompletedProcess:
     """`python -m pipeline ARGS` from the project root."""
-    result = subprocess.run([sys.executable, "-m", "pipeline", *args], cwd=ROOT,
-                            capture_output=True, text=True, timeout=600,
-                            env=pipeline_env(**(env or {})))
+    result = subprocess.run(
+        [sys.executable, "-m", "pipeline", *args],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=600,
+        env=pipeline_env(**(env or {})),
+    )
     if check and result.returncode != 0:
         raise AssertionError(f"pipeline failed ({result.returncode}):\n{result.stderr[-3000:]}")
     return result
@@ -62,37 +68,57 @@ class Response:
 class Server:
     """A `python -m server` process; `url` is set once it listens."""
 
-    def __init__(self, build_dir: Path, keys_file: Path | None = None, *args: str,
-                 prefix: tuple[str, ...] | list[str] = (), **env: str):
+    def __init__(
+        self,
+        build_dir: Path,
+        keys_file: Path | None = None,
+        *args: str,
+        prefix: tuple[str, ...] | list[str] = (),
+        **env: str,
+    ):
         """`prefix`: a command the server is started through (setpriv, to run it as another
         user); `env`: variables on top of this process's own."""
         self.build_dir, self.keys_file, self.args, self.prefix = build_dir, keys_file, args, prefix
         # Without a keys file the server keeps its signing secrets in $XDG_CONFIG_HOME: a
         # directory of this server's own (removed with it), never the runner's real HOME.
         self.config_home = tempfile.TemporaryDirectory(prefix="weatherapi-config-")
-        self.env = {**os.environ, "XDG_CONFIG_HOME": self.config_home.name,
-                    "WEATHERAPI_RELOAD_INTERVAL_S": "0.2",
-                    "WEATHERAPI_RATE_LIMIT_PER_MINUTE": "1000000", **env}
+        self.env = {
+            **os.environ,
+            "XDG_CONFIG_HOME": self.config_home.name,
+            "WEATHERAPI_RELOAD_INTERVAL_S": "0.2",
+            "WEATHERAPI_RATE_LIMIT_PER_MINUTE": "1000000",
+            **env,
+        }
         self.proc: subprocess.Popen | None = None
         self.url = ""
-        self.banner = ""    # its first line on stdout: "serving ... on URL ..."
+        self.banner = ""  # its first line on stdout: "serving ... on URL ..."
         self.log = ""  # everything the server wrote to stderr, once it has stopped
-        self._lines: list[str] = []     # stderr so far, read by a thread while it runs
+        self._lines: list[str] = []  # stderr so far, read by a thread while it runs
         self._reader: threading.Thread | None = None
 
     def __enter__(self) -> Server:
-        cmd = [*self.prefix, sys.executable, "-m", "server", "--build", str(self.build_dir),
-               "--port", "0", *self.args]
+        cmd = [
+            *self.prefix,
+            sys.executable,
+            "-m",
+            "server",
+            "--build",
+            str(self.build_dir),
+            "--port",
+            "0",
+            *self.args,
+        ]
         if self.keys_file:
             cmd += ["--keys-file", str(self.keys_file)]
-        self.proc = subprocess.Popen(cmd, cwd=ROOT, env=self.env, stdout=subprocess.PIPE,
-                                     stderr=subprocess.PIPE, text=True)
+        self.proc = subprocess.Popen(
+            cmd, cwd=ROOT, env=self.env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
+        )
         line = self.proc.stdout.readline()
         match = re.search(r"http://\S+", line)
         if not match:
             self._reader = threading.Thread(target=self._read_stderr, daemon=True)
             self._reader.start()
-            self.__exit__()         # stops it if it still runs, and keeps its stderr in `log`
+            self.__exit__()  # stops it if it still runs, and keeps its stderr in `log`
             raise AssertionError(f"server did not start: {line!r} {self.log[-2000:]}")
         self.url, self.banner = match.group(0), line
         self._reader = threading.Thread(target=self._read_stderr, daemon=True)
@@ -143,7 +169,7 @@ class Server:
                 self.proc.wait()
         if self.proc:
             if self._reader:
-                self._reader.join(timeout=15)   # the pipe ends when the process has exited
+                self._reader.join(timeout=15)  # the pipe ends when the process has exited
                 self.log = "".join(self._lines)
             for stream in (self.proc.stdout, self.proc.stderr):
                 stream and stream.close()

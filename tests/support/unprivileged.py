@@ -59,8 +59,12 @@ class User:
         self.home = Path(tempfile.mkdtemp(prefix="weatherapi-nobody-", dir=base))
         os.chown(self.home, self.uid, self.gid)
         self.prefix = [setpriv, f"--reuid={self.uid}", f"--regid={self.gid}", "--clear-groups"]
-        needed = (Path(sys.executable).resolve().parent, Path(sys.base_prefix) / "lib",
-                  Path(sys.prefix) / "lib", ROOT)
+        needed = (
+            Path(sys.executable).resolve().parent,
+            Path(sys.base_prefix) / "lib",
+            Path(sys.prefix) / "lib",
+            ROOT,
+        )
         if not all(_reachable(p) for p in needed):
             self.prefix += ["--inh-caps=+dac_read_search", "--ambient-caps=+dac_read_search"]
         self.prefix.append("--")
@@ -69,8 +73,13 @@ class User:
         """The environment of a command: no signing secrets of the caller's, and a HOME (and
         with it numba's user-wide cache) of this user's own."""
         base = {k: v for k, v in os.environ.items() if not k.startswith("WEATHERAPI_")}
-        return {**base, "HOME": str(self.home), "XDG_CONFIG_HOME": str(self.home / "config"),
-                "PYTHONDONTWRITEBYTECODE": "1", **extra}
+        return {
+            **base,
+            "HOME": str(self.home),
+            "XDG_CONFIG_HOME": str(self.home / "config"),
+            "PYTHONDONTWRITEBYTECODE": "1",
+            **extra,
+        }
 
     def command(self, *args: str) -> list[str]:
         """`python -m server ARGS` as this user."""
@@ -79,15 +88,30 @@ class User:
     def run(self, *args: str, **env: str) -> subprocess.CompletedProcess:
         """Run `python -m server ARGS` as this user to its end (a server expected to refuse
         to start that serves instead is killed after a minute: TimeoutExpired)."""
-        return subprocess.run(self.command(*args), cwd=ROOT, capture_output=True, text=True,
-                              timeout=60, env=self.env(**env))
+        return subprocess.run(
+            self.command(*args),
+            cwd=ROOT,
+            capture_output=True,
+            text=True,
+            timeout=60,
+            env=self.env(**env),
+        )
 
     def check_identity(self) -> None:
         """Assert that a command really runs as this user, and not as root."""
-        probe = subprocess.run([*self.prefix, sys.executable, "-c",
-                                "import os; print(os.geteuid(), os.getegid(), os.getgroups())"],
-                               cwd=ROOT, capture_output=True, text=True, timeout=60,
-                               env=self.env())
+        probe = subprocess.run(
+            [
+                *self.prefix,
+                sys.executable,
+                "-c",
+                "import os; print(os.geteuid(), os.getegid(), os.getgroups())",
+            ],
+            cwd=ROOT,
+            capture_output=True,
+            text=True,
+            timeout=60,
+            env=self.env(),
+        )
         assert probe.returncode == 0, probe.stderr
         uid, gid, groups = probe.stdout.split(maxsplit=2)
         assert (int(uid), int(gid)) == (self.uid, self.gid) and int(uid) != 0, probe.stdout

@@ -22,8 +22,7 @@ import numpy as np
 import xarray as xr
 
 from contract import HOUR_S
-from pipeline.common import grid
-from pipeline.common import netcdf3
+from pipeline.common import grid, netcdf3
 from pipeline.common.io import InputError, naming
 
 MISSING_AT_OR_BELOW = -999.0
@@ -35,16 +34,19 @@ SUFFIXES = (".nc", ".nc4", ".netcdf")
 class Axes:
     """A run's grid: output axes and how file rows and columns map onto them."""
 
-    lat: np.ndarray          # ascending
-    lon: np.ndarray          # ascending, in [-180, 180)
-    flip_lat: bool           # the file's latitudes descend
-    columns: np.ndarray      # file column of each output column
+    lat: np.ndarray  # ascending
+    lon: np.ndarray  # ascending, in [-180, 180)
+    flip_lat: bool  # the file's latitudes descend
+    columns: np.ndarray  # file column of each output column
 
     def same_grid(self, other: Axes) -> bool:
         """True when both describe the same cells."""
-        return (self.lat.shape == other.lat.shape and self.lon.shape == other.lon.shape
-                and np.allclose(self.lat, other.lat, atol=1e-4)
-                and np.allclose(self.lon, other.lon, atol=1e-4))
+        return (
+            self.lat.shape == other.lat.shape
+            and self.lon.shape == other.lon.shape
+            and np.allclose(self.lat, other.lat, atol=1e-4)
+            and np.allclose(self.lon, other.lon, atol=1e-4)
+        )
 
 
 @dataclass(frozen=True)
@@ -52,11 +54,11 @@ class Field:
     """Where one variable of one run is stored."""
 
     path: Path
-    variable: str                          # NetCDF variable name
-    select: dict                           # dimension -> index (level, reference time)
-    time_dim: str                          # lead-time dimension
-    lead_hours: np.ndarray                 # int64, ascending: the steps along time_dim
-    factor: float = 1.0                    # to the area's units
+    variable: str  # NetCDF variable name
+    select: dict  # dimension -> index (level, reference time)
+    time_dim: str  # lead-time dimension
+    lead_hours: np.ndarray  # int64, ascending: the steps along time_dim
+    factor: float = 1.0  # to the area's units
 
 
 @dataclass
@@ -64,27 +66,32 @@ class Run:
     """One model run of one domain."""
 
     domain: str
-    reference_time: int                    # Unix seconds
+    reference_time: int  # Unix seconds
     axes: Axes
-    kind: str = FORECAST                   # FORECAST | ANALYSIS
+    kind: str = FORECAST  # FORECAST | ANALYSIS
     fields: dict[str, Field] = field(default_factory=dict)
 
     def span_s(self) -> tuple[int, int]:
         """Unix seconds of the first and the last hour any field of the run has."""
         fields = self.fields.values()
-        return (self.reference_time + HOUR_S * min(int(f.lead_hours[0]) for f in fields),
-                self.reference_time + HOUR_S * max(int(f.lead_hours[-1]) for f in fields))
+        return (
+            self.reference_time + HOUR_S * min(int(f.lead_hours[0]) for f in fields),
+            self.reference_time + HOUR_S * max(int(f.lead_hours[-1]) for f in fields),
+        )
 
     def add(self, name: str, where: Field) -> None:
         """Record where the run's variable `name` is; twice is an InputError naming both."""
         if name in self.fields:
-            raise InputError(where.path, f"{where.variable} of the {self.kind} of "
-                                         f"{iso(self.reference_time)} is also in "
-                                         f"{self.fields[name].path.name}")
+            raise InputError(
+                where.path,
+                f"{where.variable} of the {self.kind} of "
+                f"{iso(self.reference_time)} is also in "
+                f"{self.fields[name].path.name}",
+            )
         self.fields[name] = where
 
 
-RunKey = tuple[str, int]                   # (kind, reference time)
+RunKey = tuple[str, int]  # (kind, reference time)
 
 
 def by_precedence(runs: dict[RunKey, Run], folder: Path, required: tuple[str, ...]) -> list[Run]:
@@ -97,8 +104,9 @@ def by_precedence(runs: dict[RunKey, Run], folder: Path, required: tuple[str, ..
     newest = newest_forecast(ordered, folder)
     for run in ordered:
         if not run.axes.same_grid(newest.axes):
-            raise InputError(next(iter(run.fields.values())).path,
-                             "grid differs from the newest forecast's")
+            raise InputError(
+                next(iter(run.fields.values())).path, "grid differs from the newest forecast's"
+            )
     missing = [v for v in required if not any(v in r.fields for r in ordered)]
     if missing:
         raise InputError(folder, f"no run provides {', '.join(missing)}")
@@ -109,19 +117,28 @@ def newest_forecast(runs: list[Run], folder: Path) -> Run:
     """The newest forecast run (the first hour served is its reference time)."""
     forecasts = [r for r in runs if r.kind == FORECAST]
     if not forecasts:
-        raise InputError(folder, "only ANALYSIS files: a FORECAST run is needed for the hours "
-                                 "ahead (analyses only add the hours past)")
+        raise InputError(
+            folder,
+            "only ANALYSIS files: a FORECAST run is needed for the hours "
+            "ahead (analyses only add the hours past)",
+        )
     return max(forecasts, key=lambda r: r.reference_time)
 
 
-def scan(folder: Path, scratch: Path, add_file, required: tuple[str, ...],
-         decode_timedelta: bool | None = None) -> list[Run]:
+def scan(
+    folder: Path,
+    scratch: Path,
+    add_file,
+    required: tuple[str, ...],
+    decode_timedelta: bool | None = None,
+) -> list[Run]:
     """Every run in the folder's files (add_file(ds, path, runs) reads one), by precedence."""
     return by_precedence(collect(folder, scratch, add_file, decode_timedelta), folder, required)
 
 
-def collect(folder: Path, scratch: Path, add_file, decode_timedelta: bool | None = None
-            ) -> dict[RunKey, Run]:
+def collect(
+    folder: Path, scratch: Path, add_file, decode_timedelta: bool | None = None
+) -> dict[RunKey, Run]:
     """Every run in the folder's files, unordered and not checked as a whole (the fetch
     checks one delivery, which may hold an analysis alone)."""
     runs: dict[RunKey, Run] = {}
@@ -135,13 +152,20 @@ def known_variables(ds: xr.Dataset, variables, model: str, path: Path) -> list[s
     """The dataset's variables among `variables`; none at all is an InputError."""
     names = [v for v in variables if v in ds.data_vars]
     if not names:
-        raise InputError(path, f"holds none of the {model} variables "
-                               f"({', '.join(sorted(variables))})")
+        raise InputError(
+            path, f"holds none of the {model} variables ({', '.join(sorted(variables))})"
+        )
     return names
 
 
-def run_of(runs: dict[RunKey, Run], domain: str, run_time: int, grid_axes: Axes, path: Path,
-           kind: str = FORECAST) -> Run:
+def run_of(
+    runs: dict[RunKey, Run],
+    domain: str,
+    run_time: int,
+    grid_axes: Axes,
+    path: Path,
+    kind: str = FORECAST,
+) -> Run:
     """The run of that kind and reference time, created on first sight; one grid."""
     run = runs.setdefault((kind, run_time), Run(domain, run_time, grid_axes, kind))
     if not run.axes.same_grid(grid_axes):
@@ -264,8 +288,7 @@ def date_stamp(text: str) -> int | None:
     return int(day.timestamp())
 
 
-def level_selection(ds: xr.Dataset, variable: str, dim: str, wanted: float,
-                    path: Path) -> dict:
+def level_selection(ds: xr.Dataset, variable: str, dim: str, wanted: float, path: Path) -> dict:
     """{dim: index of the level `wanted`} when the variable has that dimension, else {}."""
     if dim not in ds[variable].dims:
         return {}
@@ -280,12 +303,14 @@ def check_dims(ds: xr.Dataset, variable: str, expected: set[str], path: Path) ->
     """The variable has exactly the expected dimensions (in any order)."""
     dims = set(ds[variable].dims)
     if dims != expected:
-        raise InputError(path, f"{variable} has dimensions {sorted(dims)}, expected "
-                               f"{sorted(expected)}")
+        raise InputError(
+            path, f"{variable} has dimensions {sorted(dims)}, expected {sorted(expected)}"
+        )
 
 
-def read_field(run: Run, name: str, decode_timedelta: bool | None = None,
-               required: bool = False) -> np.ndarray:
+def read_field(
+    run: Run, name: str, decode_timedelta: bool | None = None, required: bool = False
+) -> np.ndarray:
     """One field of a run, (lead, lat, lon) float32, normalised; a required field with no
     value anywhere (a broken download) is an InputError, as in the forecast reader."""
     # Values at or below -999 (and fill values) are NaN; small negative model values are 0.
@@ -299,9 +324,12 @@ def read_field(run: Run, name: str, decode_timedelta: bool | None = None,
             raise InputError(where.path, f"{where.variable}: unreadable ({exc})") from None
     data[data <= MISSING_AT_OR_BELOW] = np.nan
     if required and not np.isfinite(data).any():
-        raise InputError(where.path, f"{where.variable} of the {run.kind} of "
-                                     f"{iso(run.reference_time)} has no values (every value "
-                                     "is missing)")
+        raise InputError(
+            where.path,
+            f"{where.variable} of the {run.kind} of "
+            f"{iso(run.reference_time)} has no values (every value "
+            "is missing)",
+        )
     if run.axes.flip_lat:
         data = data[:, ::-1]
     if not np.array_equal(run.axes.columns, np.arange(data.shape[2])):
@@ -309,7 +337,7 @@ def read_field(run: Run, name: str, decode_timedelta: bool | None = None,
     data = np.ascontiguousarray(data)
     if where.factor != 1.0:
         data *= np.float32(where.factor)
-    np.maximum(data, 0.0, out=data)   # NaN stays NaN
+    np.maximum(data, 0.0, out=data)  # NaN stays NaN
     return data
 
 

@@ -29,7 +29,7 @@ from pipeline.fetch.source import LATEST, FetchError, FetchOptions, FetchReport
 
 log = logging.getLogger("pipeline.fetch.cams")
 DAY_S = 86400
-WORK = Path("cams") / ".fetch"              # staging, pending jobs and locks (not read by builds)
+WORK = Path("cams") / ".fetch"  # staging, pending jobs and locks (not read by builds)
 NETCDF_MAGIC = (b"CDF\x01", b"CDF\x02", b"CDF\x05", b"\x89HDF\r\n\x1a\n")
 ZIP_MAGIC = b"PK\x03\x04"
 
@@ -46,12 +46,12 @@ class Part:
 class Unit:
     """A run (or an analysis) that lands whole: its parts and what the reader must find."""
 
-    label: str                              # e.g. "CAMS Europe forecast of 2026-11-29 00 UTC"
-    kind: str                               # cams.FORECAST | cams.ANALYSIS
+    label: str  # e.g. "CAMS Europe forecast of 2026-11-29 00 UTC"
+    kind: str  # cams.FORECAST | cams.ANALYSIS
     reference_s: int
     parts: tuple[Part, ...]
-    leads: dict[str, tuple[int, ...]]       # area variable -> lead hours the files must hold
-    newest: bool = False                    # not published yet: the fetch says retry later
+    leads: dict[str, tuple[int, ...]]  # area variable -> lead hours the files must hold
+    newest: bool = False  # not published yet: the fetch says retry later
 
 
 def stamp(unix_s: int) -> str:
@@ -76,7 +76,7 @@ class CamsSource:
     """A CAMS domain as a fetchable source (pipeline.fetch.source.Source)."""
 
     area = "air_quality"
-    keep_runs = 2                   # yesterday's and today's runs, as the build reads
+    keep_runs = 2  # yesterday's and today's runs, as the build reads
 
     def enabled(self) -> bool:
         """Once an ADS key is configured (the ADS answers nothing without one)."""
@@ -85,12 +85,13 @@ class CamsSource:
         except FetchError:
             return False
         return True
+
     base_url_env = ads.URL_ENV
     default_base_url = ads.DEFAULT_URL
 
     def __init__(self, name: str, dataset: str, reader, prefix: str, plan):
         self.name, self.dataset, self.reader, self.prefix = name, dataset, reader, prefix
-        self.plan = plan                    # plan(day_s) -> [Unit], oldest first
+        self.plan = plan  # plan(day_s) -> [Unit], oldest first
 
     async def fetch(self, options: FetchOptions) -> FetchReport:
         """Bring the day's units that are not held into datasets/cams/<domain>/."""
@@ -102,23 +103,26 @@ class CamsSource:
         wanted = [u for u in self.plan(day_of(options)) if not self._held(folder, u)]
         if options.dry_run:
             self._plan_report(report, wanted, options)
-        elif wanted:                        # (everything held: no key, lock or ADS needed)
+        elif wanted:  # (everything held: no key, lock or ADS needed)
             with lock.exclusive(options.datasets / WORK / f"{self.name}.lock", self.name):
                 self._fetch_units(report, wanted, options, folder)
         report.run = (self.held_runs(options.datasets) or [None])[-1]
         report.seconds = time.monotonic() - started
         return report
 
-    def _fetch_units(self, report: FetchReport, wanted: list[Unit], options: FetchOptions,
-                     folder: Path) -> None:
+    def _fetch_units(
+        self, report: FetchReport, wanted: list[Unit], options: FetchOptions, folder: Path
+    ) -> None:
         """Fetch each unit, oldest first; only the newest one's absence stops the fetch."""
         work = options.datasets / WORK
-        session = ads.Session(ads.credentials(options.base_url),
-                              ads.Pending(work / f"{self.name}-pending.json"))
+        session = ads.Session(
+            ads.credentials(options.base_url), ads.Pending(work / f"{self.name}-pending.json")
+        )
         for unit in wanted:
             try:
-                landed, size = self._fetch_unit(session, unit, work / f"{self.name}-staging",
-                                                folder)
+                landed, size = self._fetch_unit(
+                    session, unit, work / f"{self.name}-staging", folder
+                )
             except ads.NotPublished as exc:
                 if unit.newest:
                     raise
@@ -128,8 +132,9 @@ class CamsSource:
             report.bytes += size
             report.changed = True
 
-    def _fetch_unit(self, session: ads.Session, unit: Unit, staging: Path,
-                    folder: Path) -> tuple[int, int]:
+    def _fetch_unit(
+        self, session: ads.Session, unit: Unit, staging: Path, folder: Path
+    ) -> tuple[int, int]:
         """Download, unpack and check every part of a unit, then land its files."""
         shutil.rmtree(staging, ignore_errors=True)
         staging.mkdir(parents=True)
@@ -152,19 +157,22 @@ class CamsSource:
         try:
             runs = self.reader.collect(staging, staging / "scratch")
         except InputError as exc:
-            raise FetchError(f"{unit.label}: the delivery is not usable ({exc.problem}); "
-                             "nothing was moved into datasets/") from None
+            raise FetchError(
+                f"{unit.label}: the delivery is not usable ({exc.problem}); "
+                "nothing was moved into datasets/"
+            ) from None
         found = [(r.kind, cams.iso(r.reference_time)) for r in runs]
         if found != [(unit.kind, cams.iso(unit.reference_s))]:
             raise FetchError(f"{unit.label}: the delivery holds {found}, not that run")
         for name, hours in unit.leads.items():
             got = runs[0].fields[name].lead_hours.tolist() if name in runs[0].fields else []
             if got != list(hours):
-                raise FetchError(f"{unit.label}: {name} has lead hours {got[:3]}...{got[-2:]} "
-                                 f"({len(got)}), expected {hours[0]}-{hours[-1]} ({len(hours)})")
+                raise FetchError(
+                    f"{unit.label}: {name} has lead hours {got[:3]}...{got[-2:]} "
+                    f"({len(got)}), expected {hours[0]}-{hours[-1]} ({len(hours)})"
+                )
 
-    def _plan_report(self, report: FetchReport, wanted: list[Unit], options: FetchOptions
-                     ) -> None:
+    def _plan_report(self, report: FetchReport, wanted: list[Unit], options: FetchOptions) -> None:
         """--dry-run: one line per request that would be sent; the ADS is not contacted."""
         try:
             url = ads.credentials(options.base_url).url
@@ -176,7 +184,8 @@ class CamsSource:
                 report.planned.append(
                     f"{unit.label}: POST {url}/retrieve/v1/processes/{self.dataset}/execution "
                     f"{json.dumps({'inputs': part.request}, separators=(',', ':'))} -> "
-                    f"{self.reader.FOLDER / (part.name + '.nc')}")
+                    f"{self.reader.FOLDER / (part.name + '.nc')}"
+                )
             report.files += len(unit.parts)
         if not wanted:
             report.notes.append("every run of the day is held: nothing would be requested")
@@ -190,8 +199,7 @@ class CamsSource:
         runs = sorted({self._stamp(p) for p in self._ours(folder)} - {None})
         held = []
         for run in runs:
-            day = int(datetime.strptime(run, "%Y%m%d%H").replace(tzinfo=timezone.utc)
-                      .timestamp())
+            day = int(datetime.strptime(run, "%Y%m%d%H").replace(tzinfo=timezone.utc).timestamp())
             units = [u for u in self.plan(day) if u.reference_s == day and u.kind == cams.FORECAST]
             if units and all(self._held(folder, u) for u in units):
                 held.append(run)
@@ -221,6 +229,7 @@ class CamsSource:
         digits = [w for w in path.stem.split("-") if len(w) == 10 and w.isdigit()]
         return digits[0] if digits else None
 
+
 def unpack(delivery: Path, staging: Path, name: str, label: str) -> list[Path]:
     """The NetCDF files of a delivery (a zip of them, or one), as staging/<name>[-k].nc."""
     with open(delivery, "rb") as handle:
@@ -230,16 +239,19 @@ def unpack(delivery: Path, staging: Path, name: str, label: str) -> list[Path]:
         os.replace(delivery, target)
         return [target]
     if not head.startswith(ZIP_MAGIC):
-        raise FetchError(f"{label}: the delivery is neither a zip nor a NetCDF file "
-                         f"(starts {head!r}); nothing was moved into datasets/")
+        raise FetchError(
+            f"{label}: the delivery is neither a zip nor a NetCDF file "
+            f"(starts {head!r}); nothing was moved into datasets/"
+        )
     out = []
     try:
         with zipfile.ZipFile(delivery) as archive:
-            bad = archive.testzip()           # every member's CRC: a damaged archive fails here
+            bad = archive.testzip()  # every member's CRC: a damaged archive fails here
             if bad is not None:
                 raise zipfile.BadZipFile(f"member {bad} is damaged")
-            members = [m for m in sorted(archive.namelist())
-                       if Path(m).suffix.lower() in cams.SUFFIXES]
+            members = [
+                m for m in sorted(archive.namelist()) if Path(m).suffix.lower() in cams.SUFFIXES
+            ]
             for k, member in enumerate(members):
                 # Member names are not trusted as paths: ours, numbered after the first.
                 target = staging / (f"{name}.nc" if k == 0 else f"{name}-{k + 1}.nc")
@@ -248,9 +260,10 @@ def unpack(delivery: Path, staging: Path, name: str, label: str) -> list[Path]:
                 out.append(target)
     except (zipfile.BadZipFile, EOFError, OSError) as exc:
         if isinstance(exc, OSError) and exc.filename:
-            raise                             # our own write failed (a full disk)
-        raise FetchError(f"{label}: the delivered zip is corrupt ({exc}); nothing was moved "
-                         "into datasets/") from None
+            raise  # our own write failed (a full disk)
+        raise FetchError(
+            f"{label}: the delivered zip is corrupt ({exc}); nothing was moved into datasets/"
+        ) from None
     if not out:
         raise FetchError(f"{label}: the delivered zip holds no NetCDF file")
     return out
@@ -262,5 +275,5 @@ def land(files: list[Path], folder: Path) -> None:
     folder.mkdir(parents=True, exist_ok=True)
     for path in files:
         with open(path, "rb") as handle:
-            os.fsync(handle.fileno())     # on disk before the name says it is complete
+            os.fsync(handle.fileno())  # on disk before the name says it is complete
         os.replace(path, folder / path.name)

@@ -24,11 +24,10 @@ from pathlib import Path
 import numpy as np
 import xarray as xr
 
-from pipeline.common.io import InputError
-from pipeline.air_quality.sources import cams
-from pipeline.air_quality.sources import cams_fetch
+from pipeline.air_quality.sources import cams, cams_fetch
 from pipeline.air_quality.sources.cams import Field, Run
 from pipeline.air_quality.sources.cams_fetch import DAY_S, Part, Unit
+from pipeline.common.io import InputError
 
 DOMAIN = "global"
 FOLDER = Path("cams") / "global"
@@ -95,8 +94,9 @@ def _field(ds: xr.Dataset, name: str, run_index: int, hours: np.ndarray, path: P
     return Field(path, name, select, PERIOD, hours, factor)
 
 
-def _check_valid_time(ds: xr.Dataset, references: np.ndarray, hours: np.ndarray,
-                      path: Path) -> None:
+def _check_valid_time(
+    ds: xr.Dataset, references: np.ndarray, hours: np.ndarray, path: Path
+) -> None:
     """valid_time, when present, must equal reference time plus lead time."""
     if "valid_time" not in ds.variables:
         return
@@ -110,9 +110,15 @@ def _check_valid_time(ds: xr.Dataset, references: np.ndarray, hours: np.ndarray,
 
 DATASET = "cams-global-atmospheric-composition-forecasts"
 # NetCDF variable -> the ADS's name for it in a request.
-REQUEST_NAMES = {"pm2p5": "particulate_matter_2.5um", "pm10": "particulate_matter_10um",
-                 "duaod550": "dust_aerosol_optical_depth_550nm", "go3": "ozone",
-                 "no2": "nitrogen_dioxide", "so2": "sulphur_dioxide", "co": "carbon_monoxide"}
+REQUEST_NAMES = {
+    "pm2p5": "particulate_matter_2.5um",
+    "pm10": "particulate_matter_10um",
+    "duaod550": "dust_aerosol_optical_depth_550nm",
+    "go3": "ozone",
+    "no2": "nitrogen_dioxide",
+    "so2": "sulphur_dioxide",
+    "co": "carbon_monoxide",
+}
 SURFACE = ("pm2p5", "pm10", "duaod550")
 MODEL_LEVEL = ("go3", "no2", "so2", "co")
 SURFACE_LEADS = tuple(range(121))
@@ -120,25 +126,39 @@ MODEL_LEVEL_LEADS = tuple(range(0, 121, 3))
 PREFIX = "cams-global"
 
 
-def request(day_s: int, variables: tuple[str, ...], leads: tuple[int, ...],
-            model_level: bool) -> dict:
+def request(
+    day_s: int, variables: tuple[str, ...], leads: tuple[int, ...], model_level: bool
+) -> dict:
     """The ADS request for some fields of the 00 UTC run of a day."""
     day = cams.iso(day_s)[:10]
-    out = {"variable": [REQUEST_NAMES[v] for v in variables], "date": [f"{day}/{day}"],
-           "time": ["00:00"], "leadtime_hour": [str(h) for h in leads], "type": ["forecast"],
-           "data_format": "netcdf_zip"}
+    out = {
+        "variable": [REQUEST_NAMES[v] for v in variables],
+        "date": [f"{day}/{day}"],
+        "time": ["00:00"],
+        "leadtime_hour": [str(h) for h in leads],
+        "type": ["forecast"],
+        "data_format": "netcdf_zip",
+    }
     return out | ({"model_level": [str(LOWEST_MODEL_LEVEL)]} if model_level else {})
 
 
 def unit(day_s: int, newest: bool = False) -> Unit:
     """The 00 UTC run of a day as a fetch unit: its surface and its model-level part."""
     name = f"{PREFIX}-{cams_fetch.stamp(day_s)}"
-    parts = (Part(f"{name}-sfc", request(day_s, SURFACE, SURFACE_LEADS, False)),
-             Part(f"{name}-ml", request(day_s, MODEL_LEVEL, MODEL_LEVEL_LEADS, True)))
+    parts = (
+        Part(f"{name}-sfc", request(day_s, SURFACE, SURFACE_LEADS, False)),
+        Part(f"{name}-ml", request(day_s, MODEL_LEVEL, MODEL_LEVEL_LEADS, True)),
+    )
     leads = {VARIABLES[v][0]: SURFACE_LEADS for v in SURFACE}
     leads |= {VARIABLES[v][0]: MODEL_LEVEL_LEADS for v in MODEL_LEVEL}
-    return Unit(f"CAMS global forecast of {cams.iso(day_s)[:10]} 00 UTC", cams.FORECAST, day_s,
-                parts, leads, newest)
+    return Unit(
+        f"CAMS global forecast of {cams.iso(day_s)[:10]} 00 UTC",
+        cams.FORECAST,
+        day_s,
+        parts,
+        leads,
+        newest,
+    )
 
 
 def plan(day_s: int) -> list[Unit]:

@@ -44,8 +44,8 @@ log = logging.getLogger("pipeline.fetch.ecmwf")
 NAME = "ecmwf"
 HOUR_S, CYCLE_H = 3600, 6
 HORIZON_ENV = "WEATHERAPI_ECMWF_HORIZON_H"
-HORIZON_H = 240                       # the served horizon
-LOOKBACK_CYCLES = 12                  # three days of runs: what stays online
+HORIZON_H = 240  # the served horizon
+LOOKBACK_CYCLES = 12  # three days of runs: what stays online
 # The first steps of the cycles before the newest give the hours before its run time (this
 # morning, east of UTC); the reader reads an older run only that far past a newer one's start.
 HISTORY_CYCLES, HISTORY_STEPS = 4, (0, 3, 6)
@@ -57,7 +57,7 @@ HISTORY_CYCLES, HISTORY_STEPS = 4, (0, 3, 6)
 PARAMS = ("2t", "2d", "10u", "10v", "msl", "tcc", "tp", "ptype", "10fg", "mucape")
 ALIASES = {"mucape": ("mucape", "cape"), "10fg": ("10fg", "10fg3", "10fg6")}
 OPTIONAL_AT_0 = {"10fg"}
-STATIC = "z"                          # surface geopotential (orography), step 0, if published
+STATIC = "z"  # surface geopotential (orography), step 0, if published
 
 
 def stream(run_s: int) -> str:
@@ -103,8 +103,9 @@ class Step:
         return sum(stop - start for start, stop in self.ranges)
 
 
-def select(step: int, index_text: str, where: str) -> tuple[tuple[tuple[int, int], ...],
-                                                             tuple[str, ...], list[str]]:
+def select(
+    step: int, index_text: str, where: str
+) -> tuple[tuple[tuple[int, int], ...], tuple[str, ...], list[str]]:
     """(byte ranges, params, params missing) of the wanted messages of one step's .index."""
     found: dict[str, tuple[int, int]] = {}
     for number, line in enumerate(index_text.splitlines(), 1):
@@ -178,8 +179,9 @@ class Ecmwf:
                 await self._companions(http, base, options, run_s, report)
             report.bytes, report.bytes_whole = http.totals.bytes, http.totals.bytes_whole
 
-    async def _companions(self, http: Downloader, base: str, options: FetchOptions,
-                          newest: int, report: FetchReport) -> None:
+    async def _companions(
+        self, http: Downloader, base: str, options: FetchOptions, newest: int, report: FetchReport
+    ) -> None:
         """The runs the newest needs beside it: when it is a short 06/18 UTC run, the 00/12
         UTC run before it whole (the days after its 90 h); and the first steps of the cycles
         before it. Best effort: what is gone or fails is a note, not a failed fetch."""
@@ -204,98 +206,133 @@ class Ecmwf:
                 continue
             report.files += part.files
             report.changed = True
-            report.notes.append(f"{runs.run_name(run_s)}: "
-                                + ("whole (the newest is a short run)" if whole else
-                                   "first steps fetched (history)"))
+            report.notes.append(
+                f"{runs.run_name(run_s)}: "
+                + (
+                    "whole (the newest is a short run)"
+                    if whole
+                    else "first steps fetched (history)"
+                )
+            )
 
     def _candidates(self, options: FetchOptions) -> list[int]:
         if options.run != LATEST:
             try:
                 run_s = runs.run_seconds(options.run)
             except ValueError:
-                raise FetchError(f"--run {options.run}: expected 'latest' or YYYYMMDDHH") \
-                    from None
+                raise FetchError(f"--run {options.run}: expected 'latest' or YYYYMMDDHH") from None
             if run_s // HOUR_S % CYCLE_H:
                 raise FetchError(f"--run {options.run}: ECMWF runs at 00, 06, 12 and 18 UTC")
             return [run_s]
         newest = int(self.clock()) // (CYCLE_H * HOUR_S) * CYCLE_H * HOUR_S
         return [newest - k * CYCLE_H * HOUR_S for k in range(LOOKBACK_CYCLES)]
 
-    async def _choose(self, http: Downloader, base: str, options: FetchOptions,
-                      report: FetchReport) -> tuple[int, list[Step]]:
+    async def _choose(
+        self, http: Downloader, base: str, options: FetchOptions, report: FetchReport
+    ) -> tuple[int, list[Step]]:
         """The newest candidate run whose every step's .index is published, and its plan."""
         candidates = self._candidates(options)
         for run_s in candidates:
             folder = runs.run_folder(options.datasets, NAME, runs.run_name(run_s))
             if _holds(folder, run_s, steps(run_s, self.horizon())):
-                return run_s, []            # held: nothing newer is complete upstream
+                return run_s, []  # held: nothing newer is complete upstream
             plan = await self._plan(http, base, run_s, report)
             if plan is not None:
                 return run_s, plan
         newest = runs.run_name(candidates[0])
         recent = self.clock() - candidates[0] < 2 * 86400
-        raise FetchError(f"no complete ECMWF run from {newest} back "
-                         f"{len(candidates) - 1} cycle(s) at {public_url(base)}"
-                         + ("; try again later" if recent else ""), retry_later=recent)
+        raise FetchError(
+            f"no complete ECMWF run from {newest} back "
+            f"{len(candidates) - 1} cycle(s) at {public_url(base)}"
+            + ("; try again later" if recent else ""),
+            retry_later=recent,
+        )
 
-    async def _plan(self, http: Downloader, base: str, run_s: int, report: FetchReport,
-                    only: list[int] | None = None) -> list[Step] | None:
+    async def _plan(
+        self,
+        http: Downloader,
+        base: str,
+        run_s: int,
+        report: FetchReport,
+        only: list[int] | None = None,
+    ) -> list[Step] | None:
         """Every step's wanted messages (of `only` steps, else all the horizon needs), or
         None when some .index is not published yet."""
         wanted = only or steps(run_s, self.horizon())
         # The last step is published last: when it is missing the others are not asked for.
-        last = await http.get_bytes(index_url(file_url(base, run_s, wanted[-1])),
-                                    missing_ok=True)
+        last = await http.get_bytes(index_url(file_url(base, run_s, wanted[-1])), missing_ok=True)
         if last is None:
-            report.notes.append(f"{runs.run_name(run_s)}: incomplete (no {wanted[-1]} h "
-                                "index): passed over")
+            report.notes.append(
+                f"{runs.run_name(run_s)}: incomplete (no {wanted[-1]} h index): passed over"
+            )
             return None
-        texts = await asyncio.gather(*(http.get_bytes(index_url(file_url(base, run_s, s)),
-                                                      missing_ok=True) for s in wanted[:-1]))
+        texts = await asyncio.gather(
+            *(
+                http.get_bytes(index_url(file_url(base, run_s, s)), missing_ok=True)
+                for s in wanted[:-1]
+            )
+        )
         texts.append(last)
         gaps = [s for s, text in zip(wanted, texts) if text is None]
         if gaps:
-            report.notes.append(f"{runs.run_name(run_s)}: incomplete (no index for step(s) "
-                                f"{', '.join(map(str, gaps))} h): passed over")
+            report.notes.append(
+                f"{runs.run_name(run_s)}: incomplete (no index for step(s) "
+                f"{', '.join(map(str, gaps))} h): passed over"
+            )
             return None
         plan, missing = [], set()
         for step, text in zip(wanted, texts):
             url = file_url(base, run_s, step)
-            ranges, params, lacking = select(step, text.decode("utf-8", "replace"),
-                                             public_url(index_url(url)))
+            ranges, params, lacking = select(
+                step, text.decode("utf-8", "replace"), public_url(index_url(url))
+            )
             missing |= {f"{p} ({step} h)" for p in lacking}
             if not ranges:
                 raise FetchError(f"{public_url(index_url(url))}: none of {', '.join(PARAMS)}")
             plan.append(Step(step, url, ranges, params))
         if missing:
-            report.notes.append(f"not published: {', '.join(sorted(missing)[:8])}"
-                                + (" ..." if len(missing) > 8 else ""))
+            report.notes.append(
+                f"not published: {', '.join(sorted(missing)[:8])}"
+                + (" ..." if len(missing) > 8 else "")
+            )
         return plan
 
-    async def _download(self, http: Downloader, plan: list[Step], run_s: int, folder: Path,
-                        report: FetchReport) -> None:
+    async def _download(
+        self, http: Downloader, plan: list[Step], run_s: int, folder: Path, report: FetchReport
+    ) -> None:
         """Each step's messages into the run folder (kept from an interrupted fetch when
         whole), then the marker."""
         names = [file_name(run_s, s.step) for s in plan]
-        todo = [(s, folder / n) for s, n in zip(plan, names)
-                if not ((folder / n).is_file() and (folder / n).stat().st_size == s.size)]
-        await asyncio.gather(*(http.download(s.url, dest, ranges=list(s.ranges),
-                                             verify=verify.grib(messages=len(s.ranges)))
-                               for s, dest in todo))
+        todo = [
+            (s, folder / n)
+            for s, n in zip(plan, names)
+            if not ((folder / n).is_file() and (folder / n).stat().st_size == s.size)
+        ]
+        await asyncio.gather(
+            *(
+                http.download(
+                    s.url, dest, ranges=list(s.ranges), verify=verify.grib(messages=len(s.ranges))
+                )
+                for s, dest in todo
+            )
+        )
         runs.write_marker(folder, NAME, runs.run_name(run_s), names)
         report.files, report.changed = len(todo), True
         log.info("ecmwf %s: %d step file(s) into %s", runs.run_name(run_s), len(todo), folder)
 
-    def _plan_lines(self, report: FetchReport, plan: list[Step], folder: Path,
-                    run_s: int | None = None) -> None:
+    def _plan_lines(
+        self, report: FetchReport, plan: list[Step], folder: Path, run_s: int | None = None
+    ) -> None:
         """--dry-run: per file, its range requests (one range each); nothing is written."""
         run_s = runs.run_seconds(report.run) if run_s is None else run_s
         for step in plan:
             spans = merge(list(step.ranges))
             headers = ", ".join(s.header(s.start) for s in spans)
-            report.planned.append(f"GET {public_url(step.url)} {len(spans)} request(s), Range "
-                                  f"{headers} ({'/'.join(step.params)}, {step.size:,} bytes) -> "
-                                  f"{folder / file_name(run_s, step.step)}")
+            report.planned.append(
+                f"GET {public_url(step.url)} {len(spans)} request(s), Range "
+                f"{headers} ({'/'.join(step.params)}, {step.size:,} bytes) -> "
+                f"{folder / file_name(run_s, step.step)}"
+            )
         report.files += len(plan)
 
     def held_runs(self, datasets: Path) -> list[str]:
@@ -335,5 +372,6 @@ def _trim(held: runs.HeldRun) -> None:
         runs.write_marker(held.folder, NAME, held.run, names)
         for gone in {f.name for f in held.files} - set(names):
             (held.folder / gone).unlink(missing_ok=True)
+
 
 SOURCE = Ecmwf()

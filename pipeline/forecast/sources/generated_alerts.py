@@ -28,8 +28,14 @@ HAZARDS = (
     ("High Wind Warning", "Severe", "gust", 26.0, True, "gusts to {value:.0f} m/s"),
     ("Heavy Rain Warning", "Moderate", "rate", 4.0, True, "rain rates up to {value:.1f} mm/h"),
     ("Excessive Heat Warning", "Severe", "t_max", 38.0, True, "temperatures up to {value:.0f} °C"),
-    ("Extreme Cold Warning", "Severe", "t_min", -35.0, False,
-     "temperatures down to {value:.0f} °C"),
+    (
+        "Extreme Cold Warning",
+        "Severe",
+        "t_min",
+        -35.0,
+        False,
+        "temperatures down to {value:.0f} °C",
+    ),
 )
 
 
@@ -39,16 +45,24 @@ class AlertCollector:
     def __init__(self, grid: Grid, run_s: int):
         self.grid, self.run_s = grid, run_s
         shape = (len(grid.lat), len(grid.lon))
-        self.extreme = {"gust": np.full(shape, -np.inf), "rate": np.full(shape, -np.inf),
-                        "t_max": np.full(shape, -np.inf), "t_min": np.full(shape, np.inf)}
+        self.extreme = {
+            "gust": np.full(shape, -np.inf),
+            "rate": np.full(shape, -np.inf),
+            "t_max": np.full(shape, -np.inf),
+            "t_min": np.full(shape, np.inf),
+        }
         self.first = {k: np.full(shape, np.iinfo(np.int64).max) for k in self.extreme}
         self.last = {k: np.full(shape, np.iinfo(np.int64).min) for k in self.extreme}
 
     def __call__(self, valid_s: int, fields: dict[str, np.ndarray]) -> None:
         if valid_s > self.run_s + ALERT_HOURS * HOUR_S:
             return
-        now = {"gust": fields["gust"], "rate": fields["prate"] * 3600.0,
-               "t_max": fields["t2m"] - 273.15, "t_min": fields["t2m"] - 273.15}
+        now = {
+            "gust": fields["gust"],
+            "rate": fields["prate"] * 3600.0,
+            "t_max": fields["t2m"] - 273.15,
+            "t_min": fields["t2m"] - 273.15,
+        }
         for _event, _, name, threshold, above, _ in HAZARDS:
             value = now[name]
             if above:
@@ -66,10 +80,21 @@ class AlertCollector:
         for event, severity, name, threshold, above, wording in HAZARDS:
             hit = (self.extreme[name] >= threshold) if above else (self.extreme[name] <= threshold)
             features += self._features(event, severity, name, hit, wording, above)
-        write_bytes((json.dumps({
-            "type": "FeatureCollection",
-            "title": "Generated alerts (offline default; derived from the generated run)",
-            "features": features}, indent=1, sort_keys=True) + "\n").encode(), path)
+        write_bytes(
+            (
+                json.dumps(
+                    {
+                        "type": "FeatureCollection",
+                        "title": "Generated alerts (offline default; derived from the generated run)",
+                        "features": features,
+                    },
+                    indent=1,
+                    sort_keys=True,
+                )
+                + "\n"
+            ).encode(),
+            path,
+        )
         return path
 
     def _features(self, event, severity, name, hit, wording, above) -> list[dict]:
@@ -88,35 +113,54 @@ class AlertCollector:
             ring = self._hull(self.grid.lat[rows], lon[order][cols])
             if ring is None:
                 continue
-            value = (self.extreme[name][cells].max() if above else self.extreme[name][cells].min())
+            value = self.extreme[name][cells].max() if above else self.extreme[name][cells].min()
             onset, ends = int(self.first[name][cells].min()), int(self.last[name][cells].max())
             lat_c, lon_c = float(self.grid.lat[rows].mean()), float(lon[order][cols].mean())
-            where = f"{abs(lat_c):.1f}°{'N' if lat_c >= 0 else 'S'} " \
-                    f"{abs(lon_c):.1f}°{'E' if lon_c >= 0 else 'W'}"
+            where = (
+                f"{abs(lat_c):.1f}°{'N' if lat_c >= 0 else 'S'} "
+                f"{abs(lon_c):.1f}°{'E' if lon_c >= 0 else 'W'}"
+            )
             area = f"Around {where}"
             ident = f"generated-{self.run_s}-{name}-{n}"
-            out.append({"type": "Feature", "id": ident, "geometry": {
-                "type": "Polygon", "coordinates": [[[round(x, 4), round(y, 4)] for y, x in ring]]},
-                "properties": {
-                    "id": ident, "areaDesc": area, "event": event, "severity": severity,
-                    "status": "Actual", "messageType": "Alert", "category": "Met",
-                    "certainty": "Likely", "urgency": "Expected",
-                    "sent": _iso(self.run_s), "effective": _iso(self.run_s),
-                    "onset": _iso(onset), "ends": _iso(ends + EXPIRES_AFTER_S),
-                    "expires": _iso(ends + EXPIRES_AFTER_S),
-                    "senderName": "Offline default (generated, not a real warning)",
-                    "headline": f"{event} (generated) around {where}",
-                    "description": f"GENERATED EXAMPLE, NOT A REAL WARNING. The generated "
-                                   f"forecast run shows {wording.format(value=value)} "
-                                   f"around {where}.",
-                }})
+            out.append(
+                {
+                    "type": "Feature",
+                    "id": ident,
+                    "geometry": {
+                        "type": "Polygon",
+                        "coordinates": [[[round(x, 4), round(y, 4)] for y, x in ring]],
+                    },
+                    "properties": {
+                        "id": ident,
+                        "areaDesc": area,
+                        "event": event,
+                        "severity": severity,
+                        "status": "Actual",
+                        "messageType": "Alert",
+                        "category": "Met",
+                        "certainty": "Likely",
+                        "urgency": "Expected",
+                        "sent": _iso(self.run_s),
+                        "effective": _iso(self.run_s),
+                        "onset": _iso(onset),
+                        "ends": _iso(ends + EXPIRES_AFTER_S),
+                        "expires": _iso(ends + EXPIRES_AFTER_S),
+                        "senderName": "Offline default (generated, not a real warning)",
+                        "headline": f"{event} (generated) around {where}",
+                        "description": f"GENERATED EXAMPLE, NOT A REAL WARNING. The generated "
+                        f"forecast run shows {wording.format(value=value)} "
+                        f"around {where}.",
+                    },
+                }
+            )
         return out
 
     def _hull(self, lat: np.ndarray, lon: np.ndarray) -> list[tuple[float, float]] | None:
         """Convex hull of the cells (each widened to its corners), closed, counter-clockwise."""
         half = self.grid.step_deg / 2
-        corners = np.concatenate([np.column_stack([lat + dy, lon + dx])
-                                  for dy in (-half, half) for dx in (-half, half)])
+        corners = np.concatenate(
+            [np.column_stack([lat + dy, lon + dx]) for dy in (-half, half) for dx in (-half, half)]
+        )
         corners[:, 0] = np.clip(corners[:, 0], -90, 90)
         try:
             hull = ConvexHull(corners)

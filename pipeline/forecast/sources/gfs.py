@@ -36,27 +36,27 @@ from pipeline.forecast.sources.gfs_selection import SELECTION, Wanted, select
 
 BUCKET = "https://noaa-gfs-bdp-pds.s3.amazonaws.com"
 NOMADS = "https://nomads.ncep.noaa.gov/pub/data/nccf/com/gfs/prod"
-FALLBACK_ENV = "WEATHERAPI_GFS_FALLBACK_URL"     # empty: no fallback
+FALLBACK_ENV = "WEATHERAPI_GFS_FALLBACK_URL"  # empty: no fallback
 HORIZON_ENV = "WEATHERAPI_GFS_HORIZON_H"
 HISTORY_ENV = "WEATHERAPI_GFS_HISTORY_CYCLES"
 CYCLE_H = 6
-LAST_HOUR = 384                                   # GFS runs to 16 days
+LAST_HOUR = 384  # GFS runs to 16 days
 
 
 @dataclass(frozen=True)
 class GfsConfig:
     """What to fetch and how; the served horizon may come from WEATHERAPI_GFS_HORIZON_H."""
 
-    horizon_h: int = 240                # the last forecast hour fetched
-    hourly_until_h: int = 120           # NOAA: hourly files to 120 h, then 3-hourly
+    horizon_h: int = 240  # the last forecast hour fetched
+    hourly_until_h: int = 120  # NOAA: hourly files to 120 h, then 3-hourly
     step_h: int = 3
-    lookback_cycles: int = 4            # `latest` tries the newest 4 cycles (a day)
+    lookback_cycles: int = 4  # `latest` tries the newest 4 cycles (a day)
     # The first CYCLE_H hours of the cycles before the newest: the hours before its run time
     # (this morning, in zones east of UTC) come from them (the reader takes an older run only
     # that far past a newer one's start, so the rest of an older run is never read).
     history_cycles: int = 4
-    fallback_url: str | None = None     # None: WEATHERAPI_GFS_FALLBACK_URL, else NOMADS
-    fallback_limit: RateLimit = RateLimit(per_minute=90, burst=10)    # <= 100 in any minute
+    fallback_url: str | None = None  # None: WEATHERAPI_GFS_FALLBACK_URL, else NOMADS
+    fallback_limit: RateLimit = RateLimit(per_minute=90, burst=10)  # <= 100 in any minute
     http: HttpConfig = field(default_factory=HttpConfig)
     selection: tuple[Wanted, ...] = SELECTION
 
@@ -123,7 +123,7 @@ class GfsSource:
 
     name = "gfs"
     area = "forecast"
-    keep_runs = 1 + GfsConfig.history_cycles   # the newest, and the cycles before: history
+    keep_runs = 1 + GfsConfig.history_cycles  # the newest, and the cycles before: history
     base_url_env = "WEATHERAPI_GFS_BASE_URL"
     default_base_url = BUCKET
 
@@ -154,8 +154,10 @@ class GfsSource:
         if self.config is not None:
             return self.config
         chosen = {}
-        for env, key, example in ((HORIZON_ENV, "horizon_h", "240"),
-                                  (HISTORY_ENV, "history_cycles", "4")):
+        for env, key, example in (
+            (HORIZON_ENV, "horizon_h", "240"),
+            (HISTORY_ENV, "history_cycles", "4"),
+        ):
             value = os.environ.get(env, "").strip()
             if value and not value.isdigit():
                 raise FetchError(f"{env}={value!r}: expected a whole number, e.g. {example}")
@@ -194,16 +196,24 @@ class GfsSource:
         report.seconds = time.monotonic() - started
         return report
 
-    async def _fetch(self, http: Downloader, options: FetchOptions, config: GfsConfig,
-                     hours: list[int], bases: list[str], report: FetchReport) -> None:
+    async def _fetch(
+        self,
+        http: Downloader,
+        options: FetchOptions,
+        config: GfsConfig,
+        hours: list[int],
+        bases: list[str],
+        report: FetchReport,
+    ) -> None:
         """Choose the run, then plan, list or fetch its files."""
         folder = self.folder(options.datasets)
         for cycle in self._cycles(options, config):
             run_dir = folder / run_name(cycle)
             base = await self._published(http, bases, cycle, hours[-1])
             if base is None:
-                report.notes.append(f"{run_name(cycle)}: incomplete (f{hours[-1]:03d} not "
-                                    "published yet): skipped")
+                report.notes.append(
+                    f"{run_name(cycle)}: incomplete (f{hours[-1]:03d} not published yet): skipped"
+                )
                 continue
             report.run = run_name(cycle)
             if _complete(run_dir, [file_name(cycle, h) for h in hours]):
@@ -215,20 +225,30 @@ class GfsSource:
                 report.run = None
                 continue
             if base != bases[0]:
-                report.notes.append(f"{run_name(cycle)}: not complete on "
-                                    f"{public_url(bases[0])} yet: fetched from "
-                                    f"{public_url(base)}")
+                report.notes.append(
+                    f"{run_name(cycle)}: not complete on "
+                    f"{public_url(bases[0])} yet: fetched from "
+                    f"{public_url(base)}"
+                )
             if options.dry_run:
                 await self._list(http, plan, report)
             else:
                 await self._get(http, plan, cycle, run_dir, report)
             await self._history(http, options, config, bases, cycle, report)
             return
-        raise FetchError(self._nothing_complete(options, config, bases),
-                         retry_later=self._may_appear(options))
+        raise FetchError(
+            self._nothing_complete(options, config, bases), retry_later=self._may_appear(options)
+        )
 
-    async def _history(self, http: Downloader, options: FetchOptions, config: GfsConfig,
-                       bases: list[str], newest: dt.datetime, report: FetchReport) -> None:
+    async def _history(
+        self,
+        http: Downloader,
+        options: FetchOptions,
+        config: GfsConfig,
+        bases: list[str],
+        newest: dt.datetime,
+        report: FetchReport,
+    ) -> None:
         """The first hours of the cycles before the newest that are not held yet (after a
         fresh start: later, each of them was once the newest). Best effort: a cycle that is
         gone or fails is a note, not a failed fetch."""
@@ -269,16 +289,17 @@ class GfsSource:
             return True
         return self.clock() - parse_run(options.run) < dt.timedelta(hours=12)
 
-    def _nothing_complete(self, options: FetchOptions, config: GfsConfig,
-                          bases: list[str]) -> str:
+    def _nothing_complete(self, options: FetchOptions, config: GfsConfig, bases: list[str]) -> str:
         where = " or ".join(public_url(b) for b in bases)
         if options.run == LATEST:
-            return (f"no complete GFS run among the newest {config.lookback_cycles} cycles on "
-                    f"{where}")
+            return (
+                f"no complete GFS run among the newest {config.lookback_cycles} cycles on {where}"
+            )
         return f"GFS run {options.run} is not complete on {where}"
 
-    async def _published(self, http: Downloader, bases: list[str], cycle: dt.datetime,
-                         last_hour: int) -> str | None:
+    async def _published(
+        self, http: Downloader, bases: list[str], cycle: dt.datetime, last_hour: int
+    ) -> str | None:
         """The first base with the cycle's last needed hour published (NOAA writes hours in
         order and each .idx after its file), else None."""
         for base in bases:
@@ -286,23 +307,31 @@ class GfsSource:
                 return base
         return None
 
-    async def _plan(self, http: Downloader, base: str, cycle: dt.datetime, hours: list[int],
-                    run_dir: Path, config: GfsConfig, report: FetchReport
-                    ) -> list[Planned] | None:
+    async def _plan(
+        self,
+        http: Downloader,
+        base: str,
+        cycle: dt.datetime,
+        hours: list[int],
+        run_dir: Path,
+        config: GfsConfig,
+        report: FetchReport,
+    ) -> list[Planned] | None:
         """Every file's messages from its .idx; None when an .idx is missing (incomplete)."""
         urls = [file_url(base, cycle, hour) for hour in hours]
-        texts = await asyncio.gather(*(http.get_bytes(u + ".idx", missing_ok=True)
-                                       for u in urls))
+        texts = await asyncio.gather(*(http.get_bytes(u + ".idx", missing_ok=True) for u in urls))
         absent = [h for h, text in zip(hours, texts) if text is None]
         if absent:
-            report.notes.append(f"{run_name(cycle)}: incomplete (no .idx for "
-                                f"{_hour_list(absent)}): skipped")
+            report.notes.append(
+                f"{run_name(cycle)}: incomplete (no .idx for {_hour_list(absent)}): skipped"
+            )
             return None
         plan, missing = [], {}
         for hour, url, text in zip(hours, urls, texts):
             try:
-                entries, lacking = select(parse(text.decode("utf-8", "replace")), hour,
-                                          config.selection)
+                entries, lacking = select(
+                    parse(text.decode("utf-8", "replace")), hour, config.selection
+                )
             except InventoryError as exc:
                 raise FetchError(f"{public_url(url)}.idx: {exc}", retry_later=True) from None
             if not entries:
@@ -323,23 +352,36 @@ class GfsSource:
             whole = await http.size(item.url)
             spans = merge(item.ranges, http.config.merge_gap)
             moved = sum((whole if s.stop is None else s.stop) - s.start for s in spans)
-            report.planned.append(f"{public_url(item.url)} -> {item.dest}: "
-                                  f"{len(item.entries)} messages in {len(spans)} requests, "
-                                  f"{moved:,} of {whole:,} bytes")
+            report.planned.append(
+                f"{public_url(item.url)} -> {item.dest}: "
+                f"{len(item.entries)} messages in {len(spans)} requests, "
+                f"{moved:,} of {whole:,} bytes"
+            )
             report.files += 1
             report.bytes += moved
             report.bytes_whole += whole
 
-    async def _get(self, http: Downloader, plan: list[Planned], cycle: dt.datetime,
-                   run_dir: Path, report: FetchReport) -> None:
+    async def _get(
+        self,
+        http: Downloader,
+        plan: list[Planned],
+        cycle: dt.datetime,
+        run_dir: Path,
+        report: FetchReport,
+    ) -> None:
         """Fetch the files not held yet, then declare the run complete."""
         held = await asyncio.gather(*(asyncio.to_thread(_held, item) for item in plan))
         todo = [item for item, done in zip(plan, held) if not done]
         # A file that fails does not stop the others: what lands is kept for the next fetch.
-        results = await asyncio.gather(*(
-            http.download(item.url, item.dest, ranges=item.ranges,
-                          verify=verify.grib(len(item.entries))) for item in todo),
-            return_exceptions=True)
+        results = await asyncio.gather(
+            *(
+                http.download(
+                    item.url, item.dest, ranges=item.ranges, verify=verify.grib(len(item.entries))
+                )
+                for item in todo
+            ),
+            return_exceptions=True,
+        )
         report.files = sum(getattr(r, "changed", False) for r in results)
         failures = [r for r in results if isinstance(r, BaseException)]
         if failures:
@@ -366,8 +408,7 @@ def _complete(run_dir: Path, names: list[str] | None = None) -> bool:
         held = runs.read_marker(run_dir)
     except runs.RunError:
         return False
-    return held is not None and (names is None or
-                                 set(names) <= {f.name for f in held.files})
+    return held is not None and (names is None or set(names) <= {f.name for f in held.files})
 
 
 def _held(item: Planned) -> bool:

@@ -14,8 +14,8 @@ from dataclasses import dataclass
 
 from pipeline.fetch.inventory import Entry, forecast
 
-INSTANT = "instant"             # 'anl' at f000, 'N hour fcst' at fN
-RUNNING_TOTAL = "running total" # '0-N hour acc fcst' at fN (none at f000)
+INSTANT = "instant"  # 'anl' at f000, 'N hour fcst' at fN
+RUNNING_TOTAL = "running total"  # '0-N hour acc fcst' at fN (none at f000)
 
 
 @dataclass(frozen=True)
@@ -25,7 +25,7 @@ class Wanted:
     variable: str
     level: str
     kind: str = INSTANT
-    once: bool = False          # only from f000's file (a constant: the reader needs one)
+    once: bool = False  # only from f000's file (a constant: the reader needs one)
 
     def label(self) -> str:
         return f"{self.variable}:{self.level}" + ("" if self.kind == INSTANT else f" {self.kind}")
@@ -54,7 +54,7 @@ SELECTION: tuple[Wanted, ...] = (
 def matches(wanted: Wanted, entry: Entry, hour: int) -> bool:
     """Whether `entry` is the message `wanted` asks for in the file of forecast hour `hour`."""
     if entry.variable != wanted.variable or entry.level != wanted.level or entry.extra:
-        return False        # extra fields: ensemble members, probabilities
+        return False  # extra fields: ensemble members, probabilities
     time = forecast(entry.forecast)
     if wanted.kind == INSTANT:
         return (time.kind == "anl" and hour == 0) or (time.kind == "fcst" and time.end_h == hour)
@@ -71,8 +71,9 @@ def expected(wanted: Wanted, hour: int) -> bool:
     return not (hour == 0 and wanted.kind != INSTANT)
 
 
-def select(entries: list[Entry], hour: int, selection: tuple[Wanted, ...] = SELECTION
-           ) -> tuple[list[Entry], list[Wanted]]:
+def select(
+    entries: list[Entry], hour: int, selection: tuple[Wanted, ...] = SELECTION
+) -> tuple[list[Entry], list[Wanted]]:
     """The entries to fetch (the first match of each row, in file order) and the expected
     rows that the inventory lacks."""
     picked: dict[int, Entry] = {}
@@ -83,7 +84,7 @@ def select(entries: list[Entry], hour: int, selection: tuple[Wanted, ...] = SELE
         # GFS writes some messages twice (APCP 0-6 h at f006): the first is enough.
         entry = next((e for e in entries if matches(wanted, e, hour)), None)
         if entry is not None:
-            picked.setdefault(entry.start, entry)     # sub-messages share one range
+            picked.setdefault(entry.start, entry)  # sub-messages share one range
         elif expected(wanted, hour):
             missing.append(wanted)
     return sorted(picked.values(), key=lambda e: e.start), missing

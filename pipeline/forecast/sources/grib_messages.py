@@ -10,9 +10,9 @@ them ('message 226', or 'message 196.2' for a message's second field).
 from __future__ import annotations
 
 import calendar
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Iterator
 
 import eccodes
 import numpy as np
@@ -27,11 +27,18 @@ GRIB_TO_FIELD = {key: name for name, spec in FIELDS.items() for key in spec.grib
 # as a single layer. Other fields (isobaric levels: most of a full GFS file) are passed over on
 # this number alone, without evaluating their names (about 4 ms a field).
 LEVEL_TYPES = {1, 10, 17, 101, 103, 200}
-MISSING = 9.999e20                   # what a bitmap's missing points decode to (see decode)
-_GRID_KEYS = ("Ni", "Nj", "latitudeOfFirstGridPointInDegrees",
-              "latitudeOfLastGridPointInDegrees", "longitudeOfFirstGridPointInDegrees",
-              "longitudeOfLastGridPointInDegrees", "iScansNegatively", "jScansPositively",
-              "jPointsAreConsecutive")
+MISSING = 9.999e20  # what a bitmap's missing points decode to (see decode)
+_GRID_KEYS = (
+    "Ni",
+    "Nj",
+    "latitudeOfFirstGridPointInDegrees",
+    "latitudeOfLastGridPointInDegrees",
+    "longitudeOfFirstGridPointInDegrees",
+    "longitudeOfLastGridPointInDegrees",
+    "iScansNegatively",
+    "jScansPositively",
+    "jPointsAreConsecutive",
+)
 CENTRES = {"kwbc": "gfs", "ecmf": "ecmwf-ifs"}
 
 
@@ -62,15 +69,15 @@ class Message:
     """The header of one field of a table's message."""
 
     path: Path
-    number: int                      # 1-based field number in the file
-    label: str                       # 'message 196.2'
-    field: str                       # input field (model_fields.FIELDS)
+    number: int  # 1-based field number in the file
+    label: str  # 'message 196.2'
+    field: str  # input field (model_fields.FIELDS)
     short_name: str
     level_type: str
-    step_type: str                   # instant, avg, accum, max, ...
+    step_type: str  # instant, avg, accum, max, ...
     run_s: int
-    start_s: int                     # of the statistic's time range (= end_s when instant)
-    end_s: int                       # the valid time
+    start_s: int  # of the statistic's time range (= end_s when instant)
+    end_s: int  # the valid time
     units: str
     model: str
     grid: Grid
@@ -97,8 +104,7 @@ def inventory(path: Path) -> list[Message]:
             level_code = eccodes.codes_get(handle, "typeOfFirstFixedSurface", ktype=int)
             if level_code not in LEVEL_TYPES:
                 continue
-            key = (eccodes.codes_get(handle, "shortName"),
-                   eccodes.codes_get(handle, "typeOfLevel"))
+            key = (eccodes.codes_get(handle, "shortName"), eccodes.codes_get(handle, "typeOfLevel"))
             if key in GRIB_TO_FIELD:
                 found.append(_message(path, number, label, handle, key))
         except eccodes.GribInternalError as exc:
@@ -123,8 +129,9 @@ def decode(path: Path, wanted: set[int]) -> Iterator[tuple[int, np.ndarray]]:
             except eccodes.GribInternalError as exc:
                 raise InputError(path, f"{label} does not decode ({exc})") from None
             if values.size != nj * ni:
-                raise InputError(path, f"{label} has {values.size} values, its grid "
-                                       f"{ni} x {nj} points")
+                raise InputError(
+                    path, f"{label} has {values.size} values, its grid {ni} x {nj} points"
+                )
             out = values.astype(np.float32).reshape(nj, ni)
             out[values.reshape(nj, ni) >= MISSING] = np.nan
             yield number, out
@@ -145,8 +152,9 @@ def _fields(path: Path, headers_only: bool) -> Iterator[tuple[int, str, int]]:
                         if handle is not None:
                             start = eccodes.codes_get(handle, "offset", ktype=int)
                     except eccodes.GribInternalError as exc:
-                        raise InputError(path, f"message {message + 1} does not decode "
-                                               f"({exc})") from None
+                        raise InputError(
+                            path, f"message {message + 1} does not decode ({exc})"
+                        ) from None
                     if handle is None:
                         break
                     number += 1
@@ -161,32 +169,50 @@ def _fields(path: Path, headers_only: bool) -> Iterator[tuple[int, str, int]]:
         raise InputError(path, "no GRIB message in the file")
 
 
-def _message(path: Path, number: int, label: str, handle: int,
-             key: tuple[str, str]) -> Message:
+def _message(path: Path, number: int, label: str, handle: int, key: tuple[str, str]) -> Message:
     get = eccodes.codes_get
     grid_type = get(handle, "gridType")
     if grid_type != "regular_ll":
-        raise InputError(path, f"{label} ({key[0]}) is on a {grid_type} grid; only regular "
-                               "latitude/longitude grids are read")
+        raise InputError(
+            path,
+            f"{label} ({key[0]}) is on a {grid_type} grid; only regular "
+            "latitude/longitude grids are read",
+        )
     grid = {k: get(handle, k) for k in _GRID_KEYS}
     if grid["iScansNegatively"] or grid["jPointsAreConsecutive"]:
-        raise InputError(path, f"{label} ({key[0]}) scans its grid westward or by columns; "
-                               "only rows scanned eastward are read")
-    eccodes.codes_set(handle, "stepUnits", "m")   # minutes: exact for every step unit used
+        raise InputError(
+            path,
+            f"{label} ({key[0]}) scans its grid westward or by columns; "
+            "only rows scanned eastward are read",
+        )
+    eccodes.codes_set(handle, "stepUnits", "m")  # minutes: exact for every step unit used
     run_s = _seconds(get(handle, "dataDate"), get(handle, "dataTime"))
     return Message(
-        path=path, number=number, label=label, field=GRIB_TO_FIELD[key], short_name=key[0],
-        level_type=key[1], step_type=get(handle, "stepType"), run_s=run_s,
+        path=path,
+        number=number,
+        label=label,
+        field=GRIB_TO_FIELD[key],
+        short_name=key[0],
+        level_type=key[1],
+        step_type=get(handle, "stepType"),
+        run_s=run_s,
         start_s=run_s + 60 * get(handle, "startStep", ktype=int),
         end_s=run_s + 60 * get(handle, "endStep", ktype=int),
-        units=get(handle, "units"), model=CENTRES.get(get(handle, "centre"), "model"),
-        grid=Grid(grid["Ni"], grid["Nj"], grid["latitudeOfFirstGridPointInDegrees"],
-                  grid["latitudeOfLastGridPointInDegrees"],
-                  grid["longitudeOfFirstGridPointInDegrees"],
-                  grid["longitudeOfLastGridPointInDegrees"]))
+        units=get(handle, "units"),
+        model=CENTRES.get(get(handle, "centre"), "model"),
+        grid=Grid(
+            grid["Ni"],
+            grid["Nj"],
+            grid["latitudeOfFirstGridPointInDegrees"],
+            grid["latitudeOfLastGridPointInDegrees"],
+            grid["longitudeOfFirstGridPointInDegrees"],
+            grid["longitudeOfLastGridPointInDegrees"],
+        ),
+    )
 
 
 def _seconds(date: int, hhmm: int) -> int:
     """dataDate 20261128 and dataTime 1200 -> Unix seconds."""
-    return calendar.timegm((date // 10000, date // 100 % 100, date % 100,
-                            hhmm // 100, hhmm % 100, 0))
+    return calendar.timegm(
+        (date // 10000, date // 100 % 100, date % 100, hhmm // 100, hhmm % 100, 0)
+    )

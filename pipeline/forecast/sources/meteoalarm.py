@@ -51,14 +51,43 @@ GEOCODES_MAX_AGE_S = 7 * 86400
 TOLERANCE_DEG = 0.005
 # The members' feeds (ISO 3166-1 code: the feed's name).
 COUNTRIES = {
-    "AT": "austria", "BA": "bosnia-herzegovina", "BE": "belgium", "BG": "bulgaria",
-    "CH": "switzerland", "CY": "cyprus", "CZ": "czechia", "DE": "germany", "DK": "denmark",
-    "EE": "estonia", "ES": "spain", "FI": "finland", "FR": "france", "GB": "united-kingdom",
-    "GR": "greece", "HR": "croatia", "HU": "hungary", "IE": "ireland", "IL": "israel",
-    "IS": "iceland", "IT": "italy", "LT": "lithuania", "LU": "luxembourg", "LV": "latvia",
-    "MD": "moldova", "ME": "montenegro", "MK": "north-macedonia", "MT": "malta",
-    "NL": "netherlands", "NO": "norway", "PL": "poland", "PT": "portugal", "RO": "romania",
-    "RS": "serbia", "SE": "sweden", "SI": "slovenia", "SK": "slovakia",
+    "AT": "austria",
+    "BA": "bosnia-herzegovina",
+    "BE": "belgium",
+    "BG": "bulgaria",
+    "CH": "switzerland",
+    "CY": "cyprus",
+    "CZ": "czechia",
+    "DE": "germany",
+    "DK": "denmark",
+    "EE": "estonia",
+    "ES": "spain",
+    "FI": "finland",
+    "FR": "france",
+    "GB": "united-kingdom",
+    "GR": "greece",
+    "HR": "croatia",
+    "HU": "hungary",
+    "IE": "ireland",
+    "IL": "israel",
+    "IS": "iceland",
+    "IT": "italy",
+    "LT": "lithuania",
+    "LU": "luxembourg",
+    "LV": "latvia",
+    "MD": "moldova",
+    "ME": "montenegro",
+    "MK": "north-macedonia",
+    "MT": "malta",
+    "NL": "netherlands",
+    "NO": "norway",
+    "PL": "poland",
+    "PT": "portugal",
+    "RO": "romania",
+    "RS": "serbia",
+    "SE": "sweden",
+    "SI": "slovenia",
+    "SK": "slovakia",
 }
 
 for _prefix, _ns in (("cap", CAP_NAMESPACES[0]), ("cap11", CAP_NAMESPACES[1])):
@@ -85,26 +114,32 @@ def cache_name(url: str) -> str:
     return hashlib.sha256(url.encode()).hexdigest()[:32] + ".xml"
 
 
-async def fetch_country(http: Downloader, base: str, country: str, datasets: Path,
-                        outlines: dict[str, list]) -> tuple[bool, set[str]]:
+async def fetch_country(
+    http: Downloader, base: str, country: str, datasets: Path, outlines: dict[str, list]
+) -> tuple[bool, set[str]]:
     """One country's warnings into datasets/alerts/meteoalarm/{country}.xml: (changed, the
     cached CAP documents it uses)."""
     cache = datasets / CACHE
     feed = cache / "feeds" / f"{country}.atom"
     output = datasets / OUTPUT / f"{country}.xml"
-    transfer = await http.download(feed_url(base, country), feed, conditional=True,
-                                   verify=verify.xml_document(f"{ATOM}feed"))
+    transfer = await http.download(
+        feed_url(base, country), feed, conditional=True, verify=verify.xml_document(f"{ATOM}feed")
+    )
     links = cap_links(feed)
     names = [cache_name(url) for url in links]
     if not transfer.changed and output.exists():
         return False, set(names)
     folder = cache / "cap"
     missing = [(url, name) for url, name in zip(links, names) if not (folder / name).exists()]
-    results = await asyncio.gather(*(http.download(url, folder / name,
-                                                   verify=verify.xml_document(*CAP_ROOTS))
-                                     for url, name in missing), return_exceptions=True)
+    results = await asyncio.gather(
+        *(
+            http.download(url, folder / name, verify=verify.xml_document(*CAP_ROOTS))
+            for url, name in missing
+        ),
+        return_exceptions=True,
+    )
     for result in results:
-        if isinstance(result, BaseException):   # the country keeps its previous warnings
+        if isinstance(result, BaseException):  # the country keeps its previous warnings
             raise result
     root = ET.Element("alerts")
     for name in names:
@@ -125,25 +160,25 @@ def add_outlines(alert: ET.Element, outlines: dict[str, list]) -> None:
         codes = [(g.findtext(f"{q}value") or "").strip() for g in area.findall(f"{q}geocode")]
         rings = [ring for code in codes for ring in outlines.get(code, [])]
         at = next((i for i, child in enumerate(area) if child.tag == f"{q}geocode"), len(area))
-        for ring in reversed(rings):        # CAP: polygons come before geocodes
+        for ring in reversed(rings):  # CAP: polygons come before geocodes
             polygon = ET.Element(f"{q}polygon")
             polygon.text = " ".join(f"{lat:.5f},{lon:.5f}" for lon, lat in ring)
             area.insert(at, polygon)
 
 
-async def geocode_outlines(http: Downloader, datasets: Path, notes: list[str]
-                           ) -> dict[str, list]:
+async def geocode_outlines(http: Downloader, datasets: Path, notes: list[str]) -> dict[str, list]:
     """code -> outer rings ([lon, lat] lists), from the geocodes file when there is one."""
     path = datasets / CACHE / "geocodes.json"
     url = os.environ.get(GEOCODES_ENV, "").strip()
     if url and (not path.exists() or time.time() - path.stat().st_mtime > GEOCODES_MAX_AGE_S):
-        transfer = await http.download(url, path, conditional=True,
-                                       verify=verify.json_document())
+        transfer = await http.download(url, path, conditional=True, verify=verify.json_document())
         if not transfer.changed:
             os.utime(path)
     if not path.exists():
-        notes.append(f"meteoalarm: no region outlines ({GEOCODES_ENV} unset, no {path}): "
-                     "warnings given by geocodes only are skipped by the build")
+        notes.append(
+            f"meteoalarm: no region outlines ({GEOCODES_ENV} unset, no {path}): "
+            "warnings given by geocodes only are skipped by the build"
+        )
         return {}
     return await asyncio.to_thread(_read_geocodes, path)
 
@@ -158,7 +193,9 @@ def _read_geocodes(path: Path) -> dict[str, list]:
         if code:
             outlines.setdefault(code, []).extend(
                 simplify_ring(np.asarray(polygon[0], dtype=float), TOLERANCE_DEG).tolist()
-                for polygon in polygons if polygon and len(polygon[0]) >= 4)
+                for polygon in polygons
+                if polygon and len(polygon[0]) >= 4
+            )
     return outlines
 
 

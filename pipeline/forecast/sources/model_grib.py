@@ -66,11 +66,11 @@ from pipeline.forecast.sources.model_netcdf import Piece, Run, Scan
 from pipeline.forecast.sources.runs import HeldRun
 
 log = logging.getLogger("pipeline.forecast")
-STATISTICS = {"avg", "accum", "max"}      # absent at step 0
+STATISTICS = {"avg", "accum", "max"}  # absent at step 0
 # Fields model_hourly does not read beside others (humidity only without the dewpoint, the
 # rate only without the accumulation, ptype only without the flags): not decoded then.
 UNUSED_BESIDE = {"r2": ("d2m",), "prate": ("tp",), "ptype": FLAGS}
-OVERLAP_S = 6 * 3600                      # an older run is kept this far past the next one
+OVERLAP_S = 6 * 3600  # an older run is kept this far past the next one
 
 
 @dataclass
@@ -94,7 +94,7 @@ class RunPlan:
     held: HeldRun
     run_s: int
     series: dict[str, Series]
-    step_files: dict[int, Path]           # valid time -> the first file holding it
+    step_files: dict[int, Path]  # valid time -> the first file holding it
     models: set[str]
 
 
@@ -106,23 +106,38 @@ def scan(held: list[HeldRun], scratch: Path) -> Scan:
         check(p)
     first = next(m for p in plans for s in p.series.values() for m in s.messages)
     for p in plans:
-        other = next((m for s in p.series.values() for m in s.messages
-                      if m.grid != first.grid), None)
+        other = next(
+            (m for s in p.series.values() for m in s.messages if m.grid != first.grid), None
+        )
         if other is not None:
-            raise InputError(other.path, f"{other.where()} is on another grid than "
-                                         f"{first.where()} of {first.path}; all runs must "
-                                         "share one grid")
+            raise InputError(
+                other.path,
+                f"{other.where()} is on another grid than "
+                f"{first.where()} of {first.path}; all runs must "
+                "share one grid",
+            )
     lat, lon = _axes(first)
     runs = []
     for p in plans:
         pieces = decode(p, scratch)
         runs.append(Run(p.run_s, {f: [piece] for f, piece in pieces.items()}, p.models))
-        log.info("run %s: read %s", _iso(p.run_s), ", ".join(
-            f"{s.key[0]}" + (f" ({s.step_type})" if s.step_type != "instant" else "")
-            for s in p.series.values()))
+        log.info(
+            "run %s: read %s",
+            _iso(p.run_s),
+            ", ".join(
+                f"{s.key[0]}" + (f" ({s.step_type})" if s.step_type != "instant" else "")
+                for s in p.series.values()
+            ),
+        )
     files = [path for h in held for path in h.paths()]
-    return Scan(lat=lat, lon=lon, runs=runs, orography=_orography(plans, scratch), files=files,
-                centre="+".join(sorted(set().union(*(p.models for p in plans)))))
+    return Scan(
+        lat=lat,
+        lon=lon,
+        runs=runs,
+        orography=_orography(plans, scratch),
+        files=files,
+        centre="+".join(sorted(set().union(*(p.models for p in plans)))),
+    )
 
 
 def inventory_run(held: HeldRun) -> list[Message]:
@@ -132,12 +147,18 @@ def inventory_run(held: HeldRun) -> list[Message]:
     for path in held.paths():
         for message in grib_messages.inventory(path):
             if message.run_s != held.run_s:
-                raise InputError(path, f"{message.where()} is of run {_iso(message.run_s)}, "
-                                       f"not of its folder's run {_iso(held.run_s)}")
+                raise InputError(
+                    path,
+                    f"{message.where()} is of run {_iso(message.run_s)}, "
+                    f"not of its folder's run {_iso(held.run_s)}",
+                )
             if found and message.grid != found[0].grid:
-                raise InputError(path, f"{message.where()} is on another grid than "
-                                       f"{found[0].where()} of {found[0].path.name}; all "
-                                       "fields must share one grid")
+                raise InputError(
+                    path,
+                    f"{message.where()} is on another grid than "
+                    f"{found[0].where()} of {found[0].path.name}; all "
+                    "fields must share one grid",
+                )
             found.append(message)
     return found
 
@@ -152,8 +173,15 @@ def plan(held: HeldRun, messages: list[Message]) -> RunPlan:
         if name == "orog":
             continue
         present = {(m.key, m.step_type) for m in messages if m.field == name}
-        choice = next(((key, kind) for key in spec.grib for kind in spec.step_types
-                       if (key, kind) in present), None)
+        choice = next(
+            (
+                (key, kind)
+                for key in spec.grib
+                for kind in spec.step_types
+                if (key, kind) in present
+            ),
+            None,
+        )
         if choice is not None:
             chosen = [m for m in messages if (m.key, m.step_type) == choice]
             series[name] = Series(name, choice[0], choice[1], _one_per_time(name, chosen))
@@ -162,10 +190,11 @@ def plan(held: HeldRun, messages: list[Message]) -> RunPlan:
             del series[name]
     models = {m.model for m in messages} or {"model"}
     orography = [m for m in messages if m.field == "orog"]
-    if orography:   # kept as a one-message series, outside the run's fields
+    if orography:  # kept as a one-message series, outside the run's fields
         key = next(k for k in FIELDS["orog"].grib if any(m.key == k for m in orography))
-        series["orog"] = Series("orog", key, "instant", [next(m for m in orography
-                                                               if m.key == key)])
+        series["orog"] = Series(
+            "orog", key, "instant", [next(m for m in orography if m.key == key)]
+        )
     return RunPlan(held, held.run_s, series, dict(sorted(step_files.items())), models)
 
 
@@ -193,8 +222,12 @@ def _trim_older(plans: list[RunPlan]) -> None:
         for s in older.series.values():
             if s.field != "orog":
                 s.messages = [m for m in s.messages if m.end_s <= stop]
-        log.info("run %s: read up to %s (run %s replaces the rest)", _iso(older.run_s),
-                 _iso(stop), _iso(newer.run_s))
+        log.info(
+            "run %s: read up to %s (run %s replaces the rest)",
+            _iso(older.run_s),
+            _iso(stop),
+            _iso(newer.run_s),
+        )
 
 
 def check(p: RunPlan) -> None:
@@ -208,7 +241,7 @@ def check(p: RunPlan) -> None:
         if not present:
             missing.setdefault(first_file, []).append(_describe(names))
             continue
-        s = p.series[present[0]]   # model_hourly reads the first one present
+        s = p.series[present[0]]  # model_hourly reads the first one present
         have = set(s.times_s.tolist())
         for t, path in p.step_files.items():
             if t not in have and not (s.step_type in STATISTICS and t == p.run_s):
@@ -220,9 +253,12 @@ def check(p: RunPlan) -> None:
         raise InputError(path, f"no {', '.join(fields)} in run {_iso(p.run_s)}{more}")
     if p.step_files and min(p.step_files) != p.run_s:
         start = min(p.step_files)
-        raise InputError(p.step_files[start], f"run {_iso(p.run_s)} starts at step "
-                                              f"{(start - p.run_s) // 3600} h, not 0: its "
-                                              "earlier files are missing")
+        raise InputError(
+            p.step_files[start],
+            f"run {_iso(p.run_s)} starts at step "
+            f"{(start - p.run_s) // 3600} h, not 0: its "
+            "earlier files are missing",
+        )
     _check_statistics(p)
 
 
@@ -233,19 +269,25 @@ def _check_statistics(p: RunPlan) -> None:
         times = set(p.series["tp"].times_s.tolist()) | {p.run_s}
         for m in p.series["tp"].messages:
             if m.start_s not in times:
-                raise InputError(m.path, f"{m.where()}: the run has no total at its start "
-                                         f"({(m.start_s - m.run_s) // 3600} h) to add it to")
+                raise InputError(
+                    m.path,
+                    f"{m.where()}: the run has no total at its start "
+                    f"({(m.start_s - m.run_s) // 3600} h) to add it to",
+                )
     if "prate" in p.series and p.series["prate"].step_type == "avg":
         for m in p.series["prate"].messages:
             elapsed = m.end_s - m.run_s
             if m.start_s - m.run_s != (elapsed - 1) // PRATE_BUCKET_S * PRATE_BUCKET_S:
-                raise InputError(m.path, f"{m.where()}: not an average over the 6-hour "
-                                         "bucket from the run start (0-1 ... 0-6, 6-7 ... h)")
+                raise InputError(
+                    m.path,
+                    f"{m.where()}: not an average over the 6-hour "
+                    "bucket from the run start (0-1 ... 0-6, 6-7 ... h)",
+                )
 
 
 def decode(p: RunPlan, scratch: Path) -> dict[str, Piece]:
     """Decode the run's chosen messages once each into scratch files; a Piece per field."""
-    targets: dict[Path, dict[int, tuple[int, int]]] = {}   # file -> number -> (fd, index)
+    targets: dict[Path, dict[int, tuple[int, int]]] = {}  # file -> number -> (fd, index)
     files: dict[str, tuple[Path, int]] = {}
     try:
         for name, s in p.series.items():
@@ -265,8 +307,7 @@ def decode(p: RunPlan, scratch: Path) -> dict[str, Piece]:
     finally:
         for _, fd in files.values():
             os.close(fd)
-    return {name: _piece(p.series[name], path, p.held.folder)
-            for name, (path, _) in files.items()}
+    return {name: _piece(p.series[name], path, p.held.folder) for name, (path, _) in files.items()}
 
 
 def _buckets_to_totals(s: Series, fd: int) -> None:
@@ -287,21 +328,36 @@ def _piece(s: Series, path: Path, folder: Path) -> Piece:
     m = s.messages[0]
     factor, offset = _conversion(m)
     shape = (len(s.messages), m.grid.nj, m.grid.ni)
-    array = xr.DataArray(xr.Variable(("time", "latitude", "longitude"),
-                                     indexing.LazilyIndexedArray(_Scratch(path, shape))))
+    array = xr.DataArray(
+        xr.Variable(
+            ("time", "latitude", "longitude"), indexing.LazilyIndexedArray(_Scratch(path, shape))
+        )
+    )
     lat = m.grid.lat()
-    return Piece(path=folder, name=s.key[0], field=s.field, array=array, factor=factor,
-                 offset=offset, run_s=m.run_s, times_s=s.times_s,
-                 lat_descending=bool(lat.size > 1 and lat[0] > lat[-1]),
-                 lon_order=grid.lon_order(m.grid.lon())[1], averaged=s.step_type == "avg")
+    return Piece(
+        path=folder,
+        name=s.key[0],
+        field=s.field,
+        array=array,
+        factor=factor,
+        offset=offset,
+        run_s=m.run_s,
+        times_s=s.times_s,
+        lat_descending=bool(lat.size > 1 and lat[0] > lat[-1]),
+        lon_order=grid.lon_order(m.grid.lon())[1],
+        averaged=s.step_type == "avg",
+    )
 
 
 def _conversion(m: Message) -> tuple[float, float]:
     quantity = FIELDS[m.field].quantity
     conversion = units.converter(quantity, m.units)
     if conversion is None:
-        raise InputError(m.path, f"{m.where()}: unit {m.units!r} is not one of "
-                                 f"{', '.join(repr(u) for u in units.CONVERSIONS[quantity])}")
+        raise InputError(
+            m.path,
+            f"{m.where()}: unit {m.units!r} is not one of "
+            f"{', '.join(repr(u) for u in units.CONVERSIONS[quantity])}",
+        )
     return conversion
 
 
@@ -327,8 +383,9 @@ class _Scratch(BackendArray):
         self.path, self.shape, self.dtype = path, shape, np.dtype(np.float32)
 
     def __getitem__(self, key):
-        return indexing.explicit_indexing_adapter(key, self.shape,
-                                                  indexing.IndexingSupport.BASIC, self._read)
+        return indexing.explicit_indexing_adapter(
+            key, self.shape, indexing.IndexingSupport.BASIC, self._read
+        )
 
     def _read(self, key: tuple) -> np.ndarray:
         # A map of the whole file would keep every page read resident in this process until

@@ -14,23 +14,24 @@ import numpy as np
 
 from contract import HOUR_S
 from contract import Forecast as F
+from pipeline.common import series
 from pipeline.common.grid import one_point_poles
 from pipeline.common.io import InputError
 from pipeline.forecast import precipitation
-from pipeline.common import series
 from pipeline.forecast.sources.model_netcdf import Run, Scan
 
 log = logging.getLogger("pipeline.forecast")
 # Inputs every run needs; a tuple means any one of them.
 REQUIRED_INPUTS = ("t2m", ("d2m", "r2"), "u10", "v10", "msl", "tcc", ("tp", "prate"))
-REQUIRED_FIELDS = {n for need in REQUIRED_INPUTS for n in ((need,) if isinstance(need, str)
-                                                           else need)}
+REQUIRED_FIELDS = {
+    n for need in REQUIRED_INPUTS for n in ((need,) if isinstance(need, str) else need)
+}
 FLAGS = ("crain", "csnow", "cfrzr", "cicep")
 # Visibility is stored up to 10 mi (Dark Sky's cap); the server caps answers at 16 km in
 # metric units and 10 mi in miles, so neither shows an odd 16.09 km or 9.94 mi.
 VISIBILITY_CAP_M = 16_093.44
 OPTIONAL = {"vis": F.VISIBILITY, "gust": F.GUST, "cape": F.CAPE}
-TOTALS_ROWS = 64                     # rows per read when summing accumulations
+TOTALS_ROWS = 64  # rows per read when summing accumulations
 # GFS averages prate over 6-hour buckets from the run time (0-1 ... 0-6 h, then 6-7 h ...).
 PRATE_BUCKET_S = 6 * HOUR_S
 
@@ -42,45 +43,62 @@ class HourlyFields:
         self.scan = scan
         self.lat, self.lon = scan.lat, scan.lon
         self.nlat, self.nlon = len(scan.lat), len(scan.lon)
-        self.wraps = bool(abs(self.nlon * (scan.lon[1] - scan.lon[0]) - 360.0) < 1e-3 *
-                          abs(scan.lon[1] - scan.lon[0])) if self.nlon > 1 else False
+        self.wraps = (
+            bool(
+                abs(self.nlon * (scan.lon[1] - scan.lon[0]) - 360.0)
+                < 1e-3 * abs(scan.lon[1] - scan.lon[0])
+            )
+            if self.nlon > 1
+            else False
+        )
         self.run_hours: dict[int, np.ndarray] = {}
         for run in scan.runs:
             _check_inputs(run, scan)
             last = min(int(run.times(_present(run, need)[0])[-1]) for need in REQUIRED_INPUTS)
             self.run_hours[run.run_s] = series.hours(run.run_s, last)
             if len(self.run_hours[run.run_s]) < 2:
-                raise InputError(scan.files[0].parent, f"run {_iso(run.run_s)} covers less "
-                                                       "than one hour")
-        self.hours = series.hours(min(h[0] for h in self.run_hours.values()),
-                                  max(h[-1] for h in self.run_hours.values()))
+                raise InputError(
+                    scan.files[0].parent, f"run {_iso(run.run_s)} covers less than one hour"
+                )
+        self.hours = series.hours(
+            min(h[0] for h in self.run_hours.values()), max(h[-1] for h in self.run_hours.values())
+        )
         present = {f for run in scan.runs for f in run.pieces}
         self.variables = list(F.REQUIRED) + [v for f, v in OPTIONAL.items() if f in present]
-        self.half = precipitation.neighbourhood_cells(scan.lat[1] - scan.lat[0]
-                                                      if self.nlat > 1 else 1.0)
+        self.half = precipitation.neighbourhood_cells(
+            scan.lat[1] - scan.lat[0] if self.nlat > 1 else 1.0
+        )
         self._resets: dict[int, np.ndarray] = {}
-        self._known: dict[tuple[int, str], bool] = {}   # (run, field) -> has a value
+        self._known: dict[tuple[int, str], bool] = {}  # (run, field) -> has a value
 
     def runs(self) -> list[dict]:
         """Each run's time, model, fields and hourly coverage (for the manifest)."""
-        return [{"run_time": _iso(run.run_s), "model": "+".join(sorted(run.models)),
-                 "fields": sorted(run.pieces),
-                 "first_hour": _iso(int(self.run_hours[run.run_s][0])),
-                 "last_hour": _iso(int(self.run_hours[run.run_s][-1]))}
-                for run in self.scan.runs]
+        return [
+            {
+                "run_time": _iso(run.run_s),
+                "model": "+".join(sorted(run.models)),
+                "fields": sorted(run.pieces),
+                "first_hour": _iso(int(self.run_hours[run.run_s][0])),
+                "last_hour": _iso(int(self.run_hours[run.run_s][-1])),
+            }
+            for run in self.scan.runs
+        ]
 
     def read_band(self, start: int, stop: int) -> np.ndarray:
         """Values (nvar, nhours, stop - start, nlon) for the ascending rows [start, stop)."""
-        out = np.full((len(self.variables), len(self.hours), stop - start, self.nlon), np.nan,
-                      dtype=np.float32)
-        for run in self.scan.runs:   # oldest first: a newer run overwrites where it has values
+        out = np.full(
+            (len(self.variables), len(self.hours), stop - start, self.nlon),
+            np.nan,
+            dtype=np.float32,
+        )
+        for run in self.scan.runs:  # oldest first: a newer run overwrites where it has values
             hours = self.run_hours[run.run_s]
             k0 = int((hours[0] - self.hours[0]) // HOUR_S)
             values = self._run_band(run, start, stop)
             for i, name in enumerate(self.variables):
                 new = values.pop(name, None)
                 if new is not None:
-                    np.copyto(out[i, k0:k0 + len(hours)], new, where=~np.isnan(new))
+                    np.copyto(out[i, k0 : k0 + len(hours)], new, where=~np.isnan(new))
         return one_point_poles(out, self.lat[start:stop], self.lon)
 
     def check_known(self) -> None:
@@ -90,8 +108,11 @@ class HourlyFields:
             for name in sorted(REQUIRED_FIELDS & set(run.pieces)):
                 if not self._known.get((run.run_s, name), True):
                     piece = run.pieces[name][0]
-                    raise InputError(piece.path, f"{piece.name} of run {_iso(run.run_s)} has no "
-                                                 "values (every value is missing)")
+                    raise InputError(
+                        piece.path,
+                        f"{piece.name} of run {_iso(run.run_s)} has no "
+                        "values (every value is missing)",
+                    )
 
     def _read(self, run: Run, name: str, a: int, b: int) -> np.ndarray:
         """run.read, noting whether a required field has any value (for check_known)."""
@@ -105,8 +126,9 @@ class HourlyFields:
         """Surface height (1, 1, rows, nlon); NaN when the inputs have no orography."""
         if self.scan.orography is None:
             return np.full((1, 1, stop - start, self.nlon), np.nan, dtype=np.float32)
-        return one_point_poles(self.scan.orography.read(start, stop)[:1][None],
-                               self.lat[start:stop], self.lon)
+        return one_point_poles(
+            self.scan.orography.read(start, stop)[:1][None], self.lat[start:stop], self.lon
+        )
 
     def _run_band(self, run: Run, start: int, stop: int) -> dict[str, np.ndarray]:
         """One run's hourly fields for the rows, computed on a halo of rows for the
@@ -127,11 +149,14 @@ class HourlyFields:
         values = {
             F.TEMPERATURE: temperature,
             F.DEWPOINT: np.minimum(dewpoint, temperature),
-            F.WIND_U: hourly("u10"), F.WIND_V: hourly("v10"), F.PRESSURE: hourly("msl"),
+            F.WIND_U: hourly("u10"),
+            F.WIND_V: hourly("v10"),
+            F.PRESSURE: hourly("msl"),
             F.CLOUD: np.clip(hourly("tcc"), 0.0, 1.0),
             F.PRECIP: rate,
             F.PRECIP_PROBABILITY: precipitation.probability(rate, self.half, self.wraps),
-            F.SNOW: snow, F.SLEET: sleet,
+            F.SNOW: snow,
+            F.SLEET: sleet,
         }
         if "vis" in run.pieces:
             values[F.VISIBILITY] = np.clip(hourly("vis"), 0.0, VISIBILITY_CAP_M)
@@ -140,7 +165,7 @@ class HourlyFields:
         if "cape" in run.pieces:
             values[F.CAPE] = np.maximum(hourly("cape"), 0.0)
         lo = start - a
-        return {k: np.ascontiguousarray(v[:, lo:lo + stop - start]) for k, v in values.items()}
+        return {k: np.ascontiguousarray(v[:, lo : lo + stop - start]) for k, v in values.items()}
 
     def _rate(self, run: Run, a: int, b: int, hours: np.ndarray) -> np.ndarray:
         """mm/h for the hour starting at each hour: from accumulated tp when present (exact
@@ -155,10 +180,10 @@ class HourlyFields:
                 times = np.concatenate([[run.run_s], times])
                 averages = np.concatenate([np.zeros_like(averages[:1]), averages])
             accumulated, resets = series.bucket_averages_to_accumulations(
-                times, run.run_s, averages, PRATE_BUCKET_S)
+                times, run.run_s, averages, PRATE_BUCKET_S
+            )
         else:
-            rate = series.interpolate(run.times("prate"), self._read(run, "prate", a, b),
-                                      hours)
+            rate = series.interpolate(run.times("prate"), self._read(run, "prate", a, b), hours)
             return np.maximum(rate, 0.0)
         if times[0] > run.run_s:  # accumulations start from zero at the run time
             times = np.concatenate([[run.run_s], times])
@@ -185,18 +210,25 @@ class HourlyFields:
         return self._resets[run.run_s]
 
     @staticmethod
-    def _phase(run: Run, a: int, b: int, hours: np.ndarray, temperature: np.ndarray
-               ) -> tuple[np.ndarray, np.ndarray]:
+    def _phase(
+        run: Run, a: int, b: int, hours: np.ndarray, temperature: np.ndarray
+    ) -> tuple[np.ndarray, np.ndarray]:
         """Snow and sleet shares: from the categorical flags (time-averaged to fractions) or
         the ptype codes (shares at the model steps, then in time), else the temperature."""
         if any(f in run.pieces for f in FLAGS):
-            flags = [series.interpolate(run.times(f), run.read(f, a, b), hours)
-                     if f in run.pieces else np.zeros_like(temperature) for f in FLAGS]
+            flags = [
+                series.interpolate(run.times(f), run.read(f, a, b), hours)
+                if f in run.pieces
+                else np.zeros_like(temperature)
+                for f in FLAGS
+            ]
             snow, sleet = precipitation.shares_from_flags(*flags)
         elif "ptype" in run.pieces:
             times = run.times("ptype")
-            snow, sleet = (series.interpolate(times, share, hours) for share in
-                           precipitation.shares_from_ptype(run.read("ptype", a, b)))
+            snow, sleet = (
+                series.interpolate(times, share, hours)
+                for share in precipitation.shares_from_ptype(run.read("ptype", a, b))
+            )
         else:
             snow = sleet = np.full_like(temperature, np.nan)
         return precipitation.fill_shares_by_temperature(snow, sleet, temperature)
@@ -208,11 +240,13 @@ def _present(run: Run, need: str | tuple[str, ...]) -> tuple[str, ...]:
 
 
 def _check_inputs(run: Run, scan: Scan) -> None:
-    missing = [need if isinstance(need, str) else " or ".join(need)
-               for need in REQUIRED_INPUTS if not _present(run, need)]
+    missing = [
+        need if isinstance(need, str) else " or ".join(need)
+        for need in REQUIRED_INPUTS
+        if not _present(run, need)
+    ]
     if missing:
-        raise InputError(scan.files[0].parent, f"run {_iso(run.run_s)} lacks "
-                                               f"{', '.join(missing)}")
+        raise InputError(scan.files[0].parent, f"run {_iso(run.run_s)} lacks {', '.join(missing)}")
 
 
 def _iso(unix_s: int) -> str:

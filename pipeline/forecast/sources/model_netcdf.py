@@ -20,8 +20,7 @@ from pathlib import Path
 import numpy as np
 import xarray as xr
 
-from pipeline.common import grid
-from pipeline.common import netcdf3
+from pipeline.common import grid, netcdf3
 from pipeline.common.io import InputError
 from pipeline.forecast import units
 from pipeline.forecast.sources.model_fields import FIELDS
@@ -35,8 +34,12 @@ WGRIB2_NAMES = {name for spec in FIELDS.values() for name in spec.netcdf if "_" 
 LATITUDE, LONGITUDE = ("latitude", "lat"), ("longitude", "lon")
 # GRIB centre (cfgrib's GRIB_centre) or words of a CF `institution` -> model
 CENTRES = {"kwbc": "gfs", "ecmf": "ecmwf-ifs"}
-INSTITUTIONS = {"ncep": "gfs", "national weather service": "gfs",
-                "ecmwf": "ecmwf-ifs", "european centre": "ecmwf-ifs"}
+INSTITUTIONS = {
+    "ncep": "gfs",
+    "national weather service": "gfs",
+    "ecmwf": "ecmwf-ifs",
+    "european centre": "ecmwf-ifs",
+}
 
 
 @dataclass
@@ -50,10 +53,10 @@ class Piece:
     factor: float
     offset: float
     run_s: int
-    times_s: np.ndarray | None      # valid times (ascending, unique), None without time
+    times_s: np.ndarray | None  # valid times (ascending, unique), None without time
     lat_descending: bool
     lon_order: np.ndarray
-    averaged: bool = False          # values are means over the step's bucket (GFS prate)
+    averaged: bool = False  # values are means over the step's bucket (GFS prate)
 
     def read(self, row_start: int, row_stop: int) -> np.ndarray:
         """Rows [row_start, row_stop) of the ascending grid, longitudes sorted, SI units:
@@ -80,7 +83,7 @@ class Run:
 
     run_s: int
     pieces: dict[str, list[Piece]] = field(default_factory=dict)
-    models: set[str] = field(default_factory=set)   # of its files (see _model)
+    models: set[str] = field(default_factory=set)  # of its files (see _model)
 
     def times(self, name: str) -> np.ndarray:
         """Valid times of a field over all its pieces (unique, ascending)."""
@@ -93,7 +96,7 @@ class Run:
             return blocks[0]
         times = np.concatenate([p.times_s for p in self.pieces[name]])
         stacked = np.concatenate(blocks)
-        order = np.argsort(times, kind="stable")[::-1]   # last occurrence first
+        order = np.argsort(times, kind="stable")[::-1]  # last occurrence first
         _, first = np.unique(times[order], return_index=True)
         return stacked[order[first]]
 
@@ -102,9 +105,9 @@ class Run:
 class Scan:
     """Everything found in the input files."""
 
-    lat: np.ndarray                 # ascending
-    lon: np.ndarray                 # sorted, in [-180, 180)
-    runs: list[Run]                 # oldest first
+    lat: np.ndarray  # ascending
+    lon: np.ndarray  # sorted, in [-180, 180)
+    runs: list[Run]  # oldest first
     orography: Piece | None
     centre: str
     files: list[Path]
@@ -132,30 +135,46 @@ def scan(files: list[Path], stack: contextlib.ExitStack) -> Scan:
                 lat, lon = _axes(ds, path)
                 if axes is None:
                     axes = (lat, lon, path)
-                elif lat.shape != axes[0].shape or lon.shape != axes[1].shape or not (
-                        np.allclose(lat, axes[0]) and np.allclose(lon, axes[1])):
-                    raise InputError(path, f"{name} is on another grid than {axes[2].name}; "
-                                           "all fields must share one grid")
-                if piece.field == "orog":   # static, or the same height repeated at each step
+                elif (
+                    lat.shape != axes[0].shape
+                    or lon.shape != axes[1].shape
+                    or not (np.allclose(lat, axes[0]) and np.allclose(lon, axes[1]))
+                ):
+                    raise InputError(
+                        path,
+                        f"{name} is on another grid than {axes[2].name}; "
+                        "all fields must share one grid",
+                    )
+                if piece.field == "orog":  # static, or the same height repeated at each step
                     if orography is None or PREFERENCE[name] < PREFERENCE[orography.name]:
                         orography = piece
                     continue
                 if piece.times_s is None:
-                    raise InputError(path, f"{name} has no time dimension (only the "
-                                           "orography may be time-independent)")
+                    raise InputError(
+                        path,
+                        f"{name} has no time dimension (only the "
+                        "orography may be time-independent)",
+                    )
                 run = runs.setdefault(piece.run_s, Run(piece.run_s))
                 run.pieces.setdefault(piece.field, []).append(piece)
                 run.models.add(model)
     if axes is None or not runs:
-        raise InputError(files[0].parent, "no forecast fields (t2m, u10, ...) in the NetCDF "
-                                          "files; see pipeline/forecast/sources/model_fields.py")
+        raise InputError(
+            files[0].parent,
+            "no forecast fields (t2m, u10, ...) in the NetCDF "
+            "files; see pipeline/forecast/sources/model_fields.py",
+        )
     for run in runs.values():
         for name, pieces in run.pieces.items():
             run.pieces[name] = _merge_order(pieces)
-    return Scan(lat=axes[0], lon=axes[1], runs=[runs[k] for k in sorted(runs)],
-                orography=orography,
-                centre="+".join(sorted(set().union(*(r.models for r in runs.values())))),
-                files=files)
+    return Scan(
+        lat=axes[0],
+        lon=axes[1],
+        runs=[runs[k] for k in sorted(runs)],
+        orography=orography,
+        centre="+".join(sorted(set().union(*(r.models for r in runs.values())))),
+        files=files,
+    )
 
 
 def _merge_order(pieces: list[Piece]) -> list[Piece]:
@@ -173,16 +192,18 @@ def _model(ds: xr.Dataset) -> str:
         return CENTRES.get(centre, centre)
     institution = str(ds.attrs.get("institution", "")).strip()
     if institution:
-        return next((m for words, m in INSTITUTIONS.items() if words in institution.lower()),
-                    institution)
+        return next(
+            (m for words, m in INSTITUTIONS.items() if words in institution.lower()), institution
+        )
     return "gfs" if any(name in WGRIB2_NAMES for name in ds.data_vars) else "model"
 
 
 def _open(path: Path, stack: contextlib.ExitStack) -> xr.Dataset:
     netcdf3.check_complete(path)
     try:
-        ds = xr.open_dataset(path, decode_times=True, decode_timedelta=True, cache=False,
-                             mask_and_scale=True)
+        ds = xr.open_dataset(
+            path, decode_times=True, decode_timedelta=True, cache=False, mask_and_scale=True
+        )
     except Exception as exc:  # noqa: BLE001 (netCDF4, h5py, xarray: many types for a bad file)
         raise InputError(path, f"not a readable NetCDF file ({type(exc).__name__})") from None
     stack.callback(ds.close)
@@ -210,12 +231,18 @@ def _pieces(path: Path, ds: xr.Dataset, name: str) -> list[Piece]:
     quantity = FIELDS[fld].quantity
     raw_unit = str(da.attrs.get("units", ""))
     if quantity == "fraction" and not raw_unit.strip():
-        raise InputError(path, f"{name} has no units attribute: say whether it is in percent "
-                               "('%') or a fraction 0-1 ('1')")
+        raise InputError(
+            path,
+            f"{name} has no units attribute: say whether it is in percent "
+            "('%') or a fraction 0-1 ('1')",
+        )
     conversion = units.converter(quantity, raw_unit)
     if conversion is None:
-        raise InputError(path, f"{name}: unit {raw_unit!r} is not one of "
-                               f"{', '.join(repr(u) for u in units.CONVERSIONS[quantity])}")
+        raise InputError(
+            path,
+            f"{name}: unit {raw_unit!r} is not one of "
+            f"{', '.join(repr(u) for u in units.CONVERSIONS[quantity])}",
+        )
     lat_dim = next((d for d in da.dims if d in LATITUDE), None)
     lon_dim = next((d for d in da.dims if d in LONGITUDE), None)
     if lat_dim is None or lon_dim is None:
@@ -223,15 +250,23 @@ def _pieces(path: Path, ds: xr.Dataset, name: str) -> list[Piece]:
     extra = [d for d in da.dims if d not in (lat_dim, lon_dim, "step", "time")]
     for dim in extra:
         if da.sizes[dim] != 1:
-            log.info("%s: skipping %s (dimension %s of size %d)", path.name, name, dim,
-                     da.sizes[dim])
+            log.info(
+                "%s: skipping %s (dimension %s of size %d)", path.name, name, dim, da.sizes[dim]
+            )
             return []
     da = da.isel({d: 0 for d in extra})
     lat = np.asarray(ds[lat_dim].values, dtype=np.float64)
     _, lon_order = grid.lon_order(ds[lon_dim].values)
-    common = dict(path=path, name=name, field=fld, factor=conversion[0], offset=conversion[1],
-                  lat_descending=bool(lat.size > 1 and lat[0] > lat[-1]), lon_order=lon_order,
-                  averaged=_averaged(da))
+    common = dict(
+        path=path,
+        name=name,
+        field=fld,
+        factor=conversion[0],
+        offset=conversion[1],
+        lat_descending=bool(lat.size > 1 and lat[0] > lat[-1]),
+        lon_order=lon_order,
+        averaged=_averaged(da),
+    )
     if "step" in da.dims:
         return _step_pieces(path, ds, da, lat_dim, lon_dim, common)
     if "time" in da.dims:
@@ -249,13 +284,19 @@ def _seconds(values, path: Path, what: str) -> np.ndarray:
     array = np.asarray(values)
     if np.issubdtype(array.dtype, np.datetime64) or np.issubdtype(array.dtype, np.timedelta64):
         missing = np.flatnonzero(np.isnat(array))
-        if missing.size:   # NaT would become -2**63 s and shift or blank the whole series
-            raise InputError(path, f"{what} has {missing.size} missing value(s) (NaT), the "
-                                   f"first at index {missing[0]}")
+        if missing.size:  # NaT would become -2**63 s and shift or blank the whole series
+            raise InputError(
+                path,
+                f"{what} has {missing.size} missing value(s) (NaT), the "
+                f"first at index {missing[0]}",
+            )
         unit = "datetime64[s]" if np.issubdtype(array.dtype, np.datetime64) else "timedelta64[s]"
         return array.astype(unit).astype(np.int64)
-    raise InputError(path, f"{what} is not a decodable time (units such as 'hours' or "
-                           "'seconds since 1970-01-01' are needed)")
+    raise InputError(
+        path,
+        f"{what} is not a decodable time (units such as 'hours' or "
+        "'seconds since 1970-01-01' are needed)",
+    )
 
 
 def _last_of_each(times: np.ndarray) -> np.ndarray:
@@ -277,8 +318,9 @@ def _step_pieces(path, ds, da, lat_dim, lon_dim, common) -> list[Piece]:
     """cfgrib layout: step (lead time) with the run time in `time` (a scalar, or a dimension
     when the file holds several runs)."""
     if "time" not in ds.variables:
-        raise InputError(path, f"{common['name']} has a step dimension but no run time "
-                               "variable `time`")
+        raise InputError(
+            path, f"{common['name']} has a step dimension but no run time variable `time`"
+        )
     steps = _seconds(ds["step"].values, path, "step")
     runs = np.atleast_1d(_seconds(ds["time"].values, path, "time"))
     order = _last_of_each(steps)
@@ -286,8 +328,14 @@ def _step_pieces(path, ds, da, lat_dim, lon_dim, common) -> list[Piece]:
     pieces = []
     for i, run_s in enumerate(runs):
         array = da.isel(time=i) if "time" in da.dims else da
-        pieces.append(Piece(array=array.transpose("step", lat_dim, lon_dim), run_s=int(run_s),
-                            times_s=int(run_s) + steps[order], **common))
+        pieces.append(
+            Piece(
+                array=array.transpose("step", lat_dim, lon_dim),
+                run_s=int(run_s),
+                times_s=int(run_s) + steps[order],
+                **common,
+            )
+        )
     return pieces
 
 
@@ -308,16 +356,24 @@ def _time_pieces(path, ds, da, lat_dim, lon_dim, common) -> list[Piece]:
 def _reference_times(path: Path, ds: xr.Dataset, valid: np.ndarray) -> np.ndarray:
     """The run time of each valid time: the forecast_reference_time coordinate (a scalar, one
     per time, or one value on another dimension), else the first valid time."""
-    name, reference = next(((n, v) for n, v in ds.variables.items()
-                            if v.attrs.get("standard_name") == "forecast_reference_time"
-                            and n != "time"), (None, None))
+    name, reference = next(
+        (
+            (n, v)
+            for n, v in ds.variables.items()
+            if v.attrs.get("standard_name") == "forecast_reference_time" and n != "time"
+        ),
+        (None, None),
+    )
     if reference is None:
         return np.full(valid.shape, valid.min())
     runs = _seconds(reference.values, path, "forecast_reference_time")
     if reference.dims == ("time",):
         return runs
-    if np.unique(runs).size != 1:   # which valid time belongs to which run is not said
-        raise InputError(path, f"forecast_reference_time {name} has {runs.size} different "
-                               f"values along {', '.join(map(str, reference.dims))}, not along "
-                               "time: give one run time, or one per valid time")
+    if np.unique(runs).size != 1:  # which valid time belongs to which run is not said
+        raise InputError(
+            path,
+            f"forecast_reference_time {name} has {runs.size} different "
+            f"values along {', '.join(map(str, reference.dims))}, not along "
+            "time: give one run time, or one per valid time",
+        )
     return np.full(valid.shape, runs.flat[0])

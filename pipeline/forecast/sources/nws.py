@@ -29,7 +29,7 @@ import numpy as np
 from pipeline.common.simplify import simplify_ring
 from pipeline.fetch import verify
 from pipeline.fetch.files import replace_if_changed
-from pipeline.fetch.http import DownloadError, Downloader, public_url
+from pipeline.fetch.http import Downloader, DownloadError, public_url
 from pipeline.fetch.source import FetchError
 from pipeline.fetch.useragent import CONTACT_ENV
 
@@ -38,17 +38,19 @@ API = "https://api.weather.gov"
 GEOJSON = {"Accept": "application/geo+json"}
 OUTPUT = Path("alerts") / "nws" / "active.geojson"
 CACHE = Path("alerts-cache") / "nws"
-ZONE_MAX_AGE_S = 7 * 86400          # zone outlines change a few times a year
-ZONE_TOLERANCE_DEG = 0.005          # about 500 m: plenty to place a point in an alert
-MAX_ZONES_PER_RUN = 1000            # the rest next run (those alerts are skipped meanwhile)
+ZONE_MAX_AGE_S = 7 * 86400  # zone outlines change a few times a year
+ZONE_TOLERANCE_DEG = 0.005  # about 500 m: plenty to place a point in an alert
+MAX_ZONES_PER_RUN = 1000  # the rest next run (those alerts are skipped meanwhile)
 UGC_KINDS = {"Z": "forecast", "C": "county"}
 
 
 def require_contact() -> None:
     """The NWS asks every client to name a contact in its User-Agent."""
     if not os.environ.get(CONTACT_ENV, "").strip():
-        raise FetchError(f"api.weather.gov requires a User-Agent naming a contact: set "
-                         f"{CONTACT_ENV} (an email address or URL)")
+        raise FetchError(
+            f"api.weather.gov requires a User-Agent naming a contact: set "
+            f"{CONTACT_ENV} (an email address or URL)"
+        )
 
 
 def zone_refs(feature: dict) -> list[str]:
@@ -79,8 +81,13 @@ async def fetch(http: Downloader, base: str, datasets: Path, notes: list[str]) -
     cache = datasets / CACHE
     raw = cache / "active.json"
     output = datasets / OUTPUT
-    transfer = await http.download(f"{base}/alerts/active", raw, conditional=True,
-                                   headers=GEOJSON, verify=verify.json_document())
+    transfer = await http.download(
+        f"{base}/alerts/active",
+        raw,
+        conditional=True,
+        headers=GEOJSON,
+        verify=verify.json_document(),
+    )
     if not transfer.changed and output.exists():
         return False
     collection = json.loads(raw.read_bytes())
@@ -97,26 +104,31 @@ async def fetch(http: Downloader, base: str, datasets: Path, notes: list[str]) -
             feature.setdefault("properties", {})["geometrySource"] = "affectedZones"
             placed += 1
     notes.append(f"nws: {len(features)} alerts, {placed} placed by the outlines of their zones")
-    data = json.dumps({"type": "FeatureCollection", "updated": collection.get("updated"),
-                       "features": features}, separators=(",", ":")).encode()
+    data = json.dumps(
+        {"type": "FeatureCollection", "updated": collection.get("updated"), "features": features},
+        separators=(",", ":"),
+    ).encode()
     return replace_if_changed(output, data)
 
 
-async def zone_outlines(http: Downloader, base: str, folder: Path, refs: list[str],
-                        notes: list[str]) -> dict[str, list]:
+async def zone_outlines(
+    http: Downloader, base: str, folder: Path, refs: list[str], notes: list[str]
+) -> dict[str, list]:
     """Each zone's polygons ([[ring of [lon, lat]], ...], simplified) from the cache, fetching
     those missing or older than ZONE_MAX_AGE_S (MAX_ZONES_PER_RUN at most)."""
     stale = [r for r in refs if _age_s(folder / f"{r}.json") > ZONE_MAX_AGE_S]
     if len(stale) > MAX_ZONES_PER_RUN:
-        notes.append(f"nws: {len(stale) - MAX_ZONES_PER_RUN} zone outlines left for the next "
-                     "run")
+        notes.append(f"nws: {len(stale) - MAX_ZONES_PER_RUN} zone outlines left for the next run")
         stale = stale[:MAX_ZONES_PER_RUN]
-    results = await asyncio.gather(*(_fetch_zone(http, base, folder, r) for r in stale),
-                                   return_exceptions=True)
+    results = await asyncio.gather(
+        *(_fetch_zone(http, base, folder, r) for r in stale), return_exceptions=True
+    )
     failed = [r for r, result in zip(stale, results) if isinstance(result, BaseException)]
     if failed:
-        notes.append(f"nws: {len(failed)} zone outlines could not be fetched (e.g. "
-                     f"{failed[0]}: {results[stale.index(failed[0])]}); cached ones are used")
+        notes.append(
+            f"nws: {len(failed)} zone outlines could not be fetched (e.g. "
+            f"{failed[0]}: {results[stale.index(failed[0])]}); cached ones are used"
+        )
     return {ref: rings for ref in refs if (rings := _outline(folder, ref)) is not None}
 
 
@@ -131,8 +143,13 @@ async def _fetch_zone(http: Downloader, base: str, folder: Path, ref: str) -> No
     """One zone's GeoJSON Feature into the cache (its age restarts when it is unchanged)."""
     dest = folder / f"{ref}.json"
     try:
-        transfer = await http.download(f"{base}/zones/{ref}", dest, conditional=True,
-                                       headers=GEOJSON, verify=verify.json_document())
+        transfer = await http.download(
+            f"{base}/zones/{ref}",
+            dest,
+            conditional=True,
+            headers=GEOJSON,
+            verify=verify.json_document(),
+        )
     except DownloadError as exc:
         if exc.status in (404, 410):
             raise FetchError(f"{public_url(base)}/zones/{ref}: no such zone") from None
@@ -156,9 +173,15 @@ def _outline(folder: Path, ref: str) -> list | None:
     geometry = (json.loads(raw.read_bytes()) or {}).get("geometry") or {}
     kind, coords = geometry.get("type"), geometry.get("coordinates") or []
     polygons = [coords] if kind == "Polygon" else coords if kind == "MultiPolygon" else []
-    rings = [[simplify_ring(np.asarray(ring, dtype=float), ZONE_TOLERANCE_DEG).round(5).tolist()
-              for ring in polygon if len(ring) >= 4] for polygon in polygons]
+    rings = [
+        [
+            simplify_ring(np.asarray(ring, dtype=float), ZONE_TOLERANCE_DEG).round(5).tolist()
+            for ring in polygon
+            if len(ring) >= 4
+        ]
+        for polygon in polygons
+    ]
     rings = [polygon for polygon in rings if polygon]
     replace_if_changed(simple, json.dumps(rings).encode())
-    os.utime(simple)        # newer than the raw file: memoised until that changes
+    os.utime(simple)  # newer than the raw file: memoised until that changes
     return rings

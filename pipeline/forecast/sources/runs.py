@@ -21,10 +21,10 @@ from dataclasses import dataclass
 from datetime import datetime, timezone
 from pathlib import Path
 
-SOURCES = ("gfs", "ecmwf")           # in the order of the default choice (see choose)
+SOURCES = ("gfs", "ecmwf")  # in the order of the default choice (see choose)
 MARKER = "run.json"
 MODEL_ENV = "WEATHERAPI_FORECAST_MODEL"
-_RUN_NAME = re.compile(r"\d{10}")    # YYYYMMDDHH
+_RUN_NAME = re.compile(r"\d{10}")  # YYYYMMDDHH
 
 
 class RunError(Exception):
@@ -84,21 +84,27 @@ def is_temporary(name: str) -> bool:
     return name.startswith(".")
 
 
-def write_marker(folder: Path, source: str, run: str,
-                 names: list[str] | None = None) -> HeldRun:
+def write_marker(folder: Path, source: str, run: str, names: list[str] | None = None) -> HeldRun:
     """Mark the run in `folder` complete: list its files (`names`, else every regular file but
     dot-files and the marker) with their sizes in run.json, written atomically. Call it last,
     once every file is in place under its final name."""
     folder = Path(folder)
     if names is None:
-        names = sorted(p.name for p in folder.iterdir()
-                       if p.is_file() and not is_temporary(p.name) and p.name != MARKER)
+        names = sorted(
+            p.name
+            for p in folder.iterdir()
+            if p.is_file() and not is_temporary(p.name) and p.name != MARKER
+        )
     if not names:
         raise RunError(folder, "no files to mark as a complete run")
-    held = HeldRun(source, run, folder,
-                   tuple(RunFile(n, (folder / n).stat().st_size) for n in names))
-    body = {"source": source, "run": run,
-            "files": [{"name": f.name, "bytes": f.bytes} for f in held.files]}
+    held = HeldRun(
+        source, run, folder, tuple(RunFile(n, (folder / n).stat().st_size) for n in names)
+    )
+    body = {
+        "source": source,
+        "run": run,
+        "files": [{"name": f.name, "bytes": f.bytes} for f in held.files],
+    }
     part = folder / f".{MARKER}.part"
     part.write_text(json.dumps(body, indent=1) + "\n")
     os.replace(part, folder / MARKER)
@@ -119,8 +125,9 @@ def read_marker(folder: Path) -> HeldRun | None:
     except (OSError, ValueError, KeyError, TypeError) as exc:
         raise RunError(path, f"not a run marker ({type(exc).__name__}: {exc})") from None
     if (source, run) != (folder.parent.name, folder.name):
-        raise RunError(path, f"names run {source}/{run}, not the folder's "
-                             f"{folder.parent.name}/{folder.name}")
+        raise RunError(
+            path, f"names run {source}/{run}, not the folder's {folder.parent.name}/{folder.name}"
+        )
     for f in files:
         if is_temporary(f.name) or "/" in f.name or f.name == MARKER:
             raise RunError(path, f"lists {f.name!r}, which cannot be a run's file")
@@ -143,8 +150,9 @@ def held_runs(datasets: Path, source: str) -> list[HeldRun]:
     return [held for held in map(read_marker, folders) if held is not None]
 
 
-def choose(datasets: Path, environ: dict[str, str] | None = None
-           ) -> tuple[str, list[HeldRun]] | None:
+def choose(
+    datasets: Path, environ: dict[str, str] | None = None
+) -> tuple[str, list[HeldRun]] | None:
     """The source the build reads and its complete runs: WEATHERAPI_FORECAST_MODEL (gfs or
     ecmwf) when set, else gfs when it has a complete run, else ecmwf; None when neither has
     one (then the variable is not consulted: the build reads other inputs)."""
@@ -157,7 +165,9 @@ def choose(datasets: Path, environ: dict[str, str] | None = None
         return None
     if wanted:
         if not held[wanted]:
-            raise RunError(Path(datasets) / "forecast" / wanted,
-                           f"{MODEL_ENV}={wanted} but no complete {wanted} run is held here")
+            raise RunError(
+                Path(datasets) / "forecast" / wanted,
+                f"{MODEL_ENV}={wanted} but no complete {wanted} run is held here",
+            )
         return wanted, held[wanted]
     return next(((source, held[source]) for source in SOURCES if held[source]), None)

@@ -34,8 +34,9 @@ def country_names(codes: list[str]) -> pl.DataFrame:
         tag = ident.replace("_", "-")
         rows.extend((code, tag, name) for code, name in territories.items() if code in wanted)
     rows.sort()
-    return pl.DataFrame(rows, schema={"code": pl.String, "language": pl.String,
-                                      "name": pl.String}, orient="row")
+    return pl.DataFrame(
+        rows, schema={"code": pl.String, "language": pl.String, "name": pl.String}, orient="row"
+    )
 
 
 def zone_city(zone: str) -> str:
@@ -54,5 +55,8 @@ def zone_city_names(zones: set[str]) -> pl.DataFrame:
             city = info.get("city")
             if zone in zones and city and city != zone_city(zone):
                 rows.add((zone, tag, city))
-    return pl.DataFrame(sorted(rows), schema={"zone": pl.String, "language": pl.String,
-                                              "name": pl.String}, orient="row")
+    return pl.DataFrame(
+        sorted(rows),
+        schema={"zone": pl.String, "language": pl.String, "name": pl.String},
+        orient="row",
+    )

@@ -10,10 +10,11 @@ from __future__ import annotations
 import re
 import zipfile
 import zlib
+from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import IO, Iterator
+from typing import IO
 
 import numpy as np
 import polars as pl
@@ -26,19 +27,58 @@ from pipeline.geocoding.sources import geonames_updates as updates
 from pipeline.geocoding.sources.gazetteer import Gazetteer, empty_names
 
 PLACE_COLUMNS = (
-    "geonameid", "name", "asciiname", "alternatenames", "latitude", "longitude",
-    "feature_class", "feature_code", "country_code", "cc2", "admin1_code", "admin2_code",
-    "admin3_code", "admin4_code", "population", "elevation", "dem", "timezone",
+    "geonameid",
+    "name",
+    "asciiname",
+    "alternatenames",
+    "latitude",
+    "longitude",
+    "feature_class",
+    "feature_code",
+    "country_code",
+    "cc2",
+    "admin1_code",
+    "admin2_code",
+    "admin3_code",
+    "admin4_code",
+    "population",
+    "elevation",
+    "dem",
+    "timezone",
     "modification_date",
 )
 ALTNAME_COLUMNS = (
-    "alternatenameid", "geonameid", "isolanguage", "alternate_name", "is_preferred",
-    "is_short", "is_colloquial", "is_historic", "from", "to",
+    "alternatenameid",
+    "geonameid",
+    "isolanguage",
+    "alternate_name",
+    "is_preferred",
+    "is_short",
+    "is_colloquial",
+    "is_historic",
+    "from",
+    "to",
 )
 COUNTRY_COLUMNS = (
-    "iso", "iso3", "iso_numeric", "fips", "country", "capital", "area_km2", "population",
-    "continent", "tld", "currency_code", "currency_name", "phone", "postal_format",
-    "postal_regex", "languages", "geonameid", "neighbours", "equivalent_fips",
+    "iso",
+    "iso3",
+    "iso_numeric",
+    "fips",
+    "country",
+    "capital",
+    "area_km2",
+    "population",
+    "continent",
+    "tld",
+    "currency_code",
+    "currency_name",
+    "phone",
+    "postal_format",
+    "postal_regex",
+    "languages",
+    "geonameid",
+    "neighbours",
+    "equivalent_fips",
 )
 # Place columns the gazetteer does not use (never converted).
 _UNUSED_COLUMNS = ("cc2", "admin3_code", "admin4_code", "modification_date")
@@ -64,15 +104,13 @@ def read(datasets: Path) -> Gazetteer:
     admin2 = _read_codes(_require(folder / "admin2Codes.txt"))
     countries_path = _require(folder / "countryInfo.txt")
     countries = read_country_info(countries_path)
-    inputs = [dump, countries_path, folder / "admin1CodesASCII.txt",
-              folder / "admin2Codes.txt"]
+    inputs = [dump, countries_path, folder / "admin1CodesASCII.txt", folder / "admin2Codes.txt"]
     alt_path = folder / "alternateNamesV2.zip"
     days = updates.applicable(folder, dump, updates.PLACE_KINDS)
     # Split the alternatenames column block by block (or skip it): it is the dump's largest.
     from_column = not alt_path.exists()
     with Spill() as place_spill, Spill() as name_spill:
-        for block in iter_places(dump, admin1, admin2, alternatenames=from_column,
-                                 days=days):
+        for block in iter_places(dump, admin1, admin2, alternatenames=from_column, days=days):
             if from_column:
                 name_spill.append(_names_from_column(block))
                 block = block.drop_columns(["alternatenames"])
@@ -81,8 +119,9 @@ def read(datasets: Path) -> Gazetteer:
     if alt_path.exists():
         airports = pc.equal(places.column("feature_code"), "AIRP")
         name_days = updates.applicable(folder, alt_path, updates.NAME_KINDS)
-        names = read_alternate_names(alt_path, places.column("id"),
-                                     places.column("id").filter(airports), days=name_days)
+        names = read_alternate_names(
+            alt_path, places.column("id"), places.column("id").filter(airports), days=name_days
+        )
         inputs.append(alt_path)
         days = days + name_days
     else:
@@ -90,7 +129,11 @@ def read(datasets: Path) -> Gazetteer:
     inputs += [path for day in days for path in day]
     held = f"; updates of {len(days)} day file pair(s) applied" if days else ""
     return Gazetteer(
-        places=places, names=names, countries=countries, inputs=inputs, kind="real",
+        places=places,
+        names=names,
+        countries=countries,
+        inputs=inputs,
+        kind="real",
         notes=f"GeoNames dump files from {folder.name}/ ({dump.name}){held}",
     )
 
@@ -131,8 +174,9 @@ def _open_text(path: Path) -> Iterator[IO[bytes]]:
         raise InputError(path, f"not a valid zip archive ({exc})") from None
 
 
-def _batches(path: Path, columns: tuple[str, ...],
-             include: tuple[str, ...] | None = None) -> Iterator[pa.RecordBatch]:
+def _batches(
+    path: Path, columns: tuple[str, ...], include: tuple[str, ...] | None = None
+) -> Iterator[pa.RecordBatch]:
     """Stream a tab-separated dump as string columns: no quoting, no null markers ("NA" is Namibia).
 
     Only the `include` columns (default: all) are converted; every row must still have them all.
@@ -144,9 +188,12 @@ def _batches(path: Path, columns: tuple[str, ...],
                 read_options=pacsv.ReadOptions(column_names=list(columns), block_size=BLOCK_BYTES),
                 parse_options=pacsv.ParseOptions(delimiter="\t", quote_char=False),
                 convert_options=pacsv.ConvertOptions(
-                    column_types={c: pa.string() for c in columns}, null_values=[],
-                    strings_can_be_null=False, quoted_strings_can_be_null=False,
-                    include_columns=list(include or columns)),
+                    column_types={c: pa.string() for c in columns},
+                    null_values=[],
+                    strings_can_be_null=False,
+                    quoted_strings_can_be_null=False,
+                    include_columns=list(include or columns),
+                ),
             )
             yield from reader
         except pa.ArrowInvalid as exc:
@@ -167,9 +214,13 @@ def read_places(path: Path, admin1: dict[str, str], admin2: dict[str, str]) -> p
     return pa.concat_tables(list(iter_places(path, admin1, admin2)))
 
 
-def iter_places(path: Path, admin1: dict[str, str], admin2: dict[str, str],
-                alternatenames: bool = True,
-                days: list[tuple[Path, Path]] = ()) -> Iterator[pa.Table]:
+def iter_places(
+    path: Path,
+    admin1: dict[str, str],
+    admin2: dict[str, str],
+    alternatenames: bool = True,
+    days: list[tuple[Path, Path]] = (),
+) -> Iterator[pa.Table]:
     """read_places one block of the file at a time (never the whole raw dump in memory), with
     the update `days` (modifications, deletes) overlaid.
 
@@ -183,8 +234,10 @@ def iter_places(path: Path, admin1: dict[str, str], admin2: dict[str, str],
     whole = path.name.startswith("allCountries")
     found = False
     for batch in overlay.apply(_batches(path, PLACE_COLUMNS, include), whole):
-        mask = pc.or_(pc.equal(batch.column("feature_class"), "P"),
-                      pc.equal(batch.column("feature_code"), "AIRP"))
+        mask = pc.or_(
+            pc.equal(batch.column("feature_class"), "P"),
+            pc.equal(batch.column("feature_code"), "AIRP"),
+        )
         raw = pa.Table.from_batches([batch.filter(mask)])
         del batch
         if raw.num_rows:
@@ -205,30 +258,43 @@ class _Overlay:
     touched: _IdSet | None = None
 
     @classmethod
-    def of(cls, days: list[tuple[Path, Path]], columns: tuple[str, ...],
-           include: tuple[str, ...], key: str, deleted_field: int) -> "_Overlay":
+    def of(
+        cls,
+        days: list[tuple[Path, Path]],
+        columns: tuple[str, ...],
+        include: tuple[str, ...],
+        key: str,
+        deleted_field: int,
+    ) -> _Overlay:
         """Read the days' modifications (`include` of `columns`) and deletes (the id is field
         `deleted_field`); later days win, and within a day a delete does."""
         if not days:
             return cls()
         parts = [pl.DataFrame(schema={**{c: pl.String for c in include}, "_order": pl.Int32})]
         for order, (modified, deleted) in enumerate(days):
-            empty = modified.stat().st_size == 0    # a day without changes: Arrow refuses it
+            empty = modified.stat().st_size == 0  # a day without changes: Arrow refuses it
             for batch in () if empty else _batches(modified, columns, include):
                 parts.append(pl.from_arrow(batch).with_columns(_order=pl.lit(2 * order)))
-            parts.append(pl.DataFrame({key: _deleted_ids(deleted, deleted_field)},
-                                      schema={key: pl.String})
-                         .with_columns(_order=pl.lit(2 * order + 1)))
-        last = (pl.concat(parts, how="diagonal_relaxed")
-                .sort(key, "_order", maintain_order=True)
-                .unique(key, keep="last", maintain_order=True))
+            parts.append(
+                pl.DataFrame(
+                    {key: _deleted_ids(deleted, deleted_field)}, schema={key: pl.String}
+                ).with_columns(_order=pl.lit(2 * order + 1))
+            )
+        last = (
+            pl.concat(parts, how="diagonal_relaxed")
+            .sort(key, "_order", maintain_order=True)
+            .unique(key, keep="last", maintain_order=True)
+        )
         kept = last.filter(pl.col("_order") % 2 == 0).select(include)
         schema = pa.schema([(c, pa.string()) for c in include])
-        return cls(pa.Table.from_pylist([], schema) if kept.is_empty()
-                   else kept.to_arrow().cast(schema), _IdSet(last[key].to_arrow()))
+        return cls(
+            pa.Table.from_pylist([], schema) if kept.is_empty() else kept.to_arrow().cast(schema),
+            _IdSet(last[key].to_arrow()),
+        )
 
-    def apply(self, batches: Iterator[pa.RecordBatch], whole: bool,
-              key: str = "geonameid") -> Iterator[pa.RecordBatch]:
+    def apply(
+        self, batches: Iterator[pa.RecordBatch], whole: bool, key: str = "geonameid"
+    ) -> Iterator[pa.RecordBatch]:
         """The dump's batches without the touched ids, then the modified rows (only those of
         ids the dump held, unless it is `whole`)."""
         if self.touched is None:
@@ -243,8 +309,11 @@ class _Overlay:
             yield batch
         rows = self.rows
         if not whole:
-            rows = rows.filter(pc.is_in(rows.column(key), pa.concat_arrays(held))
-                               if held else pa.array([False] * rows.num_rows))
+            rows = rows.filter(
+                pc.is_in(rows.column(key), pa.concat_arrays(held))
+                if held
+                else pa.array([False] * rows.num_rows)
+            )
         yield from rows.to_batches()
 
 
@@ -282,46 +351,59 @@ def _normalise_places(path: Path, raw: pa.Table, admin1: tuple, admin2: tuple) -
     ids = raw["geonameid"]
     if pc.any(pc.invert(pc.match_substring_regex(ids, r"^[0-9]+$"))).as_py():
         raise InputError(path, "geonameid column holds a non-numeric id")
-    return pa.table({
-        "id": ids,
-        "name": raw["name"],
-        "lat": lat, "lon": lon,
-        "country_code": _empty_to_null(cc),
-        "admin1_code": _empty_to_null(a1),
-        "admin1_name": _lookup(key1, admin1),
-        "admin2_code": _empty_to_null(a2),
-        "admin2_name": _lookup(key2, admin2),
-        "timezone": _empty_to_null(raw["timezone"]),
-        "population": population,
-        "elevation": pc.coalesce(elevation, dem),
-        "feature_code": raw["feature_code"],
-        "source": pa.repeat(pa.scalar("geonames"), raw.num_rows),
-        **({"alternatenames": _with_ascii_name(raw)} if "alternatenames" in raw.column_names
-           else {}),
-    })
+    return pa.table(
+        {
+            "id": ids,
+            "name": raw["name"],
+            "lat": lat,
+            "lon": lon,
+            "country_code": _empty_to_null(cc),
+            "admin1_code": _empty_to_null(a1),
+            "admin1_name": _lookup(key1, admin1),
+            "admin2_code": _empty_to_null(a2),
+            "admin2_name": _lookup(key2, admin2),
+            "timezone": _empty_to_null(raw["timezone"]),
+            "population": population,
+            "elevation": pc.coalesce(elevation, dem),
+            "feature_code": raw["feature_code"],
+            "source": pa.repeat(pa.scalar("geonames"), raw.num_rows),
+            **(
+                {"alternatenames": _with_ascii_name(raw)}
+                if "alternatenames" in raw.column_names
+                else {}
+            ),
+        }
+    )
 
 
 def _check_coordinates(path: Path, ids, lat, lon) -> None:
     """InputError naming the first place whose coordinates are missing, not finite or out of
     range (a NaN passes every comparison, so finiteness is checked first)."""
     finite = pc.fill_null(pc.and_(pc.is_finite(lat), pc.is_finite(lon)), False)
-    in_range = pc.fill_null(pc.and_(pc.less_equal(pc.abs(lat), 90),
-                                    pc.less_equal(pc.abs(lon), 180)), False)
+    in_range = pc.fill_null(
+        pc.and_(pc.less_equal(pc.abs(lat), 90), pc.less_equal(pc.abs(lon), 180)), False
+    )
     bad = pc.invert(pc.and_(finite, in_range))
     if not pc.any(bad).as_py():
         return
     row = pc.index(bad, True).as_py()
     where = f"geonameid {ids[row]}: "
     if lat[row].is_valid and lon[row].is_valid and not finite[row].as_py():
-        raise InputError(path, where + f"coordinates are not finite numbers (latitude "
-                                       f"{lat[row]}, longitude {lon[row]})")
+        raise InputError(
+            path,
+            where + f"coordinates are not finite numbers (latitude "
+            f"{lat[row]}, longitude {lon[row]})",
+        )
     raise InputError(path, where + "coordinates out of range")
 
 
 def _with_ascii_name(raw: pa.Table) -> pa.Array:
     """The alternatenames column, led by the ASCII name when that differs from the name."""
-    return pc.if_else(pc.equal(raw["asciiname"], raw["name"]), raw["alternatenames"],
-                      pc.binary_join_element_wise(raw["asciiname"], raw["alternatenames"], ","))
+    return pc.if_else(
+        pc.equal(raw["asciiname"], raw["name"]),
+        raw["alternatenames"],
+        pc.binary_join_element_wise(raw["asciiname"], raw["alternatenames"], ","),
+    )
 
 
 def _empty_to_null(column: pa.Array) -> pa.Array:
@@ -330,8 +412,10 @@ def _empty_to_null(column: pa.Array) -> pa.Array:
 
 def _code_arrays(mapping: dict[str, str]) -> tuple[pa.Array, pa.Array]:
     """A code -> name mapping as two aligned arrays, for _lookup."""
-    return (pa.array(list(mapping.keys()), pa.string()),
-            pa.array(list(mapping.values()), pa.string()))
+    return (
+        pa.array(list(mapping.keys()), pa.string()),
+        pa.array(list(mapping.values()), pa.string()),
+    )
 
 
 def _lookup(keys: pa.Array, mapping: tuple[pa.Array, pa.Array]) -> pa.Array:
@@ -361,8 +445,9 @@ def read_country_info(path: Path) -> pa.Table:
             continue
         fields = line.split("\t")
         if len(fields) < 17:
-            raise InputError(path, f"line {number}: expected 19 tab-separated columns, "
-                                   f"got {len(fields)}")
+            raise InputError(
+                path, f"line {number}: expected 19 tab-separated columns, got {len(fields)}"
+            )
         rows.append(dict(zip(COUNTRY_COLUMNS, fields + [""] * (19 - len(fields)))))
     if not rows:
         raise InputError(path, "no country rows")
@@ -370,19 +455,24 @@ def read_country_info(path: Path) -> pa.Table:
         population = [int(r["population"]) if r["population"] else None for r in rows]
     except ValueError as exc:
         raise InputError(path, f"population: {exc}") from None
-    return pa.table({
-        "code": [r["iso"] for r in rows],
-        "name": [r["country"] for r in rows],
-        "population": pa.array(population, pa.int64()),
-        "continent": [r["continent"] or None for r in rows],
-        "capital": [r["capital"] or None for r in rows],
-        "iso3": [r["iso3"] or None for r in rows],
-    })
+    return pa.table(
+        {
+            "code": [r["iso"] for r in rows],
+            "name": [r["country"] for r in rows],
+            "population": pa.array(population, pa.int64()),
+            "continent": [r["continent"] or None for r in rows],
+            "capital": [r["capital"] or None for r in rows],
+            "iso3": [r["iso3"] or None for r in rows],
+        }
+    )
 
 
-def read_alternate_names(path: Path, ids: pa.Array | pa.ChunkedArray,
-                         airport_ids: pa.Array | pa.ChunkedArray | None = None,
-                         days: list[tuple[Path, Path]] = ()) -> pa.Table:
+def read_alternate_names(
+    path: Path,
+    ids: pa.Array | pa.ChunkedArray,
+    airport_ids: pa.Array | pa.ChunkedArray | None = None,
+    days: list[tuple[Path, Path]] = (),
+) -> pa.Table:
     """alternateNamesV2 rows for the kept places, with the update `days` overlaid: language
     names, untagged names, and the airports' (`airport_ids`) IATA and ICAO codes as untagged
     names."""
@@ -392,17 +482,24 @@ def read_alternate_names(path: Path, ids: pa.Array | pa.ChunkedArray,
     used = tuple(c for c in ALTNAME_COLUMNS if c not in unused)
     overlay = _Overlay.of(days, ALTNAME_COLUMNS, used, "alternatenameid", 0)
     with Spill() as kept:
-        for batch in overlay.apply(_batches(path, ALTNAME_COLUMNS, used), True,
-                                   "alternatenameid"):
+        for batch in overlay.apply(_batches(path, ALTNAME_COLUMNS, used), True, "alternatenameid"):
             batch, language = _name_rows(
-                batch.filter(wanted.contains(batch.column("geonameid"))), airports)
+                batch.filter(wanted.contains(batch.column("geonameid"))), airports
+            )
             flag = lambda c: pc.equal(batch.column(c), "1")  # noqa: E731, B023, F821 (used at once)
-            kept.append(pa.table({
-                "id": batch.column("geonameid"), "name": batch.column("alternate_name"),
-                "language": language,
-                "is_preferred": flag("is_preferred"), "is_short": flag("is_short"),
-                "is_colloquial": flag("is_colloquial"), "is_historic": flag("is_historic"),
-            }))
+            kept.append(
+                pa.table(
+                    {
+                        "id": batch.column("geonameid"),
+                        "name": batch.column("alternate_name"),
+                        "language": language,
+                        "is_preferred": flag("is_preferred"),
+                        "is_short": flag("is_short"),
+                        "is_colloquial": flag("is_colloquial"),
+                        "is_historic": flag("is_historic"),
+                    }
+                )
+            )
             del batch
             release_arrow_memory()
         names = kept.read()
@@ -415,7 +512,7 @@ def _name_rows(batch: pa.RecordBatch, airports: _IdSet) -> tuple[pa.RecordBatch,
     lang = batch.column("isolanguage")
     code = pc.is_in(lang, value_set=AIRPORT_CODE_TAGS)
     keep = pc.or_(pc.equal(lang, ""), pc.match_substring_regex(lang, LANGUAGE_TAG.pattern))
-    if pc.any(code).as_py():   # a batch without codes needs no id test
+    if pc.any(code).as_py():  # a batch without codes needs no id test
         keep = pc.or_(keep, pc.and_(code, airports.contains(batch.column("geonameid"))))
     kept = batch.filter(keep)
     untagged = pc.or_(pc.equal(lang, ""), code).filter(keep)
@@ -450,7 +547,14 @@ def _names_from_column(places: pa.Table) -> pa.Table:
     keep = pc.not_equal(names, "")
     ids, names = ids.filter(keep), names.filter(keep)
     false = pa.repeat(pa.scalar(False), len(names))
-    return pa.table({
-        "id": ids, "name": names, "language": pa.nulls(len(names), pa.string()),
-        "is_preferred": false, "is_short": false, "is_colloquial": false, "is_historic": false,
-    })
+    return pa.table(
+        {
+            "id": ids,
+            "name": names,
+            "language": pa.nulls(len(names), pa.string()),
+            "is_preferred": false,
+            "is_short": false,
+            "is_colloquial": false,
+            "is_historic": false,
+        }
+    )

@@ -33,7 +33,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from pipeline.fetch import verify
-from pipeline.fetch.http import DownloadError, Downloader, HttpConfig, public_url
+from pipeline.fetch.http import Downloader, DownloadError, HttpConfig, public_url
 from pipeline.fetch.lock import exclusive
 from pipeline.fetch.source import LATEST, FetchError, FetchOptions, FetchReport, base_url
 from pipeline.geocoding.sources import geonames_updates as updates
@@ -44,8 +44,11 @@ NAMES_ENV = "WEATHERAPI_GEONAMES_ALTERNATE_NAMES"
 MAX_DAYS_ENV = "WEATHERAPI_GEONAMES_MAX_UPDATE_DAYS"
 PLACE_DUMPS = ("allCountries", "cities500", "cities1000", "cities5000", "cities15000")
 NAMES_DUMP = "alternateNamesV2"
-CODE_FILES = {"countryInfo.txt": verify.tsv((17, 19), comment="#"),
-              "admin1CodesASCII.txt": verify.tsv((4, 4)), "admin2Codes.txt": verify.tsv((4, 4))}
+CODE_FILES = {
+    "countryInfo.txt": verify.tsv((17, 19), comment="#"),
+    "admin1CodesASCII.txt": verify.tsv((4, 4)),
+    "admin2Codes.txt": verify.tsv((4, 4)),
+}
 ONE_DAY = dt.timedelta(days=1)
 
 
@@ -53,9 +56,9 @@ ONE_DAY = dt.timedelta(days=1)
 class GeoNamesConfig:
     """What to fetch; settings() reads it from the environment."""
 
-    dump: str = "allCountries"          # the places dump, one of PLACE_DUMPS
-    alternate_names: bool = True        # alternateNamesV2.zip and its daily files
-    max_update_days: int = 30           # a dump older than this is downloaded again
+    dump: str = "allCountries"  # the places dump, one of PLACE_DUMPS
+    alternate_names: bool = True  # alternateNamesV2.zip and its daily files
+    max_update_days: int = 30  # a dump older than this is downloaded again
     http: HttpConfig = field(default_factory=HttpConfig)
 
     def dumps(self) -> list[str]:
@@ -116,8 +119,9 @@ class GeoNamesSource:
             if not options.dry_run:
                 stack.enter_context(exclusive(folder / ".lock", "GeoNames"))
             async with Downloader(config.http) as http:
-                run = _Fetch(http, base_url(self, options), folder, config,
-                             self.clock().date(), report)
+                run = _Fetch(
+                    http, base_url(self, options), folder, config, self.clock().date(), report
+                )
                 await (run.plan() if options.dry_run else run.run())
                 report.bytes, report.bytes_whole = http.totals.bytes, http.totals.bytes_whole
         report.seconds = time.monotonic() - started
@@ -127,8 +131,15 @@ class GeoNamesSource:
 class _Fetch:
     """One fetch: the downloader, where from and to, and the report it fills."""
 
-    def __init__(self, http: Downloader, base: str, folder: Path, config: GeoNamesConfig,
-                 today: dt.date, report: FetchReport):
+    def __init__(
+        self,
+        http: Downloader,
+        base: str,
+        folder: Path,
+        config: GeoNamesConfig,
+        today: dt.date,
+        report: FetchReport,
+    ):
         self.http, self.base, self.folder, self.config = http, base, folder, config
         self.yesterday, self.report = today - ONE_DAY, report
         self.oldest = today - dt.timedelta(days=config.max_update_days)
@@ -142,13 +153,16 @@ class _Fetch:
             await self.dumps(stale)
         gap = await self.days()
         if gap is not None:
-            self.report.notes.append(f"{gap}: GeoNames no longer serves that day's updates; "
-                                     "downloading the dumps again")
+            self.report.notes.append(
+                f"{gap}: GeoNames no longer serves that day's updates; downloading the dumps again"
+            )
             if await self.dumps(self.config.dumps()):
                 gap = await self.days()
             if gap is not None:
-                self.report.notes.append(f"the dumps are unchanged and {gap}'s updates are gone:"
-                                         f" changes from {gap} on wait for newer dumps")
+                self.report.notes.append(
+                    f"the dumps are unchanged and {gap}'s updates are gone:"
+                    f" changes from {gap} on wait for newer dumps"
+                )
         _drop_old_days(self.folder, self.config)
         held = updates.held_days(self.folder)
         self.report.run = held[-1].isoformat() if held else None
@@ -156,9 +170,14 @@ class _Fetch:
 
     async def code_files(self) -> None:
         """The small files, each revalidated (304 when unchanged)."""
-        done = await asyncio.gather(*(
-            self.http.download(self.url(name), self.folder / name, verify=check,
-                               conditional=True) for name, check in CODE_FILES.items()))
+        done = await asyncio.gather(
+            *(
+                self.http.download(
+                    self.url(name), self.folder / name, verify=check, conditional=True
+                )
+                for name, check in CODE_FILES.items()
+            )
+        )
         self._count(sum(t.changed for t in done))
 
     def stale(self, name: str) -> bool:
@@ -168,10 +187,17 @@ class _Fetch:
 
     async def dumps(self, names: list[str]) -> bool:
         """Download the dumps conditionally; True when any of them changed."""
-        done = await asyncio.gather(*(
-            self.http.download(self.url(name), self.folder / name, conditional=True,
-                               verify=verify.zip_archive(Path(name).stem + ".txt"))
-            for name in names))
+        done = await asyncio.gather(
+            *(
+                self.http.download(
+                    self.url(name),
+                    self.folder / name,
+                    conditional=True,
+                    verify=verify.zip_archive(Path(name).stem + ".txt"),
+                )
+                for name in names
+            )
+        )
         changed = sum(t.changed for t in done)
         self._count(changed)
         return changed > 0
@@ -199,18 +225,23 @@ class _Fetch:
         staging = self.folder / updates.UPDATES / f".{day.isoformat()}.part"
         names = [updates.file_name(kind, day) for kind in self.config.kinds()]
         checks = [verify.tsv(updates.COLUMNS[kind]) for kind in self.config.kinds()]
-        done = await asyncio.gather(*(
-            self.http.download(self.url(name), staging / name, verify=check)
-            for name, check in zip(names, checks)), return_exceptions=True)
+        done = await asyncio.gather(
+            *(
+                self.http.download(self.url(name), staging / name, verify=check)
+                for name, check in zip(names, checks)
+            ),
+            return_exceptions=True,
+        )
         failures = [r for r in done if isinstance(r, BaseException)]
         if failures:
             shutil.rmtree(staging, ignore_errors=True)
             if all(isinstance(r, DownloadError) and r.status in (404, 410) for r in failures):
                 return False
-            raise next(r for r in failures
-                       if not (isinstance(r, DownloadError) and r.status in (404, 410)))
+            raise next(
+                r for r in failures if not (isinstance(r, DownloadError) and r.status in (404, 410))
+            )
         final = updates.day_folder(self.folder, day)
-        os.replace(staging, final)      # the day's files appear together
+        os.replace(staging, final)  # the day's files appear together
         _fsync_dir(final.parent)
         self._count(len(names))
         return True
@@ -220,8 +251,9 @@ class _Fetch:
         for name in self.config.dumps():
             if self.stale(name):
                 size = await self.http.size(self.url(name))
-                self.report.planned.append(f"{public_url(self.url(name))} -> "
-                                           f"{self.folder / name}: {size or 0:,} bytes")
+                self.report.planned.append(
+                    f"{public_url(self.url(name))} -> {self.folder / name}: {size or 0:,} bytes"
+                )
                 self.report.files += 1
         if all((self.folder / name).is_file() for name in self.config.dumps()):
             day = self.next_day()
@@ -243,8 +275,10 @@ class _Fetch:
         wanted = self.folder / f"{self.config.dump}.zip"
         read = places_file(self.folder)
         if read != wanted:
-            self.report.notes.append(f"the build reads {read.name}, not {wanted.name}: delete "
-                                     f"{read} to build from {wanted.name}")
+            self.report.notes.append(
+                f"the build reads {read.name}, not {wanted.name}: delete "
+                f"{read} to build from {wanted.name}"
+            )
 
 
 def _drop_old_days(folder: Path, config: GeoNamesConfig) -> list[str]:

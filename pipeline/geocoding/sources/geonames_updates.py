@@ -37,8 +37,12 @@ NAME_DELETES = "alternateNamesDeletes"
 PLACE_KINDS = (MODIFICATIONS, DELETES)
 NAME_KINDS = (NAME_MODIFICATIONS, NAME_DELETES)
 # Columns per line: modifications have exactly theirs; a delete's comment may be missing.
-COLUMNS = {MODIFICATIONS: (19, 19), DELETES: (2, 3), NAME_MODIFICATIONS: (10, 10),
-           NAME_DELETES: (2, 4)}
+COLUMNS = {
+    MODIFICATIONS: (19, 19),
+    DELETES: (2, 3),
+    NAME_MODIFICATIONS: (10, 10),
+    NAME_DELETES: (2, 4),
+}
 _DAY = re.compile(r"^\d{4}-\d{2}-\d{2}$")
 
 
@@ -57,8 +61,9 @@ def held_days(folder: Path) -> list[dt.date]:
     root = folder / UPDATES
     if not root.is_dir():
         return []
-    return sorted(dt.date.fromisoformat(p.name) for p in root.iterdir()
-                  if p.is_dir() and _DAY.match(p.name))
+    return sorted(
+        dt.date.fromisoformat(p.name) for p in root.iterdir() if p.is_dir() and _DAY.match(p.name)
+    )
 
 
 def written_on(dump: Path) -> dt.date:
@@ -68,7 +73,7 @@ def written_on(dump: Path) -> dt.date:
             with zipfile.ZipFile(dump) as archive:
                 member = archive.getinfo(dump.stem + ".txt")
         except (KeyError, OSError, zipfile.BadZipFile):
-            pass    # the reader names what is wrong with it
+            pass  # the reader names what is wrong with it
         else:
             return dt.date(*member.date_time[:3])
     return dt.datetime.fromtimestamp(dump.stat().st_mtime, dt.timezone.utc).date()

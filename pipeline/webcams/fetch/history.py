@@ -12,8 +12,8 @@ import datetime as dt
 from functools import lru_cache
 from zoneinfo import ZoneInfo
 
-KEEP_ALL_S = 25 * 3600          # the 24-hour history, and an hour for clocks and schedules
-KEEP_DAYS = 31                  # the 30-day history, and the day it starts in
+KEEP_ALL_S = 25 * 3600  # the 24-hour history, and an hour for clocks and schedules
+KEEP_DAYS = 31  # the 30-day history, and the day it starts in
 
 
 @lru_cache(maxsize=1024)
@@ -25,7 +25,7 @@ def kept(times: list[int], timezone: str, now: int) -> set[int]:
     """The capture times (unix seconds) of one camera's images to keep."""
     zone = _zone(timezone)
     keep = {t for t in times if t >= now - KEEP_ALL_S}
-    best: dict[dt.date, tuple[int, int]] = {}       # local day -> (distance to noon, time)
+    best: dict[dt.date, tuple[int, int]] = {}  # local day -> (distance to noon, time)
     for t in times:
         if t >= now - KEEP_ALL_S or t < now - KEEP_DAYS * 86400:
             continue

@@ -36,17 +36,20 @@ from pipeline.fetch.source import FetchError, FetchReport
 from pipeline.webcams.fetch import history
 
 FOLDER = Path("webcams")
-IMAGES = Path("images") / "owned"               # under webcams/
-SNAPSHOTS = Path("owned") / "snapshots.csv"     # under webcams/
-STATE = Path("owned") / "cameras.csv"           # under webcams/
-STATE_COLUMNS = ("public_id", "status", "last_attempt", "last_success", "failures",
-                 "last_error")
+IMAGES = Path("images") / "owned"  # under webcams/
+SNAPSHOTS = Path("owned") / "snapshots.csv"  # under webcams/
+STATE = Path("owned") / "cameras.csv"  # under webcams/
+STATE_COLUMNS = ("public_id", "status", "last_attempt", "last_success", "failures", "last_error")
 STAMP = "%Y%m%dT%H%M%SZ"
 NAME = re.compile(r"([0-9]{8}T[0-9]{6}Z)\.(jpg|png|webp)")
 PUBLIC_ID = re.compile(W.PUBLIC_ID)
-ENV = {"per_run": "WEATHERAPI_CAMERAS_PER_RUN", "concurrency": "WEATHERAPI_CAMERA_CONCURRENCY",
-       "timeout_s": "WEATHERAPI_CAMERA_TIMEOUT_S", "max_bytes": "WEATHERAPI_CAMERA_MAX_BYTES",
-       "interval_s": "WEATHERAPI_CAMERA_INTERVAL_S"}
+ENV = {
+    "per_run": "WEATHERAPI_CAMERAS_PER_RUN",
+    "concurrency": "WEATHERAPI_CAMERA_CONCURRENCY",
+    "timeout_s": "WEATHERAPI_CAMERA_TIMEOUT_S",
+    "max_bytes": "WEATHERAPI_CAMERA_MAX_BYTES",
+    "interval_s": "WEATHERAPI_CAMERA_INTERVAL_S",
+}
 
 
 @dataclass(frozen=True)
@@ -62,7 +65,7 @@ class OwnedConfig:
     interval_s: float = 600.0
 
     @classmethod
-    def from_env(cls) -> "OwnedConfig":
+    def from_env(cls) -> OwnedConfig:
         """The defaults, overridden by WEATHERAPI_CAMERA* variables."""
         config = cls()
         for field_, env in ENV.items():
@@ -101,10 +104,15 @@ def cameras(datasets: Path) -> list[Camera]:
             if not url or (row.get("status") or "active").strip().lower() != "active":
                 continue
             if not url.startswith(("http://", "https://")) or not PUBLIC_ID.fullmatch(public_id):
-                raise FetchError(f"{path}: camera {public_id!r}: snapshot_url {url[:60]!r} is "
-                                 "not an http(s) URL, or the public_id is malformed")
-            zone = (row.get("timezone") or "").strip() or get_tz(
-                float(row["longitude"]), float(row["latitude"])) or "UTC"
+                raise FetchError(
+                    f"{path}: camera {public_id!r}: snapshot_url {url[:60]!r} is "
+                    "not an http(s) URL, or the public_id is malformed"
+                )
+            zone = (
+                (row.get("timezone") or "").strip()
+                or get_tz(float(row["longitude"]), float(row["latitude"]))
+                or "UTC"
+            )
             found.append(Camera(public_id, url, zone))
     return found
 
@@ -126,46 +134,63 @@ def _save_state(datasets: Path, state: dict[str, dict]) -> None:
     replace_if_changed(datasets / FOLDER / STATE, out.getvalue().encode())
 
 
-async def fetch(datasets: Path, config: OwnedConfig, report: FetchReport,
-                http_config: HttpConfig | None = None) -> int:
+async def fetch(
+    datasets: Path, config: OwnedConfig, report: FetchReport, http_config: HttpConfig | None = None
+) -> int:
     """One run over the owned cameras; the number of images stored."""
     notes = report.notes
     owned = cameras(datasets)
     if not owned and not (datasets / FOLDER / IMAGES).is_dir():
-        return 0            # no owned cameras, now or before: leave the catalog as it is
-    state = {k: v for k, v in load_state(datasets).items()
-             if k in {c.public_id for c in owned}}
+        return 0  # no owned cameras, now or before: leave the catalog as it is
+    state = {k: v for k, v in load_state(datasets).items() if k in {c.public_id for c in owned}}
     now = int(time.time())
-    due = sorted((c for c in owned if _due(state.get(c.public_id), now, config.interval_s)),
-                 key=lambda c: state.get(c.public_id, {}).get("last_attempt", ""))
+    due = sorted(
+        (c for c in owned if _due(state.get(c.public_id), now, config.interval_s)),
+        key=lambda c: state.get(c.public_id, {}).get("last_attempt", ""),
+    )
     waiting = len(owned) - len(due)
-    due = due[:config.per_run]
-    http_config = replace(http_config or HttpConfig(), concurrency=config.concurrency,
-                          attempts=2, connect_timeout_s=min(10.0, config.timeout_s),
-                          read_timeout_s=config.timeout_s, progress=False)
+    due = due[: config.per_run]
+    http_config = replace(
+        http_config or HttpConfig(),
+        concurrency=config.concurrency,
+        attempts=2,
+        connect_timeout_s=min(10.0, config.timeout_s),
+        read_timeout_s=config.timeout_s,
+        progress=False,
+    )
     async with Downloader(http_config) as http:
         results = await asyncio.gather(*(_take(http, datasets, c, config, now) for c in due))
         report.bytes += http.totals.bytes
     stamp = dt.datetime.fromtimestamp(now, dt.timezone.utc).isoformat()
     for camera, error in zip(due, results):
-        entry = state.setdefault(camera.public_id, {"public_id": camera.public_id,
-                                                    "failures": "0"})
+        entry = state.setdefault(camera.public_id, {"public_id": camera.public_id, "failures": "0"})
         entry["last_attempt"] = stamp
         if error is None:
             entry.update(status="ok", last_success=stamp, failures="0", last_error="")
         else:
-            entry.update(status="failing", last_error=error[:300],
-                         failures=str(int(entry.get("failures") or 0) + 1))
+            entry.update(
+                status="failing",
+                last_error=error[:300],
+                failures=str(int(entry.get("failures") or 0) + 1),
+            )
     _save_state(datasets, state)
     failing = [c for c, e in zip(due, results) if e is not None]
     stored = len(due) - len(failing)
-    notes.append(f"owned cameras: {stored} of {len(due)} asked stored an image"
-                 + (f" ({len(owned) - waiting - len(due)} left for the next run)"
-                    if len(owned) - waiting > len(due) else "")
-                 + (f"; {waiting} asked less than {config.interval_s:g} s ago" if waiting
-                    else "")
-                 + (f"; failing: {', '.join(c.public_id for c in failing[:5])}"
-                    + (" ..." if len(failing) > 5 else "") if failing else ""))
+    notes.append(
+        f"owned cameras: {stored} of {len(due)} asked stored an image"
+        + (
+            f" ({len(owned) - waiting - len(due)} left for the next run)"
+            if len(owned) - waiting > len(due)
+            else ""
+        )
+        + (f"; {waiting} asked less than {config.interval_s:g} s ago" if waiting else "")
+        + (
+            f"; failing: {', '.join(c.public_id for c in failing[:5])}"
+            + (" ..." if len(failing) > 5 else "")
+            if failing
+            else ""
+        )
+    )
     await asyncio.to_thread(write_snapshots, datasets, owned, now)
     return stored
 
@@ -178,20 +203,24 @@ def _due(entry: dict | None, now: int, interval_s: float) -> bool:
         last = dt.datetime.fromisoformat(entry["last_attempt"]).timestamp()
     except ValueError:
         return True
-    return now - last >= interval_s - 5       # a timer's jitter does not skip a run
+    return now - last >= interval_s - 5  # a timer's jitter does not skip a run
 
 
-async def _take(http: Downloader, datasets: Path, camera: Camera, config: OwnedConfig,
-                now: int) -> str | None:
+async def _take(
+    http: Downloader, datasets: Path, camera: Camera, config: OwnedConfig, now: int
+) -> str | None:
     """Store one camera's current image; None, or what went wrong (one line)."""
     folder = datasets / FOLDER / IMAGES / camera.public_id
     name = time.strftime(STAMP, time.gmtime(now))
     dest = folder / f"{name}.jpg"
     try:
-        await asyncio.wait_for(http.download(camera.url, dest, max_bytes=config.max_bytes,
-                                             verify=verify.image(config.max_bytes)),
-                               config.timeout_s * 2)
-    except asyncio.TimeoutError:
+        await asyncio.wait_for(
+            http.download(
+                camera.url, dest, max_bytes=config.max_bytes, verify=verify.image(config.max_bytes)
+            ),
+            config.timeout_s * 2,
+        )
+    except TimeoutError:
         return f"no whole image within {config.timeout_s * 2:g} s"
     except FetchError as exc:
         return str(exc)
@@ -228,8 +257,8 @@ def write_snapshots(datasets: Path, owned: list[Camera], now: int) -> None:
             if taken not in keep:
                 (folder / name).unlink(missing_ok=True)
                 continue
-            stamp = dt.datetime.fromtimestamp(taken, dt.timezone.utc).strftime(
-                "%Y-%m-%dT%H:%M:%SZ")
+            stamp = dt.datetime.fromtimestamp(taken, dt.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
             rows.append(f"{folder.name},{stamp},owned/{folder.name}/{name}\n")
-    replace_if_changed(datasets / FOLDER / SNAPSHOTS,
-                       ("public_id,captured_at,image\n" + "".join(rows)).encode())
+    replace_if_changed(
+        datasets / FOLDER / SNAPSHOTS, ("public_id,captured_at,image\n" + "".join(rows)).encode()
+    )

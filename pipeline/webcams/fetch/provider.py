@@ -41,7 +41,7 @@ from urllib.parse import urlencode
 
 from contract import Webcams as W
 from pipeline.fetch.files import replace_if_changed
-from pipeline.fetch.http import DownloadError, Downloader, HttpConfig, host_of
+from pipeline.fetch.http import Downloader, DownloadError, HttpConfig, host_of
 from pipeline.fetch.pacing import RateLimit
 from pipeline.fetch.source import FetchError, FetchReport
 
@@ -50,10 +50,17 @@ PATH = "/webcams/api/v3/webcams"
 KEY_ENV = "WEATHERAPI_WINDY_API_KEY"
 CATALOG = Path("webcams") / "provider" / "windy.csv"
 LINKS = Path("webcam-links") / "windy.csv"
-CATALOG_COLUMNS = ("public_id", "name", "latitude", "longitude", "country_code", "views",
-                   "status")
-LINK_COLUMNS = ("public_id", "provider", "image_url", "thumbnail_url", "player_url",
-                "page_url", "updated_at", "expires_at")
+CATALOG_COLUMNS = ("public_id", "name", "latitude", "longitude", "country_code", "views", "status")
+LINK_COLUMNS = (
+    "public_id",
+    "provider",
+    "image_url",
+    "thumbnail_url",
+    "player_url",
+    "page_url",
+    "updated_at",
+    "expires_at",
+)
 CATALOG_MAX_AGE_S = 86400
 INCLUDE = "categories,images,location,player,urls"
 
@@ -62,18 +69,20 @@ INCLUDE = "categories,images,location,player,urls"
 class ProviderConfig:
     """The plan's limits and what to list."""
 
-    limit: int = 50                     # webcams per page (the API's maximum)
-    max_offset: int = 1000              # the free plan's
-    link_ttl_s: int = 600               # the free plan's image token validity
-    countries: tuple[str, ...] = ()     # one listing per country; none: one listing
+    limit: int = 50  # webcams per page (the API's maximum)
+    max_offset: int = 1000  # the free plan's
+    link_ttl_s: int = 600  # the free plan's image token validity
+    countries: tuple[str, ...] = ()  # one listing per country; none: one listing
     rate: RateLimit = RateLimit(per_minute=300, burst=10)
     http: HttpConfig = field(default_factory=lambda: HttpConfig(attempts=5, progress=False))
 
     @classmethod
-    def from_env(cls) -> "ProviderConfig":
+    def from_env(cls) -> ProviderConfig:
         config = cls()
-        for name, env in (("max_offset", "WEATHERAPI_WINDY_MAX_OFFSET"),
-                          ("link_ttl_s", "WEATHERAPI_WINDY_LINK_TTL_S")):
+        for name, env in (
+            ("max_offset", "WEATHERAPI_WINDY_MAX_OFFSET"),
+            ("link_ttl_s", "WEATHERAPI_WINDY_LINK_TTL_S"),
+        ):
             raw = os.environ.get(env, "").strip()
             if raw:
                 if not raw.isdigit() or int(raw) <= 0:
@@ -100,52 +109,71 @@ async def fetch(base: str, datasets: Path, config: ProviderConfig, report: Fetch
     http_config = replace(config.http, rate_limits={host_of(base): config.rate})
     fetched_at = int(time.time())
     async with Downloader(http_config) as http:
-        listings = await asyncio.gather(*(_listing(http, base, api_key, config, c, notes)
-                                          for c in (config.countries or (None,))))
+        listings = await asyncio.gather(
+            *(
+                _listing(http, base, api_key, config, c, notes)
+                for c in (config.countries or (None,))
+            )
+        )
         report.bytes += http.totals.bytes
     webcams = {}
     for listing in listings:
         for item in listing:
             webcams.setdefault(str(item.get("webcamId")), item)
     catalog, links, skipped = _rows(webcams.values(), fetched_at + config.link_ttl_s)
-    notes.append(f"windy: {len(catalog)} webcams listed, links valid until "
-                 f"{_iso(fetched_at + config.link_ttl_s)}"
-                 + (f"; {skipped} without a position or a known country left out"
-                    if skipped else ""))
+    notes.append(
+        f"windy: {len(catalog)} webcams listed, links valid until "
+        f"{_iso(fetched_at + config.link_ttl_s)}"
+        + (f"; {skipped} without a position or a known country left out" if skipped else "")
+    )
     changed = _write_catalog(datasets / CATALOG, catalog)
     return replace_if_changed(datasets / LINKS, _csv(LINK_COLUMNS, links)) or changed
 
 
-async def _listing(http: Downloader, base: str, api_key: str, config: ProviderConfig,
-                   country: str | None, notes: list[str]) -> list[dict]:
+async def _listing(
+    http: Downloader,
+    base: str,
+    api_key: str,
+    config: ProviderConfig,
+    country: str | None,
+    notes: list[str],
+) -> list[dict]:
     """Every page of one listing the plan reaches (the first says the total)."""
     first = await _page(http, base, api_key, config, country, 0)
     total = int(first.get("total") or 0)
     reach = min(total, config.max_offset + config.limit)
     offsets = range(config.limit, reach, config.limit)
-    pages = await asyncio.gather(*(_page(http, base, api_key, config, country, o)
-                                   for o in offsets))
+    pages = await asyncio.gather(*(_page(http, base, api_key, config, country, o) for o in offsets))
     if total > reach:
-        notes.append(f"windy: {total - reach} webcams{' in ' + country if country else ''} "
-                     f"lie beyond the plan's offset limit ({config.max_offset}) and were not "
-                     "listed: list per country (WEATHERAPI_WINDY_COUNTRIES)")
-    return [w for page in [first, *pages] for w in page.get("webcams") or []
-            if isinstance(w, dict)]
+        notes.append(
+            f"windy: {total - reach} webcams{' in ' + country if country else ''} "
+            f"lie beyond the plan's offset limit ({config.max_offset}) and were not "
+            "listed: list per country (WEATHERAPI_WINDY_COUNTRIES)"
+        )
+    return [w for page in [first, *pages] for w in page.get("webcams") or [] if isinstance(w, dict)]
 
 
-async def _page(http: Downloader, base: str, api_key: str, config: ProviderConfig,
-                country: str | None, offset: int) -> dict:
+async def _page(
+    http: Downloader,
+    base: str,
+    api_key: str,
+    config: ProviderConfig,
+    country: str | None,
+    offset: int,
+) -> dict:
     query = {"lang": "en", "limit": config.limit, "offset": offset, "include": INCLUDE}
     if country:
         query["countries"] = country
     try:
-        body = await http.get_bytes(f"{base}{PATH}?{urlencode(query)}",
-                                    headers={"x-windy-api-key": api_key,
-                                             "Accept": "application/json"})
+        body = await http.get_bytes(
+            f"{base}{PATH}?{urlencode(query)}",
+            headers={"x-windy-api-key": api_key, "Accept": "application/json"},
+        )
     except DownloadError as exc:
         if exc.status in (401, 403):
-            raise FetchError(f"the Windy Webcams API refused the key in {KEY_ENV} (HTTP "
-                             f"{exc.status})") from None
+            raise FetchError(
+                f"the Windy Webcams API refused the key in {KEY_ENV} (HTTP {exc.status})"
+            ) from None
         raise
     try:
         page = json.loads(body)
@@ -164,24 +192,39 @@ def _rows(items, expires_s: int) -> tuple[list[dict], list[dict], int]:
         location = item.get("location") or {}
         country = str(location.get("country_code") or "").upper()
         lat, lon = location.get("latitude"), location.get("longitude")
-        if country not in W.COUNTRIES or not isinstance(lat, (int, float)) or \
-                not isinstance(lon, (int, float)):
+        if (
+            country not in W.COUNTRIES
+            or not isinstance(lat, (int, float))
+            or not isinstance(lon, (int, float))
+        ):
             skipped += 1
             continue
         public_id = f"windy-{item.get('webcamId')}"
         current = (item.get("images") or {}).get("current") or {}
         player = item.get("player") or {}
-        catalog.append({"public_id": public_id, "name": str(item.get("title") or public_id),
-                        "latitude": lat, "longitude": lon, "country_code": country,
-                        "views": int(item.get("viewCount") or 0),
-                        "status": "active" if item.get("status") == "active" else "inactive"})
-        links.append({"public_id": public_id, "provider": "windy",
-                      "image_url": current.get("preview") or "",
-                      "thumbnail_url": current.get("thumbnail") or "",
-                      "player_url": player.get("day") or player.get("lifetime") or "",
-                      "page_url": (item.get("urls") or {}).get("detail") or "",
-                      "updated_at": item.get("lastUpdatedOn") or "",
-                      "expires_at": _iso(expires_s)})
+        catalog.append(
+            {
+                "public_id": public_id,
+                "name": str(item.get("title") or public_id),
+                "latitude": lat,
+                "longitude": lon,
+                "country_code": country,
+                "views": int(item.get("viewCount") or 0),
+                "status": "active" if item.get("status") == "active" else "inactive",
+            }
+        )
+        links.append(
+            {
+                "public_id": public_id,
+                "provider": "windy",
+                "image_url": current.get("preview") or "",
+                "thumbnail_url": current.get("thumbnail") or "",
+                "player_url": player.get("day") or player.get("lifetime") or "",
+                "page_url": (item.get("urls") or {}).get("detail") or "",
+                "updated_at": item.get("lastUpdatedOn") or "",
+                "expires_at": _iso(expires_s),
+            }
+        )
     return catalog, links, skipped
 
 
@@ -199,8 +242,10 @@ def _write_catalog(path: Path, rows: list[dict]) -> bool:
 
 
 def _without_views(data: bytes) -> list:
-    return [{k: v for k, v in row.items() if k != "views"}
-            for row in csv.DictReader(io.StringIO(data.decode()))]
+    return [
+        {k: v for k, v in row.items() if k != "views"}
+        for row in csv.DictReader(io.StringIO(data.decode()))
+    ]
 
 
 def _csv(columns: tuple[str, ...], rows: list[dict]) -> bytes:

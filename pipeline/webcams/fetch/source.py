@@ -12,7 +12,7 @@ import time
 from pathlib import Path
 
 from pipeline.fetch.lock import exclusive
-from pipeline.fetch.source import FetchError, FetchOptions, FetchReport, base_url
+from pipeline.fetch.source import FetchOptions, FetchReport, base_url
 from pipeline.webcams.fetch import owned, provider
 
 
@@ -23,17 +23,20 @@ class WebcamsSource:
     area = "webcams"
     base_url_env = "WEATHERAPI_WINDY_BASE_URL"
     default_base_url = provider.API
-    keep_runs = 1                   # no runs: prune has nothing to drop
+    keep_runs = 1  # no runs: prune has nothing to drop
 
-    def __init__(self, provider_config: provider.ProviderConfig | None = None,
-                 owned_config: owned.OwnedConfig | None = None):
+    def __init__(
+        self,
+        provider_config: provider.ProviderConfig | None = None,
+        owned_config: owned.OwnedConfig | None = None,
+    ):
         self.provider_config, self.owned_config = provider_config, owned_config
 
     def held_runs(self, datasets: Path) -> list[str]:
         return []
 
     def prune(self, datasets: Path, keep: int) -> list[str]:
-        return []           # the history window prunes the owned cameras' images
+        return []  # the history window prunes the owned cameras' images
 
     async def fetch(self, options: FetchOptions) -> FetchReport:
         """One run over the provider and the owned cameras."""
@@ -44,22 +47,24 @@ class WebcamsSource:
         cameras = owned.cameras(options.datasets)
         if options.dry_run:
             if provider.key():
-                report.planned.append(f"{base_url(self, options)}{provider.PATH} "
-                                      f"({', '.join(provider_config.countries) or 'all'})")
-            report.planned += [c.url for c in cameras[:owned_config.per_run]]
+                report.planned.append(
+                    f"{base_url(self, options)}{provider.PATH} "
+                    f"({', '.join(provider_config.countries) or 'all'})"
+                )
+            report.planned += [c.url for c in cameras[: owned_config.per_run]]
             report.files = len(report.planned)
             return report
         if provider.key() is None:
             report.notes.append(f"windy: {provider.KEY_ENV} unset: no provider catalog")
         with exclusive(options.datasets / "webcams-cache" / ".lock", "webcams"):
-            changed = await provider.fetch(base_url(self, options), options.datasets,
-                                           provider_config, report)
+            changed = await provider.fetch(
+                base_url(self, options), options.datasets, provider_config, report
+            )
             stored = await owned.fetch(options.datasets, owned_config, report)
         report.files = stored + int(changed)
         report.changed = changed or stored > 0
         report.seconds = time.monotonic() - started
         return report
-
 
 
 SOURCE = WebcamsSource()

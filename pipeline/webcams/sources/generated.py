@@ -21,40 +21,82 @@ from tzfpy import get_tz
 
 from contract import HOUR_S
 from contract import Webcams as W
-from pipeline.webcams.sources.normalised import (ACTIVE, INACTIVE, SOURCE_SCHEMA, SnapshotSeries,
-                                                 WebcamCatalog)
+from pipeline.webcams.sources.normalised import (
+    ACTIVE,
+    INACTIVE,
+    SOURCE_SCHEMA,
+    SnapshotSeries,
+    WebcamCatalog,
+)
 
 SEED = 20_240_605
 DEFAULT_WEBCAMS = 20_600
 INTERVAL_S = 600
 DAYS = 30
-PER_WEBCAM = DAYS * 86_400 // INTERVAL_S          # 4,320 snapshots
+PER_WEBCAM = DAYS * 86_400 // INTERVAL_S  # 4,320 snapshots
 INACTIVE_SHARE = 0.04
 OUTAGE_SHARE = 0.03
 KM_PER_DEGREE = 111.195
 BLOCK_ROWS = 512
-REDRAWS = 8             # offsets tried for a camera outside its place's timezone, then the place
+REDRAWS = 8  # offsets tried for a camera outside its place's timezone, then the place
 # (south, west, north, east, weight factor): the Alps (three boxes that leave out the Po plain,
 # Munich and Vienna), then other mountain resort areas.
 RESORTS = (
-    (44.0, 5.6, 46.5, 7.3, 14.0),       # Western Alps
-    (45.8, 7.3, 47.6, 12.5, 14.0),      # Central Alps
-    (46.3, 12.5, 47.8, 16.0, 14.0),     # Eastern Alps
-    (42.3, -1.9, 43.3, 3.3, 3.0),       # Pyrenees
-    (49.0, 19.4, 49.5, 20.6, 3.0),      # Tatra
-    (58.5, 4.8, 63.0, 9.0, 2.5),        # Norwegian fjords
+    (44.0, 5.6, 46.5, 7.3, 14.0),  # Western Alps
+    (45.8, 7.3, 47.6, 12.5, 14.0),  # Central Alps
+    (46.3, 12.5, 47.8, 16.0, 14.0),  # Eastern Alps
+    (42.3, -1.9, 43.3, 3.3, 3.0),  # Pyrenees
+    (49.0, 19.4, 49.5, 20.6, 3.0),  # Tatra
+    (58.5, 4.8, 63.0, 9.0, 2.5),  # Norwegian fjords
     (36.8, -108.5, 41.0, -104.5, 3.0),  # Colorado Rockies
     (49.0, -123.5, 51.5, -115.0, 2.5),  # British Columbia and Alberta Rockies
-    (35.3, 136.8, 37.2, 138.9, 2.5),    # Japanese Alps
+    (35.3, 136.8, 37.2, 138.9, 2.5),  # Japanese Alps
     (-45.5, 167.5, -43.0, 171.0, 3.0),  # Southern Alps (New Zealand)
 )
-CITY_VIEWS = ("City Centre", "Old Town", "Main Square", "Skyline", "Harbour", "Riverside",
-              "Cathedral Square", "Train Station", "Market Square", "Bridge", "Park",
-              "Promenade", "Beach", "University", "Stadium", "Tower")
-TOWN_VIEWS = ("Village Centre", "Panorama", "Church", "Lake View", "Main Street", "Town Hall",
-              "Valley View", "Harbour", "Beach", "Hillside")
-MOUNTAIN_VIEWS = ("Ski Area", "Summit", "Valley", "Mountain Pass", "Glacier View", "Cable Car",
-                  "Lake View", "Panorama", "Ski Slope", "Mountain Hut", "Pass Road", "Chairlift")
+CITY_VIEWS = (
+    "City Centre",
+    "Old Town",
+    "Main Square",
+    "Skyline",
+    "Harbour",
+    "Riverside",
+    "Cathedral Square",
+    "Train Station",
+    "Market Square",
+    "Bridge",
+    "Park",
+    "Promenade",
+    "Beach",
+    "University",
+    "Stadium",
+    "Tower",
+)
+TOWN_VIEWS = (
+    "Village Centre",
+    "Panorama",
+    "Church",
+    "Lake View",
+    "Main Street",
+    "Town Hall",
+    "Valley View",
+    "Harbour",
+    "Beach",
+    "Hillside",
+)
+MOUNTAIN_VIEWS = (
+    "Ski Area",
+    "Summit",
+    "Valley",
+    "Mountain Pass",
+    "Glacier View",
+    "Cable Car",
+    "Lake View",
+    "Panorama",
+    "Ski Slope",
+    "Mountain Hut",
+    "Pass Road",
+    "Chairlift",
+)
 AIRPORT_VIEWS = ("Airport Apron", "Runway", "Airport Tower")
 VIEWS_BOOST = {MOUNTAIN_VIEWS: 6.0, CITY_VIEWS: 1.5, AIRPORT_VIEWS: 0.5}
 
@@ -69,37 +111,63 @@ def generate(places: pl.DataFrame, now_s: int, scale: float = 1.0) -> WebcamCata
     chosen = places[seeds]
     lat, lon = _scatter(rng, chosen)
     kinds = _kinds(chosen)
-    names = _names(chosen["name"].to_list(), [kinds[i][j] for i, j in enumerate(
-        rng.integers(0, 1 << 30, n) % np.array([len(k) for k in kinds]))])
+    names = _names(
+        chosen["name"].to_list(),
+        [
+            kinds[i][j]
+            for i, j in enumerate(rng.integers(0, 1 << 30, n) % np.array([len(k) for k in kinds]))
+        ],
+    )
     views = _views(rng, chosen, kinds)
-    webcams = pl.DataFrame({
-        "public_id": _public_ids(rng, n), "name": names, "latitude": lat, "longitude": lon,
-        "country_code": chosen["country_code"], "views": views,
-        # Named after its seed place, so linked to it (not to whatever place is nearest).
-        "location_public_id": chosen["id"],
-        "timezone": pl.Series([None] * n, dtype=pl.String),
-        "status": np.where(rng.random(n) < INACTIVE_SHARE, INACTIVE, ACTIVE),
-    }).cast(SOURCE_SCHEMA)
-    schedule = pl.DataFrame({
-        "public_id": webcams["public_id"],
-        "phase": rng.integers(0, INTERVAL_S, n),
-        "outage_start": np.where(rng.random(n) < OUTAGE_SHARE,
-                                 rng.integers(0, DAYS * 86_400, n), -1),
-        "outage_s": rng.integers(2, 37, n) * HOUR_S,
-    })
+    webcams = pl.DataFrame(
+        {
+            "public_id": _public_ids(rng, n),
+            "name": names,
+            "latitude": lat,
+            "longitude": lon,
+            "country_code": chosen["country_code"],
+            "views": views,
+            # Named after its seed place, so linked to it (not to whatever place is nearest).
+            "location_public_id": chosen["id"],
+            "timezone": pl.Series([None] * n, dtype=pl.String),
+            "status": np.where(rng.random(n) < INACTIVE_SHARE, INACTIVE, ACTIVE),
+        }
+    ).cast(SOURCE_SCHEMA)
+    schedule = pl.DataFrame(
+        {
+            "public_id": webcams["public_id"],
+            "phase": rng.integers(0, INTERVAL_S, n),
+            "outage_start": np.where(
+                rng.random(n) < OUTAGE_SHARE, rng.integers(0, DAYS * 86_400, n), -1
+            ),
+            "outage_s": rng.integers(2, 37, n) * HOUR_S,
+        }
+    )
 
     def snapshots(served: pl.Series) -> SnapshotSeries:
         order = pl.DataFrame({"public_id": served})
-        return _series(order.join(schedule, on="public_id", how="left", maintain_order="left"),
-                       now_s)
+        return _series(
+            order.join(schedule, on="public_id", how="left", maintain_order="left"), now_s
+        )
 
     return WebcamCatalog(
-        webcams=webcams, snapshots=snapshots, inputs=[], kind="generated",
-        notes=("generated offline default: webcams placed near real gazetteer places, views "
-               "long-tailed, a snapshot every 10 minutes for 30 days; images rendered on demand "
-               "by the server's image host"),
-        details={"seed": SEED, "scale": scale, "snapshots_until": now_s,
-                 "interval_s": INTERVAL_S, "days": DAYS})
+        webcams=webcams,
+        snapshots=snapshots,
+        inputs=[],
+        kind="generated",
+        notes=(
+            "generated offline default: webcams placed near real gazetteer places, views "
+            "long-tailed, a snapshot every 10 minutes for 30 days; images rendered on demand "
+            "by the server's image host"
+        ),
+        details={
+            "seed": SEED,
+            "scale": scale,
+            "snapshots_until": now_s,
+            "interval_s": INTERVAL_S,
+            "days": DAYS,
+        },
+    )
 
 
 def _weights(places: pl.DataFrame) -> np.ndarray:
@@ -114,8 +182,9 @@ def _weights(places: pl.DataFrame) -> np.ndarray:
     return weight / weight.sum()
 
 
-def _views(rng: np.random.Generator, chosen: pl.DataFrame, kinds: list[tuple[str, ...]]
-           ) -> np.ndarray:
+def _views(
+    rng: np.random.Generator, chosen: pl.DataFrame, kinds: list[tuple[str, ...]]
+) -> np.ndarray:
     """Long-tailed views (log-normal), more for big cities and far more for mountain resort
     cameras (what people check before they go: snow on the pass), fewer for airports."""
     pop = chosen["population"].fill_null(0).to_numpy().astype(np.float64)
@@ -140,20 +209,26 @@ def _scatter(rng: np.random.Generator, chosen: pl.DataFrame) -> tuple[np.ndarray
     for _ in range(REDRAWS):
         if not len(wrong):
             break
-        lat[wrong], lon[wrong] = _off(lat0[wrong], lon0[wrong], radius_km[wrong] * np.sqrt(
-            again.random(len(wrong))), again.random(len(wrong)) * 2 * math.pi)
+        lat[wrong], lon[wrong] = _off(
+            lat0[wrong],
+            lon0[wrong],
+            radius_km[wrong] * np.sqrt(again.random(len(wrong))),
+            again.random(len(wrong)) * 2 * math.pi,
+        )
         wrong = wrong[_zones(lat[wrong], lon[wrong]) != home[wrong]]
-    lat[wrong], lon[wrong] = lat0[wrong], lon0[wrong]       # at the place itself
+    lat[wrong], lon[wrong] = lat0[wrong], lon0[wrong]  # at the place itself
     return np.round(lat, 6), np.round(lon, 6)
 
 
-def _off(lat0: np.ndarray, lon0: np.ndarray, distance_km: np.ndarray, bearing: np.ndarray
-         ) -> tuple[np.ndarray, np.ndarray]:
+def _off(
+    lat0: np.ndarray, lon0: np.ndarray, distance_km: np.ndarray, bearing: np.ndarray
+) -> tuple[np.ndarray, np.ndarray]:
     """The points `distance_km` from (lat0, lon0) towards `bearing` (radians from north), on a
     local flat approximation (a few kilometres)."""
     lat = np.clip(lat0 + distance_km / KM_PER_DEGREE * np.cos(bearing), -89.9, 89.9)
-    dlon = distance_km / (KM_PER_DEGREE * np.maximum(np.cos(np.radians(lat0)), 0.05)) \
-        * np.sin(bearing)
+    dlon = (
+        distance_km / (KM_PER_DEGREE * np.maximum(np.cos(np.radians(lat0)), 0.05)) * np.sin(bearing)
+    )
     return lat, (lon0 + dlon + 180.0) % 360.0 - 180.0
 
 
@@ -179,7 +254,7 @@ def _kinds(chosen: pl.DataFrame) -> list[tuple[str, ...]]:
 
 
 def _names(places: list[str], views: list[str]) -> list[str]:
-    """"Place – View", numbered when the same name comes up again."""
+    """ "Place – View", numbered when the same name comes up again."""
     seen: dict[str, int] = {}
     names = []
     for place, view in zip(places, views):
@@ -214,7 +289,7 @@ def _series(schedule: pl.DataFrame, now_s: int) -> SnapshotSeries:
 
     counts = np.zeros(len(phase), dtype=np.int64)
     for a in range(0, len(phase), BLOCK_ROWS):
-        counts[a:a + BLOCK_ROWS] = grid(a, min(a + BLOCK_ROWS, len(phase)))[1].sum(axis=1)
+        counts[a : a + BLOCK_ROWS] = grid(a, min(a + BLOCK_ROWS, len(phase)))[1].sum(axis=1)
 
     def block(a: int, b: int) -> tuple[np.ndarray, None]:
         times, up = grid(a, b)

@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Callable
 
 import numpy as np
 import polars as pl
@@ -12,9 +12,15 @@ import polars as pl
 # Columns of WebcamCatalog.webcams (location_name is added by the area from the gazetteer;
 # location_public_id and timezone may be null there and are filled by the area).
 SOURCE_SCHEMA = {
-    "public_id": pl.String, "name": pl.String, "latitude": pl.Float64, "longitude": pl.Float64,
-    "country_code": pl.String, "views": pl.Int64, "location_public_id": pl.String,
-    "timezone": pl.String, "status": pl.String,
+    "public_id": pl.String,
+    "name": pl.String,
+    "latitude": pl.Float64,
+    "longitude": pl.Float64,
+    "country_code": pl.String,
+    "views": pl.Int64,
+    "location_public_id": pl.String,
+    "timezone": pl.String,
+    "status": pl.String,
 }
 ACTIVE, INACTIVE = "active", "inactive"
 # Coordinates as the API shows them (docs/api/conventions.md#numbers): stored so, every filter,
@@ -24,8 +30,13 @@ COORDINATE_DECIMALS = 5
 # Image kinds: a file copied into the artifact, or an object key on the configured CDN.
 FILE, KEY = "file", "key"
 # ref: the input's image reference (path under images/ or object key); source: the local file.
-IMAGES_SCHEMA = {"image_id": pl.Int32, "kind": pl.String, "ref": pl.String,
-                 "media_type": pl.String, "source": pl.String}
+IMAGES_SCHEMA = {
+    "image_id": pl.Int32,
+    "kind": pl.String,
+    "ref": pl.String,
+    "media_type": pl.String,
+    "source": pl.String,
+}
 
 
 @dataclass(frozen=True)
@@ -37,11 +48,11 @@ class SnapshotSeries:
     demand. Blocks keep memory bounded at tens of millions of snapshots.
     """
 
-    counts: np.ndarray                       # snapshots per row, int64
+    counts: np.ndarray  # snapshots per row, int64
     block: Callable[[int, int], tuple[np.ndarray, np.ndarray | None]]
-    span: tuple[int, int]                    # earliest and latest capture time (0, 0 if none)
+    span: tuple[int, int]  # earliest and latest capture time (0, 0 if none)
     images: pl.DataFrame = field(default_factory=lambda: pl.DataFrame(schema=IMAGES_SCHEMA))
-    dropped: dict[str, int] = field(default_factory=dict)   # reason -> rows left out
+    dropped: dict[str, int] = field(default_factory=dict)  # reason -> rows left out
 
     @property
     def rendered(self) -> bool:
@@ -57,14 +68,19 @@ class WebcamCatalog:
     # Snapshots for the served (active) webcams, given their public ids in row order.
     snapshots: Callable[[pl.Series], SnapshotSeries]
     inputs: list[Path]
-    kind: str          # "real" (DIR/webcams/) or "generated" (the offline default)
+    kind: str  # "real" (DIR/webcams/) or "generated" (the offline default)
     notes: str
-    details: dict = field(default_factory=dict)   # further manifest facts of the source
+    details: dict = field(default_factory=dict)  # further manifest facts of the source
 
 
-def series_from_sorted(times: np.ndarray, rows: np.ndarray, n_rows: int,
-                       image_ids: np.ndarray | None, images: pl.DataFrame,
-                       dropped: dict[str, int]) -> SnapshotSeries:
+def series_from_sorted(
+    times: np.ndarray,
+    rows: np.ndarray,
+    n_rows: int,
+    image_ids: np.ndarray | None,
+    images: pl.DataFrame,
+    dropped: dict[str, int],
+) -> SnapshotSeries:
     """A SnapshotSeries over in-memory arrays already sorted by (row, time)."""
     counts = np.bincount(rows, minlength=n_rows).astype(np.int64)
     offsets = np.zeros(n_rows + 1, dtype=np.int64)
@@ -82,6 +98,8 @@ def shown_coordinates(webcams: pl.DataFrame) -> pl.DataFrame:
     """The webcams with latitude and longitude rounded to COORDINATE_DECIMALS, as Python's
     round() (the one the served JSON used) does."""
     return webcams.with_columns(
-        pl.Series(name, [round(v, COORDINATE_DECIMALS) for v in webcams[name].to_list()],
-                  dtype=pl.Float64)
-        for name in ("latitude", "longitude"))
+        pl.Series(
+            name, [round(v, COORDINATE_DECIMALS) for v in webcams[name].to_list()], dtype=pl.Float64
+        )
+        for name in ("latitude", "longitude")
+    )

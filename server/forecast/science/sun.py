@@ -11,9 +11,9 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-HORIZON_DEG = -0.8333           # 34' refraction plus 16' solar radius
-SECONDS_PER_HA_DEG = 240.0      # the hour angle turns 15 degrees an hour
-ITERATIONS = 2                  # re-evaluations at the event time (each within ~1 s after 2)
+HORIZON_DEG = -0.8333  # 34' refraction plus 16' solar radius
+SECONDS_PER_HA_DEG = 240.0  # the hour angle turns 15 degrees an hour
+ITERATIONS = 2  # re-evaluations at the event time (each within ~1 s after 2)
 
 
 @njit(cache=True)
@@ -23,17 +23,27 @@ def position(unix_s):
     l0 = np.radians((280.46646 + jc * (36000.76983 + jc * 0.0003032)) % 360.0)
     m = np.radians(357.52911 + jc * (35999.05029 - 0.0001537 * jc))
     e = 0.016708634 - jc * (0.000042037 + 0.0000001267 * jc)
-    centre = (np.sin(m) * (1.914602 - jc * (0.004817 + 0.000014 * jc))
-              + np.sin(2 * m) * (0.019993 - 0.000101 * jc) + np.sin(3 * m) * 0.000289)
+    centre = (
+        np.sin(m) * (1.914602 - jc * (0.004817 + 0.000014 * jc))
+        + np.sin(2 * m) * (0.019993 - 0.000101 * jc)
+        + np.sin(3 * m) * 0.000289
+    )
     omega = np.radians(125.04 - 1934.136 * jc)
     apparent = np.radians(np.degrees(l0) + centre - 0.00569 - 0.00478 * np.sin(omega))
-    obliquity = np.radians(23.0 + (26.0 + (21.448 - jc * (46.815 + jc * (0.00059 - jc * 0.001813)))
-                                   / 60.0) / 60.0 + 0.00256 * np.cos(omega))
+    obliquity = np.radians(
+        23.0
+        + (26.0 + (21.448 - jc * (46.815 + jc * (0.00059 - jc * 0.001813))) / 60.0) / 60.0
+        + 0.00256 * np.cos(omega)
+    )
     declination = np.degrees(np.arcsin(np.sin(obliquity) * np.sin(apparent)))
     y = np.tan(obliquity / 2) ** 2
-    eq_time = 4.0 * np.degrees(y * np.sin(2 * l0) - 2 * e * np.sin(m)
-                               + 4 * e * y * np.sin(m) * np.cos(2 * l0)
-                               - 0.5 * y * y * np.sin(4 * l0) - 1.25 * e * e * np.sin(2 * m))
+    eq_time = 4.0 * np.degrees(
+        y * np.sin(2 * l0)
+        - 2 * e * np.sin(m)
+        + 4 * e * y * np.sin(m) * np.cos(2 * l0)
+        - 0.5 * y * y * np.sin(4 * l0)
+        - 1.25 * e * e * np.sin(2 * m)
+    )
     return declination, eq_time
 
 
@@ -82,7 +92,8 @@ def event_hour_angle(declination, lat):
     (|cos| > 1)."""
     phi, delta = np.radians(lat), np.radians(declination)
     cos_ha = (np.sin(np.radians(HORIZON_DEG)) - np.sin(phi) * np.sin(delta)) / (
-        np.cos(phi) * np.cos(delta))
+        np.cos(phi) * np.cos(delta)
+    )
     return np.degrees(np.arccos(cos_ha))
 
 
@@ -96,9 +107,15 @@ def rise_set(noon_s, lat, lon):
     set_ = noon_s + event_hour_angle(declination, lat) * SECONDS_PER_HA_DEG
     for _ in range(ITERATIONS):
         declination, eq_time = position(rise)
-        rise = (noon_s + (eq_noon - eq_time) * 60.0
-                - event_hour_angle(declination, lat) * SECONDS_PER_HA_DEG)
+        rise = (
+            noon_s
+            + (eq_noon - eq_time) * 60.0
+            - event_hour_angle(declination, lat) * SECONDS_PER_HA_DEG
+        )
         declination, eq_time = position(set_)
-        set_ = (noon_s + (eq_noon - eq_time) * 60.0
-                + event_hour_angle(declination, lat) * SECONDS_PER_HA_DEG)
+        set_ = (
+            noon_s
+            + (eq_noon - eq_time) * 60.0
+            + event_hour_angle(declination, lat) * SECONDS_PER_HA_DEG
+        )
     return rise, set_

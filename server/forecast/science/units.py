@@ -15,10 +15,10 @@ class UnitSystem:
 
     name: str
     fahrenheit: bool
-    speed: float           # from m/s
-    precipitation: float   # from mm (and mm/h)
-    visibility: float      # from km
-    elevation: float       # from m
+    speed: float  # from m/s
+    precipitation: float  # from mm (and mm/h)
+    visibility: float  # from km
+    elevation: float  # from m
 
     def temperature(self, celsius):
         """°C or °F."""

@@ -13,8 +13,13 @@ MAGNUS_A, MAGNUS_B_C = F.MAGNUS_A, F.MAGNUS_B_C
 
 def relative_humidity(temperature_c, dewpoint_c):
     """Relative humidity 0-1 from temperature and dewpoint (Magnus form)."""
-    return np.minimum(np.exp(MAGNUS_A * dewpoint_c / (MAGNUS_B_C + dewpoint_c)
-                             - MAGNUS_A * temperature_c / (MAGNUS_B_C + temperature_c)), 1.0)
+    return np.minimum(
+        np.exp(
+            MAGNUS_A * dewpoint_c / (MAGNUS_B_C + dewpoint_c)
+            - MAGNUS_A * temperature_c / (MAGNUS_B_C + temperature_c)
+        ),
+        1.0,
+    )
 
 
 def apparent_temperature_c(temperature_c, humidity, wind_ms):

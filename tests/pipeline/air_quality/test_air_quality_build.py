@@ -12,18 +12,18 @@ import xarray as xr
 
 import contract
 from contract import AirQuality as AQ
-from pipeline.common import grid as writer
 from pipeline.air_quality import build as air_quality
-from pipeline.common.io import InputError
 from pipeline.air_quality.sources import cams
 from pipeline.air_quality.sources import generated as gen
+from pipeline.common import grid as writer
+from pipeline.common.io import InputError
 from server.air_quality import handlers as aq_server
 from server.artifacts.grid import PointGrid
 from tests.support import cams as known
 
-pytestmark = pytest.mark.slow      # they build with the pipeline
+pytestmark = pytest.mark.slow  # they build with the pipeline
 
-RUN = 1_795_392_000                          # 2026-11-23 00 UTC
+RUN = 1_795_392_000  # 2026-11-23 00 UTC
 DAY_S = 86400
 
 
@@ -45,19 +45,20 @@ def test_an_analysis_takes_precedence_over_the_forecast_for_its_hours(tmp_path, 
     datasets = known.write_known(tmp_path / "datasets", RUN)
     known.write_europe_analysis(datasets, RUN, RUN, west_pm25=33.0)
     known.write_europe_analysis(datasets, RUN - DAY_S, RUN, west_pm25=41.0)
-    result = pipeline_cli("build", "--datasets", datasets, "--out", tmp_path / "out",
-                          "--only", "air_quality")
+    result = pipeline_cli(
+        "build", "--datasets", datasets, "--out", tmp_path / "out", "--only", "air_quality"
+    )
     assert result.returncode == 0, result.stderr
     assert "US AQI is unknown" not in result.stderr
     version, entry = built(tmp_path / "out")
     domain = entry["source"]["domains"][AQ.EUROPE]
-    assert domain["us_aqi_from"] == cams.iso(RUN)           # a day of history: complete
+    assert domain["us_aqi_from"] == cams.iso(RUN)  # a day of history: complete
     assert domain["runs"] == [cams.iso(RUN), cams.iso(RUN - DAY_S)]
     assert domain["analyses"] == [cams.iso(RUN), cams.iso(RUN - DAY_S)]
     spec = entry["grids"][AQ.EUROPE]
-    assert spec["time0"] == RUN                              # the newest forecast's time
+    assert spec["time0"] == RUN  # the newest forecast's time
     pm25 = series_at(version, spec, 45.5, 0.5, "pm25_ugm3")
-    assert pm25[:24].tolist() == [33.0] * 24                 # today's analysis
+    assert pm25[:24].tolist() == [33.0] * 24  # today's analysis
     assert pm25[24:].tolist() == [known.WEST["pm25_ugm3"]] * (len(pm25) - 24)
     # yesterday's analysis (41) replaced yesterday's forecast (50) in the 24-hour history
     mean = series_at(version, spec, 45.5, 0.5, "pm25_24h_ugm3")
@@ -65,34 +66,41 @@ def test_an_analysis_takes_precedence_over_the_forecast_for_its_hours(tmp_path, 
 
 
 def test_a_single_run_warns_and_the_manifest_names_the_first_hour_with_a_us_aqi(
-        tmp_path, pipeline_cli):
+    tmp_path, pipeline_cli
+):
     """One run gives no history: the 24-hour means need 18 of their hours, so the US AQI is
     known from the run's hour 17 (hours 0-17 are 18 hours)."""
     datasets = known.write_known(tmp_path / "datasets", RUN, days=(0,))
-    result = pipeline_cli("build", "--datasets", datasets, "--out", tmp_path / "out",
-                          "--only", "air_quality")
+    result = pipeline_cli(
+        "build", "--datasets", datasets, "--out", tmp_path / "out", "--only", "air_quality"
+    )
     assert result.returncode == 0, result.stderr
     _, entry = built(tmp_path / "out")
     for name in (AQ.EUROPE, AQ.GLOBAL):
         assert entry["source"]["domains"][name]["us_aqi_from"] == cams.iso(RUN + 17 * 3600)
-        assert (f"{name}: the US AQI is unknown before {cams.iso(RUN + 17 * 3600)}: the runs "
-                "give 0 hour(s) of history") in result.stderr
+        assert (
+            f"{name}: the US AQI is unknown before {cams.iso(RUN + 17 * 3600)}: the runs "
+            "give 0 hour(s) of history"
+        ) in result.stderr
 
 
 # --- coverage: no answer may clamp to a grid's edge ----------------------------------------------
 
+
 def cams_axes(lat_desc: np.ndarray, lon_0360: np.ndarray) -> cams.Axes:
     """Axes read from float32 coordinates, as CAMS stores them."""
-    ds = xr.Dataset(coords={"latitude": lat_desc.astype(np.float32),
-                            "longitude": lon_0360.astype(np.float32)})
+    ds = xr.Dataset(
+        coords={"latitude": lat_desc.astype(np.float32), "longitude": lon_0360.astype(np.float32)}
+    )
     return cams.axes(ds, Path("x.nc"))
 
 
 def real_axes() -> dict[str, cams.Axes]:
     """The real CAMS grids: Europe 0.1° (71.95 ... 30.05, 335.05 ... 44.95), global 0.4°."""
-    return {AQ.EUROPE: cams_axes(71.95 - 0.1 * np.arange(420), (335.05 + 0.1 * np.arange(700))
-                                 % 360),
-            AQ.GLOBAL: cams_axes(90 - 0.4 * np.arange(451), 0.4 * np.arange(900))}
+    return {
+        AQ.EUROPE: cams_axes(71.95 - 0.1 * np.arange(420), (335.05 + 0.1 * np.arange(700)) % 360),
+        AQ.GLOBAL: cams_axes(90 - 0.4 * np.arange(451), 0.4 * np.arange(900)),
+    }
 
 
 def point_grid(tmp_path, name: str, axes: cams.Axes) -> PointGrid:
@@ -110,12 +118,18 @@ def run_on(axes: cams.Axes) -> cams.Run:
 def test_real_resolution_float32_grids_cover_their_domains_edges_included(tmp_path):
     axes = real_axes()
     for name, grid_axes in axes.items():
-        air_quality.check_coverage(name, run_on(grid_axes))        # the pipeline accepts
+        air_quality.check_coverage(name, run_on(grid_axes))  # the pipeline accepts
     europe = point_grid(tmp_path, AQ.EUROPE, axes[AQ.EUROPE])
     world = point_grid(tmp_path, AQ.GLOBAL, axes[AQ.GLOBAL])
-    aq_server.check_coverage(europe, world)                        # the server accepts
-    for lat, lon in ((72.0, 10.0), (47.0, 45.0), (72.0, -25.0), (30.0, -25.0), (30.0, 45.0),
-                     (72.0, 45.0)):
+    aq_server.check_coverage(europe, world)  # the server accepts
+    for lat, lon in (
+        (72.0, 10.0),
+        (47.0, 45.0),
+        (72.0, -25.0),
+        (30.0, -25.0),
+        (30.0, 45.0),
+        (72.0, 45.0),
+    ):
         assert europe.contains(lat, lon), (lat, lon)
 
 
@@ -131,8 +145,10 @@ def test_grids_short_of_their_domain_are_refused(tmp_path):
     with pytest.raises(ValueError, match="does not reach"):
         aq_server.check_coverage(point_grid(tmp_path, AQ.EUROPE, cropped), world)
     with pytest.raises(ValueError, match="does not cover the globe"):
-        aq_server.check_coverage(point_grid(tmp_path, AQ.EUROPE, axes[AQ.EUROPE]),
-                                 point_grid(tmp_path, AQ.GLOBAL, regional))
+        aq_server.check_coverage(
+            point_grid(tmp_path, AQ.EUROPE, axes[AQ.EUROPE]),
+            point_grid(tmp_path, AQ.GLOBAL, regional),
+        )
 
 
 def test_a_cropped_european_input_fails_the_build_naming_it(tmp_path, pipeline_cli):
@@ -140,8 +156,9 @@ def test_a_cropped_european_input_fails_the_build_naming_it(tmp_path, pipeline_c
     whole = gen.europe_grid(1.0)
     path = datasets / "cams" / "europe" / f"europe-{gen.stamp(RUN)}.nc"
     gen.write_europe_run(path, RUN, gen.GridDef(whole.lat[:-2], whole.lon, 1.0))
-    result = pipeline_cli("build", "--datasets", datasets, "--out", tmp_path / "out",
-                          "--only", "air_quality")
+    result = pipeline_cli(
+        "build", "--datasets", datasets, "--out", tmp_path / "out", "--only", "air_quality"
+    )
     assert result.returncode == 1
     assert f"error: build failed: {path}: covers latitudes 32 to 72" in result.stderr
 
@@ -158,12 +175,17 @@ def _no_pm25(path: Path) -> None:
     ds.to_netcdf(path, format="NETCDF3_64BIT")
 
 
-@pytest.mark.parametrize("damage, problem", [
-    (_truncate, "truncated: expected"),
-    (_no_pm25, "pm2p5_conc of the forecast of 2026-11-23T00:00:00Z has no values"),
-], ids=["truncated", "pm25-all-missing"])
-def test_a_broken_newest_european_run_fails_the_build_naming_it(tmp_path, pipeline_cli,
-                                                                damage, problem):
+@pytest.mark.parametrize(
+    "damage, problem",
+    [
+        (_truncate, "truncated: expected"),
+        (_no_pm25, "pm2p5_conc of the forecast of 2026-11-23T00:00:00Z has no values"),
+    ],
+    ids=["truncated", "pm25-all-missing"],
+)
+def test_a_broken_newest_european_run_fails_the_build_naming_it(
+    tmp_path, pipeline_cli, damage, problem
+):
     datasets = known.write_known(tmp_path / "datasets", RUN)
     out = tmp_path / "out"
     args = ("build", "--datasets", datasets, "--out", out, "--only", "air_quality")

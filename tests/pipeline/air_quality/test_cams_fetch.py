@@ -18,7 +18,7 @@ from pipeline.air_quality.sources.cams_fetch import stamp
 from pipeline.fetch import ads as ads_client
 from tests.support.upstreams.ads import EUROPE, GLOBAL, AdsStandIn, Running
 
-TOKEN = "a1b2c3d4-test-token-5e6f"        # distinctive: no output may contain it
+TOKEN = "a1b2c3d4-test-token-5e6f"  # distinctive: no output may contain it
 DAY_S = 86400
 TODAY = int(time.time() // DAY_S * DAY_S)
 YESTERDAY = TODAY - DAY_S
@@ -41,13 +41,18 @@ def fetch(tmp_path, pipeline_cli, ads):
     """Run the fetch command against the stand-in, with no ~/.cdsapirc of the runner's."""
 
     def run(source: str, *args: str, key: str | None = TOKEN, **env: str):
-        env = {"WEATHERAPI_CAMS_BASE_URL": ads.url, "WEATHERAPI_CAMS_POLL_S": "0.02",
-               "CDSAPI_RC": str(tmp_path / "no-cdsapirc"), "CDSAPI_KEY": key or "",
-               "CDSAPI_URL": "", **env}
-        result = pipeline_cli("fetch", source, "--datasets", tmp_path / "datasets", *args,
-                              **env)
+        env = {
+            "WEATHERAPI_CAMS_BASE_URL": ads.url,
+            "WEATHERAPI_CAMS_POLL_S": "0.02",
+            "CDSAPI_RC": str(tmp_path / "no-cdsapirc"),
+            "CDSAPI_KEY": key or "",
+            "CDSAPI_URL": "",
+            **env,
+        }
+        result = pipeline_cli("fetch", source, "--datasets", tmp_path / "datasets", *args, **env)
         assert TOKEN not in result.stdout + result.stderr
         return result
+
     return run
 
 
@@ -60,22 +65,24 @@ def errors(result) -> list[str]:
     return [line for line in result.stderr.splitlines() if line.startswith("error:")]
 
 
-def test_queued_then_successful_lands_the_day_s_runs_and_asks_nothing_twice(
-        tmp_path, ads, fetch):
+def test_queued_then_successful_lands_the_day_s_runs_and_asks_nothing_twice(tmp_path, ads, fetch):
     ads.queue_polls, ads.run_polls = 3, 2
     result = fetch("cams-europe")
     assert result.returncode == 0, result.stderr
     assert "status has been updated to accepted" in result.stderr
     assert europe_files(tmp_path) == [
         f"cams-europe-analysis-{stamp(YESTERDAY)}.nc",
-        f"cams-europe-forecast-{stamp(YESTERDAY)}.nc", f"cams-europe-forecast-{stamp(TODAY)}.nc"]
+        f"cams-europe-forecast-{stamp(YESTERDAY)}.nc",
+        f"cams-europe-forecast-{stamp(TODAY)}.nc",
+    ]
     assert f"run {stamp(TODAY)}" in result.stderr
     # Exactly what the reader reads: every variable at the surface, 0-96 h, yesterday's analysis.
     sent = ads.submissions(EUROPE)
     assert [(s["type"], s["date"]) for s in sent] == [
         (["forecast"], [f"{day(YESTERDAY)}/{day(YESTERDAY)}"]),
         (["analysis"], [f"{day(YESTERDAY)}/{day(YESTERDAY)}"]),
-        (["forecast"], [f"{day(TODAY)}/{day(TODAY)}"])]
+        (["forecast"], [f"{day(TODAY)}/{day(TODAY)}"]),
+    ]
     for request in sent:
         assert request["variable"] == [cams_europe.REQUEST_NAMES[v] for v in cams_europe.VARIABLES]
         assert request["level"] == ["0"] and request["model"] == ["ensemble"]
@@ -86,7 +93,7 @@ def test_queued_then_successful_lands_the_day_s_runs_and_asks_nothing_twice(
     polls = [r for r in ads.requests if r[1].endswith("?log=True&request=True")]
     assert len(polls) >= 3 * 6
     # Idempotent: the runs held are not requested again.
-    again = fetch("cams-europe", key=None)              # nothing to ask: no key needed
+    again = fetch("cams-europe", key=None)  # nothing to ask: no key needed
     assert again.returncode == 0 and "nothing new" in again.stderr
     assert len(ads.submissions()) == 3
 
@@ -96,14 +103,22 @@ def test_global_requests_surface_hourly_and_model_level_137_three_hourly(tmp_pat
     assert result.returncode == 0, result.stderr
     folder = tmp_path / "datasets" / "cams" / "global"
     assert sorted(p.name for p in folder.iterdir()) == [
-        f"cams-global-{stamp(d)}-{part}.nc" for d in (YESTERDAY, TODAY) for part in ("ml", "sfc")]
+        f"cams-global-{stamp(d)}-{part}.nc" for d in (YESTERDAY, TODAY) for part in ("ml", "sfc")
+    ]
     surface, model_level = ads.submissions(GLOBAL)[:2]
-    assert surface["variable"] == ["particulate_matter_2.5um", "particulate_matter_10um",
-                                   "dust_aerosol_optical_depth_550nm"]
+    assert surface["variable"] == [
+        "particulate_matter_2.5um",
+        "particulate_matter_10um",
+        "dust_aerosol_optical_depth_550nm",
+    ]
     assert surface["leadtime_hour"] == [str(h) for h in range(121)]
     assert "model_level" not in surface
-    assert model_level["variable"] == ["ozone", "nitrogen_dioxide", "sulphur_dioxide",
-                                       "carbon_monoxide"]
+    assert model_level["variable"] == [
+        "ozone",
+        "nitrogen_dioxide",
+        "sulphur_dioxide",
+        "carbon_monoxide",
+    ]
     assert model_level["model_level"] == ["137"]
     assert model_level["leadtime_hour"] == [str(h) for h in range(0, 121, 3)]
     assert cams_global.SOURCE.held_runs(tmp_path / "datasets") == [stamp(YESTERDAY), stamp(TODAY)]
@@ -113,11 +128,15 @@ def test_a_run_not_yet_published_is_a_retry_later_and_what_is_out_lands(tmp_path
     ads.unpublished = {(EUROPE, "forecast", day(TODAY))}
     result = fetch("cams-europe")
     assert result.returncode == 75, result.stderr
-    assert errors(result) == [f"error: fetch cams-europe failed: CAMS Europe forecast of "
-                              f"{day(TODAY)} is not published on the ADS yet (No data found "
-                              "for this request)"]
-    assert europe_files(tmp_path) == [f"cams-europe-analysis-{stamp(YESTERDAY)}.nc",
-                                      f"cams-europe-forecast-{stamp(YESTERDAY)}.nc"]
+    assert errors(result) == [
+        f"error: fetch cams-europe failed: CAMS Europe forecast of "
+        f"{day(TODAY)} is not published on the ADS yet (No data found "
+        "for this request)"
+    ]
+    assert europe_files(tmp_path) == [
+        f"cams-europe-analysis-{stamp(YESTERDAY)}.nc",
+        f"cams-europe-forecast-{stamp(YESTERDAY)}.nc",
+    ]
     # Published later: only the missing run is asked for.
     ads.unpublished = set()
     assert fetch("cams-europe").returncode == 0
@@ -128,8 +147,9 @@ def test_an_analysis_not_yet_published_is_only_a_note(tmp_path, ads, fetch):
     ads.unpublished = {(EUROPE, "analysis", day(YESTERDAY))}
     result = fetch("cams-europe")
     assert result.returncode == 0, result.stderr
-    assert f"cams-europe: CAMS Europe analysis of {day(YESTERDAY)} is not published" \
-        in result.stderr
+    assert (
+        f"cams-europe: CAMS Europe analysis of {day(YESTERDAY)} is not published" in result.stderr
+    )
     assert not errors(result)
     assert len(europe_files(tmp_path)) == 2
 
@@ -141,17 +161,24 @@ def test_a_licence_not_accepted_is_one_line_saying_where_to_accept_it(tmp_path, 
     site = ads.url.removesuffix("/api")
     assert errors(result) == [
         f"error: fetch cams-europe failed: accept the licence of {EUROPE} at {site}/datasets/"
-        f"{EUROPE}?tab=download#manage-licences (logged in as the key's owner), then fetch again"]
+        f"{EUROPE}?tab=download#manage-licences (logged in as the key's owner), then fetch again"
+    ]
     assert result.stderr.count("\n") < 10 and "Traceback" not in result.stderr
     assert europe_files(tmp_path) == []
 
 
-@pytest.mark.parametrize("key, expected", [
-    ("wrong-token", "the ADS key was refused (Authentication failed): check CDSAPI_KEY or the "
-                    "key in ~/.cdsapirc"),
-    (None, "no ADS key: set CDSAPI_KEY or write 'key: <your token>' into"),
-    ("12345:abcdef", "the ADS key has the old UID:KEY form"),
-])
+@pytest.mark.parametrize(
+    "key, expected",
+    [
+        (
+            "wrong-token",
+            "the ADS key was refused (Authentication failed): check CDSAPI_KEY or the "
+            "key in ~/.cdsapirc",
+        ),
+        (None, "no ADS key: set CDSAPI_KEY or write 'key: <your token>' into"),
+        ("12345:abcdef", "the ADS key has the old UID:KEY form"),
+    ],
+)
 def test_a_key_refused_or_missing_is_one_line(tmp_path, ads, fetch, key, expected):
     result = fetch("cams-global", key=key)
     assert result.returncode == 1
@@ -164,26 +191,29 @@ def test_the_key_comes_from_the_cdsapirc_and_the_url_from_the_environment(tmp_pa
     rc = tmp_path / "cdsapirc"
     rc.write_text(f"url: http://127.0.0.1:9/unused\nkey: {TOKEN}\n")
     result = fetch("cams-global", key=None, CDSAPI_RC=str(rc), CDSAPI_URL="http://127.0.0.1:9")
-    assert result.returncode == 0, result.stderr      # WEATHERAPI_CAMS_BASE_URL comes first
+    assert result.returncode == 0, result.stderr  # WEATHERAPI_CAMS_BASE_URL comes first
 
 
 def test_a_download_broken_off_mid_body_is_resumed(tmp_path, ads, fetch):
-    ads.drop_after = 3_000_000              # of some 7 MB
+    ads.drop_after = 3_000_000  # of some 7 MB
     result = fetch("cams-europe", "--run", stamp(YESTERDAY))
     assert result.returncode == 0, result.stderr
     assert "Recovering from connection error" in result.stderr
     downloads = [r for r in ads.requests if r[0] == "GET" and r[1].startswith("/download/")]
     assert downloads[0][1] == downloads[1][1] and downloads[0][2] == ""
     # Resumed from what was written (cdsapi writes whole 1 MiB chunks: 2 of them here).
-    assert downloads[1][2] == f"bytes={2 * 2 ** 20}-"
+    assert downloads[1][2] == f"bytes={2 * 2**20}-"
     assert len(europe_files(tmp_path)) == 3
 
 
-@pytest.mark.parametrize("corrupt, says", [
-    ("zip", "the delivered zip is corrupt"),
-    ("netcdf", "the delivery is not usable"),
-    ("html", "the delivery is neither a zip nor a NetCDF file"),
-])
+@pytest.mark.parametrize(
+    "corrupt, says",
+    [
+        ("zip", "the delivered zip is corrupt"),
+        ("netcdf", "the delivery is not usable"),
+        ("html", "the delivery is neither a zip nor a NetCDF file"),
+    ],
+)
 def test_a_corrupt_delivery_never_lands(tmp_path, ads, fetch, corrupt, says):
     ads.corrupt = corrupt
     result = fetch("cams-europe")
@@ -195,7 +225,7 @@ def test_a_corrupt_delivery_never_lands(tmp_path, ads, fetch, corrupt, says):
 
 
 def test_a_long_queue_is_a_bounded_wait_and_the_next_fetch_resumes_the_job(tmp_path, ads, fetch):
-    ads.queue_polls = 10 ** 6
+    ads.queue_polls = 10**6
     result = fetch("cams-global", WEATHERAPI_CAMS_MAX_WAIT_S="0.3")
     assert result.returncode == 75
     [line] = errors(result)
@@ -206,13 +236,20 @@ def test_a_long_queue_is_a_bounded_wait_and_the_next_fetch_resumes_the_job(tmp_p
     result = fetch("cams-global")
     assert result.returncode == 0, result.stderr
     assert f"resuming ADS request {job}" in result.stderr
-    assert len(ads.submissions()) == 4                    # the first job was not asked again
+    assert len(ads.submissions()) == 4  # the first job was not asked again
 
 
-@pytest.mark.parametrize("failure, code, says", [
-    ("The regional forecast backend is under maintenance", 75, "try again later"),
-    ("Adaptor error: unexpected field", 1, "the ADS job failed: Adaptor error: unexpected field"),
-])
+@pytest.mark.parametrize(
+    "failure, code, says",
+    [
+        ("The regional forecast backend is under maintenance", 75, "try again later"),
+        (
+            "Adaptor error: unexpected field",
+            1,
+            "the ADS job failed: Adaptor error: unexpected field",
+        ),
+    ],
+)
 def test_a_failed_job_says_why(ads, fetch, failure, code, says):
     ads.job_failure = failure
     result = fetch("cams-europe")
@@ -224,11 +261,13 @@ def test_a_busy_or_unreachable_ads_is_a_retry_later(ads, fetch):
     ads.busy = 503
     result = fetch("cams-global")
     assert result.returncode == 75
-    assert errors(result) == ["error: fetch cams-global failed: CAMS global forecast of "
-                              f"{day(YESTERDAY)} 00 UTC: the ADS answers 503 service "
-                              "unavailable; try again later"]
+    assert errors(result) == [
+        "error: fetch cams-global failed: CAMS global forecast of "
+        f"{day(YESTERDAY)} 00 UTC: the ADS answers 503 service "
+        "unavailable; try again later"
+    ]
     asked = [r for r in ads.requests if "/retrieve/v1/processes/" in r[1]]
-    assert len(asked) == 5                                  # cdsapi's own tries
+    assert len(asked) == 5  # cdsapi's own tries
     closed = fetch("cams-global", WEATHERAPI_CAMS_BASE_URL="http://127.0.0.1:9/api")
     assert closed.returncode == 75
     assert "could not be reached or the transfer broke off" in errors(closed)[0]
@@ -261,8 +300,10 @@ def test_dry_run_says_what_would_be_requested_and_moves_nothing(tmp_path, ads, f
     assert result.returncode == 0, result.stderr
     lines = result.stdout.splitlines()
     assert len(lines) == 3 and ads.requests == []
-    assert lines[2].startswith(f"CAMS Europe forecast of {day(TODAY)}: POST {ads.url}/retrieve/"
-                               f"v1/processes/{EUROPE}/execution {{\"inputs\":")
+    assert lines[2].startswith(
+        f"CAMS Europe forecast of {day(TODAY)}: POST {ads.url}/retrieve/"
+        f'v1/processes/{EUROPE}/execution {{"inputs":'
+    )
     assert lines[2].endswith(f"-> cams/europe/cams-europe-forecast-{stamp(TODAY)}.nc")
     assert "would fetch 3 file(s)" in result.stderr
     assert not (tmp_path / "datasets").exists() or europe_files(tmp_path) == []

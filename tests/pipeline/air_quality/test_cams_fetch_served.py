@@ -15,7 +15,7 @@ from tests.support.procs import Server, get
 from tests.support.upstreams.ads import AdsStandIn, Running
 
 TOKEN = "end-to-end-token"
-AIR_DENSITY_KG_M3 = 1.223803          # the science note's kg/kg -> kg/m³, written out here
+AIR_DENSITY_KG_M3 = 1.223803  # the science note's kg/kg -> kg/m³, written out here
 
 
 @pytest.fixture(scope="module")
@@ -24,13 +24,18 @@ def served(tmp_path_factory, pipeline_cli, keys_file):
     root = tmp_path_factory.mktemp("cams-served")
     (root / "ads").mkdir()
     with Running(AdsStandIn(root / "ads", tokens={TOKEN})) as ads:
-        env = {"WEATHERAPI_CAMS_BASE_URL": ads.url, "CDSAPI_KEY": TOKEN,
-               "CDSAPI_RC": str(root / "none"), "WEATHERAPI_CAMS_POLL_S": "0.02"}
+        env = {
+            "WEATHERAPI_CAMS_BASE_URL": ads.url,
+            "CDSAPI_KEY": TOKEN,
+            "CDSAPI_RC": str(root / "none"),
+            "WEATHERAPI_CAMS_POLL_S": "0.02",
+        }
         for source in ("cams-europe", "cams-global"):
             result = pipeline_cli("fetch", source, "--datasets", root / "datasets", **env)
             assert result.returncode == 0, result.stderr
-    result = pipeline_cli("build", "--datasets", root / "datasets", "--out", root / "build",
-                          "--only", "air_quality")
+    result = pipeline_cli(
+        "build", "--datasets", root / "datasets", "--out", root / "build", "--only", "air_quality"
+    )
     assert result.returncode == 0, result.stderr
     assert "reading CAMS files from" in result.stderr
     with Server(root / "build", keys_file[0]) as srv:
@@ -45,8 +50,16 @@ def cell(path, variable: str, lat: float, lon: float, level: dict | None = None)
         j = int(np.flatnonzero(np.isclose(ds["longitude"][:], lon % 360))[0])
         time_name = "time" if "time" in ds.variables else "forecast_period"
         var = ds[variable]
-        index = tuple(i if d == "latitude" else j if d == "longitude" else slice(None)
-                      if d == time_name else 0 for d in var.dimensions)
+        index = tuple(
+            i
+            if d == "latitude"
+            else j
+            if d == "longitude"
+            else slice(None)
+            if d == time_name
+            else 0
+            for d in var.dimensions
+        )
         return np.asarray(ds[time_name][:], dtype=float), np.asarray(var[index], dtype=float)
 
 
@@ -59,10 +72,13 @@ def current(srv, key, coordinates: str) -> dict:
 def test_europe_served_at_a_cell_is_the_delivered_forecast_there(served):
     srv, key, datasets, today = served
     path = datasets / "cams" / "europe" / f"cams-europe-forecast-{stamp(today)}.nc"
-    record = current(srv, key, "47.5,0.5")            # a cell centre of the 1° grid
+    record = current(srv, key, "47.5,0.5")  # a cell centre of the 1° grid
     lead = (record["time"] - today) // 3600
-    for name, api in (("pm2p5_conc", "pm25"), ("o3_conc", "ozone"), ("no2_conc",
-                                                                      "nitrogenDioxide")):
+    for name, api in (
+        ("pm2p5_conc", "pm25"),
+        ("o3_conc", "ozone"),
+        ("no2_conc", "nitrogenDioxide"),
+    ):
         hours, values = cell(path, name, 47.5, 0.5)
         assert hours[lead] == lead
         assert record[api] == pytest.approx(values[lead], abs=0.051), name
@@ -71,7 +87,7 @@ def test_europe_served_at_a_cell_is_the_delivered_forecast_there(served):
 def test_global_served_at_a_cell_is_the_delivered_forecast_there(served):
     srv, key, datasets, today = served
     folder = datasets / "cams" / "global"
-    record = current(srv, key, "10,100")              # outside Europe, a 5° cell centre
+    record = current(srv, key, "10,100")  # outside Europe, a 5° cell centre
     lead = (record["time"] - today) // 3600
     hours, pm25 = cell(folder / f"cams-global-{stamp(today)}-sfc.nc", "pm2p5", 10, 100)
     assert record["pm25"] == pytest.approx(pm25[lead] * 1e9, abs=0.051)

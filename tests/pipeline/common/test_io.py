@@ -35,7 +35,7 @@ def test_a_library_write_failure_names_the_file(tmp_path):
             raise RuntimeError("NetCDF: HDF error")
     assert raised.value.filename == str(path)
     assert raised.value.strerror.startswith("NetCDF: HDF error; ")
-    with pytest.raises(NotImplementedError):     # a subclass is no failed write
+    with pytest.raises(NotImplementedError):  # a subclass is no failed write
         with naming(path, NETCDF_WRITE_ERRORS):
             raise NotImplementedError("No space left on device")
 
@@ -46,7 +46,7 @@ def _open_files(directory) -> set[str]:
     for fd in os.listdir("/proc/self/fd"):
         try:
             names.add(os.readlink(f"/proc/self/fd/{fd}"))
-        except FileNotFoundError:   # the listing's own descriptor, closed since
+        except FileNotFoundError:  # the listing's own descriptor, closed since
             pass
     return {name for name in names if name.startswith(str(directory))}
 
@@ -59,9 +59,9 @@ def test_npy_writers_finish_together_or_let_go_of_their_files(tmp_path):
     write_npy(np.arange(5, dtype=np.int32), tmp_path / "whole.npy")
     assert (tmp_path / "a.npy").read_bytes() == (tmp_path / "whole.npy").read_bytes()
     assert np.load(tmp_path / "b.npy").tolist() == [b"x", b"yz"]
-    with pytest.raises(ZeroDivisionError):     # a failure midway: nothing stays open
+    with pytest.raises(ZeroDivisionError):  # a failure midway: nothing stays open
         with NpyWriter(tmp_path / "c.npy", np.int32) as c, NpyWriter(tmp_path / "d.npy", np.int32):
             c.write(np.arange(3))
             1 / 0  # noqa: B018 (the failure midway)
     assert not _open_files(tmp_path)
-    assert np.load(tmp_path / "c.npy").shape == (0,)    # left unfinished: its placeholder header
+    assert np.load(tmp_path / "c.npy").shape == (0,)  # left unfinished: its placeholder header

@@ -18,13 +18,19 @@ from pipeline.common.io import InputError
 def dataset(records: int = 4) -> xr.Dataset:
     """Record (time) and fixed variables of several types, a scalar and global attributes."""
     return xr.Dataset(
-        {"t2m": (("time", "lat", "lon"), np.full((records, 3, 5), 290.0, np.float32)),
-         "flag": (("time",), np.arange(records, dtype=np.int8)),
-         "orog": (("lat", "lon"), np.ones((3, 5))),
-         "level": ((), 2.0)},
-        coords={"time": np.arange(records, dtype=np.float64), "lat": [10.0, 0.0, -10.0],
-                "lon": np.arange(5) * 72.0},
-        attrs={"title": "x" * 13, "numbers": np.arange(3, dtype=np.int16)})
+        {
+            "t2m": (("time", "lat", "lon"), np.full((records, 3, 5), 290.0, np.float32)),
+            "flag": (("time",), np.arange(records, dtype=np.int8)),
+            "orog": (("lat", "lon"), np.ones((3, 5))),
+            "level": ((), 2.0),
+        },
+        coords={
+            "time": np.arange(records, dtype=np.float64),
+            "lat": [10.0, 0.0, -10.0],
+            "lon": np.arange(5) * 72.0,
+        },
+        attrs={"title": "x" * 13, "numbers": np.arange(3, dtype=np.int16)},
+    )
 
 
 def write_xarray(path: Path, fmt: str, unlimited: bool) -> Path:
@@ -60,7 +66,7 @@ def test_a_whole_file_passes_and_every_cut_into_its_data_is_refused(tmp_path, ki
     data = path.read_bytes()
     netcdf3.check_complete(path)
     cut = tmp_path / "cut.nc"
-    for size in range(5, len(data) - 3):      # a record's last padding bytes hold no data
+    for size in range(5, len(data) - 3):  # a record's last padding bytes hold no data
         cut.write_bytes(data[:size])
         with pytest.raises(InputError, match="truncated") as caught:
             netcdf3.check_complete(cut)
@@ -80,4 +86,4 @@ def test_the_message_gives_both_sizes(tmp_path):
 def test_other_files_are_left_to_the_readers(tmp_path, content):
     path = tmp_path / "a.nc"
     path.write_bytes(content)
-    netcdf3.check_complete(path)      # the reader's own open judges these
+    netcdf3.check_complete(path)  # the reader's own open judges these

@@ -32,7 +32,7 @@ def test_cells_take_what_the_server_reads_at_their_centres(tmp_path, wraps):
     target_lat = np.arange(-89.5, 90, 1.3) if wraps else np.arange(29.0, 61.5, 0.7)
     target_lon = np.arange(170.0, 190.0, 0.9) if wraps else np.arange(-21.0, 21.0, 0.9)
     interpolate = Bilinear(spec, target_lat, target_lon)
-    out = interpolate(field[:, interpolate.first_row:interpolate.stop_row])
+    out = interpolate(field[:, interpolate.first_row : interpolate.stop_row])
     assert out.shape == (3, len(target_lat), len(target_lon)) and out.dtype == np.float32
     assert np.isnan(out).any() and not np.isnan(out).all()
     for r, y in enumerate(target_lat):
@@ -46,7 +46,8 @@ def test_a_band_of_target_rows_needs_only_the_source_rows_around_it(tmp_path):
     plane = (0.1 + 0.004 * lat[:, None] + 0.0 * lon[None, :])[None].astype(np.float32)
     spec, _ = _source(tmp_path, lat, lon, plane)
     interpolate = Bilinear(spec, np.arange(40.05, 44.0, 0.1), np.arange(-24.95, 45.0, 0.1))
-    assert (interpolate.first_row, interpolate.stop_row) == (65, 68)      # 40° to 44°
+    assert (interpolate.first_row, interpolate.stop_row) == (65, 68)  # 40° to 44°
     out = interpolate(plane[:, 65:68])
-    np.testing.assert_allclose(out[0], 0.1 + 0.004 * np.arange(40.05, 44.0, 0.1)[:, None]
-                               + np.zeros((1, 700)), rtol=1e-6)
+    np.testing.assert_allclose(
+        out[0], 0.1 + 0.004 * np.arange(40.05, 44.0, 0.1)[:, None] + np.zeros((1, 700)), rtol=1e-6
+    )

@@ -12,7 +12,7 @@ def test_three_hourly_steps_become_hours():
     steps = np.array([0, 3, 6])
     values = np.array([[0.0], [3.0], [9.0]], dtype=np.float32)
     out = to_hours(values, steps, np.arange(-1, 8))
-    assert np.isnan(out[0, 0]) and np.isnan(out[-1, 0])        # outside the steps
+    assert np.isnan(out[0, 0]) and np.isnan(out[-1, 0])  # outside the steps
     np.testing.assert_allclose(out[1:8, 0], [0, 1, 2, 3, 5, 7, 9])
 
 
@@ -38,17 +38,17 @@ def test_trailing_mean_includes_the_hour_itself():
 
 def test_trailing_mean_skips_unknown_hours_and_needs_three_quarters():
     values = np.full(30, 10.0)
-    values[5:10] = np.nan                       # five of the last 24 unknown at index 23
+    values[5:10] = np.nan  # five of the last 24 unknown at index 23
     values[10:12] = 40.0
     out = trailing_mean(values, window=24)
     assert out[23] == pytest.approx((17 * 10 + 2 * 40) / 19)
     sparse = np.full(30, np.nan)
-    sparse[::2] = 1.0                           # half known: below 75 %
+    sparse[::2] = 1.0  # half known: below 75 %
     assert np.isnan(trailing_mean(sparse, window=24)[29])
 
 
 def test_trailing_mean_along_another_axis():
-    values = np.stack([np.arange(8.0), np.arange(8.0) * 2])      # (2, 8): time on axis 1
+    values = np.stack([np.arange(8.0), np.arange(8.0) * 2])  # (2, 8): time on axis 1
     out = trailing_mean(values, window=8, axis=1)
     assert out.shape == (2, 8) and out[0, 7] == pytest.approx(3.5) and out[1, 7] == 7.0
     assert out.dtype == np.float32

@@ -8,8 +8,14 @@ from pipeline.fetch.http import HttpConfig
 from tests.support.upstreams.base import StandIn
 
 # Retries within milliseconds (Retry-After still honoured as sent), short timeouts, no bars.
-QUICK = HttpConfig(backoff_base_s=0.01, backoff_cap_s=0.05, read_timeout_s=2.0,
-                   connect_timeout_s=2.0, attempts=4, progress=False)
+QUICK = HttpConfig(
+    backoff_base_s=0.01,
+    backoff_cap_s=0.05,
+    read_timeout_s=2.0,
+    connect_timeout_s=2.0,
+    attempts=4,
+    progress=False,
+)
 
 
 @pytest.fixture

@@ -17,20 +17,35 @@ from pipeline.fetch import verify
 from pipeline.fetch.http import Downloader, DownloadError, HttpConfig
 from pipeline.fetch.pacing import RateLimit, backoff_s, retry_after_s
 from tests.pipeline.fetch.conftest import QUICK
-from tests.support.upstreams.base import (NOT_FOUND, Blob, Corrupt, Drop, IgnoreRange, Stall,
-                                          Status, Truncate)
+from tests.support.upstreams.base import (
+    NOT_FOUND,
+    Blob,
+    Corrupt,
+    Drop,
+    IgnoreRange,
+    Stall,
+    Status,
+    Truncate,
+)
 
 SIZE = 3_000_000
 DATA = random.Random(24).randbytes(SIZE)
-GRIB = Path(__file__).resolve().parents[4] / "shared" / "data" / "gfs" / \
-    "gfs.t12z.pgrbf120.2p5deg.grib2"
+GRIB = (
+    Path(__file__).resolve().parents[4]
+    / "shared"
+    / "data"
+    / "gfs"
+    / "gfs.t12z.pgrbf120.2p5deg.grib2"
+)
 
 
 def fetch(url: str, dest: Path, config: HttpConfig = QUICK, **kwargs):
     """One download with a fresh Downloader; returns (transfer, totals)."""
+
     async def go():
         async with Downloader(config) as http:
             return await http.download(url, dest, **kwargs), http.totals
+
     return asyncio.run(go())
 
 
@@ -43,8 +58,9 @@ def test_whole_file_lands_atomically_and_names_the_operator(stand_in, tmp_path):
     seen: list[list[str]] = []
     stand_in.on_hit = lambda hit: seen.append(names(tmp_path))
     in_verify: list[list[str]] = []
-    transfer, totals = fetch(stand_in.url + "/f", tmp_path / "f",
-                             verify=lambda p: in_verify.append(names(p.parent)))
+    transfer, totals = fetch(
+        stand_in.url + "/f", tmp_path / "f", verify=lambda p: in_verify.append(names(p.parent))
+    )
     assert (tmp_path / "f").read_bytes() == DATA
     assert (transfer.changed, transfer.bytes, transfer.bytes_whole) == (True, SIZE, SIZE)
     assert (totals.files, totals.bytes, totals.bytes_whole) == (1, SIZE, SIZE)
@@ -92,8 +108,9 @@ def test_persistent_503_fails_for_later_after_its_attempts(stand_in, tmp_path):
     assert len(stand_in.hits("/f")) == QUICK.attempts and names(tmp_path) == []
 
 
-@pytest.mark.parametrize("fault", [Drop(after=1_000_000), Truncate(after=1_000_000)],
-                         ids=["dropped", "truncated"])
+@pytest.mark.parametrize(
+    "fault", [Drop(after=1_000_000), Truncate(after=1_000_000)], ids=["dropped", "truncated"]
+)
 def test_a_cut_body_resumes_with_a_range_and_moves_only_the_rest(stand_in, tmp_path, fault):
     stand_in.put("/f", DATA)
     stand_in.fault("/f", fault)
@@ -103,8 +120,8 @@ def test_a_cut_body_resumes_with_a_range_and_moves_only_the_rest(stand_in, tmp_p
     first, second = stand_in.hits("/f")
     start = int(second.range.removeprefix("bytes=").rstrip("-"))
     assert 0 < start <= fault.after and second.status == 206
-    assert second.headers["If-Range"] == stand_in.files["/f"].etag     # the same version
-    assert second.sent == SIZE - start             # only the rest moved
+    assert second.headers["If-Range"] == stand_in.files["/f"].etag  # the same version
+    assert second.sent == SIZE - start  # only the rest moved
     assert transfer.bytes == start + (SIZE - start)
     assert (tmp_path / "f").read_bytes() == DATA
     assert seen[1] == [".f.part"] and names(tmp_path) == ["f"]
@@ -135,7 +152,7 @@ def test_a_body_that_does_not_decode_never_lands(stand_in, tmp_path):
         fetch(stand_in.url + "/g", tmp_path / "g", verify=verify.grib())
     assert "no GRIB message" in str(failure.value) and not failure.value.retry_later
     assert len(stand_in.hits("/g")) == QUICK.attempts and names(tmp_path) == []
-    stand_in.fault("/g", always=True)      # healthy again: it decodes, and lands
+    stand_in.fault("/g", always=True)  # healthy again: it decodes, and lands
     transfer, _ = fetch(stand_in.url + "/g", tmp_path / "g", verify=verify.grib(307))
     assert transfer.bytes_written == GRIB.stat().st_size
 
@@ -146,7 +163,7 @@ def test_a_silent_server_times_out_and_is_retried(stand_in, tmp_path):
     config = dataclasses.replace(QUICK, read_timeout_s=0.3)
     fetch(stand_in.url + "/f", tmp_path / "f", config)
     first, second = stand_in.hits("/f")
-    assert 0.3 <= second.t - first.t < 2.0     # gave up on the first well before it answered
+    assert 0.3 <= second.t - first.t < 2.0  # gave up on the first well before it answered
     assert (tmp_path / "f").read_bytes() == DATA
 
 
@@ -174,9 +191,10 @@ def test_ranges_are_merged_one_per_request_and_written_in_order(stand_in, tmp_pa
     transfer, totals = fetch(stand_in.url + "/f", tmp_path / "f", ranges=ranges)
     asked = [h.range for h in stand_in.hits("/f")]
     assert asked == ["bytes=100-1999", "bytes=1500000-1599999", "bytes=2500000-"]
-    assert (tmp_path / "f").read_bytes() == (DATA[100:300] + DATA[1_000:2_000]
-                                            + DATA[1_500_000:1_600_000] + DATA[2_500_000:])
-    assert transfer.bytes == 1900 + 100_000 + 500_000       # the 700-byte gap came along
+    assert (tmp_path / "f").read_bytes() == (
+        DATA[100:300] + DATA[1_000:2_000] + DATA[1_500_000:1_600_000] + DATA[2_500_000:]
+    )
+    assert transfer.bytes == 1900 + 100_000 + 500_000  # the 700-byte gap came along
     assert transfer.bytes_whole == SIZE == totals.bytes_whole
 
 
@@ -217,7 +235,7 @@ def test_if_modified_since_alone_is_honoured(stand_in, tmp_path):
     dest = tmp_path / "f"
     fetch(stand_in.url + "/f", dest, conditional=True)
     state = tmp_path / ".f.http-state"
-    state.write_text(state.read_text().replace('"ETag"', '"Other"'))    # as if no ETag was sent
+    state.write_text(state.read_text().replace('"ETag"', '"Other"'))  # as if no ETag was sent
     transfer, _ = fetch(stand_in.url + "/f", dest, conditional=True)
     hit = stand_in.hits("/f")[-1]
     assert "If-None-Match" not in hit.headers and hit.status == 304 and not transfer.changed
@@ -227,12 +245,14 @@ def test_the_host_rate_limit_holds_on_the_server_clock(stand_in):
     stand_in.put("/i", b"x" * 100)
     per_s, burst = 10.0, 2
     host = stand_in.url.removeprefix("http://")
-    config = dataclasses.replace(QUICK, concurrency=8,
-                                 rate_limits={host: RateLimit(per_s * 60, burst)})
+    config = dataclasses.replace(
+        QUICK, concurrency=8, rate_limits={host: RateLimit(per_s * 60, burst)}
+    )
 
     async def go():
         async with Downloader(config) as http:
             await asyncio.gather(*(http.get_bytes(stand_in.url + "/i") for _ in range(12)))
+
     asyncio.run(go())
     times = [h.t for h in stand_in.hits("/i")]
     assert len(times) == 12
@@ -240,7 +260,7 @@ def test_the_host_rate_limit_holds_on_the_server_clock(stand_in):
         # A full bucket lets `burst` through at once, then one per 1/rate seconds; one
         # token of slack, as arrival times carry the first request's network and loop delay.
         assert t - times[0] >= (k - burst) / per_s
-    assert times[-1] - times[0] < (12 - burst + 1) / per_s + 2.0      # and it does not crawl
+    assert times[-1] - times[0] < (12 - burst + 1) / per_s + 2.0  # and it does not crawl
 
 
 def test_concurrency_is_bounded(stand_in, tmp_path):
@@ -251,8 +271,10 @@ def test_concurrency_is_bounded(stand_in, tmp_path):
 
     async def go():
         async with Downloader(config) as http:
-            await asyncio.gather(*(http.download(stand_in.url + f"/f{i}", tmp_path / f"f{i}")
-                                   for i in range(6)))
+            await asyncio.gather(
+                *(http.download(stand_in.url + f"/f{i}", tmp_path / f"f{i}") for i in range(6))
+            )
+
     asyncio.run(go())
     assert stand_in.max_active == 2 and len(names(tmp_path)) == 6
 
@@ -273,10 +295,13 @@ def test_get_bytes_and_exists(stand_in):
 
     async def go():
         async with Downloader(QUICK) as http:
-            return (await http.get_bytes(stand_in.url + "/i"),
-                    await http.get_bytes(stand_in.url + "/none", missing_ok=True),
-                    await http.exists(stand_in.url + "/i"),
-                    await http.exists(stand_in.url + "/none"))
+            return (
+                await http.get_bytes(stand_in.url + "/i"),
+                await http.get_bytes(stand_in.url + "/none", missing_ok=True),
+                await http.exists(stand_in.url + "/i"),
+                await http.exists(stand_in.url + "/none"),
+            )
+
     assert asyncio.run(go()) == (b"index", None, True, False)
     assert [h.method for h in stand_in.hits()] == ["GET", "GET", "HEAD", "HEAD"]
 
@@ -311,8 +336,7 @@ def test_a_netcdf_file_is_checked_by_opening_it(stand_in, tmp_path):
     assert names(tmp_path / "out") == ["a.nc"]
 
 
-def test_a_missing_operator_contact_is_warned_about_once(stand_in, tmp_path, monkeypatch,
-                                                         caplog):
+def test_a_missing_operator_contact_is_warned_about_once(stand_in, tmp_path, monkeypatch, caplog):
     from pipeline.fetch import useragent
 
     monkeypatch.delenv("WEATHERAPI_OPERATOR_CONTACT")
@@ -329,7 +353,7 @@ def test_progress_bars_on_a_terminal_and_lines_otherwise(stand_in, tmp_path, cap
     stand_in.put("/f", DATA)
     caplog.set_level(logging.INFO, logger="pipeline.fetch")
     fetch(stand_in.url + "/f", tmp_path / "bar", dataclasses.replace(QUICK, progress=True))
-    assert "bar" in capsys.readouterr().err                # tqdm's bar, named by the file
+    assert "bar" in capsys.readouterr().err  # tqdm's bar, named by the file
     assert not [r for r in caplog.records if "written" in r.getMessage()]
     fetch(stand_in.url + "/f", tmp_path / "line")
     lines = [r.getMessage() for r in caplog.records if "written" in r.getMessage()]

@@ -26,8 +26,11 @@ IDX_F006 = """\
 def test_entries_run_to_the_next_offset_and_the_last_to_the_end():
     entries = parse(IDX_F006)
     assert [(e.number, e.start, e.stop) for e in entries[:4]] == [
-        ("1", 0, 990245), ("2", 990245, 1500000), ("3.1", 1500000, 2000000),
-        ("3.2", 1500000, 2000000)]
+        ("1", 0, 990245),
+        ("2", 990245, 1500000),
+        ("3.1", 1500000, 2000000),
+        ("3.2", 1500000, 2000000),
+    ]
     assert entries[-1].stop is None and entries[-1].size is None
     assert entries[-2].extra == "ENS=+1" and entries[-1].extra == ""
     assert entries[0].date == "2026112812" and entries[0].level == "mean sea level"
@@ -51,20 +54,29 @@ def test_an_error_page_is_not_an_inventory():
 def test_selection_takes_instants_and_the_running_total_once():
     picked, missing = select(parse(IDX_F006), 6)
     labels = [(e.number, e.variable, e.forecast) for e in picked]
-    assert ("6", "APCP", "0-6 hour acc fcst") in labels        # the first of the two
+    assert ("6", "APCP", "0-6 hour acc fcst") in labels  # the first of the two
     assert not any(number == "7" for number, _, _ in labels)
     assert ("9", "TCDC", "6 hour fcst") in labels and ("11", "TMP", "6 hour fcst") in labels
     assert not any(number in ("5", "8", "10") for number, _, _ in labels)
     assert [e.start for e in picked] == sorted(e.start for e in picked)
-    assert ("3.1", "UGRD", "6 hour fcst") in labels           # one message, one range
+    assert ("3.1", "UGRD", "6 hour fcst") in labels  # one message, one range
     assert sum(e.start == 1500000 for e in picked) == 1
     assert {w.variable for w in missing} == {w.variable for w in SELECTION} - {
-        "PRMSL", "UGRD", "VGRD", "APCP", "TCDC", "TMP", "HGT"}    # HGT: from f000 only
+        "PRMSL",
+        "UGRD",
+        "VGRD",
+        "APCP",
+        "TCDC",
+        "TMP",
+        "HGT",
+    }  # HGT: from f000 only
 
 
 def test_at_f000_analyses_count_and_no_total_is_expected():
-    idx = ("1:0:d=2026112812:TMP:2 m above ground:anl:\n"
-           "2:100:d=2026112812:TMP:2 m above ground:1 hour fcst:\n")
+    idx = (
+        "1:0:d=2026112812:TMP:2 m above ground:anl:\n"
+        "2:100:d=2026112812:TMP:2 m above ground:1 hour fcst:\n"
+    )
     picked, missing = select(parse(idx), 0)
     assert [e.number for e in picked] == ["1"]
     assert "APCP" not in {w.variable for w in missing} and "DPT" in {w.variable for w in missing}

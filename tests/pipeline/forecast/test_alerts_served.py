@@ -7,8 +7,8 @@ from __future__ import annotations
 
 import time
 
-from contract import Forecast as F
 import contract
+from contract import Forecast as F
 from tests.support import forecast_inputs as fi
 from tests.support.procs import Server, get, run_pipeline
 from tests.support.upstreams.alerts import NwsLayout, nws_feature
@@ -19,8 +19,10 @@ ZONE = [[-102.0, 39.0], [-101.0, 39.0], [-101.0, 40.0], [-102.0, 40.0], [-102.0,
 
 
 def forecast_alerts(server: Server) -> tuple[list[str], str]:
-    reply = get(f"{server.url}/forecast/{POINT[0]},{POINT[1]}?exclude=minutely,hourly",
-                {"X-API-Key": server.key})
+    reply = get(
+        f"{server.url}/forecast/{POINT[0]},{POINT[1]}?exclude=minutely,hourly",
+        {"X-API-Key": server.key},
+    )
     assert reply.status == 200, reply.body[:500]
     return [a["title"] for a in reply.json().get("alerts", [])], reply.headers["X-Data-Version"]
 
@@ -31,10 +33,22 @@ def test_a_new_alert_is_served_without_rebuilding_the_grids(tmp_path, keys_file)
     with StandIn() as upstream:
         nws = NwsLayout(upstream)
         nws.set_alerts([])
-        env = {"WEATHERAPI_OPERATOR_CONTACT": "ops@example.org", "WEATHERAPI_ALERT_UPSTREAMS":
-               "nws", "WEATHERAPI_NWS_BASE_URL": upstream.url}
-        refresh = ("refresh", "--datasets", str(datasets), "--out", str(out),
-                   "--only", "forecast", "--sources", "alerts")
+        env = {
+            "WEATHERAPI_OPERATOR_CONTACT": "ops@example.org",
+            "WEATHERAPI_ALERT_UPSTREAMS": "nws",
+            "WEATHERAPI_NWS_BASE_URL": upstream.url,
+        }
+        refresh = (
+            "refresh",
+            "--datasets",
+            str(datasets),
+            "--out",
+            str(out),
+            "--only",
+            "forecast",
+            "--sources",
+            "alerts",
+        )
         run_pipeline(*refresh, env=env)
         before = contract.current_version_dir(out)
         with Server(out, keys_file[0]) as server:
@@ -43,8 +57,9 @@ def test_a_new_alert_is_served_without_rebuilding_the_grids(tmp_path, keys_file)
             titles, version = forecast_alerts(server)
             assert titles == []
             now = time.time()
-            nws.set_alerts([nws_feature("w-1", "Flood Watch", now - 60, now + 7200,
-                                        zones=["KSZ001"])])
+            nws.set_alerts(
+                [nws_feature("w-1", "Flood Watch", now - 60, now + 7200, zones=["KSZ001"])]
+            )
             nws.add_zone("forecast/KSZ001", ZONE)
             started = time.monotonic()
             result = run_pipeline(*refresh, env=env)

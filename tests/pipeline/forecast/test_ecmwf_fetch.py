@@ -18,7 +18,7 @@ from tests.support.upstreams.base import IgnoreRange, StandIn
 
 CYCLE_S = 6 * 3600
 NEWEST = int(time.time()) // CYCLE_S * CYCLE_S
-HORIZON = {"WEATHERAPI_ECMWF_HORIZON_H": "12"}          # steps 0, 3, 6, 9, 12
+HORIZON = {"WEATHERAPI_ECMWF_HORIZON_H": "12"}  # steps 0, 3, 6, 9, 12
 WANTED = {"2t", "2d", "10u", "10v", "msl", "tcc", "tp", "ptype", "10fg", "mucape"}
 
 
@@ -31,10 +31,14 @@ def server():
 @pytest.fixture
 def fetch(tmp_path, pipeline_cli, server):
     def run(*args: str, **env: str):
-        env = {"WEATHERAPI_ECMWF_BASE_URL": server.url + upstream.PREFIX,
-               "WEATHERAPI_OPERATOR_CONTACT": "ops@example.org", **HORIZON, **env}
-        return pipeline_cli("fetch", "ecmwf", "--datasets", tmp_path / "datasets", *args,
-                            **env)
+        env = {
+            "WEATHERAPI_ECMWF_BASE_URL": server.url + upstream.PREFIX,
+            "WEATHERAPI_OPERATOR_CONTACT": "ops@example.org",
+            **HORIZON,
+            **env,
+        }
+        return pipeline_cli("fetch", "ecmwf", "--datasets", tmp_path / "datasets", *args, **env)
+
     return run
 
 
@@ -64,10 +68,11 @@ def test_the_newest_complete_run_by_range_requests_one_range_each(tmp_path, serv
         assert {m["shortName"] for m in got} == expected
         # The bytes are upstream's messages, unchanged.
         assert (held.folder / name).read_bytes() == b"".join(
-            data for data, param, _ in upstream.split(served / name) if param in expected)
+            data for data, param, _ in upstream.split(served / name) if param in expected
+        )
     hits = grib_hits(server)
     assert hits and all(h.range and "," not in h.range and h.status == 206 for h in hits)
-    assert len(hits) > 5 * 5                  # padding between messages: several per file
+    assert len(hits) > 5 * 5  # padding between messages: several per file
 
 
 def test_a_whole_file_for_a_range_request_is_cut_to_what_is_wanted(tmp_path, server, fetch):
@@ -91,8 +96,10 @@ def test_06_and_18_utc_runs_are_the_scda_stream_to_90_hours(tmp_path, server, fe
     assert result.returncode == 0, result.stderr
     paths = {h.path for h in grib_hits(server)}
     day, hour = time.strftime("%Y%m%d", time.gmtime(run_s)), time.gmtime(run_s).tm_hour
-    assert paths == {f"{upstream.PREFIX}/{day}/{hour:02d}z/ifs/0p25/scda/{day}{hour:02d}0000-"
-                     f"{s}h-scda-fc.grib2" for s in (0, 3, 6, 9, 12)}
+    assert paths == {
+        f"{upstream.PREFIX}/{day}/{hour:02d}z/ifs/0p25/scda/{day}{hour:02d}0000-{s}h-scda-fc.grib2"
+        for s in (0, 3, 6, 9, 12)
+    }
 
 
 def test_held_runs_are_not_fetched_again_and_dry_runs_move_nothing(tmp_path, server, fetch):
@@ -116,8 +123,9 @@ def test_no_complete_run_is_a_retry_later(tmp_path, server, fetch):
     result = fetch()
     assert result.returncode == 75, result.stderr
     assert "no complete ECMWF run" in result.stderr and "try again later" in result.stderr
-    assert not (tmp_path / "datasets" / "forecast" / "ecmwf" / runs.run_name(NEWEST)
-                / runs.MARKER).exists()
+    assert not (
+        tmp_path / "datasets" / "forecast" / "ecmwf" / runs.run_name(NEWEST) / runs.MARKER
+    ).exists()
 
 
 def test_held_runs_and_prune(tmp_path, server, fetch):
@@ -128,26 +136,39 @@ def test_held_runs_and_prune(tmp_path, server, fetch):
     names = [runs.run_name(NEWEST - k * CYCLE_S) for k in (2, 1, 0)]
     assert ecmwf.SOURCE.held_runs(datasets) == names
     assert ecmwf.SOURCE.prune(datasets, keep=1) == names[:2]
-    assert sorted(p.name for p in (datasets / "forecast" / "ecmwf").iterdir()
-                  if not p.name.startswith(".")) == names[2:]         # .lock stays
+    assert (
+        sorted(
+            p.name
+            for p in (datasets / "forecast" / "ecmwf").iterdir()
+            if not p.name.startswith(".")
+        )
+        == names[2:]
+    )  # .lock stays
     marker = json.loads((datasets / "forecast" / "ecmwf" / names[2] / runs.MARKER).read_text())
     assert marker["source"] == "ecmwf" and marker["run"] == names[2]
 
 
-def test_the_forecast_build_reads_every_field_of_a_fetched_run(tmp_path, server, fetch,
-                                                             pipeline_cli):
+def test_the_forecast_build_reads_every_field_of_a_fetched_run(
+    tmp_path, server, fetch, pipeline_cli
+):
     upstream.publish(server, tmp_path / "up", NEWEST - CYCLE_S, [0, 3, 6, 9, 12])
     assert fetch().returncode == 0
-    result = pipeline_cli("build", "--datasets", tmp_path / "datasets", "--out",
-                          tmp_path / "out", "--only", "forecast",
-                          WEATHERAPI_FORECAST_MODEL="ecmwf")
+    result = pipeline_cli(
+        "build",
+        "--datasets",
+        tmp_path / "datasets",
+        "--out",
+        tmp_path / "out",
+        "--only",
+        "forecast",
+        WEATHERAPI_FORECAST_MODEL="ecmwf",
+    )
     assert result.returncode == 0, result.stderr
     assert "reading 1 complete ecmwf run(s)" in result.stderr
     # The reader logs the GRIB2 fields it read, by shortName (a statistic in brackets).
-    [line] = [l for l in result.stderr.splitlines() if ": read " in l]
+    [line] = [text for text in result.stderr.splitlines() if ": read " in text]
     read = {name.split(" (")[0] for name in line.split(": read ", 1)[1].split(", ")}
-    assert read == {"2t", "2d", "10u", "10v", "msl", "tcc", "tp", "10fg3", "mucape", "ptype",
-                    "z"}
+    assert read == {"2t", "2d", "10u", "10v", "msl", "tcc", "tp", "10fg3", "mucape", "ptype", "z"}
 
 
 def test_one_fetch_at_a_time(tmp_path, server, fetch):
@@ -160,20 +181,20 @@ def test_one_fetch_at_a_time(tmp_path, server, fetch):
     assert server.hits() == []
 
 
-def test_a_short_newest_run_brings_the_long_run_before_it_and_first_steps(tmp_path, server,
-                                                                        fetch):
+def test_a_short_newest_run_brings_the_long_run_before_it_and_first_steps(tmp_path, server, fetch):
     # The newest complete run at 06/18 UTC is scda (90 h): the 00/12 UTC oper run before it
     # is fetched whole for the days after, and the cycle before that only for its first
     # steps (the hours before the newest run time). Horizon 12 h: steps 0-12 (history 0-6).
-    scda = NEWEST if ecmwf.stream(NEWEST) == "scda" else NEWEST - CYCLE_S   # (newer: absent)
+    scda = NEWEST if ecmwf.stream(NEWEST) == "scda" else NEWEST - CYCLE_S  # (newer: absent)
     oper, older = scda - CYCLE_S, scda - 2 * CYCLE_S
     for run_s in (scda, oper, older):
         upstream.publish(server, tmp_path / "up", run_s, [0, 3, 6, 9, 12])
     result = fetch("--run", "latest")
     assert result.returncode == 0, result.stderr
     root = tmp_path / "datasets" / "forecast" / "ecmwf"
-    steps = {h.run: [f.name for f in h.files] for h in runs.held_runs(tmp_path / "datasets",
-                                                                       "ecmwf")}
+    steps = {
+        h.run: [f.name for f in h.files] for h in runs.held_runs(tmp_path / "datasets", "ecmwf")
+    }
     assert steps[runs.run_name(scda)] == [ecmwf.file_name(scda, s) for s in (0, 3, 6, 9, 12)]
     assert steps[runs.run_name(oper)] == [ecmwf.file_name(oper, s) for s in (0, 3, 6, 9, 12)]
     assert steps[runs.run_name(older)] == [ecmwf.file_name(older, s) for s in (0, 3, 6)]
@@ -181,5 +202,6 @@ def test_a_short_newest_run_brings_the_long_run_before_it_and_first_steps(tmp_pa
     # Pruning keeps the newest, the long run it needs, and of the rest the first steps.
     assert ecmwf.SOURCE.prune(tmp_path / "datasets", keep=2) == [runs.run_name(older)]
     assert sorted(p.name for p in root.iterdir() if not p.name.startswith(".")) == sorted(
-        [runs.run_name(oper), runs.run_name(scda)])
+        [runs.run_name(oper), runs.run_name(scda)]
+    )
     assert len(runs.read_marker(root / runs.run_name(oper)).files) == 5

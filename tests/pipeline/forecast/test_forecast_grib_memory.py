@@ -56,20 +56,36 @@ def smooth(mean: float, amplitude: float) -> np.ndarray:
 
 def test_a_quarter_degree_run_is_read_with_bounded_memory(tmp_path):
     run = fi.last_run()
-    grib.gfs_run(tmp_path / "d", run, STEPS, grid=grib.GFS_QUARTER, values={
-        "2t": smooth(288.0, 20.0), "2d": smooth(280.0, 10.0), "prmsl": smooth(101000.0, 900.0),
-        "10u": smooth(0.0, 8.0), "tcc": smooth(50.0, 40.0)})
+    grib.gfs_run(
+        tmp_path / "d",
+        run,
+        STEPS,
+        grid=grib.GFS_QUARTER,
+        values={
+            "2t": smooth(288.0, 20.0),
+            "2d": smooth(280.0, 10.0),
+            "prmsl": smooth(101000.0, 900.0),
+            "10u": smooth(0.0, 8.0),
+            "tcc": smooth(50.0, 40.0),
+        },
+    )
     (tmp_path / "scratch").mkdir()
-    result = subprocess.run([sys.executable, "-c", READER, str(tmp_path / "d"),
-                             str(tmp_path / "scratch")], cwd=ROOT, capture_output=True,
-                            text=True, timeout=600)
+    result = subprocess.run(
+        [sys.executable, "-c", READER, str(tmp_path / "d"), str(tmp_path / "scratch")],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
     assert result.returncode == 0, result.stderr[-3000:]
     figures = json.loads(result.stdout.splitlines()[-1])
     print(f"\n0.25° GFS-like run, {len(STEPS)} steps: {figures}")
     # 25 steps x 14 fields (of 24 messages a file: not prate beside tp, not 2r beside 2d, not
     # the averages of tcc and the flags) x 4.15 MB: about 1.45 GB decoded.
-    assert figures["messages"] == 14 * len(STEPS) - 1       # no tp at f000
+    assert figures["messages"] == 14 * len(STEPS) - 1  # no tp at f000
     # About 340 MB, 250 of them the pipeline's imports (the same before any file is read).
     assert figures["peak_rss_bytes"] < figures["decoded_bytes"] / 4
-    assert figures["peak_rss_bytes"] - figures["rss_after_imports_bytes"] < \
-        figures["decoded_bytes"] / 8
+    assert (
+        figures["peak_rss_bytes"] - figures["rss_after_imports_bytes"]
+        < figures["decoded_bytes"] / 8
+    )

@@ -24,13 +24,11 @@ def iso(unix_s: int) -> str:
 
 def build_with(pipeline_cli, datasets, out, **env):
     """`python -m pipeline build --only forecast` with environment variables."""
-    return pipeline_cli("build", "--datasets", datasets, "--out", out, "--only", "forecast",
-                        **env)
+    return pipeline_cli("build", "--datasets", datasets, "--out", out, "--only", "forecast", **env)
 
 
 def source(out) -> dict:
-    return contract.read_manifest(contract.current_version_dir(out))["areas"]["forecast"][
-        "source"]
+    return contract.read_manifest(contract.current_version_dir(out))["areas"]["forecast"]["source"]
 
 
 def test_the_marker_lists_the_files_and_a_changed_file_is_refused(tmp_path):
@@ -39,12 +37,16 @@ def test_the_marker_lists_the_files_and_a_changed_file_is_refused(tmp_path):
     (folder / "gfs.t12z.pgrb2.0p25.f000").write_bytes(b"x" * 10)
     (folder / "gfs.t12z.pgrb2.0p25.f001").write_bytes(b"y" * 20)
     (folder / ".gfs.t12z.pgrb2.0p25.f002.part").write_bytes(b"z")
-    assert runs.held_runs(tmp_path, "gfs") == []             # no marker yet: incomplete
+    assert runs.held_runs(tmp_path, "gfs") == []  # no marker yet: incomplete
     held = runs.write_marker(folder, "gfs", "2026112812")
     assert json.loads((folder / runs.MARKER).read_text()) == {
-        "source": "gfs", "run": "2026112812",
-        "files": [{"name": "gfs.t12z.pgrb2.0p25.f000", "bytes": 10},
-                  {"name": "gfs.t12z.pgrb2.0p25.f001", "bytes": 20}]}
+        "source": "gfs",
+        "run": "2026112812",
+        "files": [
+            {"name": "gfs.t12z.pgrb2.0p25.f000", "bytes": 10},
+            {"name": "gfs.t12z.pgrb2.0p25.f001", "bytes": 20},
+        ],
+    }
     assert runs.held_runs(tmp_path, "gfs") == [held]
     assert held.run_s == fi.last_run(held.run_s) and iso(held.run_s) == "2026-11-28T12:00:00Z"
     (folder / "gfs.t12z.pgrb2.0p25.f001").write_bytes(b"y" * 19)
@@ -67,8 +69,9 @@ def test_one_model_is_read_when_both_are_held(pipeline_cli, tmp_path, env, model
     run = fi.last_run()
     grib.gfs_run(tmp_path / "d", run, range(13))
     grib.ecmwf_run(tmp_path / "d", run, range(0, 13, 3))
-    result = build_with(pipeline_cli, tmp_path / "d", tmp_path / "out",
-                        **({runs.MODEL_ENV: env} if env else {}))
+    result = build_with(
+        pipeline_cli, tmp_path / "d", tmp_path / "out", **({runs.MODEL_ENV: env} if env else {})
+    )
     assert result.returncode == 0, result.stderr[-2000:]
     assert source(tmp_path / "out")["model"] == model
     chosen = "ecmwf" if env == "ecmwf" else "gfs"
@@ -79,10 +82,13 @@ def test_one_model_is_read_when_both_are_held(pipeline_cli, tmp_path, env, model
 
 def test_a_model_asked_for_but_not_held_fails_the_build(pipeline_cli, tmp_path):
     grib.gfs_run(tmp_path / "d", fi.last_run(), range(7))
-    line = failure(build_with(pipeline_cli, tmp_path / "d", tmp_path / "out",
-                              **{runs.MODEL_ENV: "ecmwf"}))
-    assert f"{tmp_path / 'd' / 'forecast' / 'ecmwf'}: {runs.MODEL_ENV}=ecmwf but no complete " \
-           "ecmwf run is held here" in line
+    line = failure(
+        build_with(pipeline_cli, tmp_path / "d", tmp_path / "out", **{runs.MODEL_ENV: "ecmwf"})
+    )
+    assert (
+        f"{tmp_path / 'd' / 'forecast' / 'ecmwf'}: {runs.MODEL_ENV}=ecmwf but no complete "
+        "ecmwf run is held here" in line
+    )
 
 
 def test_an_older_run_is_read_only_until_its_successor_takes_over(pipeline_cli, tmp_path):
@@ -90,12 +96,14 @@ def test_an_older_run_is_read_only_until_its_successor_takes_over(pipeline_cli, 
     old = new - 6 * HOUR
     warm = lambda v, la, lo: np.full(la.shape, 283.15)  # noqa: E731  10 °C in the old run
     grib.gfs_run(tmp_path / "d", old, range(31), values={"2t": warm})
-    grib.gfs_run(tmp_path / "d", new, range(25))            # 20 °C, to old + 30 h
+    grib.gfs_run(tmp_path / "d", new, range(25))  # 20 °C, to old + 30 h
     result = build(pipeline_cli, tmp_path / "d", tmp_path / "out")
     assert f"run {iso(old)[:13]}Z: read up to {iso(new + 6 * HOUR)[:13]}Z" in result.stderr
     found = source(tmp_path / "out")["runs"]
     assert [(r["run_time"], r["last_hour"]) for r in found] == [
-        (iso(old), iso(new + 6 * HOUR)), (iso(new), iso(new + 24 * HOUR))]
+        (iso(old), iso(new + 6 * HOUR)),
+        (iso(new), iso(new + 24 * HOUR)),
+    ]
     spec, values = grid(contract.current_version_dir(tmp_path / "out"))
     temperature = column(spec, values, "temperature_c")[:, 5, 5]
     np.testing.assert_allclose(temperature, [10.0] * 6 + [20.0] * 25, atol=1e-3)

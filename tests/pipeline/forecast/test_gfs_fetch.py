@@ -6,7 +6,6 @@ import asyncio
 import dataclasses
 import datetime as dt
 import json
-import os
 import re
 
 import pytest
@@ -20,15 +19,18 @@ from tests.support import grib
 from tests.support.upstreams.base import StandIn, Status
 from tests.support.upstreams.noaa import NoaaLayout, file_path
 
-pytestmark = pytest.mark.skipif(not grib.REAL_GFS.is_file(),
-                                reason=f"real GFS sample not present: {grib.REAL_GFS}")
+pytestmark = pytest.mark.skipif(
+    not grib.REAL_GFS.is_file(), reason=f"real GFS sample not present: {grib.REAL_GFS}"
+)
 
-SERVED = list(range(13))                         # what the stand-ins publish per cycle
-HOURS = [0, 1, 2, 3, 4, 5, 6, 9, 12]             # what the in-process source asks for
-QUICK = HttpConfig(backoff_base_s=0.01, backoff_cap_s=0.05, read_timeout_s=5.0, attempts=3,
-                   progress=False)
-CONFIG = GfsConfig(horizon_h=12, hourly_until_h=6, step_h=3, fallback_url="", http=QUICK,
-                   history_cycles=0)
+SERVED = list(range(13))  # what the stand-ins publish per cycle
+HOURS = [0, 1, 2, 3, 4, 5, 6, 9, 12]  # what the in-process source asks for
+QUICK = HttpConfig(
+    backoff_base_s=0.01, backoff_cap_s=0.05, read_timeout_s=5.0, attempts=3, progress=False
+)
+CONFIG = GfsConfig(
+    horizon_h=12, hourly_until_h=6, step_h=3, fallback_url="", http=QUICK, history_cycles=0
+)
 NOMADS_PATH = "/pub/data/nccf/com/gfs/prod"
 
 
@@ -58,8 +60,7 @@ def bucket(cycles):
 
 def fetch(noaa: NoaaLayout, datasets, config: GfsConfig = CONFIG, **options):
     source = GfsSource(config)
-    return asyncio.run(source.fetch(FetchOptions(datasets=datasets, base_url=noaa.url,
-                                                 **options)))
+    return asyncio.run(source.fetch(FetchOptions(datasets=datasets, base_url=noaa.url, **options)))
 
 
 def name(cycle: dt.datetime) -> str:
@@ -73,8 +74,12 @@ def contents(path) -> list[tuple[str, str, str]]:
     out = []
     with open(path, "rb") as handle:
         while (gid := eccodes.codes_grib_new_from_file(handle)) is not None:
-            out.append(tuple(eccodes.codes_get(gid, k, ktype=str)
-                             for k in ("shortName", "typeOfLevel", "stepRange")))
+            out.append(
+                tuple(
+                    eccodes.codes_get(gid, k, ktype=str)
+                    for k in ("shortName", "typeOfLevel", "stepRange")
+                )
+            )
             eccodes.codes_get_values(gid)
             eccodes.codes_release(gid)
     return out
@@ -84,8 +89,9 @@ def everything(folder) -> list[str]:
     return sorted(str(p.relative_to(folder)) for p in folder.rglob("*"))
 
 
-def test_latest_skips_the_cycle_being_written_and_takes_only_the_selection(bucket, cycles,
-                                                                          tmp_path):
+def test_latest_skips_the_cycle_being_written_and_takes_only_the_selection(
+    bucket, cycles, tmp_path
+):
     report = fetch(bucket, tmp_path)
     assert report.run == name(cycles[1]) and report.changed and report.files == len(HOURS)
     assert any(f"{name(cycles[0])}: incomplete" in note for note in report.notes)
@@ -103,9 +109,9 @@ def test_latest_skips_the_cycle_being_written_and_takes_only_the_selection(bucke
     f007 = contents(run_dir / file_name(cycles[1], 9))
     assert len(f000) == 15 and not any(short == "tp" for short, _, _ in f000)
     assert ("orog", "surface", "0") in f000 and not any(s == "orog" for s, _, _ in f007)
-    assert len(f007) == 15 and ("tp", "surface", "0-9") in f007     # the running total
+    assert len(f007) == 15 and ("tp", "surface", "0-9") in f007  # the running total
     assert ("crain", "surface", "9") in f007 and ("tcc", "atmosphere", "9") in f007
-    assert {step for _, _, step in f007} == {"9", "0-9"}             # no bucket, no average
+    assert {step for _, _, step in f007} == {"9", "0-9"}  # no bucket, no average
 
 
 def test_range_requests_move_a_fraction_of_the_whole_files(bucket, cycles, tmp_path):
@@ -118,7 +124,7 @@ def test_range_requests_move_a_fraction_of_the_whole_files(bucket, cycles, tmp_p
     subset = sum((run_dir / file_name(cycles[1], h)).stat().st_size for h in HOURS)
     whole = bucket.whole_bytes(cycles[1], HOURS)
     assert report.bytes == bucket.server.bytes_sent() == subset + idx_bytes
-    assert report.bytes_whole == whole and subset < 0.08 * whole   # 15 of ~205 messages
+    assert report.bytes_whole == whole and subset < 0.08 * whole  # 15 of ~205 messages
     assert all(h.range and "," not in h.range and h.status == 206 for h in grib)
     # Without gap merging adjacent messages still share a request: 15 messages in 10
     # requests per file (each flag's average and the 6-hour APCP bucket sit between them),
@@ -155,11 +161,12 @@ def test_an_interrupted_run_is_finished_by_the_next_fetch(bucket, cycles, tmp_pa
     assert not (run_dir / "run.json").exists() and runs.held_runs(tmp_path, "gfs") == []
     assert not (run_dir / file_name(cycles[1], 4)).exists()
     assert not any(p.name.endswith(".part") for p in tmp_path.rglob("*"))
-    bucket.server.fault(broken, always=True)       # healthy again
+    bucket.server.fault(broken, always=True)  # healthy again
     bucket.server.clear_hits()
     report = fetch(bucket, tmp_path)
-    grib = {h.path for h in bucket.server.hits() if h.method == "GET"
-            and not h.path.endswith(".idx")}
+    grib = {
+        h.path for h in bucket.server.hits() if h.method == "GET" and not h.path.endswith(".idx")
+    }
     assert grib == {broken} and report.files == 1 and (run_dir / "run.json").exists()
 
 
@@ -169,10 +176,11 @@ def test_nomads_is_used_only_for_a_run_the_bucket_lacks_and_paced(cycles, tmp_pa
         bucket = NoaaLayout(bucket_server)
         nomads = NoaaLayout(nomads_server, NOMADS_PATH)
         bucket.add_run(cycles[0], SERVED, missing=(12,))
-        bucket.add_run(cycles[1], SERVED, missing=(12,))   # not all on the bucket yet
+        bucket.add_run(cycles[1], SERVED, missing=(12,))  # not all on the bucket yet
         nomads.add_run(cycles[1], SERVED)
-        config = dataclasses.replace(CONFIG, fallback_url=nomads.url,
-                                     fallback_limit=RateLimit(per_s * 60, burst))
+        config = dataclasses.replace(
+            CONFIG, fallback_url=nomads.url, fallback_limit=RateLimit(per_s * 60, burst)
+        )
         report = fetch(bucket, tmp_path, config)
         assert report.run == name(cycles[1])
         assert any("fetched from" in note and NOMADS_PATH in note for note in report.notes)
@@ -180,7 +188,7 @@ def test_nomads_is_used_only_for_a_run_the_bucket_lacks_and_paced(cycles, tmp_pa
         times = [h.t for h in nomads_server.hits()]
         assert len(times) > 20
         for k, t in enumerate(times):
-            assert t - times[0] >= (k - burst) / per_s     # one token of slack: arrival jitter
+            assert t - times[0] >= (k - burst) / per_s  # one token of slack: arrival jitter
         # With the run complete on the bucket, NOMADS is not asked at all.
         bucket.add_run(cycles[2], SERVED)
         nomads_server.clear_hits()
@@ -209,8 +217,9 @@ def test_prune_keeps_the_newest_and_never_a_run_being_written(bucket, cycles, tm
     source = GfsSource(CONFIG)
     assert source.held_runs(tmp_path) == [name(cycles[2]), name(cycles[1])]
     assert source.prune(tmp_path, keep=1) == [name(cycles[2])]
-    assert sorted(p.name for p in folder.iterdir()) == sorted([".lock", name(cycles[0]),
-                                                                name(cycles[1])])
+    assert sorted(p.name for p in folder.iterdir()) == sorted(
+        [".lock", name(cycles[0]), name(cycles[1])]
+    )
     assert source.prune(tmp_path, keep=0) == [name(cycles[1])]
     assert being_written.is_dir()
 
@@ -230,23 +239,30 @@ def test_the_first_hours_of_earlier_cycles_cover_this_morning(bucket, cycles, tm
     again = fetch(bucket, tmp_path, config)
     assert again.files == 0 and not again.changed
     # Pruning keeps the newest whole and of the others only what the reader reads of them.
-    fetch(bucket, tmp_path, config, run=name(cycles[2]))     # now held whole
+    fetch(bucket, tmp_path, config, run=name(cycles[2]))  # now held whole
     assert len(runs.held_runs(tmp_path, "gfs")[0].files) == len(HOURS)
     GfsSource(config).prune(tmp_path, keep=2)
     first, newest = runs.held_runs(tmp_path, "gfs")
     assert [f.name for f in first.files] == [file_name(cycles[2], h) for h in range(7)]
     assert sorted(p.name for p in first.folder.iterdir()) == sorted(
-        ["run.json", *(file_name(cycles[2], h) for h in range(7))])
+        ["run.json", *(file_name(cycles[2], h) for h in range(7))]
+    )
     assert len(newest.files) == len(HOURS)
 
 
 # ---- the command line --------------------------------------------------------------------
 
-CLI_ENV = {"WEATHERAPI_GFS_HORIZON_H": "12", "WEATHERAPI_GFS_FALLBACK_URL": "",
-           "WEATHERAPI_GFS_HISTORY_CYCLES": "0",
-           "WEATHERAPI_OPERATOR_CONTACT": "ops@example.org"}
-SUMMARY = re.compile(r"^gfs: fetched (\d+) file\(s\), ([\d,]+) bytes in [\d.]+ s "
-                     r"\(([\d,]+) bytes saved by range requests\); run (\d{10})$", re.M)
+CLI_ENV = {
+    "WEATHERAPI_GFS_HORIZON_H": "12",
+    "WEATHERAPI_GFS_FALLBACK_URL": "",
+    "WEATHERAPI_GFS_HISTORY_CYCLES": "0",
+    "WEATHERAPI_OPERATOR_CONTACT": "ops@example.org",
+}
+SUMMARY = re.compile(
+    r"^gfs: fetched (\d+) file\(s\), ([\d,]+) bytes in [\d.]+ s "
+    r"\(([\d,]+) bytes saved by range requests\); run (\d{10})$",
+    re.M,
+)
 
 
 def test_cli_fetches_then_has_nothing_new(bucket, cycles, tmp_path, pipeline_cli):
@@ -258,12 +274,12 @@ def test_cli_fetches_then_has_nothing_new(bucket, cycles, tmp_path, pipeline_cli
     moved, saved = int(summary[2].replace(",", "")), int(summary[3].replace(",", ""))
     whole = bucket.whole_bytes(cycles[1], SERVED)
     assert moved == bucket.server.bytes_sent() and moved + saved == whole
-    assert moved < 0.25 * whole         # gaps under 256 KiB come along at 2.5°: see the figures
+    assert moved < 0.25 * whole  # gaps under 256 KiB come along at 2.5°: see the figures
     again = pipeline_cli(*args, **CLI_ENV)
     assert again.returncode == 0 and again.stderr.rstrip().endswith("; nothing new")
     dry = pipeline_cli(*args, "--dry-run", "--run", name(cycles[2]), **CLI_ENV)
     assert dry.returncode == 0 and len(dry.stdout.splitlines()) == 13
-    assert f"gfs: would fetch 13 file(s)" in dry.stderr
+    assert "gfs: would fetch 13 file(s)" in dry.stderr
     assert not (tmp_path / "forecast" / "gfs" / name(cycles[2])).exists()
 
 
@@ -271,16 +287,16 @@ def test_cli_exit_75_when_no_run_is_complete_yet(cycles, tmp_path, pipeline_cli)
     with StandIn() as server:
         noaa = NoaaLayout(server)
         noaa.add_run(cycles[0], SERVED, missing=(12,))
-        done = pipeline_cli("fetch", "gfs", "--datasets", tmp_path, "--base-url", noaa.url,
-                            **CLI_ENV)
+        done = pipeline_cli(
+            "fetch", "gfs", "--datasets", tmp_path, "--base-url", noaa.url, **CLI_ENV
+        )
     assert done.returncode == 75, done.stderr
     assert "error: fetch gfs failed: no complete GFS run" in done.stderr
 
 
 def test_cli_exit_1_when_upstream_refuses(bucket, cycles, tmp_path, pipeline_cli):
     bucket.server.fault(file_path(cycles[1], 3), Status(403), always=True)
-    done = pipeline_cli("fetch", "gfs", "--datasets", tmp_path, "--base-url", bucket.url,
-                        **CLI_ENV)
+    done = pipeline_cli("fetch", "gfs", "--datasets", tmp_path, "--base-url", bucket.url, **CLI_ENV)
     assert done.returncode == 1, done.stderr
     assert "HTTP 403" in done.stderr
     assert not (tmp_path / "forecast" / "gfs" / name(cycles[1]) / "run.json").exists()

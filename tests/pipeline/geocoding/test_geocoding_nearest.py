@@ -6,18 +6,24 @@ import numpy as np
 import pytest
 
 from contract import Geocoding as G
-from pipeline.geocoding import nearest as geocoding_nearest
 from pipeline.common.sphere import unit_vectors
+from pipeline.geocoding import nearest as geocoding_nearest
 from server.geocoding.index import haversine_km
 from server.geocoding.nearest import NearestIndex
 
 
 def _places(rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray]:
     """Scattered places, a dense city (deep splits), duplicates, poles and the antimeridian."""
-    lat = [rng.uniform(-80, 80, 3000), 47.37 + rng.normal(0, 0.02, 800),
-           np.array([90.0, -90.0, 89.99, -89.5, 0.0, 0.0, 10.0, 10.0, 10.0])]
-    lon = [rng.uniform(-180, 180, 3000), 8.54 + rng.normal(0, 0.03, 800),
-           np.array([0.0, 0.0, 179.99, -179.99, 180.0, -179.999, 5.0, 5.0, 5.0])]
+    lat = [
+        rng.uniform(-80, 80, 3000),
+        47.37 + rng.normal(0, 0.02, 800),
+        np.array([90.0, -90.0, 89.99, -89.5, 0.0, 0.0, 10.0, 10.0, 10.0]),
+    ]
+    lon = [
+        rng.uniform(-180, 180, 3000),
+        8.54 + rng.normal(0, 0.03, 800),
+        np.array([0.0, 0.0, 179.99, -179.99, 180.0, -179.999, 5.0, 5.0, 5.0]),
+    ]
     return np.concatenate(lat), np.concatenate(lon)
 
 
@@ -44,11 +50,21 @@ def _queries(rng, lat, lon):
     boundary = np.arange(-2.0, 2.0, 1 / 64)  # cell edges of every level around 47°N 8°E
     return [
         *zip(rng.uniform(-90, 90, 600), rng.uniform(-180, 180, 600)),
-        *zip(np.clip(lat[near] + rng.normal(0, 0.01, 400), -90, 90),
-             ((lon[near] + rng.normal(0, 0.01, 400) + 180) % 360) - 180),
-        *((47.0 + d, 8.5) for d in boundary), *((47.37, 8.0 + d) for d in boundary),
-        (90.0, 0.0), (-90.0, 123.0), (90.0, 180.0), (-90.0, -180.0), (0.0, 180.0),
-        (0.0, -180.0), (10.0, 5.0), (45.0, 7.0), (89.999, -179.999),
+        *zip(
+            np.clip(lat[near] + rng.normal(0, 0.01, 400), -90, 90),
+            ((lon[near] + rng.normal(0, 0.01, 400) + 180) % 360) - 180,
+        ),
+        *((47.0 + d, 8.5) for d in boundary),
+        *((47.37, 8.0 + d) for d in boundary),
+        (90.0, 0.0),
+        (-90.0, 123.0),
+        (90.0, 180.0),
+        (-90.0, -180.0),
+        (0.0, 180.0),
+        (0.0, -180.0),
+        (10.0, 5.0),
+        (45.0, 7.0),
+        (89.999, -179.999),
     ]
 
 
@@ -58,8 +74,10 @@ def test_nearest_matches_brute_force_everywhere(index):
         row, km = nearest.nearest(float(qlat), float(qlon))
         expected_row, expected_km = _brute(qlat, qlon, lat, lon, rank)
         assert km == pytest.approx(expected_km, abs=1e-6), (qlat, qlon)
-        assert row == expected_row or abs(haversine_km(qlat, qlon, lat[[row]], lon[[row]])[0]
-                                          - expected_km) < 1e-9, (qlat, qlon)
+        assert (
+            row == expected_row
+            or abs(haversine_km(qlat, qlon, lat[[row]], lon[[row]])[0] - expected_km) < 1e-9
+        ), (qlat, qlon)
 
 
 def test_equally_near_places_go_by_rank(index):
@@ -78,8 +96,9 @@ def test_leaves_are_small_and_the_build_is_deterministic(index, tmp_path):
     for a, b in zip(nearest.a[leaves], nearest.b[leaves]):
         if b - a > geocoding_nearest.LEAF_MAX:
             shared = location[rows[a:b]]
-            assert (shared < 0).sum() + len(np.unique(shared[shared >= 0])) \
-                <= geocoding_nearest.LEAF_MAX
+            assert (shared < 0).sum() + len(
+                np.unique(shared[shared >= 0])
+            ) <= geocoding_nearest.LEAF_MAX
     assert (~leaves).sum() > 100  # the dense city forced splits
     geocoding_nearest.write(tmp_path, unit_vectors(lat, lon), rank)
     for name in geocoding_nearest.FILES:
@@ -100,8 +119,14 @@ def test_many_places_close_together_stay_small_and_exact(tmp_path, spacing_deg):
     geocoding_nearest.write(tmp_path, xyz, rank)
     assert np.load(tmp_path / G.NEAREST_ROWS).size < 2_000_000
     nearest = NearestIndex(tmp_path, xyz)
-    for qlat, qlon in [(10.0, 10.0), (10.3, 9.8), (5.0, 12.0), (10.0, 10.0 + 20.5 * spacing_deg),
-                       (10.0001, 10.0 + 41 * spacing_deg), (*rng.uniform(-60, 60, 2),)]:
+    for qlat, qlon in [
+        (10.0, 10.0),
+        (10.3, 9.8),
+        (5.0, 12.0),
+        (10.0, 10.0 + 20.5 * spacing_deg),
+        (10.0001, 10.0 + 41 * spacing_deg),
+        (*rng.uniform(-60, 60, 2),),
+    ]:
         row, km = nearest.nearest(float(qlat), float(qlon))
         expected_row, expected_km = _brute(qlat, qlon, lat, lon, rank)
         assert (row, km) == (expected_row, pytest.approx(expected_km, abs=1e-6))
@@ -120,14 +145,17 @@ def test_a_tree_over_some_places_names_rows_of_all(tmp_path):
         row, km = nearest.nearest(float(qlat), float(qlon))
         expected, expected_km = _brute(qlat, qlon, lat[subset], lon[subset], rank[subset])
         assert km == pytest.approx(expected_km, abs=1e-6), (qlat, qlon)
-        assert row == subset[expected] or abs(
-            haversine_km(qlat, qlon, lat[[row]], lon[[row]])[0] - expected_km) < 1e-9
+        assert (
+            row == subset[expected]
+            or abs(haversine_km(qlat, qlon, lat[[row]], lon[[row]])[0] - expected_km) < 1e-9
+        )
 
 
 def test_a_tree_over_no_places_finds_none(tmp_path):
     xyz = unit_vectors(np.array([10.0, 20.0]), np.array([5.0, 6.0]))
-    geocoding_nearest.write(tmp_path, xyz, np.arange(2), np.zeros(0, dtype=np.int64),
-                            geocoding_nearest.ELEVATED_FILES)
+    geocoding_nearest.write(
+        tmp_path, xyz, np.arange(2), np.zeros(0, dtype=np.int64), geocoding_nearest.ELEVATED_FILES
+    )
     nearest = NearestIndex(tmp_path, xyz, tuple(geocoding_nearest.ELEVATED_FILES))
     assert nearest.nearest(10.0, 5.0) == (-1, float("inf"))
     assert nearest.nearest(-90.0, 180.0) == (-1, float("inf"))
@@ -143,12 +171,15 @@ def test_a_tree_within_a_distance_stays_small_around_a_far_cluster(tmp_path):
     xyz = unit_vectors(lat, lon)
     rank = rng.permutation(len(lat)).astype(np.int32)
     subset = np.arange(2000, 2040)
-    geocoding_nearest.write(tmp_path, xyz, rank, subset, geocoding_nearest.ELEVATED_FILES,
-                            within_km=5.0)
+    geocoding_nearest.write(
+        tmp_path, xyz, rank, subset, geocoding_nearest.ELEVATED_FILES, within_km=5.0
+    )
     assert np.load(tmp_path / G.NEAREST_ELEVATED_ROWS).size < 2_000_000
     nearest = NearestIndex(tmp_path, xyz, tuple(geocoding_nearest.ELEVATED_FILES))
-    queries = [*zip(30.0 + rng.normal(0, 0.08, 300), 60.0 + rng.normal(0, 0.08, 300)),
-               *zip(rng.uniform(-80, 80, 200), rng.uniform(-180, 180, 200))]
+    queries = [
+        *zip(30.0 + rng.normal(0, 0.08, 300), 60.0 + rng.normal(0, 0.08, 300)),
+        *zip(rng.uniform(-80, 80, 200), rng.uniform(-180, 180, 200)),
+    ]
     within = 0
     for qlat, qlon in queries:
         row, km = nearest.nearest(float(qlat), float(qlon))

@@ -18,14 +18,31 @@ FIXTURE = Path(__file__).resolve().parents[2] / "fixtures" / "geonames"
 # geonameids in tests/fixtures/geonames/cities500.txt
 WINDHOEK, SWAKOPMUND = "3352136", "3352844"
 ZURICH, ZURICH_ADM1, MATTERHORN, ZURICH_HB, ZURICH_AIRPORT = (
-    "2657896", "2657895", "2658434", "6951076", "6296725")
+    "2657896",
+    "2657895",
+    "2658434",
+    "6951076",
+    "6296725",
+)
 ORANJESTAD, WEST_ISLAND, PALM_JUMEIRAH, PLYMOUTH = "3577154", "7304591", "6691113", "3578069"
 DEN_BOSCH, MUNICH, SOVKHOZ, ZARYA = "2747351", "2867714", "9990001", "9990002"
-DROPPED = {ZURICH_ADM1, MATTERHORN, ZURICH_HB}   # feature classes A, T and S (not AIRP)
-KEPT = {WINDHOEK, SWAKOPMUND, ZURICH, ZURICH_AIRPORT, ORANJESTAD, WEST_ISLAND, PALM_JUMEIRAH,
-        PLYMOUTH, DEN_BOSCH, MUNICH, SOVKHOZ, ZARYA}
-SOVKHOZ_NAME = "Sovkhoz \"Krasnyy Oktyabr'\""
-ZARYA_NAME = "\"Zarya\" Sel'khoz"
+DROPPED = {ZURICH_ADM1, MATTERHORN, ZURICH_HB}  # feature classes A, T and S (not AIRP)
+KEPT = {
+    WINDHOEK,
+    SWAKOPMUND,
+    ZURICH,
+    ZURICH_AIRPORT,
+    ORANJESTAD,
+    WEST_ISLAND,
+    PALM_JUMEIRAH,
+    PLYMOUTH,
+    DEN_BOSCH,
+    MUNICH,
+    SOVKHOZ,
+    ZARYA,
+}
+SOVKHOZ_NAME = 'Sovkhoz "Krasnyy Oktyabr\'"'
+ZARYA_NAME = '"Zarya" Sel\'khoz'
 
 
 def rows_by_id(table: pa.Table) -> dict[str, dict]:
@@ -55,6 +72,7 @@ def places(gazetteer) -> dict[str, dict]:
 
 # --- the fixture itself is in the real dump format ---------------------------------------
 
+
 def test_fixture_is_in_dump_format():
     for line in place_lines():
         assert line.endswith("\n") and not line.endswith("\r\n")
@@ -69,10 +87,15 @@ def test_fixture_is_in_dump_format():
 
 # --- read() on the fixture ------------------------------------------------------------------
 
+
 def test_read_fixture(gazetteer):
     assert gazetteer.kind == "real"
     assert [p.name for p in gazetteer.inputs] == [
-        "cities500.txt", "countryInfo.txt", "admin1CodesASCII.txt", "admin2Codes.txt"]
+        "cities500.txt",
+        "countryInfo.txt",
+        "admin1CodesASCII.txt",
+        "admin2Codes.txt",
+    ]
     assert "cities500.txt" in gazetteer.notes
     assert "alternatenames" not in gazetteer.places.column_names
     # conformed() is what the builder calls: must not fail on the reader's output
@@ -110,10 +133,14 @@ def test_admin1_code_00_and_empty_give_null_names(places):
 
 def test_admin_names_are_joined(places):
     assert (places[ZURICH]["admin1_name"], places[ZURICH]["admin2_name"]) == (
-        "Zurich", "Bezirk Zürich")
+        "Zurich",
+        "Bezirk Zürich",
+    )
     assert (places[DEN_BOSCH]["admin1_name"], places[DEN_BOSCH]["admin2_name"]) == (
-        "North Brabant", "Gemeente 's-Hertogenbosch")
-    assert places[DEN_BOSCH]["admin2_code"] == "0796"   # leading zero kept: codes are text
+        "North Brabant",
+        "Gemeente 's-Hertogenbosch",
+    )
+    assert places[DEN_BOSCH]["admin2_code"] == "0796"  # leading zero kept: codes are text
     assert places[SWAKOPMUND]["admin2_name"] == "Swakopmund Constituency"
     assert places[WINDHOEK]["admin2_code"] is None and places[WINDHOEK]["admin2_name"] is None
     # the airport has no admin2 code, so no admin2 name even though CH.ZH.112 exists
@@ -122,8 +149,8 @@ def test_admin_names_are_joined(places):
 
 def test_elevation_falls_back_to_dem_and_minus_9999_is_null(places, gazetteer):
     assert gazetteer.places.schema.field("elevation").type == pa.int32()
-    assert places[WINDHOEK]["elevation"] == 1700       # elevation wins over dem 1656
-    assert places[ZURICH]["elevation"] == 429          # empty elevation: dem
+    assert places[WINDHOEK]["elevation"] == 1700  # elevation wins over dem 1656
+    assert places[ZURICH]["elevation"] == 429  # empty elevation: dem
     assert places[PALM_JUMEIRAH]["elevation"] is None  # empty elevation, dem -9999
     assert places[ZURICH_AIRPORT]["elevation"] == 432
 
@@ -137,17 +164,17 @@ def test_population_zero_or_empty_is_null(places):
 
 
 def test_empty_timezone_is_null_in_the_reader(places):
-    assert places[SWAKOPMUND]["timezone"] is None   # the builder fills it from coordinates
+    assert places[SWAKOPMUND]["timezone"] is None  # the builder fills it from coordinates
     assert places[WINDHOEK]["timezone"] == "Africa/Windhoek"
 
 
 def test_names_with_quotes_survive_verbatim(places, gazetteer):
     assert places[SOVKHOZ]["name"] == SOVKHOZ_NAME
-    assert places[ZARYA]["name"] == ZARYA_NAME        # a field starting with a double quote
+    assert places[ZARYA]["name"] == ZARYA_NAME  # a field starting with a double quote
     assert places[DEN_BOSCH]["name"] == "'s-Hertogenbosch"
     names = {(r["id"], r["name"]) for r in gazetteer.names.to_pylist()}
     assert (SOVKHOZ, "Krasnyy Oktyabr'") in names
-    assert (SOVKHOZ, "\"Oktyabr'\"") in names
+    assert (SOVKHOZ, '"Oktyabr\'"') in names
 
 
 def test_names_from_alternatenames_column(gazetteer):
@@ -156,14 +183,16 @@ def test_names_from_alternatenames_column(gazetteer):
     # the ASCII name is added when it differs from the name
     assert zurich == {"Zuerich", "Zurich", "Zurigo", "ZRH", "Zueri"}
     assert all(r["language"] is None for r in names)
-    assert not any(r["is_preferred"] or r["is_short"] or r["is_colloquial"] or r["is_historic"]
-                   for r in names)
+    assert not any(
+        r["is_preferred"] or r["is_short"] or r["is_colloquial"] or r["is_historic"] for r in names
+    )
     assert all(r["name"] for r in names)
     assert {r["id"] for r in names} <= KEPT
     assert WEST_ISLAND not in {r["id"] for r in names}
 
 
 # --- read_country_info ---------------------------------------------------------------------
+
 
 def test_read_country_info_fixture():
     table = geonames.read_country_info(FIXTURE / "countryInfo.txt")
@@ -175,18 +204,31 @@ def test_read_country_info_fixture():
     assert table.schema.field("population").type == pa.int64()
 
 
-@pytest.mark.parametrize("change, problem", [
-    (lambda text: "".join("\t".join(line.split("\t")[:10]) + "\n" if line.startswith("NA\t")
-                          else line for line in text.splitlines(keepends=True)),
-     "expected 19 tab-separated columns"),
-    (lambda text: text.replace("\t2448255\t", "\t2.4 million\t", 1), "population"),
-    (lambda text: "".join(line for line in text.splitlines(keepends=True)
-                          if line.startswith("#")), "no country rows"),
-], ids=["short-row", "non-numeric-population", "only-comments"])
+@pytest.mark.parametrize(
+    "change, problem",
+    [
+        (
+            lambda text: "".join(
+                "\t".join(line.split("\t")[:10]) + "\n" if line.startswith("NA\t") else line
+                for line in text.splitlines(keepends=True)
+            ),
+            "expected 19 tab-separated columns",
+        ),
+        (lambda text: text.replace("\t2448255\t", "\t2.4 million\t", 1), "population"),
+        (
+            lambda text: "".join(
+                line for line in text.splitlines(keepends=True) if line.startswith("#")
+            ),
+            "no country rows",
+        ),
+    ],
+    ids=["short-row", "non-numeric-population", "only-comments"],
+)
 def test_read_country_info_errors_name_the_file(tmp_path, change, problem):
     path = tmp_path / "countryInfo.txt"
-    path.write_text(change((FIXTURE / "countryInfo.txt").read_text(encoding="utf-8")),
-                    encoding="utf-8")
+    path.write_text(
+        change((FIXTURE / "countryInfo.txt").read_text(encoding="utf-8")), encoding="utf-8"
+    )
     with pytest.raises(InputError) as caught:
         geonames.read_country_info(path)
     assert caught.value.path == str(path)
@@ -195,8 +237,12 @@ def test_read_country_info_errors_name_the_file(tmp_path, change, problem):
 
 def test_country_info_not_utf8_is_an_input_error(tmp_path):
     path = tmp_path / "countryInfo.txt"
-    path.write_bytes((FIXTURE / "countryInfo.txt").read_text(encoding="utf-8")
-                     .replace("Namibia", "Namíbia").encode("latin-1"))
+    path.write_bytes(
+        (FIXTURE / "countryInfo.txt")
+        .read_text(encoding="utf-8")
+        .replace("Namibia", "Namíbia")
+        .encode("latin-1")
+    )
     with pytest.raises(InputError) as caught:
         geonames.read_country_info(path)
     assert caught.value.path == str(path)
@@ -204,16 +250,24 @@ def test_country_info_not_utf8_is_an_input_error(tmp_path):
 
 # --- choosing the places file ----------------------------------------------------------------
 
-@pytest.mark.parametrize("files, chosen", [
-    (["cities500.txt"], "cities500.txt"),
-    (["cities15000.zip"], "cities15000.zip"),
-    (["cities15000.zip", "cities500.txt"], "cities500.txt"),          # the most places wins
-    (["cities1000.zip", "cities15000.zip", "cities5000.zip", "cities500.zip"], "cities500.zip"),
-    (["allCountries.zip", "cities500.txt", "cities15000.zip"], "allCountries.zip"),
-])
+
+@pytest.mark.parametrize(
+    "files, chosen",
+    [
+        (["cities500.txt"], "cities500.txt"),
+        (["cities15000.zip"], "cities15000.zip"),
+        (["cities15000.zip", "cities500.txt"], "cities500.txt"),  # the most places wins
+        (["cities1000.zip", "cities15000.zip", "cities5000.zip", "cities500.zip"], "cities500.zip"),
+        (["allCountries.zip", "cities500.txt", "cities15000.zip"], "allCountries.zip"),
+    ],
+)
 def test_places_file_choice(tmp_path, files, chosen):
-    for name in files + ["countryInfo.txt", "admin1CodesASCII.txt", "admin2Codes.txt",
-                         "alternateNamesV2.zip"]:
+    for name in files + [
+        "countryInfo.txt",
+        "admin1CodesASCII.txt",
+        "admin2Codes.txt",
+        "alternateNamesV2.zip",
+    ]:
         (tmp_path / name).touch()
     assert geonames.places_file(tmp_path) == tmp_path / chosen
 
@@ -236,16 +290,21 @@ def test_missing_required_file_names_it(datasets, name):
 
 # --- malformed places files ------------------------------------------------------------------
 
+
 def write_places(folder: Path, lines: list[str]) -> Path:
     path = folder / "cities500.txt"
     path.write_text("".join(lines), encoding="utf-8")
     return path
 
 
-@pytest.mark.parametrize("mutate", [
-    lambda line: line.replace("\t2024-01-18\n", "\n"),                 # 18 columns
-    lambda line: line.replace("\n", "\textra\n"),                      # 20 columns
-], ids=["18-columns", "20-columns"])
+@pytest.mark.parametrize(
+    "mutate",
+    [
+        lambda line: line.replace("\t2024-01-18\n", "\n"),  # 18 columns
+        lambda line: line.replace("\n", "\textra\n"),  # 20 columns
+    ],
+    ids=["18-columns", "20-columns"],
+)
 def test_wrong_column_count_is_an_input_error(tmp_path, mutate):
     lines = place_lines()
     lines[0] = mutate(lines[0])
@@ -257,19 +316,22 @@ def test_wrong_column_count_is_an_input_error(tmp_path, mutate):
     assert str(path) in str(caught.value)
 
 
-@pytest.mark.parametrize("column, value, problem", [
-    ("latitude", "abc", "column latitude"),
-    ("longitude", "8,55", "column longitude"),
-    ("population", "12k", "column population"),
-    ("elevation", "high", "column elevation"),
-    ("dem", "n/a", "column dem"),
-    ("latitude", "95.0", "coordinates out of range"),
-    ("longitude", "-180.5", "coordinates out of range"),
-    ("latitude", "", "coordinates out of range"),
-    ("latitude", "nan", "coordinates are not finite numbers (latitude nan"),
-    ("longitude", "-inf", "coordinates are not finite numbers (latitude"),
-    ("geonameid", "A123", "non-numeric id"),
-])
+@pytest.mark.parametrize(
+    "column, value, problem",
+    [
+        ("latitude", "abc", "column latitude"),
+        ("longitude", "8,55", "column longitude"),
+        ("population", "12k", "column population"),
+        ("elevation", "high", "column elevation"),
+        ("dem", "n/a", "column dem"),
+        ("latitude", "95.0", "coordinates out of range"),
+        ("longitude", "-180.5", "coordinates out of range"),
+        ("latitude", "", "coordinates out of range"),
+        ("latitude", "nan", "coordinates are not finite numbers (latitude nan"),
+        ("longitude", "-inf", "coordinates are not finite numbers (latitude"),
+        ("geonameid", "A123", "non-numeric id"),
+    ],
+)
 def test_bad_values_are_input_errors(tmp_path, column, value, problem):
     lines = place_lines()
     lines[2] = set_field(lines[2], column, value)
@@ -282,16 +344,22 @@ def test_bad_values_are_input_errors(tmp_path, column, value, problem):
 
 def test_invalid_utf8_in_places_is_an_input_error(tmp_path):
     path = tmp_path / "cities500.txt"
-    path.write_bytes((FIXTURE / "cities500.txt").read_bytes().replace(
-        "Zürich Airport".encode(), "Zürich Airport".encode("latin-1")))
+    path.write_bytes(
+        (FIXTURE / "cities500.txt")
+        .read_bytes()
+        .replace("Zürich Airport".encode(), "Zürich Airport".encode("latin-1"))
+    )
     with pytest.raises(InputError) as caught:
         geonames.read_places(path, {}, {})
     assert caught.value.path == str(path)
 
 
 def test_no_populated_places_is_an_input_error(tmp_path):
-    lines = [line for line in place_lines()
-             if line.split("\t")[0] in (ZURICH_ADM1, MATTERHORN, ZURICH_HB)]
+    lines = [
+        line
+        for line in place_lines()
+        if line.split("\t")[0] in (ZURICH_ADM1, MATTERHORN, ZURICH_HB)
+    ]
     path = write_places(tmp_path, lines)
     with pytest.raises(InputError) as caught:
         geonames.read_places(path, {}, {})
@@ -318,10 +386,14 @@ def test_zip_places_file_is_read_like_the_txt(tmp_path, places):
     assert rows_by_id(gazetteer.places) == places
 
 
-@pytest.mark.parametrize("make, problem", [
-    (lambda data: data[: len(data) // 2], "not a valid zip archive"),
-    (lambda data: b"", "not a valid zip archive"),
-], ids=["truncated", "empty"])
+@pytest.mark.parametrize(
+    "make, problem",
+    [
+        (lambda data: data[: len(data) // 2], "not a valid zip archive"),
+        (lambda data: b"", "not a valid zip archive"),
+    ],
+    ids=["truncated", "empty"],
+)
 def test_broken_zip_is_an_input_error(tmp_path, make, problem):
     path = tmp_path / "cities500.zip"
     with zipfile.ZipFile(path, "w", zipfile.ZIP_DEFLATED) as archive:
@@ -339,7 +411,7 @@ def test_corrupt_deflate_stream_is_an_input_error(tmp_path):
         archive.write(FIXTURE / "cities500.txt", "cities500.txt")
     data = bytearray(path.read_bytes())
     name_len, extra_len = struct.unpack("<2H", data[26:30])
-    data[30 + name_len + extra_len] = 0x07     # first deflate block: reserved block type 3
+    data[30 + name_len + extra_len] = 0x07  # first deflate block: reserved block type 3
     path.write_bytes(bytes(data))
     with pytest.raises(InputError) as caught:
         geonames.read_places(path, {}, {})
@@ -358,14 +430,19 @@ def test_zip_without_the_expected_member_is_an_input_error(tmp_path):
 
 # --- a malformed input makes the (in-process) build fail with an InputError --------------------
 
-@pytest.mark.parametrize("column, value", [
-    (None, None),               # wrong column count
-    ("latitude", "north"),      # non-numeric latitude
-], ids=["wrong-column-count", "non-numeric-latitude"])
+
+@pytest.mark.parametrize(
+    "column, value",
+    [
+        (None, None),  # wrong column count
+        ("latitude", "north"),  # non-numeric latitude
+    ],
+    ids=["wrong-column-count", "non-numeric-latitude"],
+)
 def test_build_fails_with_input_error_naming_the_file(datasets, tmp_path, column, value):
     lines = place_lines()
     if column is None:
-        lines[2] = lines[2].replace("\t", "", 1)    # 18 columns
+        lines[2] = lines[2].replace("\t", "", 1)  # 18 columns
     else:
         lines[2] = set_field(lines[2], column, value)
     path = write_places(datasets / "geonames", lines)
@@ -375,7 +452,7 @@ def test_build_fails_with_input_error_naming_the_file(datasets, tmp_path, column
     assert caught.value.path == str(path)
     assert str(path) in str(caught.value)
     assert not (out / "current").exists()
-    assert list((out / "versions").iterdir()) == []   # the partial version was discarded
+    assert list((out / "versions").iterdir()) == []  # the partial version was discarded
 
 
 # --- alternateNamesV2.zip (generated at runtime, never committed) ----------------------------
@@ -392,13 +469,23 @@ ALTNAMES = [
     ("8", ZURICH, "zh-Hant", "蘇黎世", "", "", "", "", "", ""),
     ("9", ZURICH, "post", "8001", "", "", "", "", "", ""),
     ("10", ZURICH, "fr_1793", "Zurich-la-Rouge", "", "", "", "", "", ""),
-    ("11", MATTERHORN, "it", "Cervino", "", "", "", "", "", ""),      # dropped place
-    ("12", SOVKHOZ, "ru", "Совхоз \"Красный Октябрь\"", "", "", "", "", "", ""),
-    ("13", "99999999", "en", "Nowhere", "", "", "", "", "", ""),       # unknown place
-    ("14", ZURICH_AIRPORT, "iata", "ZRH", "", "", "", "", "", ""),      # an airport's codes:
-    ("15", ZURICH_AIRPORT, "icao", "LSZH", "", "", "", "", "", ""),     # matched, not shown
-    ("16", ZURICH_AIRPORT, "link", "https://en.wikipedia.org/wiki/Zurich_Airport", "", "", "",
-     "", "", ""),
+    ("11", MATTERHORN, "it", "Cervino", "", "", "", "", "", ""),  # dropped place
+    ("12", SOVKHOZ, "ru", 'Совхоз "Красный Октябрь"', "", "", "", "", "", ""),
+    ("13", "99999999", "en", "Nowhere", "", "", "", "", "", ""),  # unknown place
+    ("14", ZURICH_AIRPORT, "iata", "ZRH", "", "", "", "", "", ""),  # an airport's codes:
+    ("15", ZURICH_AIRPORT, "icao", "LSZH", "", "", "", "", "", ""),  # matched, not shown
+    (
+        "16",
+        ZURICH_AIRPORT,
+        "link",
+        "https://en.wikipedia.org/wiki/Zurich_Airport",
+        "",
+        "",
+        "",
+        "",
+        "",
+        "",
+    ),
 ]
 
 
@@ -407,8 +494,10 @@ def write_alternate_names(folder: Path) -> Path:
     text = "".join("\t".join(row) + "\n" for row in ALTNAMES)
     with zipfile.ZipFile(path, "w", zipfile.ZIP_DEFLATED) as archive:
         archive.writestr("alternateNamesV2.txt", text)
-        archive.writestr("iso-languagecodes.txt",
-                         "ISO 639-3\tISO 639-2\tISO 639-1\tLanguage Name\ndeu\tger\tde\tGerman\n")
+        archive.writestr(
+            "iso-languagecodes.txt",
+            "ISO 639-3\tISO 639-2\tISO 639-1\tLanguage Name\ndeu\tger\tde\tGerman\n",
+        )
     return path
 
 
@@ -418,10 +507,15 @@ def test_alternate_names_zip_replaces_the_column(datasets):
     assert path in gazetteer.inputs
     names = {(r["id"], r["language"], r["name"]): r for r in gazetteer.names.to_pylist()}
     assert set(names) == {
-        (WINDHOEK, "de", "Windhuk"), (WINDHOEK, "af", "Windhoek"), (WINDHOEK, None, "Ai-Gams"),
-        (ZURICH, "it", "Zurigo"), (ZURICH, "gsw", "Züri"), (ZURICH, "zh-Hant", "蘇黎世"),
-        (SOVKHOZ, "ru", "Совхоз \"Красный Октябрь\""),
-        (ZURICH_AIRPORT, None, "ZRH"), (ZURICH_AIRPORT, None, "LSZH"),
+        (WINDHOEK, "de", "Windhuk"),
+        (WINDHOEK, "af", "Windhoek"),
+        (WINDHOEK, None, "Ai-Gams"),
+        (ZURICH, "it", "Zurigo"),
+        (ZURICH, "gsw", "Züri"),
+        (ZURICH, "zh-Hant", "蘇黎世"),
+        (SOVKHOZ, "ru", 'Совхоз "Красный Октябрь"'),
+        (ZURICH_AIRPORT, None, "ZRH"),
+        (ZURICH_AIRPORT, None, "LSZH"),
     }
     assert names[(WINDHOEK, "de", "Windhuk")]["is_preferred"] is True
     assert names[(WINDHOEK, None, "Ai-Gams")]["is_historic"] is True
@@ -438,16 +532,22 @@ def test_read_alternate_names_streams_in_small_blocks(tmp_path, monkeypatch):
     path = write_alternate_names(tmp_path)
     table = geonames.read_alternate_names(path, pa.array([WINDHOEK, ZURICH, SOVKHOZ, WINDHOEK]))
     assert table.num_rows == 7
-    with_airport = geonames.read_alternate_names(path, pa.array([ZURICH, ZURICH_AIRPORT]),
-                                           pa.array([ZURICH_AIRPORT]))
+    with_airport = geonames.read_alternate_names(
+        path, pa.array([ZURICH, ZURICH_AIRPORT]), pa.array([ZURICH_AIRPORT])
+    )
     assert sorted((r["id"], r["language"], r["name"]) for r in with_airport.to_pylist()) == [
-        (ZURICH, "gsw", "Züri"), (ZURICH, "it", "Zurigo"), (ZURICH, "zh-Hant", "蘇黎世"),
-        (ZURICH_AIRPORT, None, "LSZH"), (ZURICH_AIRPORT, None, "ZRH")]
+        (ZURICH, "gsw", "Züri"),
+        (ZURICH, "it", "Zurigo"),
+        (ZURICH, "zh-Hant", "蘇黎世"),
+        (ZURICH_AIRPORT, None, "LSZH"),
+        (ZURICH_AIRPORT, None, "ZRH"),
+    ]
     assert table.column_names == list(geonames.empty_names().column_names)
     assert set(table.column("id").to_pylist()) == {WINDHOEK, ZURICH, SOVKHOZ}
 
 
 # --- the real GeoNames dumps (skipped when ../shared/data/geonames is absent) ------------------
+
 
 @pytest.fixture(scope="module")
 def real(real_datasets):
@@ -469,7 +569,7 @@ def test_real_every_row_is_read(real_datasets, real):
     # cities15000 holds feature class P only, so the filter keeps every row
     assert {fields[6] for fields in raw} == {b"P"}
     assert gazetteer.places.num_rows == 32_847
-    assert len(places) == 32_847                      # ids are unique
+    assert len(places) == 32_847  # ids are unique
     assert "AIRP" not in set(gazetteer.places.column("feature_code").to_pylist())
 
 
@@ -479,7 +579,7 @@ def test_real_zurich(real):
     assert zurich["country_code"] == "CH"
     assert (zurich["admin1_code"], zurich["admin1_name"]) == ("ZH", "Zurich")
     assert (zurich["admin2_code"], zurich["admin2_name"]) == ("112", "Bezirk Zürich")
-    assert zurich["elevation"] == 429                 # empty elevation: dem
+    assert zurich["elevation"] == 429  # empty elevation: dem
     assert zurich["timezone"] == "Europe/Zurich"
 
 
@@ -503,14 +603,14 @@ def test_real_admin1_00_and_empty_have_null_names(real):
     assert {r["country_code"] for r in odd if r["admin1_name"] is not None} == {"MC"}
     assert all(r["admin1_name"] is None for r in odd if r["country_code"] != "MC")
     assert all(r["admin1_name"] is None for r in places if r["admin1_code"] is None)
-    assert real[1]["3577154"]["admin1_code"] == "00"          # Oranjestad, Aruba
-    assert real[1]["7304591"]["admin1_code"] is None          # West Island, Cocos Islands
+    assert real[1]["3577154"]["admin1_code"] == "00"  # Oranjestad, Aruba
+    assert real[1]["7304591"]["admin1_code"] is None  # West Island, Cocos Islands
 
 
 def test_real_dem_minus_9999_and_population_zero_are_null(real):
     places = real[1]
-    assert places["6691113"]["elevation"] is None             # The Palm Jumeirah, dem -9999
-    assert places["3578069"]["population"] is None            # Plymouth, Montserrat: 0
+    assert places["6691113"]["elevation"] is None  # The Palm Jumeirah, dem -9999
+    assert places["3578069"]["population"] is None  # Plymouth, Montserrat: 0
     assert all(r["elevation"] != -9999 for r in places.values())
     assert all(r["population"] is None or r["population"] > 0 for r in places.values())
 

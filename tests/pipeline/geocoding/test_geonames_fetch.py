@@ -18,11 +18,14 @@ from tests.support.procs import SHARED_GEONAMES
 from tests.support.upstreams.base import Blob, Corrupt, Drop, StandIn, Status, Truncate
 from tests.support.upstreams.geonames import GeoNamesDumps, zipped
 
-pytestmark = pytest.mark.skipif(not (SHARED_GEONAMES / "cities15000.zip").is_file(),
-                                reason=f"real GeoNames dumps not present: {SHARED_GEONAMES}")
+pytestmark = pytest.mark.skipif(
+    not (SHARED_GEONAMES / "cities15000.zip").is_file(),
+    reason=f"real GeoNames dumps not present: {SHARED_GEONAMES}",
+)
 
-QUICK = HttpConfig(backoff_base_s=0.01, backoff_cap_s=0.05, read_timeout_s=5.0, attempts=3,
-                   progress=False)
+QUICK = HttpConfig(
+    backoff_base_s=0.01, backoff_cap_s=0.05, read_timeout_s=5.0, attempts=3, progress=False
+)
 CONFIG = GeoNamesConfig(dump="cities15000", http=QUICK)
 TODAY = dt.date(2026, 11, 29)
 DAY = dt.timedelta(days=1)
@@ -42,28 +45,30 @@ def geo():
     with StandIn() as server:
         dumps = GeoNamesDumps(server, written=TODAY - 3 * DAY)
         dumps.add_day(TODAY - 4 * DAY)
-        dumps.add_day(TODAY - 3 * DAY, modified=[dumps.row(ZURICH, latitude="47.41",
-                                                           longitude="8.6")])
-        dumps.add_day(TODAY - 2 * DAY, modified=[dumps.row(SITTEN, name="Sion",
-                                                           asciiname="Sion")])
+        dumps.add_day(
+            TODAY - 3 * DAY, modified=[dumps.row(ZURICH, latitude="47.41", longitude="8.6")]
+        )
+        dumps.add_day(TODAY - 2 * DAY, modified=[dumps.row(SITTEN, name="Sion", asciiname="Sion")])
         dumps.add_day(TODAY - DAY, deleted=[WETZIKON])
         server.clear_hits()
         yield dumps
 
 
-def fetch(geo: GeoNamesDumps, datasets, today: dt.date = TODAY,
-          config: GeoNamesConfig = CONFIG, **options):
-    source = GeoNamesSource(config, clock=lambda: dt.datetime.combine(
-        today, dt.time(6), dt.timezone.utc))
-    return asyncio.run(source.fetch(FetchOptions(datasets=datasets, base_url=geo.url,
-                                                 **options)))
+def fetch(
+    geo: GeoNamesDumps, datasets, today: dt.date = TODAY, config: GeoNamesConfig = CONFIG, **options
+):
+    source = GeoNamesSource(
+        config, clock=lambda: dt.datetime.combine(today, dt.time(6), dt.timezone.utc)
+    )
+    return asyncio.run(source.fetch(FetchOptions(datasets=datasets, base_url=geo.url, **options)))
 
 
 def files(datasets) -> dict[str, bytes]:
     """Every file under DATASETS/geonames (dot-files too) and its bytes."""
     root = datasets / "geonames"
-    return {str(p.relative_to(root)): p.read_bytes() for p in sorted(root.rglob("*"))
-            if p.is_file()}
+    return {
+        str(p.relative_to(root)): p.read_bytes() for p in sorted(root.rglob("*")) if p.is_file()
+    }
 
 
 def day_names(datasets) -> list[str]:
@@ -92,7 +97,8 @@ def test_a_second_fetch_moves_only_conditional_checks(geo, tmp_path):
     hits = geo.server.hits()
     assert not report.changed and report.files == 0 and report.bytes == 0
     assert sorted(h.path.rsplit("/", 1)[1] for h in hits) == sorted(
-        ["countryInfo.txt", "admin1CodesASCII.txt", "admin2Codes.txt"])
+        ["countryInfo.txt", "admin1CodesASCII.txt", "admin2Codes.txt"]
+    )
     assert all(h.status == 304 and "If-None-Match" in h.headers for h in hits)
     assert geo.server.bytes_sent() == 0 and files(tmp_path) == before
 
@@ -119,14 +125,15 @@ def test_yesterday_not_published_yet_is_no_gap(geo, tmp_path):
 
 def test_a_gap_brings_new_dumps_and_drops_the_days_before_them(geo, tmp_path):
     fetch(geo, tmp_path)
-    geo.drop_day(TODAY)                     # GeoNames no longer serves it
+    geo.drop_day(TODAY)  # GeoNames no longer serves it
     geo.add_day(TODAY + DAY)
     geo.renew(written=TODAY + 2 * DAY)
     geo.add_day(TODAY + 2 * DAY)
     report = fetch(geo, tmp_path, today=TODAY + 3 * DAY)
     assert any("no longer serves" in note for note in report.notes)
-    assert files(tmp_path)["cities15000.zip"] == geo.server.files[
-        geo.path("cities15000.zip")].read(0, 10**9)
+    assert files(tmp_path)["cities15000.zip"] == geo.server.files[geo.path("cities15000.zip")].read(
+        0, 10**9
+    )
     # the new dumps hold every change before them: from the day before them on, days apply
     assert day_names(tmp_path) == [(TODAY + DAY).isoformat(), (TODAY + 2 * DAY).isoformat()]
 
@@ -140,7 +147,7 @@ def test_a_gap_with_unchanged_dumps_stops_before_it(geo, tmp_path):
     dumps = [h for h in geo.server.hits() if h.path.endswith(".zip")]
     assert [h.status for h in dumps] == [304, 304]
     assert any("unchanged" in note for note in report.notes)
-    assert day_names(tmp_path)[-1] == (TODAY - DAY).isoformat()     # nothing after the gap
+    assert day_names(tmp_path)[-1] == (TODAY - DAY).isoformat()  # nothing after the gap
 
 
 def test_dumps_older_than_the_limit_are_downloaded_again(geo, tmp_path):
@@ -154,7 +161,7 @@ def test_dumps_older_than_the_limit_are_downloaded_again(geo, tmp_path):
 
 
 def test_transient_failures_are_retried_and_a_drop_resumed(geo, tmp_path):
-    dump, day = geo.path("cities15000.zip"), geo.day_paths(TODAY - DAY)[1]   # the deletes
+    dump, day = geo.path("cities15000.zip"), geo.day_paths(TODAY - DAY)[1]  # the deletes
     geo.server.fault(dump, Status(503, retry_after="0"), Drop(after=300_000))
     geo.server.fault(day, Status(429, retry_after="0"), Truncate(after=10))
     fetch(geo, tmp_path)
@@ -163,11 +170,12 @@ def test_transient_failures_are_retried_and_a_drop_resumed(geo, tmp_path):
     hits = geo.server.hits(dump)
     assert [h.status for h in hits] == [503, 200, 206]
     resumed_at = int(hits[2].range.removeprefix("bytes=").rstrip("-"))
-    assert 0 < resumed_at <= 300_000    # from where the connection broke, the same version:
+    assert 0 < resumed_at <= 300_000  # from where the connection broke, the same version:
     assert hits[2].headers.get("If-Range") == geo.server.files[dump].etag
     assert [h.status for h in geo.server.hits(day)] == [429, 200, 206]
-    assert held[f"updates/{TODAY - DAY}/deletes-{TODAY - DAY}.txt"] == \
-        geo.server.files[day].read(0, 10**9)
+    assert held[f"updates/{TODAY - DAY}/deletes-{TODAY - DAY}.txt"] == geo.server.files[day].read(
+        0, 10**9
+    )
 
 
 def test_a_broken_dump_never_becomes_an_input(geo, tmp_path):
@@ -187,7 +195,7 @@ def test_a_corrupt_or_cut_day_leaves_the_held_state_as_it_was(geo, tmp_path):
     first, second = geo.day_paths(TODAY)[:2]
     geo.server.fault(first, Corrupt(), always=True)
     cut = geo.server.files[second].read(0, 10**9)
-    geo.server.put(second, Blob.of(b"2658010\tWetzi"))          # cut mid-line upstream
+    geo.server.put(second, Blob.of(b"2658010\tWetzi"))  # cut mid-line upstream
     with pytest.raises(FetchError):
         fetch(geo, tmp_path, today=TODAY + DAY)
     after = files(tmp_path)

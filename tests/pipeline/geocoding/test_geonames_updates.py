@@ -18,8 +18,10 @@ from tests.support.procs import SHARED_GEONAMES
 from tests.support.upstreams.base import StandIn
 from tests.support.upstreams.geonames import GeoNamesDumps
 
-pytestmark = pytest.mark.skipif(not (SHARED_GEONAMES / "cities15000.zip").is_file(),
-                                reason=f"real GeoNames dumps not present: {SHARED_GEONAMES}")
+pytestmark = pytest.mark.skipif(
+    not (SHARED_GEONAMES / "cities15000.zip").is_file(),
+    reason=f"real GeoNames dumps not present: {SHARED_GEONAMES}",
+)
 
 TODAY = dt.date(2026, 11, 29)
 DAY = dt.timedelta(days=1)
@@ -36,16 +38,24 @@ def held(tmp_path_factory):
         geo = GeoNamesDumps(server, written=TODAY - 2 * DAY)
         zurich_names = sorted(a for a, f in geo.alternate.items() if f[1] == ZURICH)
         geo.add_day(TODAY - 3 * DAY)
-        geo.add_day(TODAY - 2 * DAY, modified=[geo.row(ZURICH, latitude="47.41",
-                                                         longitude="8.6")],
-                    names_deleted=[zurich_names[0]],
-                    names_modified=[[zurich_names[1], ZURICH, "de", "Zürich an der Limmat",
-                                     "1", "", "", "", "", ""]])
+        geo.add_day(
+            TODAY - 2 * DAY,
+            modified=[geo.row(ZURICH, latitude="47.41", longitude="8.6")],
+            names_deleted=[zurich_names[0]],
+            names_modified=[
+                [zurich_names[1], ZURICH, "de", "Zürich an der Limmat", "1", "", "", "", "", ""]
+            ],
+        )
         # Renamed, then deleted the same day (the delete wins); a place the dump does not hold
-        geo.add_day(TODAY - DAY, modified=[geo.row(SITTEN, name="Sion", asciiname="Sion"),
-                                           geo.row(WETZIKON, population="1"),
-                                           [UTQIAGVIK] + geo.row(ZURICH)[1:]],
-                    deleted=[WETZIKON])
+        geo.add_day(
+            TODAY - DAY,
+            modified=[
+                geo.row(SITTEN, name="Sion", asciiname="Sion"),
+                geo.row(WETZIKON, population="1"),
+                [UTQIAGVIK] + geo.row(ZURICH)[1:],
+            ],
+            deleted=[WETZIKON],
+        )
         fetch(geo, root / "updated")
         geo.renew(written=TODAY)
         fetch(geo, root / "renewed")
@@ -53,8 +63,9 @@ def held(tmp_path_factory):
 
 
 def fetch(geo: GeoNamesDumps, datasets) -> None:
-    source = GeoNamesSource(CONFIG, clock=lambda: dt.datetime.combine(
-        TODAY, dt.time(6), dt.timezone.utc))
+    source = GeoNamesSource(
+        CONFIG, clock=lambda: dt.datetime.combine(TODAY, dt.time(6), dt.timezone.utc)
+    )
     asyncio.run(source.fetch(FetchOptions(datasets=datasets, base_url=geo.url)))
 
 
@@ -80,7 +91,7 @@ def test_modified_rows_replace_and_deleted_ids_drop(held):
 
 def test_a_cities_dump_gets_no_places_it_does_not_hold(held):
     places, _, _ = read(held[0] / "updated")
-    assert UTQIAGVIK not in places                       # modified, but not a cities15000 row
+    assert UTQIAGVIK not in places  # modified, but not a cities15000 row
 
 
 def test_alternate_names_are_overlaid_by_their_own_ids(held):
@@ -108,7 +119,8 @@ def test_days_before_the_dump_are_ignored(held, tmp_path):
     (folder / "updates" / stale.isoformat()).mkdir(parents=True)
     (folder / "updates" / stale.isoformat() / f"modifications-{stale}.txt").write_text("")
     (folder / "updates" / stale.isoformat() / f"deletes-{stale}.txt").write_text(
-        f"{ZURICH}\tZürich\tstale\n")
+        f"{ZURICH}\tZürich\tstale\n"
+    )
     places, _, _ = read(datasets)
     assert ZURICH in places
     assert updates.first_day(folder / "cities15000.zip") == TODAY - DAY

@@ -22,8 +22,9 @@ from tests.support.jpeg import jpeg
 from tests.support.upstreams.base import Stall, StandIn, Status
 from tests.support.upstreams.webcams import PATH, Cameras, WindyLayout, windy_webcams
 
-QUICK = HttpConfig(backoff_base_s=0.01, backoff_cap_s=0.05, read_timeout_s=5.0, attempts=3,
-                   progress=False)
+QUICK = HttpConfig(
+    backoff_base_s=0.01, backoff_cap_s=0.05, read_timeout_s=5.0, attempts=3, progress=False
+)
 PROVIDER = ProviderConfig(http=QUICK, rate=RateLimit(per_minute=60000, burst=100))
 OWNED = OwnedConfig(timeout_s=1.0, concurrency=8, interval_s=1)
 KEY = "windy-test-key-0123456789"
@@ -40,8 +41,9 @@ def no_provider(monkeypatch):
 
 
 def fetch(server, datasets, provider=PROVIDER, owned=OWNED):
-    return asyncio.run(WebcamsSource(provider, owned).fetch(
-        FetchOptions(datasets=datasets, base_url=server.url)))
+    return asyncio.run(
+        WebcamsSource(provider, owned).fetch(FetchOptions(datasets=datasets, base_url=server.url))
+    )
 
 
 def rows(path: Path) -> list[dict]:
@@ -52,8 +54,9 @@ def rows(path: Path) -> list[dict]:
 def catalog(datasets: Path, cameras: dict[str, str]) -> None:
     """webcams.csv with the owned cameras (name -> snapshot URL) and one without a URL."""
     lines = ["public_id,name,latitude,longitude,country_code,views,timezone,snapshot_url"]
-    lines += [f"{name},Camera {name},47.37,8.54,CH,1,Europe/Zurich,{url}"
-              for name, url in cameras.items()]
+    lines += [
+        f"{name},Camera {name},47.37,8.54,CH,1,Europe/Zurich,{url}" for name, url in cameras.items()
+    ]
     lines.append("plain,A camera without a URL,46.0,7.0,CH,1,,")
     (datasets / "webcams").mkdir(parents=True, exist_ok=True)
     (datasets / "webcams" / "webcams.csv").write_text("\n".join(lines) + "\n")
@@ -83,11 +86,15 @@ def test_the_offset_limit_is_respected_and_countries_reach_the_rest(tmp_path):
         WindyLayout(server, KEY, windy_webcams(200), max_offset=100)
         capped = ProviderConfig(max_offset=100, http=QUICK, rate=PROVIDER.rate)
         report = fetch(server, tmp_path / "a", capped)
-        assert all(h.status == 200 for h in server.hits(PATH))     # no offset above 100
+        assert all(h.status == 200 for h in server.hits(PATH))  # no offset above 100
         assert len(rows(tmp_path / "a" / "webcams" / "provider" / "windy.csv")) == 150
         assert any("50 webcams lie beyond the plan's offset limit" in n for n in report.notes)
-        by_country = ProviderConfig(max_offset=100, http=QUICK, rate=PROVIDER.rate,
-                                    countries=("CH", "AT", "DE", "FR", "IT", "US", "NO", "ES"))
+        by_country = ProviderConfig(
+            max_offset=100,
+            http=QUICK,
+            rate=PROVIDER.rate,
+            countries=("CH", "AT", "DE", "FR", "IT", "US", "NO", "ES"),
+        )
         fetch(server, tmp_path / "b", by_country)
     assert len(rows(tmp_path / "b" / "webcams" / "provider" / "windy.csv")) == 200
 
@@ -98,7 +105,7 @@ def test_a_wrong_key_fails_at_once_and_writes_nothing(tmp_path, monkeypatch, cap
         WindyLayout(server, KEY, windy_webcams(120))
         with pytest.raises(FetchError) as failure:
             fetch(server, tmp_path)
-        assert len(server.hits(PATH)) == 1         # not retried
+        assert len(server.hits(PATH)) == 1  # not retried
     assert not failure.value.retry_later and "refused the key" in str(failure.value)
     assert "not-the-key" not in str(failure.value) + caplog.text
     assert not (tmp_path / "webcam-links").exists()
@@ -111,7 +118,7 @@ def test_429_waits_as_asked_and_a_failed_listing_writes_nothing(tmp_path):
         fetch(server, tmp_path)
         hits = server.hits(PATH)
         assert hits[0].status == 429 and len(hits) == 4
-        assert hits[1].t - hits[0].t >= 0.95        # Retry-After: 1
+        assert hits[1].t - hits[0].t >= 0.95  # Retry-After: 1
         before = (tmp_path / "webcam-links" / "windy.csv").read_bytes()
         server.fault(PATH, Status(503), always=True)
         with pytest.raises(FetchError) as failure:
@@ -123,8 +130,14 @@ def test_429_waits_as_asked_and_a_failed_listing_writes_nothing(tmp_path):
 def test_owned_cameras_add_one_image_each_run_and_failing_ones_are_marked(tmp_path, no_provider):
     with StandIn() as server:
         cams = Cameras(server)
-        catalog(tmp_path, {"good": cams.add("good"), "dead": cams.add("dead", status=503),
-                           "slow": cams.add("slow")})
+        catalog(
+            tmp_path,
+            {
+                "good": cams.add("good"),
+                "dead": cams.add("dead", status=503),
+                "slow": cams.add("slow"),
+            },
+        )
         server.fault("/cams/slow.jpg", Stall(30), always=True)
         fetch(server, tmp_path)
         fetch(server, tmp_path)
@@ -138,7 +151,7 @@ def test_owned_cameras_add_one_image_each_run_and_failing_ones_are_marked(tmp_pa
     assert state["dead"]["status"] == "failing" and "503" in state["dead"]["last_error"]
     assert state["slow"]["status"] == "failing" and state["slow"]["failures"] == "2"
     assert "plain" not in state
-    if shutil.which("djpeg"):                   # libjpeg's decoder reads them whole
+    if shutil.which("djpeg"):  # libjpeg's decoder reads them whole
         assert subprocess.run(["djpeg", str(images[0])], capture_output=True).returncode == 0
 
 
@@ -160,7 +173,7 @@ def test_a_camera_is_asked_at_most_every_interval(tmp_path, no_provider):
         catalog(tmp_path, {"good": cams.add("good")})
         every_ten_minutes = OwnedConfig(timeout_s=1.0, interval_s=600)
         fetch(server, tmp_path, owned=every_ten_minutes)
-        report = fetch(server, tmp_path, owned=every_ten_minutes)     # at once: not due
+        report = fetch(server, tmp_path, owned=every_ten_minutes)  # at once: not due
         assert len(server.hits("/cams/good.jpg")) == 1
     assert any("1 asked less than 600 s ago" in note for note in report.notes)
 
@@ -168,7 +181,7 @@ def test_a_camera_is_asked_at_most_every_interval(tmp_path, no_provider):
 def test_the_history_window_keeps_a_day_and_a_noon_a_day(tmp_path):
     zone = "Europe/Zurich"
     now = int(dt.datetime(2026, 6, 15, 10, 0, tzinfo=dt.timezone.utc).timestamp())
-    every = list(range(now - 40 * 86400, now + 1, 600))        # 40 days every 10 minutes
+    every = list(range(now - 40 * 86400, now + 1, 600))  # 40 days every 10 minutes
     kept = history.kept(every, zone, now)
     recent = [t for t in every if t >= now - history.KEEP_ALL_S]
     older = sorted(kept - set(recent))
@@ -186,11 +199,11 @@ def test_pruning_deletes_the_images_the_window_drops(tmp_path, no_provider):
         folder = tmp_path / "webcams" / "images" / "owned" / "good"
         folder.mkdir(parents=True)
         old = dt.datetime.now(dt.timezone.utc) - dt.timedelta(days=3)
-        for hour in (6, 10, 11, 15):                # Zurich noon is 10 or 11 UTC
+        for hour in (6, 10, 11, 15):  # Zurich noon is 10 or 11 UTC
             stamp = old.replace(hour=hour, minute=0, second=0).strftime("%Y%m%dT%H%M%SZ")
             (folder / f"{stamp}.jpg").write_bytes(jpeg())
         (tmp_path / "webcams" / "images" / "owned" / "gone").mkdir()
         fetch(server, tmp_path)
     names = sorted(p.name for p in folder.iterdir())
-    assert len(names) == 2                          # the old day's noon, and today's image
+    assert len(names) == 2  # the old day's noon, and today's image
     assert not (tmp_path / "webcams" / "images" / "owned" / "gone").exists()

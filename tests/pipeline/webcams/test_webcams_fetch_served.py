@@ -19,11 +19,24 @@ KEY = "windy-e2e-key"
 
 
 def refresh(datasets, out, upstream, **env):
-    return run_pipeline("refresh", "--datasets", str(datasets), "--out", str(out), "--only",
-                        "webcams", "--sources", "webcams", env={
-                            "WEATHERAPI_WINDY_API_KEY": KEY, "WEATHERAPI_WINDY_BASE_URL":
-                            upstream.url, "WEATHERAPI_CAMERA_TIMEOUT_S": "5",
-                            "WEATHERAPI_CAMERA_INTERVAL_S": "1", **env})
+    return run_pipeline(
+        "refresh",
+        "--datasets",
+        str(datasets),
+        "--out",
+        str(out),
+        "--only",
+        "webcams",
+        "--sources",
+        "webcams",
+        env={
+            "WEATHERAPI_WINDY_API_KEY": KEY,
+            "WEATHERAPI_WINDY_BASE_URL": upstream.url,
+            "WEATHERAPI_CAMERA_TIMEOUT_S": "5",
+            "WEATHERAPI_CAMERA_INTERVAL_S": "1",
+            **env,
+        },
+    )
 
 
 def wait_version(server: Server, before: str) -> str:
@@ -42,17 +55,18 @@ def test_an_owned_camera_s_history_grows_and_is_served_from_our_host(tmp_path, k
         (datasets / "webcams").mkdir(parents=True)
         (datasets / "webcams" / "webcams.csv").write_text(
             "public_id,name,latitude,longitude,country_code,views,timezone,snapshot_url\n"
-            f"gate,Gate camera,47.37,8.54,CH,3,Europe/Zurich,{url}\n")
-        env = {"WEATHERAPI_WINDY_API_KEY": ""}          # owned cameras only
+            f"gate,Gate camera,47.37,8.54,CH,3,Europe/Zurich,{url}\n"
+        )
+        env = {"WEATHERAPI_WINDY_API_KEY": ""}  # owned cameras only
         refresh(datasets, out, upstream, **env)
         with Server(out, keys_file[0]) as server:
             key = {"X-API-Key": keys_file[1]}
             version = server.wait_ready(timeout=120)["areas"]["webcams"]["version"]
             counts = []
-            for run in range(2):
+            for _ in range(2):
                 history = get(f"{server.url}/webcams/gate/snapshots", key).json()
                 counts.append(history["count"])
-                time.sleep(1.1)                 # the next image is named by the next second
+                time.sleep(1.1)  # the next image is named by the next second
                 refresh(datasets, out, upstream, **env)
                 version = wait_version(server, version)
             history = get(f"{server.url}/webcams/gate/snapshots", key).json()
@@ -76,9 +90,9 @@ def test_provider_links_are_refreshed_before_they_expire(tmp_path, keys_file):
             key = {"X-API-Key": keys_file[1]}
             version = server.wait_ready(timeout=120)["areas"]["webcams"]["version"]
             before = get(f"{server.url}/webcams/windy-1000000001", key).json()
-            assert get(before["image"]["current"]).status == 200     # the provider's link
+            assert get(before["image"]["current"]).status == 200  # the provider's link
             before_dir = contract.current_version_dir(out)
-            time.sleep(1.1)                     # a token of another second
+            time.sleep(1.1)  # a token of another second
             again = refresh(datasets, out, upstream)
             assert "building webcams (links only)" in again.stderr, again.stderr[-2000:]
             version = wait_version(server, version)
@@ -94,19 +108,28 @@ def test_provider_links_are_refreshed_before_they_expire(tmp_path, keys_file):
                 writer = csv.DictWriter(handle, list(records[0]))
                 writer.writeheader()
                 writer.writerows(records)
-            run_pipeline("refresh", "--datasets", str(datasets), "--out", str(out),
-                         "--only", "webcams", "--no-fetch")
+            run_pipeline(
+                "refresh",
+                "--datasets",
+                str(datasets),
+                "--out",
+                str(out),
+                "--only",
+                "webcams",
+                "--no-fetch",
+            )
             wait_version(server, version)
             expired = get(f"{server.url}/webcams/windy-1000000001", key).json()
             listed = get(f"{server.url}/webcams?country=AT&limit=200", key).json()
     assert after["image"]["current"] != before["image"]["current"]
-    assert after["provider"] == {"name": "Windy.com", "attribution":
-                                 "Webcams provided by windy.com",
-                                 "url": "https://www.windy.com/webcams/1000000001"}
+    assert after["provider"] == {
+        "name": "Windy.com",
+        "attribution": "Webcams provided by windy.com",
+        "url": "https://www.windy.com/webcams/1000000001",
+    }
     assert after["player"]["embed"].endswith("/embed/player/1000000001/day")
     # only the links were rebuilt: the catalog's files are the previous version's
     for name in (W.CAMS_ARROW, W.CAM_JSON, W.CELLS):
         assert (after_dir / name).stat().st_ino == (before_dir / name).stat().st_ino
     assert expired["image"]["current"] is None
     assert all(item["image"]["current"] is None for item in listed["results"])
-

@@ -10,8 +10,8 @@ import pytest
 
 import contract
 from contract import AirQuality as AQ
-from pipeline.common.regrid import Bilinear
 from pipeline.air_quality import aqi
+from pipeline.common.regrid import Bilinear
 from server.artifacts.grid import PointGrid
 from tests.support.procs import get
 
@@ -20,8 +20,10 @@ from tests.support.procs import get
 def artifact(default_build):
     version = contract.current_version_dir(default_build)
     entry = contract.read_manifest(version)["areas"][AQ.AREA]
-    grids = {name: np.load(version / spec["file"], mmap_mode="r")
-             for name, spec in entry["grids"].items()}
+    grids = {
+        name: np.load(version / spec["file"], mmap_mode="r")
+        for name, spec in entry["grids"].items()
+    }
     return version, entry, grids
 
 
@@ -53,7 +55,7 @@ def test_manifest_says_generated_and_names_runs_inputs_and_licence(artifact):
     assert europe["lat0"] - europe["dlat"] / 2 == 30.0
     assert europe["lon0"] - europe["dlon"] / 2 == -25.0
     assert entry[AQ.AQI_TABLES] == aqi.manifest_tables()
-    assert "europe_box" not in entry          # the domain is contract.AirQuality.EUROPE_BOX
+    assert "europe_box" not in entry  # the domain is contract.AirQuality.EUROPE_BOX
 
 
 def test_stored_values_are_plausible(artifact):
@@ -63,7 +65,7 @@ def test_stored_values_are_plausible(artifact):
         for k, variable in enumerate(variables):
             column = values[..., k]
             if variable.endswith("_pollen_grains_m3") and np.isnan(column).all():
-                continue                      # out of season: unknown, served as null
+                continue  # out of season: unknown, served as null
             assert np.nanmin(column) >= 0, variable
             assert np.isfinite(column).mean() > 0.99, variable
 
@@ -76,9 +78,10 @@ def test_european_dust_is_the_global_dust_regridded(artifact):
     lat = europe["lat0"] + europe["dlat"] * np.arange(europe["nlat"])
     lon = europe["lon0"] + europe["dlon"] * np.arange(europe["nlon"])
     interpolate = Bilinear(world, lat, lon)
-    dust = grids[AQ.GLOBAL][interpolate.first_row:interpolate.stop_row, :, :,
-                            world["variables"].index(AQ.DUST_AOD)]
-    expected = interpolate(np.moveaxis(dust, 2, 0))           # (global hours, lat, lon)
+    dust = grids[AQ.GLOBAL][
+        interpolate.first_row : interpolate.stop_row, :, :, world["variables"].index(AQ.DUST_AOD)
+    ]
+    expected = interpolate(np.moveaxis(dust, 2, 0))  # (global hours, lat, lon)
     stored = np.moveaxis(grids[AQ.EUROPE][..., europe["variables"].index(AQ.DUST_AOD)], 2, 0)
     shift = (europe["time0"] - world["time0"]) // 3600
     for k in range(europe["ntime"]):
@@ -100,11 +103,11 @@ def test_grids_store_concentrations_and_no_index(artifact):
 def test_index_at_a_cell_centre_is_the_index_of_the_cell(server, artifact):
     _, entry, grids = artifact
     spec = entry["grids"][AQ.EUROPE]
-    i, j = 35, 65                                         # a cell of central Europe
+    i, j = 35, 65  # a cell of central Europe
     lat, lon = spec["lat0"] + i * spec["dlat"], spec["lon0"] + j * spec["dlon"]
     body = fetch(server, f"{lat},{lon}")
     first = (body["current"]["time"] - spec["time0"]) // 3600
-    stored = grids[AQ.EUROPE][i, j, first:first + len(body["hourly"]["data"])]
+    stored = grids[AQ.EUROPE][i, j, first : first + len(body["hourly"]["data"])]
     columns = {v: stored[:, k] for k, v in enumerate(spec["variables"])}
     us, eu = aqi.us_aqi(columns), aqi.european_aqi(columns)
     for k, record in enumerate(body["hourly"]["data"]):
@@ -112,10 +115,12 @@ def test_index_at_a_cell_centre_is_the_index_of_the_cell(server, artifact):
         assert record["pm25"] == round(float(columns["pm25_ugm3"][k]), 1)
 
 
-@pytest.mark.parametrize("coordinates", ["47.3769,8.5417", "41.123,12.987", "28.61,77.21",
-                                         "-33.9,151.2", "40.71,-74.01"])
+@pytest.mark.parametrize(
+    "coordinates", ["47.3769,8.5417", "41.123,12.987", "28.61,77.21", "-33.9,151.2", "40.71,-74.01"]
+)
 def test_index_between_cells_is_the_index_of_the_interpolated_concentrations(
-        server, artifact, coordinates):
+    server, artifact, coordinates
+):
     version, entry, _ = artifact
     lat, lon = map(float, coordinates.split(","))
     inside = 30 <= lat <= 72 and -25 <= lon <= 45

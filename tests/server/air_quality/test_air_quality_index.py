@@ -18,7 +18,7 @@ def test_published_tables_evaluate_like_the_science(variables):
     for rounding in (None, 1):
         scale = rng.choice([5.0, 50.0, 300.0, 3000.0], size=len(variables))
         block = np.abs(rng.normal(0.0, 1.0, (20_000, len(variables)))) * scale
-        if rounding is not None:          # many values on table breakpoints
+        if rounding is not None:  # many values on table breakpoints
             block = np.round(block, rounding)
         block[rng.random(block.shape) < 0.01] = np.nan
         eu, us = tables.evaluate(block)
@@ -31,6 +31,7 @@ def test_published_tables_evaluate_like_the_science(variables):
 def test_sulphur_dioxide_24h_mean_counts_only_where_the_hour_reaches_305_ppb():
     """The server's evaluation of the SO2 rule at its boundary (docs/api/air-quality.md#us-aqi)."""
     from tests.pipeline.air_quality.test_aqi import SO2_RULE
+
     variables = AQ.GLOBAL_VARIABLES
     column = {name: i for i, name in enumerate(variables)}
     tables = IndexTables(aqi.manifest_tables(), variables, ("eu", "us"))
@@ -44,7 +45,9 @@ def test_sulphur_dioxide_24h_mean_counts_only_where_the_hour_reaches_305_ppb():
 
 def test_a_gate_must_name_an_earlier_input():
     published = aqi.manifest_tables()
-    published["us"] = [dict(t, only_above="no2_ugm3") if t["variable"] == "so2_24h_ugm3" else t
-                       for t in published["us"]]
+    published["us"] = [
+        dict(t, only_above="no2_ugm3") if t["variable"] == "so2_24h_ugm3" else t
+        for t in published["us"]
+    ]
     with pytest.raises(ValueError, match="gated by no2_ugm3"):
         IndexTables(published, AQ.GLOBAL_VARIABLES, ("eu", "us"))

@@ -7,8 +7,8 @@ from __future__ import annotations
 import numpy as np
 
 from contract import AirQuality as AQ
-from pipeline.common import grid as writer
 from pipeline.air_quality import aqi
+from pipeline.common import grid as writer
 from server.air_quality import handlers
 from server.artifacts.grid import PointGrid
 from tests.server.air_quality.test_air_quality_records import reference
@@ -43,7 +43,11 @@ def test_answer_kernel_equals_series_indices_and_records(tmp_path):
         values = np.column_stack([series, *indices.values()])
         names = list(variables) + list(indices)
         fields = handlers.EUROPE_FIELDS
-        expected = reference(handlers.EUROPE_KEYS, range(1_700_010_800, 1_700_010_800 + 3600 * 27,
-                                                   3600), values, [d for _, _, d in fields],
-                             [names.index(v) for _, v, _ in fields])
+        expected = reference(
+            handlers.EUROPE_KEYS,
+            range(1_700_010_800, 1_700_010_800 + 3600 * 27, 3600),
+            values,
+            [d for _, _, d in fields],
+            [names.index(v) for _, v, _ in fields],
+        )
         assert (bytes(current), bytes(hourly)) == expected

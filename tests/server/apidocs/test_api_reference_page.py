@@ -29,8 +29,9 @@ class Watched:
         self.page = self.context.new_page()
         self.errors: list[str] = []
         self.requests: list[str] = []
-        self.page.on("console", lambda m: m.type in ("error", "warning")
-                     and self.errors.append(m.text))
+        self.page.on(
+            "console", lambda m: m.type in ("error", "warning") and self.errors.append(m.text)
+        )
         self.page.on("pageerror", lambda e: self.errors.append(str(e)))
         self.page.on("request", lambda r: self.requests.append(r.url))
 
@@ -49,15 +50,21 @@ def docs(browser, server):
 
 def operations(server) -> set[tuple[str, str]]:
     document = get(server.url + "/openapi.json").json()
-    return {(method, path) for path, item in document["paths"].items() for method in item
-            if method in METHODS}
+    return {
+        (method, path)
+        for path, item in document["paths"].items()
+        for method in item
+        if method in METHODS
+    }
 
 
 def test_the_reference_lists_every_operation(docs, server):
     listed = docs.page.eval_on_selector_all(
-        ".opblock", "blocks => blocks.map(b => [b.querySelector('.opblock-summary-method')"
-                    ".textContent.toLowerCase(), b.querySelector('.opblock-summary-path')"
-                    ".dataset.path])")
+        ".opblock",
+        "blocks => blocks.map(b => [b.querySelector('.opblock-summary-method')"
+        ".textContent.toLowerCase(), b.querySelector('.opblock-summary-path')"
+        ".dataset.path])",
+    )
     assert len(listed) == len(operations(server))
     assert {tuple(op) for op in listed} == operations(server)
     assert docs.errors == []
@@ -79,8 +86,10 @@ def test_a_call_tried_with_a_typed_in_key_answers_200(docs, server):
     status = operation.locator(".live-responses-table tbody .response-col_status").first
     status.wait_for()
     assert status.text_content().strip() == "200"
-    assert "Europe/Zurich" in operation.locator(".live-responses-table .microlight").first \
-        .text_content()
+    assert (
+        "Europe/Zurich"
+        in operation.locator(".live-responses-table .microlight").first.text_content()
+    )
     tried = [url for url in docs.requests if "/forecast/" in url]
     assert tried and all(url.startswith(server.url + "/forecast/") for url in tried)
     assert docs.errors == []
@@ -91,8 +100,12 @@ def test_the_landing_page_links_the_reference_and_the_service_endpoints(browser,
     watched = Watched(browser)
     watched.page.goto(server.url + "/")
     links = watched.page.eval_on_selector_all("a", "links => links.map(a => a.href)")
-    assert [urlsplit(link).path for link in links] == ["/docs", "/openapi.json", "/health",
-                                                       "/ready"]
+    assert [urlsplit(link).path for link in links] == [
+        "/docs",
+        "/openapi.json",
+        "/health",
+        "/ready",
+    ]
     assert all(get(link).status == 200 for link in links)
     assert watched.errors == [] and watched.hosts() == {urlsplit(server.url).netloc}
     watched.context.close()
@@ -104,7 +117,7 @@ def test_the_pages_policy_allows_no_inline_script_nor_another_host(server, path)
     policy = reply.headers["Content-Security-Policy"]
     assert "unsafe" not in policy and "http" not in policy and "*" not in policy
     assert "default-src 'none'" in policy and "frame-ancestors 'none'" in policy
-    assert b"<script>" not in reply.body                      # every script has a src
+    assert b"<script>" not in reply.body  # every script has a src
     assert not re.search(rb"<[^>]*\son[a-z]+\s*=", reply.body, re.I)  # nor an onclick=...
     assert reply.headers["Content-Type"] == "text/html; charset=utf-8"
 

@@ -31,8 +31,9 @@ def test_linear_field_is_reproduced_exactly_between_cells(tmp_path):
     assert values.shape == (3, 2)
     np.testing.assert_allclose(values[:, 0], 2 * 47.3769 + 3 * 8.5417 + np.arange(3), rtol=1e-6)
     np.testing.assert_allclose(values[:, 1], 7.0)
-    np.testing.assert_allclose(g.series(47.3769, 8.5417, 1, 2)[0, 0], 2 * 47.3769 + 3 * 8.5417 + 1,
-                               rtol=1e-6)
+    np.testing.assert_allclose(
+        g.series(47.3769, 8.5417, 1, 2)[0, 0], 2 * 47.3769 + 3 * 8.5417 + 1, rtol=1e-6
+    )
 
 
 def test_edges_clamp_and_outside_is_reported(tmp_path):
@@ -56,7 +57,9 @@ def test_global_grid_wraps_across_the_antimeridian(tmp_path):
     # between 179° (column 179) and -180° (column 180): halfway is 179.5
     assert g.series(10.0, 179.5)[0, 0] == pytest.approx(179.5)
     assert g.series(10.0, -180.0)[0, 0] == pytest.approx(180.0)
-    assert g.series(90.0, 12.25)[0, 0] == pytest.approx(12.25)  # the pole row is read, not extrapolated
+    assert g.series(90.0, 12.25)[0, 0] == pytest.approx(
+        12.25
+    )  # the pole row is read, not extrapolated
 
 
 def test_unknown_corners_drop_out_and_all_unknown_is_nan(tmp_path):
@@ -68,8 +71,14 @@ def test_unknown_corners_drop_out_and_all_unknown_is_nan(tmp_path):
 
 
 def test_times_and_bad_axes(tmp_path):
-    g, _ = _build(tmp_path, np.array([0.0, 1.0]), np.array([0.0, 1.0]),
-                  {"v": np.zeros((4, 2, 2))}, time0=1000, dt_s=3600)
+    g, _ = _build(
+        tmp_path,
+        np.array([0.0, 1.0]),
+        np.array([0.0, 1.0]),
+        {"v": np.zeros((4, 2, 2))},
+        time0=1000,
+        dt_s=3600,
+    )
     assert g.times().tolist() == [1000, 4600, 8200, 11800] and g.time_end == 11800
     assert g.time_index(4600 + 1800) == pytest.approx(1.5)
     with pytest.raises(InputError, match="latitude is not a regular"):
@@ -83,20 +92,24 @@ def test_band_size_does_not_change_the_bytes(tmp_path):
     field = np.random.default_rng(1).normal(size=(2, 3, 10, 12))
     spec = writer.spec("g.npy", lat, lon, 0, 3600, 3, ["a", "b"])
     writer.write(tmp_path / "one", spec, lambda a, b: field[:, :, a:b])
-    writer.write(tmp_path / "banded", spec, lambda a, b: field[:, :, a:b],
-                 band_bytes=12 * 3 * 2 * 4 * 3)  # three rows a band
+    writer.write(
+        tmp_path / "banded", spec, lambda a, b: field[:, :, a:b], band_bytes=12 * 3 * 2 * 4 * 3
+    )  # three rows a band
     assert (tmp_path / "one/g.npy").read_bytes() == (tmp_path / "banded/g.npy").read_bytes()
-    np.testing.assert_allclose(PointGrid(tmp_path / "banded", spec).block(4, 4, 5, 5)[0, 0],
-                               field[:, :, 4, 5].T.astype(np.float32))
+    np.testing.assert_allclose(
+        PointGrid(tmp_path / "banded", spec).block(4, 4, 5, 5)[0, 0],
+        field[:, :, 4, 5].T.astype(np.float32),
+    )
 
 
 def test_one_column_and_mixed_unknown_corners_over_time(tmp_path):
     lat, lon = np.array([0.0, 1.0]), np.array([0.0, 1.0])
-    a = np.array([[[1.0, 2.0], [3.0, 4.0]], [[1.0, np.nan], [3.0, np.nan]],
-                  [[np.nan] * 2] * 2])                          # (time 3, lat 2, lon 2)
+    a = np.array(
+        [[[1.0, 2.0], [3.0, 4.0]], [[1.0, np.nan], [3.0, np.nan]], [[np.nan] * 2] * 2]
+    )  # (time 3, lat 2, lon 2)
     g, _ = _build(tmp_path, lat, lon, {"a": a, "b": a * 10})
     both = g.series(0.25, 0.5)
-    np.testing.assert_allclose(both[0], [2.0, 20.0])            # all four known
+    np.testing.assert_allclose(both[0], [2.0, 20.0])  # all four known
     # the east corners unknown: the west ones (0.375 x 1, 0.125 x 3) share the whole weight
     np.testing.assert_allclose(both[1], [1.5, 15.0])
     assert np.isnan(both[2]).all()

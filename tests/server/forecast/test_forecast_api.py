@@ -22,32 +22,39 @@ from server.forecast.data import load
 from tests.support import forecast_inputs as fi
 from tests.support.procs import ROOT, Server, get, run_pipeline
 
-pytestmark = pytest.mark.slow      # a build of their own, and servers
+pytestmark = pytest.mark.slow  # a build of their own, and servers
 
-OCEAN = (40.0, -30.0)            # Atlantic: Etc/GMT+2, no country, no gazetteer place
-ZURICH = (47.36667, 8.55)        # the fixture's Zürich, elevation 429 m (GeoNames dem)
-HUMIDITY = 0.5254                # RH(20 °C, 10 °C), Magnus (Alduchov and Eskridge)
+OCEAN = (40.0, -30.0)  # Atlantic: Etc/GMT+2, no country, no gazetteer place
+ZURICH = (47.36667, 8.55)  # the fixture's Zürich, elevation 429 m (GeoNames dem)
+HUMIDITY = 0.5254  # RH(20 °C, 10 °C), Magnus (Alduchov and Eskridge)
 APPARENT = 20 + 0.33 * HUMIDITY * 6.105 * math.exp(17.27 * 20 / 257.7) - 0.70 * 5 - 4.00
 
 
-CALM = (-60.0, 60.0)             # no wind in the cells around it
+CALM = (-60.0, 60.0)  # no wind in the cells around it
 
 
 def _poles_and_calm(name: str, pole):
     """A known field whose poles' rows vary with longitude (as a model's pole row need not
     be constant) and whose wind is zero around CALM."""
+
     def value(t, la, lo):
         calm = (np.abs(la - CALM[0]) <= 5) & (np.abs(lo - CALM[1]) <= 5)
-        inner = np.where(calm, 0.0, fi.KNOWN[name]) if name in ("u10", "v10") else \
-            np.full(la.shape, fi.KNOWN[name])
+        inner = (
+            np.where(calm, 0.0, fi.KNOWN[name])
+            if name in ("u10", "v10")
+            else np.full(la.shape, fi.KNOWN[name])
+        )
         return np.where(np.abs(la) == 90, pole(np.radians(lo)), inner)
+
     return value
 
 
 # At the poles: -20 °C + 10 °C * sin(lon); u = 2 + 3 cos(lon), v = 4 sin(lon).
-POLES_AND_CALM = {"t2m": _poles_and_calm("t2m", lambda x: 253.15 + 10 * np.sin(x)),
-                  "u10": _poles_and_calm("u10", lambda x: 2 + 3 * np.cos(x)),
-                  "v10": _poles_and_calm("v10", lambda x: 4 * np.sin(x))}
+POLES_AND_CALM = {
+    "t2m": _poles_and_calm("t2m", lambda x: 253.15 + 10 * np.sin(x)),
+    "u10": _poles_and_calm("u10", lambda x: 2 + 3 * np.cos(x)),
+    "v10": _poles_and_calm("v10", lambda x: 4 * np.sin(x)),
+}
 
 
 @pytest.fixture(scope="module")
@@ -58,26 +65,49 @@ def forecast_server(tmp_path_factory, keys_file):
     run = fi.last_run()
     lat, lon = fi.global_axes(5.0)
     steps = fi.gfs_steps(192)
-    groups = {"heightAboveGround2": ("t2m", "d2m"), "heightAboveGround10": ("u10", "v10"),
-              "meanSea": ("prmsl",), "atmosphere": ("tcc",),
-              "surface": ("prate", "vis", "gust", "orog", "crain", "csnow", "cfrzr", "cicep")}
+    groups = {
+        "heightAboveGround2": ("t2m", "d2m"),
+        "heightAboveGround10": ("u10", "v10"),
+        "meanSea": ("prmsl",),
+        "atmosphere": ("tcc",),
+        "surface": ("prate", "vis", "gust", "orog", "crain", "csnow", "cfrzr", "cicep"),
+    }
     for suffix, names in groups.items():
-        fi.write_step_file(datasets / "forecast" / f"gfs.{suffix}.nc", run, steps, lat, lon,
-                           {n: POLES_AND_CALM.get(n, fi.KNOWN[n]) for n in names})
+        fi.write_step_file(
+            datasets / "forecast" / f"gfs.{suffix}.nc",
+            run,
+            steps,
+            lat,
+            lon,
+            {n: POLES_AND_CALM.get(n, fi.KNOWN[n]) for n in names},
+        )
     now = time.time()
     iso = lambda t: dt.datetime.fromtimestamp(t, dt.timezone.utc).isoformat()  # noqa: E731
     around_zurich = [[8.0, 47.0], [9.0, 47.0], [9.0, 48.0], [8.0, 48.0], [8.0, 47.0]]
-    fi.write_nws(datasets / "alerts" / "nws.geojson", [
-        fi.nws_alert("active", "Wind Advisory", around_zurich, iso(now - 3600), iso(now + 7200)),
-        fi.nws_alert("open", "Flood Watch", around_zurich, iso(now + 3600), None, "Moderate"),
-        fi.nws_alert("expired", "Heat Advisory", around_zurich, iso(now - 7200), iso(now - 60)),
-        fi.nws_alert("elsewhere", "Gale Warning",
-                     [[-31, 39], [-29, 39], [-29, 41], [-31, 41], [-31, 39]],
-                     iso(now - 60), iso(now + 60000)),
-        fi.nws_alert("dateline", "Storm Warning",      # crosses the antimeridian
-                     [[179, 51], [-179, 51], [-179, 53], [179, 53], [179, 51]],
-                     iso(now - 60), iso(now + 60000)),
-    ])
+    fi.write_nws(
+        datasets / "alerts" / "nws.geojson",
+        [
+            fi.nws_alert(
+                "active", "Wind Advisory", around_zurich, iso(now - 3600), iso(now + 7200)
+            ),
+            fi.nws_alert("open", "Flood Watch", around_zurich, iso(now + 3600), None, "Moderate"),
+            fi.nws_alert("expired", "Heat Advisory", around_zurich, iso(now - 7200), iso(now - 60)),
+            fi.nws_alert(
+                "elsewhere",
+                "Gale Warning",
+                [[-31, 39], [-29, 39], [-29, 41], [-31, 41], [-31, 39]],
+                iso(now - 60),
+                iso(now + 60000),
+            ),
+            fi.nws_alert(
+                "dateline",
+                "Storm Warning",  # crosses the antimeridian
+                [[179, 51], [-179, 51], [-179, 53], [179, 53], [179, 51]],
+                iso(now - 60),
+                iso(now + 60000),
+            ),
+        ],
+    )
     run_pipeline("build", "--datasets", str(datasets), "--out", str(root / "build"))
     with Server(root / "build", keys_file[0]) as server:
         server.wait_ready()
@@ -89,21 +119,24 @@ def forecast_server(tmp_path_factory, keys_file):
 
 def forecast(server, point=OCEAN, **params) -> dict:
     query = "&".join(f"{k}={v}" for k, v in params.items())
-    reply = get(f"{server.url}/forecast/{point[0]},{point[1]}?{query}",
-                {"X-API-Key": server.key})
+    reply = get(f"{server.url}/forecast/{point[0]},{point[1]}?{query}", {"X-API-Key": server.key})
     assert reply.status == 200, reply.body[:500]
     assert reply.headers["Content-Type"].startswith("application/json")
     return reply.json()
 
 
-@pytest.mark.parametrize("units, temperature, wind, visibility, elevation", [
-    ("si", 20.0, 5.0, 16.0, 400),
-    ("us", 68.0, 11.18, 10.0, 1312),       # visibility capped at 16 km or 10 mi
-    ("ca", 20.0, 18.0, 16.0, 400),
-    ("uk", 20.0, 11.18, 10.0, 400),
-])
-def test_known_values_in_every_unit_system(forecast_server, units, temperature, wind,
-                                           visibility, elevation):
+@pytest.mark.parametrize(
+    "units, temperature, wind, visibility, elevation",
+    [
+        ("si", 20.0, 5.0, 16.0, 400),
+        ("us", 68.0, 11.18, 10.0, 1312),  # visibility capped at 16 km or 10 mi
+        ("ca", 20.0, 18.0, 16.0, 400),
+        ("uk", 20.0, 11.18, 10.0, 400),
+    ],
+)
+def test_known_values_in_every_unit_system(
+    forecast_server, units, temperature, wind, visibility, elevation
+):
     body = forecast(forecast_server, units=units)
     assert body["flags"]["units"] == units and body["elevation"] == elevation
     f = (lambda c: c * 1.8 + 32) if units == "us" else (lambda c: c)
@@ -113,7 +146,7 @@ def test_known_values_in_every_unit_system(forecast_server, units, temperature, 
         assert entry["humidity"] == 0.53
         assert entry["apparentTemperature"] == pytest.approx(f(APPARENT), abs=0.01)
         assert entry["windSpeed"] == pytest.approx(wind, abs=0.01)
-        assert entry["windDirection"] == 217            # from the south-west: atan2(-3, -4)
+        assert entry["windDirection"] == 217  # from the south-west: atan2(-3, -4)
         assert entry["windGust"] == pytest.approx(wind * 8 / 5, abs=0.02)
         assert entry["pressure"] == pytest.approx(1013.2, abs=0.051)
         assert entry["cloudCover"] == 0.5 and entry["visibility"] == visibility
@@ -132,8 +165,9 @@ def test_known_values_in_every_unit_system(forecast_server, units, temperature, 
         assert day["precipitation"] == 0 and day["icon"] == "03d"
         # A day is summarised over its periods with data: a run at 22:00 local has only the night.
         night_only = day["time"] + 22 * 3600 <= forecast_server.run
-        assert day["summary"] == ("Partly cloudy overnight." if night_only
-                                  else "Partly cloudy throughout the day.")
+        assert day["summary"] == (
+            "Partly cloudy overnight." if night_only else "Partly cloudy throughout the day."
+        )
     assert body["daily"]["summary"].startswith("No precipitation throughout the week")
     assert body["minutely"]["summary"] == "Partly cloudy for the hour."
 
@@ -149,11 +183,20 @@ def test_elevation_from_the_gazetteer_adjusts_the_temperature(forecast_server):
     assert forecast(forecast_server, ZURICH, units="us")["elevation"] == round(429 * 3.2808399)
 
 
-@pytest.mark.parametrize("point, expected", [
-    (ZURICH, "si"), ((40.7128, -74.006), "us"), ((51.5074, -0.1278), "uk"),
-    ((53.35, -6.26), "uk"), ((43.6532, -79.3832), "ca"), ((6.3, -10.8), "us"),
-    ((16.8, 96.15), "us"), (OCEAN, "si"), ((-33.87, 151.21), "si"),
-])
+@pytest.mark.parametrize(
+    "point, expected",
+    [
+        (ZURICH, "si"),
+        ((40.7128, -74.006), "us"),
+        ((51.5074, -0.1278), "uk"),
+        ((53.35, -6.26), "uk"),
+        ((43.6532, -79.3832), "ca"),
+        ((6.3, -10.8), "us"),
+        ((16.8, 96.15), "us"),
+        (OCEAN, "si"),
+        ((-33.87, 151.21), "si"),
+    ],
+)
 def test_units_auto_by_country(forecast_server, point, expected):
     body = forecast(forecast_server, point, units="auto")
     assert body["flags"]["units"] == expected
@@ -161,16 +204,28 @@ def test_units_auto_by_country(forecast_server, point, expected):
 
 def test_envelope_timezone_offset_and_flags(forecast_server):
     body = forecast(forecast_server, ZURICH)
-    assert list(body) == ["latitude", "longitude", "timezone", "offset", "elevation",
-                          "currently", "minutely", "hourly", "daily", "alerts", "flags"]
+    assert list(body) == [
+        "latitude",
+        "longitude",
+        "timezone",
+        "offset",
+        "elevation",
+        "currently",
+        "minutely",
+        "hourly",
+        "daily",
+        "alerts",
+        "flags",
+    ]
     assert (body["latitude"], body["longitude"]) == ZURICH
     assert body["timezone"] == "Europe/Zurich"
     now = dt.datetime.now(ZoneInfo("Europe/Zurich"))
     assert body["offset"] == now.utcoffset().total_seconds() / 3600
-    assert forecast(forecast_server, (19.07, 72.88))["offset"] == 5.5     # Mumbai
+    assert forecast(forecast_server, (19.07, 72.88))["offset"] == 5.5  # Mumbai
     run = dt.datetime.fromtimestamp(forecast_server.run, dt.timezone.utc)
-    assert body["flags"]["sources"] == [{"name": "gfs",
-                                         "run_time": run.strftime("%Y-%m-%dT%H:%M:%SZ")}]
+    assert body["flags"]["sources"] == [
+        {"name": "gfs", "run_time": run.strftime("%Y-%m-%dT%H:%M:%SZ")}
+    ]
     assert body["flags"]["version"].startswith("forecast-")
 
 
@@ -180,8 +235,9 @@ def test_blocks_cover_the_right_times(forecast_server):
     currently, minutely = body["currently"], body["minutely"]["data"]
     assert before <= currently["time"] <= time.time() + 1
     assert len(minutely) == 61 and minutely[0]["time"] == currently["time"] // 60 * 60
-    assert [m["time"] for m in minutely] == list(range(minutely[0]["time"],
-                                                       minutely[0]["time"] + 61 * 60, 60))
+    assert [m["time"] for m in minutely] == list(
+        range(minutely[0]["time"], minutely[0]["time"] + 61 * 60, 60)
+    )
     hourly = body["hourly"]["data"]
     assert len(hourly) == 48 and hourly[0]["time"] == currently["time"] // 3600 * 3600
     assert all(b["time"] - a["time"] == 3600 for a, b in zip(hourly, hourly[1:]))
@@ -191,25 +247,34 @@ def test_blocks_cover_the_right_times(forecast_server):
     zone = ZoneInfo("Europe/Zurich")
     today = dt.datetime.now(zone).date()
     assert [dt.datetime.fromtimestamp(d["time"], zone) for d in daily] == [
-        dt.datetime.combine(today + dt.timedelta(days=i), dt.time(), zone) for i in range(7)]
+        dt.datetime.combine(today + dt.timedelta(days=i), dt.time(), zone) for i in range(7)
+    ]
 
 
 def test_sun_and_moon_of_each_day_match_the_ephemeris(forecast_server):
     lat, lon = ZURICH
     for day in forecast(forecast_server, ZURICH)["daily"]["data"]:
         observer = ephem.Observer()
-        observer.lat, observer.lon, observer.pressure, observer.horizon = \
-            str(lat), str(lon), 0, "-0:34"
+        observer.lat, observer.lon, observer.pressure, observer.horizon = (
+            str(lat),
+            str(lon),
+            0,
+            "-0:34",
+        )
         noon = day["time"] + 12 * 3600
-        observer.date = ephem.Date(dt.datetime.fromtimestamp(noon, dt.timezone.utc)
-                                   .replace(tzinfo=None))
+        observer.date = ephem.Date(
+            dt.datetime.fromtimestamp(noon, dt.timezone.utc).replace(tzinfo=None)
+        )
         rise = observer.previous_rising(ephem.Sun()).datetime()
         set_ = observer.next_setting(ephem.Sun()).datetime()
         assert abs(day["sunriseTime"] - calendar.timegm(rise.timetuple())) <= 60
         assert abs(day["sunsetTime"] - calendar.timegm(set_.timetuple())) <= 60
         when = ephem.Date(dt.datetime.fromtimestamp(noon, dt.timezone.utc).replace(tzinfo=None))
-        elongation = float(ephem.Ecliptic(ephem.Moon(when)).lon
-                           - ephem.Ecliptic(ephem.Sun(when)).lon) / (2 * math.pi) % 1.0
+        elongation = (
+            float(ephem.Ecliptic(ephem.Moon(when)).lon - ephem.Ecliptic(ephem.Sun(when)).lon)
+            / (2 * math.pi)
+            % 1.0
+        )
         # Within the README's 0.001 of PyEphem, then written with two decimals (Dark Sky's).
         assert abs((day["moonPhase"] - elongation + 0.5) % 1.0 - 0.5) <= 0.001 + 0.005
         assert day["is_day"] is True
@@ -229,8 +294,10 @@ def test_alerts_contain_the_point_and_are_not_expired(forecast_server):
     assert forecast(forecast_server, (10.0, 10.0))["alerts"] == []
 
 
-@pytest.mark.parametrize("point, inside", [((52, 179.5), True), ((52, -179.5), True),
-                                           ((52, 178.5), False), ((52, 0), False)])
+@pytest.mark.parametrize(
+    "point, inside",
+    [((52, 179.5), True), ((52, -179.5), True), ((52, 178.5), False), ((52, 0), False)],
+)
 def test_alerts_across_the_antimeridian(forecast_server, point, inside):
     titles = [a["title"] for a in forecast(forecast_server, point)["alerts"]]
     assert titles == (["Storm Warning"] if inside else [])
@@ -240,60 +307,85 @@ def test_exclude_leaves_blocks_out(forecast_server):
     body = forecast(forecast_server, exclude="minutely,hourly")
     assert "minutely" not in body and "hourly" not in body
     assert {"currently", "daily", "alerts", "flags"} <= set(body)
-    reply = get(f"{forecast_server.url}/forecast/1,1?exclude=minutely&exclude=hourly,daily",
-                {"X-API-Key": forecast_server.key})
+    reply = get(
+        f"{forecast_server.url}/forecast/1,1?exclude=minutely&exclude=hourly,daily",
+        {"X-API-Key": forecast_server.key},
+    )
     assert {"currently", "alerts", "flags"} <= set(reply.json())
     assert not {"minutely", "hourly", "daily"} & set(reply.json())
     assert {"currently", "minutely", "hourly", "daily", "alerts"} <= set(
-        forecast(forecast_server, exclude=""))       # form style's empty list
+        forecast(forecast_server, exclude="")
+    )  # form style's empty list
     body = forecast(forecast_server, exclude="currently,minutely,hourly,daily,alerts")
     assert list(body) == ["latitude", "longitude", "timezone", "offset", "elevation", "flags"]
 
 
-@pytest.mark.parametrize("lang, expected", [
-    ("de", "In der kommenden Stunde leicht bewölkt"), ("fr", "Faibles passages nuageux"),
-    ("pt-BR", None),
-    ("zh-TW", None), ("xx", "Partly cloudy"), ("EN", "Partly cloudy"),
-    # Well-formed BCP 47 (docs/api/forecast.md#summaries): extensions and private use are ignored,
-    # or all there is.
-    ("de-CH-u-ca-gregory", "In der kommenden Stunde leicht bewölkt"),
-    ("en-US-x-twain", "Partly cloudy"), ("x-pig-latin", "Artlypay"),
-    ("sr-Latn", None),
-])
+@pytest.mark.parametrize(
+    "lang, expected",
+    [
+        ("de", "In der kommenden Stunde leicht bewölkt"),
+        ("fr", "Faibles passages nuageux"),
+        ("pt-BR", None),
+        ("zh-TW", None),
+        ("xx", "Partly cloudy"),
+        ("EN", "Partly cloudy"),
+        # Well-formed BCP 47 (docs/api/forecast.md#summaries): extensions and private use are ignored,
+        # or all there is.
+        ("de-CH-u-ca-gregory", "In der kommenden Stunde leicht bewölkt"),
+        ("en-US-x-twain", "Partly cloudy"),
+        ("x-pig-latin", "Artlypay"),
+        ("sr-Latn", None),
+    ],
+)
 def test_summaries_in_the_requested_language(forecast_server, lang, expected):
     body = forecast(forecast_server, lang=lang)
     summary = body["minutely"]["summary"]
     if expected:
         assert summary.startswith(expected)
     assert summary != forecast(forecast_server)["minutely"]["summary"] or lang in (
-        "xx", "EN", "en-US-x-twain")
+        "xx",
+        "EN",
+        "en-US-x-twain",
+    )
 
 
-@pytest.mark.parametrize("path, parameter", [
-    ("/forecast/91,0", "lat"), ("/forecast/0,181", "lon"), ("/forecast/nan,0", "lat"),
-    ("/forecast/1e999,0", "lat"), ("/forecast/47.3", "coordinates"),
-    ("/forecast/47.3,8.5,1", "coordinates"), ("/forecast/47.3,8.5?units=metric", "units"),
-    ("/forecast/47.3,8.5?exclude=flags", "exclude"), ("/forecast/47.3,8.5?extend=daily", "extend"),
-    ("/forecast/47.3,8.5?lang=%21%21", "lang"), ("/forecast/47.3,8.5?units=SI", "units"),
-    ("/forecast/47.3,8.5?exclude=hourly,,daily", "exclude"),
-    ("/forecast/47.3,8.5?exclude=hourly,", "exclude"),
-    ("/forecast/47.3,8.5?exclude=hourly&exclude=flags", "exclude"),
-    ("/forecast/47." + "0" * 70 + ",8.5", "lat"),
-    # read once, whatever the order (the second value would go unchecked)
-    ("/forecast/47.3,8.5?units=si&units=xx", "units"),
-    ("/forecast/47.3,8.5?units=xx&units=si", "units"),
-    ("/forecast/47.3,8.5?units=si&units=si", "units"),
-    ("/forecast/47.3,8.5?lang=de&lang=!!", "lang"),
-    ("/forecast/47.3,8.5?extend=hourly&extend=x", "extend"),
-    # taken as sent: no whitespace or control characters around a value
-    ("/forecast/47.3,8.5?units=%20si", "units"), ("/forecast/47.3,8.5?lang=%20de", "lang"),
-    ("/forecast/47.3,8.5?lang=de%0A", "lang"),
-    ("/forecast/47.3,8.5?exclude=hourly,%20daily", "exclude"),
-    ("/forecast/47.3,8.5?exclude=%20", "exclude"),
-    ("/forecast/47.3,8.5?exclude=hourly%09", "exclude"),
-    ("/forecast/47.37%0A,8.54", "lat"), ("/forecast/%2047.37,8.54", "lat"),
-    ("/forecast/47.37,8.54%20", "lon"), ("/forecast/47.37,8.54%00", "lon"),
-])
+@pytest.mark.parametrize(
+    "path, parameter",
+    [
+        ("/forecast/91,0", "lat"),
+        ("/forecast/0,181", "lon"),
+        ("/forecast/nan,0", "lat"),
+        ("/forecast/1e999,0", "lat"),
+        ("/forecast/47.3", "coordinates"),
+        ("/forecast/47.3,8.5,1", "coordinates"),
+        ("/forecast/47.3,8.5?units=metric", "units"),
+        ("/forecast/47.3,8.5?exclude=flags", "exclude"),
+        ("/forecast/47.3,8.5?extend=daily", "extend"),
+        ("/forecast/47.3,8.5?lang=%21%21", "lang"),
+        ("/forecast/47.3,8.5?units=SI", "units"),
+        ("/forecast/47.3,8.5?exclude=hourly,,daily", "exclude"),
+        ("/forecast/47.3,8.5?exclude=hourly,", "exclude"),
+        ("/forecast/47.3,8.5?exclude=hourly&exclude=flags", "exclude"),
+        ("/forecast/47." + "0" * 70 + ",8.5", "lat"),
+        # read once, whatever the order (the second value would go unchecked)
+        ("/forecast/47.3,8.5?units=si&units=xx", "units"),
+        ("/forecast/47.3,8.5?units=xx&units=si", "units"),
+        ("/forecast/47.3,8.5?units=si&units=si", "units"),
+        ("/forecast/47.3,8.5?lang=de&lang=!!", "lang"),
+        ("/forecast/47.3,8.5?extend=hourly&extend=x", "extend"),
+        # taken as sent: no whitespace or control characters around a value
+        ("/forecast/47.3,8.5?units=%20si", "units"),
+        ("/forecast/47.3,8.5?lang=%20de", "lang"),
+        ("/forecast/47.3,8.5?lang=de%0A", "lang"),
+        ("/forecast/47.3,8.5?exclude=hourly,%20daily", "exclude"),
+        ("/forecast/47.3,8.5?exclude=%20", "exclude"),
+        ("/forecast/47.3,8.5?exclude=hourly%09", "exclude"),
+        ("/forecast/47.37%0A,8.54", "lat"),
+        ("/forecast/%2047.37,8.54", "lat"),
+        ("/forecast/47.37,8.54%20", "lon"),
+        ("/forecast/47.37,8.54%00", "lon"),
+    ],
+)
 def test_bad_parameters_are_400(forecast_server, path, parameter):
     reply = get(forecast_server.url + path, {"X-API-Key": forecast_server.key})
     assert reply.status == 400, reply.body
@@ -305,8 +397,9 @@ def test_bad_parameters_are_400(forecast_server, path, parameter):
 def test_long_numbers_are_numbers(forecast_server):
     body = forecast(forecast_server, ("47.3769000000000000000000000000000001", "8.5"))
     assert body["latitude"] == 47.3769
-    reply = get(f"{forecast_server.url}/forecast/47.{'0' * 70},8.5",
-                {"X-API-Key": forecast_server.key})
+    reply = get(
+        f"{forecast_server.url}/forecast/47.{'0' * 70},8.5", {"X-API-Key": forecast_server.key}
+    )
     assert "at most 64 characters" in reply.json()["detail"]
 
 
@@ -319,7 +412,7 @@ def test_caching_headers(forecast_server):
     url = f"{forecast_server.url}/forecast/47.3,8.5?api_key={forecast_server.key}"
     entry = contract.read_manifest(contract.current_version_dir(forecast_server.build))
     next_version = entry["areas"]["forecast"]["next_version_expected_s"]
-    for _ in range(3):                 # a pair of requests within one minute (the ETag's)
+    for _ in range(3):  # a pair of requests within one minute (the ETag's)
         before = time.time()
         reply = get(url)
         again = get(url, {"If-None-Match": reply.headers["ETag"]})
@@ -339,15 +432,18 @@ def test_max_age_ends_with_the_minute_or_the_next_version():
     from types import SimpleNamespace
 
     from server.forecast.handlers import max_age
+
     soon, overdue = SimpleNamespace(next_version_s=1_000), SimpleNamespace(next_version_s=500)
-    assert max_age(soon, 900.5) == 60 - 0 and max_age(soon, 930.2) == 30    # 900 = 15 min
-    assert max_age(soon, 970.5) == 29 and max_age(soon, 999.9) == 21   # due: to the minute
+    assert max_age(soon, 900.5) == 60 - 0 and max_age(soon, 930.2) == 30  # 900 = 15 min
+    assert max_age(soon, 970.5) == 29 and max_age(soon, 999.9) == 21  # due: to the minute
     assert max_age(overdue, 970.5) == 50 and max_age(overdue, 959.999) == 1
 
 
 def test_a_dark_sky_client_reads_the_response(forecast_server):
-    url = (f"{forecast_server.url}/forecast/{ZURICH[0]},{ZURICH[1]}?api_key={forecast_server.key}"
-           "&units=si")
+    url = (
+        f"{forecast_server.url}/forecast/{ZURICH[0]},{ZURICH[1]}?api_key={forecast_server.key}"
+        "&units=si"
+    )
     result = pirateweather.manual(url)
     assert result.currently().temperature == pytest.approx(19.81, abs=0.01)
     assert result.currently().summary == "Partly Cloudy"
@@ -365,8 +461,10 @@ def test_a_dark_sky_client_reads_a_polar_day(forecast_server):
     # of the two poles is in polar day or night on any date but the few around an equinox.
     polar = []
     for lat in (89.9, -89.9):
-        url = (f"{forecast_server.url}/forecast/{lat},0?api_key={forecast_server.key}"
-               "&units=si&exclude=minutely,hourly")
+        url = (
+            f"{forecast_server.url}/forecast/{lat},0?api_key={forecast_server.key}"
+            "&units=si&exclude=minutely,hourly"
+        )
         raw = forecast(forecast_server, (lat, 0), units="si", exclude="minutely,hourly")
         days = pirateweather.manual(url).daily().data
         assert len(days) == len(raw["daily"]["data"]) == 7
@@ -377,8 +475,10 @@ def test_a_dark_sky_client_reads_a_polar_day(forecast_server):
             polar += [entry] if "sunriseTime" not in entry else []
     equinoxes = [(3, 20), (9, 22)]
     today = dt.datetime.now(dt.timezone.utc)
-    near_equinox = any(abs((today - dt.datetime(today.year, m, d, tzinfo=dt.timezone.utc)).days)
-                       < 10 for m, d in equinoxes)
+    near_equinox = any(
+        abs((today - dt.datetime(today.year, m, d, tzinfo=dt.timezone.utc)).days) < 10
+        for m, d in equinoxes
+    )
     assert polar or near_equinox
 
 
@@ -395,11 +495,23 @@ def test_cloud_cover_for_the_webcam_images(forecast_server):
 def test_stale_data_is_503(tmp_path, keys_file):
     old = fi.last_run(time.time() - 30 * 86400)
     lat, lon = fi.global_axes(30.0)
-    fi.write_step_file(tmp_path / "d" / "forecast" / "old.nc", old, range(0, 25), lat, lon,
-                       {n: fi.KNOWN[n] for n in ("t2m", "d2m", "u10", "v10", "prmsl", "tcc",
-                                                 "prate")})
-    run_pipeline("build", "--datasets", str(tmp_path / "d"), "--out", str(tmp_path / "b"),
-                 "--only", "forecast")
+    fi.write_step_file(
+        tmp_path / "d" / "forecast" / "old.nc",
+        old,
+        range(0, 25),
+        lat,
+        lon,
+        {n: fi.KNOWN[n] for n in ("t2m", "d2m", "u10", "v10", "prmsl", "tcc", "prate")},
+    )
+    run_pipeline(
+        "build",
+        "--datasets",
+        str(tmp_path / "d"),
+        "--out",
+        str(tmp_path / "b"),
+        "--only",
+        "forecast",
+    )
     with Server(tmp_path / "b", keys_file[0]) as server:
         server.wait_ready()
         reply = get(f"{server.url}/forecast/47,8", {"X-API-Key": keys_file[1]})
@@ -412,16 +524,30 @@ RAIN_MMH = 0.123457
 
 
 def test_points_outside_a_regional_model_are_400(tmp_path, keys_file):
-    lat, lon = np.arange(30.0, 61.0, 10.0), np.arange(-10.0, 31.0, 10.0)   # Europe
-    fi.write_step_file(tmp_path / "d" / "forecast" / "eu.nc", fi.last_run(), fi.gfs_steps(192),
-                       lat, lon, {**{n: fi.KNOWN[n] for n in ("t2m", "d2m", "u10", "v10",
-                                                              "prmsl", "tcc")},
-                                  "prate": RAIN_MMH / 3600})
-    run_pipeline("build", "--datasets", str(tmp_path / "d"), "--out", str(tmp_path / "b"),
-                 "--only", "forecast")
+    lat, lon = np.arange(30.0, 61.0, 10.0), np.arange(-10.0, 31.0, 10.0)  # Europe
+    fi.write_step_file(
+        tmp_path / "d" / "forecast" / "eu.nc",
+        fi.last_run(),
+        fi.gfs_steps(192),
+        lat,
+        lon,
+        {
+            **{n: fi.KNOWN[n] for n in ("t2m", "d2m", "u10", "v10", "prmsl", "tcc")},
+            "prate": RAIN_MMH / 3600,
+        },
+    )
+    run_pipeline(
+        "build",
+        "--datasets",
+        str(tmp_path / "d"),
+        "--out",
+        str(tmp_path / "b"),
+        "--only",
+        "forecast",
+    )
     with Server(tmp_path / "b", keys_file[0]) as server:
         server.wait_ready()
-        for point in ("45,10", "60,30", "32,-14"):       # inside, or within half a cell
+        for point in ("45,10", "60,30", "32,-14"):  # inside, or within half a cell
             reply = get(f"{server.url}/forecast/{point}?units=si", {"X-API-Key": keys_file[1]})
             assert reply.status == 200 and reply.json()["currently"]["temperature"] == 20.0
         for point in ("0,10", "45,60", "45,-40", "-45,10", "66,10"):
@@ -433,8 +559,9 @@ def test_points_outside_a_regional_model_are_400(tmp_path, keys_file):
             assert [e["parameter"] for e in body["errors"]] == ["coordinates"]
         # Rain rates keep 4 decimals, a day's total 2 (0.01 mm or in).
         for units, factor in (("si", 1.0), ("us", 0.0393701)):
-            body = get(f"{server.url}/forecast/45,10?units={units}",
-                       {"X-API-Key": keys_file[1]}).json()
+            body = get(
+                f"{server.url}/forecast/45,10?units={units}", {"X-API-Key": keys_file[1]}
+            ).json()
             assert body["hourly"]["data"][0]["precipitation"] == round(RAIN_MMH * factor, 4)
             assert body["daily"]["data"][1]["precipitation"] == round(24 * RAIN_MMH * factor, 2)
 
@@ -456,8 +583,10 @@ def test_the_generated_default(server, default_build):
     hourly = entry["grids"]["hourly"]
     assert hourly["time0"] + (hourly["ntime"] - 1) * 3600 >= newest + 8 * 86400
     for point in ((47.37, 8.54), (-33.87, 151.21), (64.15, -21.94), (0.0, 0.0), (-89, 0)):
-        reply = get(f"{server.url}/forecast/{point[0]},{point[1]}?units=auto&lang=de",
-                    {"X-API-Key": server.key})
+        reply = get(
+            f"{server.url}/forecast/{point[0]},{point[1]}?units=auto&lang=de",
+            {"X-API-Key": server.key},
+        )
         assert reply.status == 200, reply.body[:300]
         body = reply.json()
         assert body["flags"]["sources"][0]["name"] == "generated"
@@ -467,8 +596,10 @@ def test_the_generated_default(server, default_build):
     np.testing.assert_equal(len(entry["tables"]), 1)
 
 
-@pytest.mark.parametrize("params", [{}, {"units": "us", "extend": "hourly"},
-                                    {"exclude": "minutely,hourly", "lang": "ja"}])
+@pytest.mark.parametrize(
+    "params",
+    [{}, {"units": "us", "extend": "hourly"}, {"exclude": "minutely,hourly", "lang": "ja"}],
+)
 def test_responses_match_the_openapi_schema(forecast_server, params):
     from jsonschema import Draft202012Validator
     from referencing import Registry, Resource
@@ -476,18 +607,21 @@ def test_responses_match_the_openapi_schema(forecast_server, params):
 
     from server.openapi import document as openapi
 
-    registry = Registry().with_resource("urn:openapi", Resource.from_contents(
-        openapi.document(), default_specification=DRAFT202012))
-    validator = Draft202012Validator({"$ref": "urn:openapi#/components/schemas/Forecast"},
-                                     registry=registry)
+    registry = Registry().with_resource(
+        "urn:openapi", Resource.from_contents(openapi.document(), default_specification=DRAFT202012)
+    )
+    validator = Draft202012Validator(
+        {"$ref": "urn:openapi#/components/schemas/Forecast"}, registry=registry
+    )
     for point in (ZURICH, OCEAN, (-89.9, 179.9)):
         body = forecast(forecast_server, point, **params)
         errors = [f"{list(e.path)}: {e.message}" for e in validator.iter_errors(body)]
         assert not errors, errors[:5]
 
 
-@pytest.mark.parametrize("point", [(90, 180), (-90, -180), (0, 0), (89.99, -179.99),
-                                   (-0.0, 180), (71.2, -156.8)])
+@pytest.mark.parametrize(
+    "point", [(90, 180), (-90, -180), (0, 0), (89.99, -179.99), (-0.0, 180), (71.2, -156.8)]
+)
 def test_edges_of_the_globe_answer(forecast_server, point):
     body = forecast(forecast_server, point, units="auto", extend="hourly")
     assert body["currently"]["temperature"] is not None
@@ -502,9 +636,10 @@ def test_a_pole_has_one_answer_whatever_the_longitude(forecast_server, lat, time
     # The poles' rows vary with longitude in the input: a pole is read at longitude 0
     # (-20 °C), and located there (its timezone); only the echoed longitude differs.
     longitudes = (0, 90, -135, 180)
-    for _ in range(3):           # the answers name the minute: the same minute for all
-        bodies = [forecast(forecast_server, (lat, lon), units="si", extend="hourly")
-                  for lon in longitudes]
+    for _ in range(3):  # the answers name the minute: the same minute for all
+        bodies = [
+            forecast(forecast_server, (lat, lon), units="si", extend="hourly") for lon in longitudes
+        ]
         if len({b["currently"]["time"] for b in bodies}) == 1:
             break
     for lon, body in zip(longitudes, bodies):
@@ -514,12 +649,13 @@ def test_a_pole_has_one_answer_whatever_the_longitude(forecast_server, lat, time
     assert all(body == bodies[0] for body in bodies[1:])
 
 
-@pytest.mark.parametrize("lat, timezone", [(0, "Etc/GMT-12"), (-40, "Etc/GMT-12"),
-                                           (52, "America/Adak")])    # Aleutian waters
+@pytest.mark.parametrize(
+    "lat, timezone", [(0, "Etc/GMT-12"), (-40, "Etc/GMT-12"), (52, "America/Adak")]
+)  # Aleutian waters
 def test_longitude_180_and_minus_180_are_one_place(forecast_server, lat, timezone):
     # The nautical zones either side of the date line (Etc/GMT-12, Etc/GMT+12) are a day
     # apart: one meridian gets one timezone, offset and weekday names (those of 180).
-    for _ in range(3):           # the answers name the minute: the same minute for both
+    for _ in range(3):  # the answers name the minute: the same minute for both
         east, west = (forecast(forecast_server, (lat, lon), units="si") for lon in (180, -180))
         if east["currently"]["time"] == west["currently"]["time"]:
             break
@@ -550,7 +686,9 @@ def test_a_calm_has_no_wind_direction(forecast_server):
 
 @pytest.mark.parametrize("coordinates", ["-0,-0", "-0.0,-0.000001", "0,0"])
 def test_a_negative_zero_coordinate_is_echoed_as_zero(forecast_server, coordinates):
-    reply = get(f"{forecast_server.url}/forecast/{coordinates}?exclude=minutely,hourly",
-                {"X-API-Key": forecast_server.key})
+    reply = get(
+        f"{forecast_server.url}/forecast/{coordinates}?exclude=minutely,hourly",
+        {"X-API-Key": forecast_server.key},
+    )
     assert reply.status == 200
     assert reply.body.startswith(b'{"latitude":0.0,"longitude":0.0,"timezone":')

@@ -11,10 +11,8 @@ import pytest
 from numba import njit
 
 from pipeline.common import grid as writer
-from server.forecast import jsonbytes
-from server.forecast import kernels
-from server.forecast import render
 from server.artifacts.grid import PointGrid
+from server.forecast import jsonbytes, kernels, render
 
 
 @njit(cache=True)
@@ -28,22 +26,39 @@ def _write_all(values, decimals, out):
 
 
 def _out(size: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    return (np.zeros(size, dtype=np.uint8), np.zeros((8, jsonbytes.HOLE_WIDTH), dtype=np.int64),
-            np.zeros(8))
+    return (
+        np.zeros(size, dtype=np.uint8),
+        np.zeros((8, jsonbytes.HOLE_WIDTH), dtype=np.int64),
+        np.zeros(8),
+    )
 
 
-@pytest.mark.parametrize("decimals, low, high", [(0, -5000, 5000), (1, -20000, 20000),
-                                                 (2, -200000, 200000), (4, -300000, 300000)])
+@pytest.mark.parametrize(
+    "decimals, low, high",
+    [(0, -5000, 5000), (1, -20000, 20000), (2, -200000, 200000), (4, -300000, 300000)],
+)
 def test_numbers_are_what_orjson_writes(decimals, low, high):
-    ks = np.concatenate([np.arange(low, high, dtype=np.float64),
-                         [-0.0, 0.0, np.nan, np.inf, -np.inf, 999999999999999.0,
-                          -123456789012345.0, 100000000000000.0]])
+    ks = np.concatenate(
+        [
+            np.arange(low, high, dtype=np.float64),
+            [
+                -0.0,
+                0.0,
+                np.nan,
+                np.inf,
+                -np.inf,
+                999999999999999.0,
+                -123456789012345.0,
+                100000000000000.0,
+            ],
+        ]
+    )
     out = _out(len(ks) * 24)
     ends = _write_all(ks, decimals, out)
-    text = out[0][:ends[-1]].tobytes()
+    text = out[0][: ends[-1]].tobytes()
     starts = np.concatenate([[0], ends[:-1]])
     written = [text[a:b] for a, b in zip(starts.tolist(), ends.tolist())]
-    expected = [orjson.dumps(kernels / 10.0 ** decimals) for kernels in ks.tolist()]
+    expected = [orjson.dumps(kernels / 10.0**decimals) for kernels in ks.tolist()]
     assert written == expected
 
 
@@ -77,7 +92,7 @@ def test_bilinear_reads_as_the_shared_grid(tmp_path):
     for _ in range(300):
         lat, lon = rng.uniform(-0.5, 4.5), rng.uniform(-0.5, 5.5)
         c = grid.corners(lat, lon)
-        block = grid.block(c.i0, c.i1, c.j0, c.j1)   # as ForecastData.point
+        block = grid.block(c.i0, c.i1, c.j0, c.j1)  # as ForecastData.point
         start = rng.uniform(-3, 6) if rng.random() < 0.5 else float(rng.integers(-3, 6))
         out = np.empty((5, 3))
         kernels.window(block, np.array([0, 1, 0, 1, *c.weights]), start, out)
@@ -86,7 +101,7 @@ def test_bilinear_reads_as_the_shared_grid(tmp_path):
         padded = np.full((6, 3), np.nan)
         lo, hi = max(i0, 0), min(i0 + 6, 9)
         if lo < hi:
-            padded[lo - i0:hi - i0] = grid.series(lat, lon, lo, hi)
+            padded[lo - i0 : hi - i0] = grid.series(lat, lon, lo, hi)
         expected = padded[:5] if frac < 1e-9 else padded[:5] * (1 - frac) + padded[1:] * frac
         # the same read in space (server.kernels.bilinear), the same arithmetic in time
         np.testing.assert_array_equal(out[:4], expected[:4])
@@ -98,20 +113,30 @@ def _daily(rain_hours: dict[int, float], snow_hours: set[int]) -> list[dict]:
     return _body(rain_hours, snow_hours)["daily"]["data"]
 
 
-def _body(rain_hours: dict[int, float], snow_hours: set[int],
-          blocks: frozenset[str] = frozenset({"daily"}), wind_ms: float = 0.0) -> dict:
+def _body(
+    rain_hours: dict[int, float],
+    snow_hours: set[int],
+    blocks: frozenset[str] = frozenset({"daily"}),
+    wind_ms: float = 0.0,
+) -> dict:
     """The response at 0°, 0° (UTC) at 12:00 on the epoch's day over a 2 x 2 grid: 10 °C,
     cloudy, an east wind of wind_ms, rain (mm/h) in the given hours from the epoch (snow in
     snow_hours)."""
     from server.forecast import blocks as forecast_blocks
-    from server.kernels import warmup
     from server.forecast.place import Place, zone
     from server.forecast.science.units import SYSTEMS
+    from server.kernels import warmup
 
     data = warmup.SyntheticData()
     values = np.zeros((2, 2, warmup.HOURS, len(kernels.INPUTS)), dtype=np.float32)
-    base = {"temperature_c": 10.0, "dewpoint_c": 5.0, "pressure_hpa": 1013.0,
-            "cloud_cover_frac": 0.9, "visibility_m": 20000.0, "gust_ms": 1.0}
+    base = {
+        "temperature_c": 10.0,
+        "dewpoint_c": 5.0,
+        "pressure_hpa": 1013.0,
+        "cloud_cover_frac": 0.9,
+        "visibility_m": 20000.0,
+        "gust_ms": 1.0,
+    }
     for name, value in {**base, "wind_u_ms": -wind_ms}.items():
         values[..., kernels.INPUTS.index(name)] = value
     for hour, rate in rain_hours.items():
@@ -119,7 +144,9 @@ def _body(rain_hours: dict[int, float], snow_hours: set[int],
         values[:, :, hour, kernels.INPUTS.index("precip_probability_frac")] = 1.0
         values[:, :, hour, kernels.INPUTS.index("snow_frac")] = 1.0 if hour in snow_hours else 0.0
     data.grid = warmup._Grid(values)
-    request = forecast_blocks.Request(lat=0.0, lon=0.0, units="si", lang="en", hours=48, blocks=blocks)
+    request = forecast_blocks.Request(
+        lat=0.0, lon=0.0, units="si", lang="en", hours=48, blocks=blocks
+    )
     place = Place(timezone="UTC", zone=zone("UTC"), country=None, elevation_m=None)
     return orjson.loads(forecast_blocks.respond(data, place, request, SYSTEMS["si"], 12 * 3600.0))
 
@@ -136,10 +163,11 @@ def test_a_days_summary_covers_its_calendar_day_like_its_icon_and_total():
 
 
 def test_mixed_precipitation_is_said_when_a_second_kind_is_sizeable():
-    days = _daily({25: 2.0, 26: 2.0, 37: 2.0, 38: 2.0, 49: 3.0, 50: 3.0, 51: 3.0, 52: 0.5},
-                  {37, 38, 52})
+    days = _daily(
+        {25: 2.0, 26: 2.0, 37: 2.0, 38: 2.0, 49: 3.0, 50: 3.0, 51: 3.0, 52: 0.5}, {37, 38, 52}
+    )
     assert days[1]["summary"].startswith("Mixed precipitation"), days[1]["summary"]
-    assert "mixed" not in days[2]["summary"].lower()       # 0.5 of 9.5 mm snow: rain
+    assert "mixed" not in days[2]["summary"].lower()  # 0.5 of 9.5 mm snow: rain
 
 
 def test_a_day_of_drizzle_has_the_showers_icon_its_summary_and_hours_have():
@@ -151,8 +179,7 @@ def test_a_day_of_drizzle_has_the_showers_icon_its_summary_and_hours_have():
     days = body["daily"]["data"]
     assert days[1]["precipitation"] == 2.4 and days[1]["precipitationType"] == "rain"
     assert days[1]["icon"] == "09d" and "drizzle" in days[1]["summary"].lower()
-    assert {h["icon"][:2] for h in body["hourly"]["data"] if h["time"] // 3600 in drizzle} \
-        == {"09"}
+    assert {h["icon"][:2] for h in body["hourly"]["data"] if h["time"] // 3600 in drizzle} == {"09"}
     assert days[2]["icon"] == "10d" and "light rain" in days[2]["summary"].lower()
 
 
@@ -167,10 +194,11 @@ def test_a_trace_below_what_the_summaries_call_wet_has_no_type():
     assert days[1]["precipitation"] == 0.18 and days[1]["precipitationType"] == "none"
     assert "snow" not in days[1]["summary"].lower()
     assert days[2]["precipitation"] == 0.3 and days[2]["precipitationType"] == "snow"
-    assert days[2]["summary"] == "Possible flurries in the morning."     # very light snow
+    assert days[2]["summary"] == "Possible flurries in the morning."  # very light snow
     # 1970-01-01 was a Thursday: day 2 is Saturday
-    assert body["daily"]["summary"].startswith("Possible flurries on Saturday"), \
-        body["daily"]["summary"]
+    assert body["daily"]["summary"].startswith("Possible flurries on Saturday"), body["daily"][
+        "summary"
+    ]
     dry = _body(trace, set(trace))
     assert dry["daily"]["summary"].startswith("No precipitation throughout the week")
 
@@ -204,9 +232,9 @@ def test_hours_stay_local_hours_across_a_30_minute_dst_change(now):
     from datetime import datetime
 
     from server.forecast import blocks as forecast_blocks
-    from server.kernels import warmup
     from server.forecast.place import Place, zone
     from server.forecast.science.units import SYSTEMS
+    from server.kernels import warmup
 
     now_s = calendar.timegm(datetime.fromisoformat(now).timetuple())
     data = warmup.SyntheticData()
@@ -214,23 +242,31 @@ def test_hours_stay_local_hours_across_a_30_minute_dst_change(now):
     data.last_s = data.first_s + (warmup.HOURS - 1) * 3600
     data.sun_t0, data.suns = render.sun_table(data.first_s, data.last_s)
     values = np.zeros((2, 2, warmup.HOURS, len(kernels.INPUTS)), dtype=np.float32)
-    values[..., kernels.INPUTS.index("temperature_c")] = np.arange(warmup.HOURS) * 0.1   # hours since
+    values[..., kernels.INPUTS.index("temperature_c")] = (
+        np.arange(warmup.HOURS) * 0.1
+    )  # hours since
     data.grid = warmup._Grid(values)
     tz = "Australia/Lord_Howe"
-    request = forecast_blocks.Request(lat=-31.55, lon=159.08, units="si", lang="en", hours=168,
-                        blocks=frozenset({"currently", "minutely", "hourly", "daily"}))
+    request = forecast_blocks.Request(
+        lat=-31.55,
+        lon=159.08,
+        units="si",
+        lang="en",
+        hours=168,
+        blocks=frozenset({"currently", "minutely", "hourly", "daily"}),
+    )
     place = Place(timezone=tz, zone=zone(tz), country=None, elevation_m=None)
     body = orjson.loads(forecast_blocks.respond(data, place, request, SYSTEMS["si"], float(now_s)))
     hours = body["hourly"]["data"]
     offsets = {datetime.fromtimestamp(h["time"], zone(tz)).utcoffset() for h in hours}
-    assert len(offsets) == 2                                  # the change is in the block
+    assert len(offsets) == 2  # the change is in the block
     for h in hours:
         assert datetime.fromtimestamp(h["time"], zone(tz)).minute == 0
-        assert h["temperature"] == pytest.approx((h["time"] - data.first_s) / 3600 * 0.1,
-                                                 abs=0.006)
+        assert h["temperature"] == pytest.approx((h["time"] - data.first_s) / 3600 * 0.1, abs=0.006)
     assert hours[0]["time"] <= now_s < hours[1]["time"]
     assert body["currently"]["temperature"] == pytest.approx(
-        (now_s - data.first_s) / 3600 * 0.1, abs=0.006)
+        (now_s - data.first_s) / 3600 * 0.1, abs=0.006
+    )
     for day in body["daily"]["data"]:
         local = datetime.fromtimestamp(day["time"], zone(tz))
         assert (local.hour, local.minute) == (0, 0)
@@ -244,9 +280,9 @@ def test_hours_past_the_end_of_the_data_are_left_out_after_a_30_minute_change():
     from datetime import datetime
 
     from server.forecast import blocks as forecast_blocks
-    from server.kernels import warmup
     from server.forecast.place import Place, zone
     from server.forecast.science.units import SYSTEMS
+    from server.kernels import warmup
 
     now_s = calendar.timegm(datetime.fromisoformat("2027-04-03T03:00:00").timetuple())
     data = warmup.SyntheticData()
@@ -257,18 +293,27 @@ def test_hours_past_the_end_of_the_data_are_left_out_after_a_30_minute_change():
     values[..., kernels.INPUTS.index("temperature_c")] = 10.0
     data.grid = warmup._Grid(values)
     tz = "Australia/Lord_Howe"
-    request = forecast_blocks.Request(lat=-31.55, lon=159.08, units="si", lang="en", hours=168,
-                        blocks=frozenset({"currently", "hourly"}))
+    request = forecast_blocks.Request(
+        lat=-31.55,
+        lon=159.08,
+        units="si",
+        lang="en",
+        hours=168,
+        blocks=frozenset({"currently", "hourly"}),
+    )
     place = Place(timezone=tz, zone=zone(tz), country=None, elevation_m=None)
-    hours = orjson.loads(forecast_blocks.respond(data, place, request, SYSTEMS["si"],
-                                   float(now_s)))["hourly"]["data"]
+    hours = orjson.loads(
+        forecast_blocks.respond(data, place, request, SYSTEMS["si"], float(now_s))
+    )["hourly"]["data"]
     assert hours[-1]["time"] <= data.last_s
     assert data.last_s - hours[-1]["time"] < 3600
     assert all(h["temperature"] == 10.0 for h in hours)
 
 
-@pytest.mark.parametrize("phase, written", [(0.994, 0.99), (0.995, 0.0), (0.9999, 0.0),
-                                            (0.0, 0.0), (0.504, 0.5), (0.25, 0.25)])
+@pytest.mark.parametrize(
+    "phase, written",
+    [(0.994, 0.99), (0.995, 0.0), (0.9999, 0.0), (0.0, 0.0), (0.504, 0.5), (0.25, 0.25)],
+)
 def test_a_moon_phase_is_below_one(phase, written):
     # A lunation fraction lies in [0, 1): near the new moon it rounds to 0, never to 1.0.
     out = _out(256)
@@ -277,11 +322,14 @@ def test_a_moon_phase_is_below_one(phase, written):
     assert entry == {"sunriseTime": 1, "sunsetTime": 2, "moonPhase": written}
 
 
-@pytest.mark.parametrize("rise, set_, keys", [
-    (math.nan, math.nan, ["moonPhase"]),                    # polar night or midnight sun
-    (1.0, math.nan, ["sunriseTime", "moonPhase"]),           # the sun rises, sets the day after
-    (math.nan, 2.0, ["sunsetTime", "moonPhase"]),
-])
+@pytest.mark.parametrize(
+    "rise, set_, keys",
+    [
+        (math.nan, math.nan, ["moonPhase"]),  # polar night or midnight sun
+        (1.0, math.nan, ["sunriseTime", "moonPhase"]),  # the sun rises, sets the day after
+        (math.nan, 2.0, ["sunsetTime", "moonPhase"]),
+    ],
+)
 def test_a_day_without_sunrise_or_sunset_leaves_the_key_out(rise, set_, keys):
     out = _out(256)
     n = render._day_tail(out, 0, rise, set_, 0.5)

@@ -33,7 +33,7 @@ from server.forecast.science.units import SYSTEMS
 from tests.support import forecast_inputs as fi
 from tests.support.procs import run_pipeline
 
-pytestmark = pytest.mark.slow      # a build of their own, and servers
+pytestmark = pytest.mark.slow  # a build of their own, and servers
 
 HOUR = 3600
 RUN = calendar.timegm((2026, 12, 1, 0, 0, 0))
@@ -47,15 +47,18 @@ def _utc(day: int, hour: int) -> int:
 
 
 # (node, valid time) -> (rate mm/h, flag set or None: the phase is then the temperature's)
-WET = {(COLD, _utc(1, 6)): (0.01, None), (COLD, _utc(1, 7)): (0.1, "csnow"),
-       (COLD, _utc(1, 8)): (0.1, "csnow"),
-       **{(RAIN_NODE, _utc(1, h)): (1.0, "crain") for h in (10, 11, 12)},
-       (MIX_NODE, _utc(1, 10)): (1.0, "cfrzr"),
-       **{(MIX_NODE, _utc(1, h)): (1.0, "csnow") for h in (11, 12)},
-       **{(STORM, RUN + h * HOUR): (0.05, None) for h in range(HORIZON_H + 1)},
-       **{(WINTRY, _utc(2, h)): (3.0, "crain") for h in range(7)},
-       **{(WINTRY, _utc(2, h)): (3.0, "cfrzr") for h in range(7, 12)},
-       **{(WINTRY, _utc(2, h)): (3.5, "csnow") for h in range(12, 15)}}
+WET = {
+    (COLD, _utc(1, 6)): (0.01, None),
+    (COLD, _utc(1, 7)): (0.1, "csnow"),
+    (COLD, _utc(1, 8)): (0.1, "csnow"),
+    **{(RAIN_NODE, _utc(1, h)): (1.0, "crain") for h in (10, 11, 12)},
+    (MIX_NODE, _utc(1, 10)): (1.0, "cfrzr"),
+    **{(MIX_NODE, _utc(1, h)): (1.0, "csnow") for h in (11, 12)},
+    **{(STORM, RUN + h * HOUR): (0.05, None) for h in range(HORIZON_H + 1)},
+    **{(WINTRY, _utc(2, h)): (3.0, "crain") for h in range(7)},
+    **{(WINTRY, _utc(2, h)): (3.0, "cfrzr") for h in range(7, 12)},
+    **{(WINTRY, _utc(2, h)): (3.5, "csnow") for h in range(12, 15)},
+}
 
 
 def _node(la, lo, node) -> np.ndarray:
@@ -65,19 +68,21 @@ def _node(la, lo, node) -> np.ndarray:
 
 def _precipitation(name: str):
     """prate (kg m-2 s-1) or a categorical flag (0/1) at a valid time."""
+
     def value(t, la, lo):
         out = np.zeros(la.shape)
         for (node, when), (rate, flag) in WET.items():
             if when == t:
-                out[_node(la, lo, node)] = rate / 3600.0 if name == "prate" \
-                    else float(flag == name)
+                out[_node(la, lo, node)] = rate / 3600.0 if name == "prate" else float(flag == name)
         return out
+
     return value
 
 
 def _temperature(offset_k: float):
     def value(t, la, lo):
         return np.where(_node(la, lo, COLD), 263.15, 293.15) - offset_k
+
     return value
 
 
@@ -88,11 +93,23 @@ def _cape(t, la, lo):
 @pytest.fixture(scope="module")
 def data(tmp_path_factory):
     root = tmp_path_factory.mktemp("forecast-consistency")
-    fields = {**fi.KNOWN, "t2m": _temperature(0.0), "d2m": _temperature(3.0), "cape": _cape,
-              **{name: _precipitation(name) for name in ("prate", "crain", "csnow", "cfrzr")}}
+    fields = {
+        **fi.KNOWN,
+        "t2m": _temperature(0.0),
+        "d2m": _temperature(3.0),
+        "cape": _cape,
+        **{name: _precipitation(name) for name in ("prate", "crain", "csnow", "cfrzr")},
+    }
     fi.write_gfs_run(root / "datasets" / "forecast", RUN, HORIZON_H, fields)
-    run_pipeline("build", "--datasets", str(root / "datasets"), "--out", str(root / "build"),
-                 "--only", "forecast")
+    run_pipeline(
+        "build",
+        "--datasets",
+        str(root / "datasets"),
+        "--out",
+        str(root / "build"),
+        "--only",
+        "forecast",
+    )
     version = contract.current_version_dir(root / "build")
     return forecast_data.load(version, contract.read_manifest(version)["areas"]["forecast"])
 
@@ -100,8 +117,9 @@ def data(tmp_path_factory):
 def answer(data, point, now: str, hours: int = 48) -> dict:
     """The response body at a point at an instant (ISO 8601, UTC), in si units."""
     now_s = calendar.timegm(dt.datetime.fromisoformat(now).timetuple())
-    request = Request(lat=point[0], lon=point[1], units="si", lang="en", hours=hours,
-                      blocks=frozenset(BLOCKS))
+    request = Request(
+        lat=point[0], lon=point[1], units="si", lang="en", hours=hours, blocks=frozenset(BLOCKS)
+    )
     body = forecast_blocks.respond(data, locate(*point, None), request, SYSTEMS["si"], now_s)
     return orjson.loads(body)
 
@@ -133,7 +151,7 @@ def test_the_present_its_minute_and_its_hour_agree_on_the_kind(data):
     kinds = _kinds(body["minutely"])
     assert body["currently"]["precipitationType"] == kinds[0] == "sleet"
     assert body["currently"]["precipitation"] == body["minutely"]["data"][0]["precipitation"]
-    assert set(kinds) == {"sleet", "snow"} and kinds == sorted(kinds)    # sleet, then snow
+    assert set(kinds) == {"sleet", "snow"} and kinds == sorted(kinds)  # sleet, then snow
     assert kinds[-1] == "snow"
 
 

@@ -31,17 +31,18 @@ from server.forecast.science.units import SYSTEMS
 from tests.support import forecast_inputs as fi
 from tests.support.procs import run_pipeline
 
-pytestmark = pytest.mark.slow      # a build of their own, and servers
+pytestmark = pytest.mark.slow  # a build of their own, and servers
 
 HOUR = 3600
 RUN = calendar.timegm((2026, 3, 27, 12, 0, 0))
 HORIZON_H = 288
 RAIN = {calendar.timegm((2026, 3, 27, h, 0, 0)): (2.0, "crain") for h in (14, 15, 16)}
-RAIN_THEN_SNOW = {calendar.timegm((2026, 3, 30, 10, 0, 0)): (1.0, "crain"),
-                  calendar.timegm((2026, 3, 30, 11, 0, 0)): (3.0, "csnow"),
-                  calendar.timegm((2026, 3, 30, 12, 0, 0)): (3.0, "csnow")}
-ZURICH, SYDNEY, SANTIAGO, BEIRUT = (47.37, 8.54), (-33.87, 151.21), (-33.45, -70.67), \
-    (33.89, 35.5)
+RAIN_THEN_SNOW = {
+    calendar.timegm((2026, 3, 30, 10, 0, 0)): (1.0, "crain"),
+    calendar.timegm((2026, 3, 30, 11, 0, 0)): (3.0, "csnow"),
+    calendar.timegm((2026, 3, 30, 12, 0, 0)): (3.0, "csnow"),
+}
+ZURICH, SYDNEY, SANTIAGO, BEIRUT = (47.37, 8.54), (-33.87, 151.21), (-33.45, -70.67), (33.89, 35.5)
 
 
 def temperature_c(t: float, lat: float) -> float:
@@ -55,21 +56,34 @@ def _ramp(t, la, lo):
 
 def _precipitation(name):
     """prate (kg m-2 s-1) or a categorical flag at a valid time, the same everywhere."""
+
     def value(t, la, lo):
         rate, flag = {**RAIN, **RAIN_THEN_SNOW}.get(t, (0.0, None))
         level = rate / 3600.0 if name == "prate" else float(flag == name)
         return np.full(la.shape, level)
+
     return value
 
 
 @pytest.fixture(scope="module")
 def data(tmp_path_factory):
     root = tmp_path_factory.mktemp("forecast-fixed")
-    fields = {**fi.KNOWN, "t2m": _ramp, "d2m": lambda t, la, lo: _ramp(t, la, lo) - 10.0,
-              **{name: _precipitation(name) for name in ("prate", "crain", "csnow")}}
+    fields = {
+        **fi.KNOWN,
+        "t2m": _ramp,
+        "d2m": lambda t, la, lo: _ramp(t, la, lo) - 10.0,
+        **{name: _precipitation(name) for name in ("prate", "crain", "csnow")},
+    }
     fi.write_gfs_run(root / "datasets" / "forecast", RUN, HORIZON_H, fields)
-    run_pipeline("build", "--datasets", str(root / "datasets"), "--out", str(root / "build"),
-                 "--only", "forecast")
+    run_pipeline(
+        "build",
+        "--datasets",
+        str(root / "datasets"),
+        "--out",
+        str(root / "build"),
+        "--only",
+        "forecast",
+    )
     version = contract.current_version_dir(root / "build")
     return forecast_data.load(version, contract.read_manifest(version)["areas"]["forecast"])
 
@@ -77,8 +91,9 @@ def data(tmp_path_factory):
 def answer(data, point, now: str, hours: int = 48, blocks=BLOCKS) -> dict:
     """The response body at a point at an instant (ISO 8601, UTC), in si units."""
     now_s = calendar.timegm(dt.datetime.fromisoformat(now).timetuple())
-    request = Request(lat=point[0], lon=point[1], units="si", lang="en", hours=hours,
-                      blocks=frozenset(blocks))
+    request = Request(
+        lat=point[0], lon=point[1], units="si", lang="en", hours=hours, blocks=frozenset(blocks)
+    )
     body = forecast_blocks.respond(data, locate(*point, None), request, SYSTEMS["si"], now_s)
     return orjson.loads(body)
 
@@ -88,16 +103,20 @@ def local_s(zone: ZoneInfo, day: dt.date, hour: int) -> int:
     return int(dt.datetime(day.year, day.month, day.day, hour, tzinfo=zone).timestamp())
 
 
-@pytest.mark.parametrize("point, timezone, now, changed, length_h", [
-    (ZURICH, "Europe/Zurich", "2026-03-28T09:00:00", dt.date(2026, 3, 29), 23),
-    (SYDNEY, "Australia/Sydney", "2026-04-01T00:00:00", dt.date(2026, 4, 5), 25),
-    # Chile turns its clocks back at midnight: 23:00 comes twice on the 4th
-    (SANTIAGO, "America/Santiago", "2026-04-01T15:00:00", dt.date(2026, 4, 4), 25),
-    # Lebanon turns them forward at midnight: the 29th begins at 01:00
-    (BEIRUT, "Asia/Beirut", "2026-03-28T10:00:00", dt.date(2026, 3, 29), 23),
-])
-def test_daily_days_are_local_calendar_days_across_a_dst_change(data, point, timezone, now,
-                                                                  changed, length_h):
+@pytest.mark.parametrize(
+    "point, timezone, now, changed, length_h",
+    [
+        (ZURICH, "Europe/Zurich", "2026-03-28T09:00:00", dt.date(2026, 3, 29), 23),
+        (SYDNEY, "Australia/Sydney", "2026-04-01T00:00:00", dt.date(2026, 4, 5), 25),
+        # Chile turns its clocks back at midnight: 23:00 comes twice on the 4th
+        (SANTIAGO, "America/Santiago", "2026-04-01T15:00:00", dt.date(2026, 4, 4), 25),
+        # Lebanon turns them forward at midnight: the 29th begins at 01:00
+        (BEIRUT, "Asia/Beirut", "2026-03-28T10:00:00", dt.date(2026, 3, 29), 23),
+    ],
+)
+def test_daily_days_are_local_calendar_days_across_a_dst_change(
+    data, point, timezone, now, changed, length_h
+):
     body = answer(data, point, now)
     assert body["timezone"] == timezone
     zone = ZoneInfo(timezone)
@@ -110,10 +129,14 @@ def test_daily_days_are_local_calendar_days_across_a_dst_change(data, point, tim
         assert entry["time"] == local_s(zone, day, 0), day
         lengths[day] = (local_s(zone, following, 0) - entry["time"]) // HOUR
         # High: the hours from 06:00 to 18:00 local; low: from 18:00 to 06:00 the next morning.
-        high = max(temperature_c(t, point[0])
-                   for t in range(local_s(zone, day, 6), local_s(zone, day, 18), HOUR))
-        low = min(temperature_c(t, point[0])
-                  for t in range(local_s(zone, day, 18), local_s(zone, following, 6), HOUR))
+        high = max(
+            temperature_c(t, point[0])
+            for t in range(local_s(zone, day, 6), local_s(zone, day, 18), HOUR)
+        )
+        low = min(
+            temperature_c(t, point[0])
+            for t in range(local_s(zone, day, 18), local_s(zone, following, 6), HOUR)
+        )
         assert entry["temperatureHigh"] == pytest.approx(high, abs=0.006), day
         assert entry["temperatureLow"] == pytest.approx(low, abs=0.006), day
         _assert_sun_as_the_ephemeris(entry, point, zone, day)
@@ -125,8 +148,12 @@ def _assert_sun_as_the_ephemeris(entry: dict, point, zone: ZoneInfo, day: dt.dat
     """Sunrise and sunset within a minute of PyEphem's around the day's local noon, and
     within the local day."""
     observer = ephem.Observer()
-    observer.lat, observer.lon, observer.pressure, observer.horizon = \
-        str(point[0]), str(point[1]), 0, "-0:34"
+    observer.lat, observer.lon, observer.pressure, observer.horizon = (
+        str(point[0]),
+        str(point[1]),
+        0,
+        "-0:34",
+    )
     noon = dt.datetime.fromtimestamp(local_s(zone, day, 12), dt.timezone.utc)
     observer.date = ephem.Date(noon.replace(tzinfo=None))
     rise = observer.previous_rising(ephem.Sun()).datetime()
@@ -137,8 +164,9 @@ def _assert_sun_as_the_ephemeris(entry: dict, point, zone: ZoneInfo, day: dt.dat
     assert midnight < entry["sunriseTime"] < entry["sunsetTime"] < next_midnight, day
 
 
-@pytest.mark.parametrize("point, now", [(ZURICH, "2026-03-28T09:00:00"),
-                                        (SYDNEY, "2026-04-01T00:00:00")])
+@pytest.mark.parametrize(
+    "point, now", [(ZURICH, "2026-03-28T09:00:00"), (SYDNEY, "2026-04-01T00:00:00")]
+)
 def test_hourly_entries_are_local_hours_across_a_dst_change(data, point, now):
     body = answer(data, point, now, hours=168)
     hours = body["hourly"]["data"]
@@ -192,7 +220,10 @@ def test_days_past_the_end_of_the_data_are_left_out(data):
     daily = answer(data, ZURICH, "2026-04-06T12:00:00")["daily"]
     zone = ZoneInfo("Europe/Zurich")
     assert [dt.datetime.fromtimestamp(d["time"], zone).date() for d in daily["data"]] == [
-        dt.date(2026, 4, 6), dt.date(2026, 4, 7), dt.date(2026, 4, 8)]
+        dt.date(2026, 4, 6),
+        dt.date(2026, 4, 7),
+        dt.date(2026, 4, 8),
+    ]
     assert all(d["humidity"] is not None and d["icon"] == "03d" for d in daily["data"])
     assert daily["icon"] == "03d"
     # Within the data all seven days are there.
@@ -208,12 +239,19 @@ def test_minutes_past_the_end_of_the_data_have_no_type(data):
     unknown = [m for m in minutes["data"] if m["time"] > last]
     assert (len(minutes["data"]), len(known)) == (61, 31)
     assert all(m["precipitation"] == 0.0 and m["precipitationType"] == "none" for m in known)
-    assert all(m["precipitation"] is None and m["precipitationProbability"] is None
-               and m["precipitationType"] is None for m in unknown)
+    assert all(
+        m["precipitation"] is None
+        and m["precipitationProbability"] is None
+        and m["precipitationType"] is None
+        for m in unknown
+    )
 
 
-@pytest.mark.parametrize("point", [(28.61, 77.21), (-34.93, 138.6), (47.56, -52.71)],
-                         ids=["Delhi +5:30", "Adelaide +10:30", "St Johns -2:30"])
+@pytest.mark.parametrize(
+    "point",
+    [(28.61, 77.21), (-34.93, 138.6), (47.56, -52.71)],
+    ids=["Delhi +5:30", "Adelaide +10:30", "St Johns -2:30"],
+)
 def test_the_present_and_the_minutes_lie_between_the_models_hours(data, point):
     # Rain of 2 mm/h from 14 UTC after none at 13: at 13:45 the present has 1.5 mm/h and the
     # minutes from 14:00 have 2. In a zone whose hours fall between the model's (local hours
@@ -227,13 +265,16 @@ def test_the_present_and_the_minutes_lie_between_the_models_hours(data, point):
     assert all(minutes[at + 60 * i] == 2.0 for i in range(15, 61))
 
 
-@pytest.mark.parametrize("now", [f"2026-03-30T{h:02d}:{m:02d}:00" for h in (9, 10, 11, 12)
-                                 for m in (0, 15, 30, 45)])
+@pytest.mark.parametrize(
+    "now", [f"2026-03-30T{h:02d}:{m:02d}:00" for h in (9, 10, 11, 12) for m in (0, 15, 30, 45)]
+)
 def test_a_zone_between_the_models_hours_has_the_present_and_minutes_of_one_on_them(data, now):
     # The fields are the same everywhere (rain, then snow, on the 30th): Delhi (+5:30) must
     # have Accra's (+0) present and minutes, amounts and types alike.
-    delhi, accra = (answer(data, point, now, blocks=("currently", "minutely"))
-                    for point in ((28.61, 77.21), (5.6, -0.2)))
+    delhi, accra = (
+        answer(data, point, now, blocks=("currently", "minutely"))
+        for point in ((28.61, 77.21), (5.6, -0.2))
+    )
     fields = ("precipitation", "precipitationProbability", "precipitationType")
     assert {f: delhi["currently"][f] for f in fields} == {f: accra["currently"][f] for f in fields}
     assert delhi["minutely"] == accra["minutely"]

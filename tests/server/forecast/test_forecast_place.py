@@ -20,9 +20,13 @@ def test_the_elevation_is_that_of_the_nearest_place_that_has_one(default_build):
     rng = np.random.default_rng(4)
     near = rng.choice(np.flatnonzero(known), 150)
     everywhere = rng.integers(0, index.size, 150)
-    points = [(float(np.clip(lat[r] + rng.normal(0, 0.03), -90, 90)),
-               float((lon[r] + rng.normal(0, 0.03) + 180) % 360 - 180))
-              for r in np.concatenate([near, everywhere])]
+    points = [
+        (
+            float(np.clip(lat[r] + rng.normal(0, 0.03), -90, 90)),
+            float((lon[r] + rng.normal(0, 0.03) + 180) % 360 - 180),
+        )
+        for r in np.concatenate([near, everywhere])
+    ]
     found = 0
     for plat, plon in points:
         distance = haversine_km(plat, plon, lat[known], lon[known])
@@ -30,7 +34,7 @@ def test_the_elevation_is_that_of_the_nearest_place_that_has_one(default_build):
         got = locate(plat, plon, index).elevation_m
         if distance[best] > ELEVATION_KM:
             assert got is None, (plat, plon)
-        else:   # equally near places may differ in height: any of them is right
+        else:  # equally near places may differ in height: any of them is right
             tied = np.flatnonzero(distance <= distance[best] + 1e-9)
             assert got in set(heights[known][tied].tolist()), (plat, plon, got)
             found += 1
@@ -41,9 +45,13 @@ def test_at_sea_the_country_is_that_of_a_place_within_reach(default_build):
     index = GeocodingIndex(contract.current_version_dir(default_build))
     # Points in nautical zones (Etc/GMT+N, no country): 61 km off Spain, 71 km off Spain
     # past Gibraltar, 62 km off Kauai; 103 km off Cape Verde, 1,728 km off Chile.
-    for point, country in [((43.0, -10.0), "ES"), ((36.0, -6.8), "ES"),
-                           ((21.5, -159.0), "US"), ((16.0, -25.5), None),
-                           ((-40.0, -120.0), None)]:
+    for point, country in [
+        ((43.0, -10.0), "ES"),
+        ((36.0, -6.8), "ES"),
+        ((21.5, -159.0), "US"),
+        ((16.0, -25.5), None),
+        ((-40.0, -120.0), None),
+    ]:
         place = locate(*point, index)
         assert place.timezone.startswith("Etc/"), point
         assert (place.country, place.elevation_m) == (country, None), point

@@ -13,13 +13,10 @@ import ephem
 import numpy as np
 import pytest
 
-from pipeline.forecast import precipitation
 from pipeline.common import series
+from pipeline.forecast import precipitation
 from pipeline.forecast.units import canonical_unit, converter
-from server.forecast.science import moon
-from server.forecast.science import sun
-from server.forecast.science import units
-from server.forecast.science import weather
+from server.forecast.science import moon, sun, units, weather
 
 
 def utc(*args) -> int:
@@ -38,8 +35,9 @@ def ephemeris(lat: float, lon: float, noon_s: float) -> tuple[float, float]:
     observer = ephem.Observer()
     observer.lat, observer.lon = str(lat), str(lon)
     observer.pressure, observer.horizon = 0, "-0:34"
-    observer.date = ephem.Date(dt.datetime.fromtimestamp(noon_s, dt.timezone.utc)
-                               .replace(tzinfo=None))
+    observer.date = ephem.Date(
+        dt.datetime.fromtimestamp(noon_s, dt.timezone.utc).replace(tzinfo=None)
+    )
     rise = observer.previous_rising(ephem.Sun())
     set_ = observer.next_setting(ephem.Sun())
     return _unix(rise), _unix(set_)
@@ -71,14 +69,19 @@ def test_sunrise_and_sunset_within_a_minute_of_the_ephemeris_up_to_65_degrees():
         noon = float(sun.solar_noon(np.array([noon_guess]), lon)[0])
         e_rise, e_set = ephemeris(lat, lon, noon)
         worst = max(worst, abs(rise - e_rise), abs(set_ - e_set))
-    assert worst < 60, worst          # the target
-    assert worst < 10, worst          # what the iterated NOAA algorithm achieves
+    assert worst < 60, worst  # the target
+    assert worst < 10, worst  # what the iterated NOAA algorithm achieves
 
 
-@pytest.mark.parametrize("lat, date, kind", [
-    (69.65, (2026, 6, 21), "midnight sun"), (69.65, (2026, 12, 21), "polar night"),
-    (-77.85, (2026, 12, 21), "midnight sun"), (-77.85, (2026, 6, 21), "polar night"),
-])
+@pytest.mark.parametrize(
+    "lat, date, kind",
+    [
+        (69.65, (2026, 6, 21), "midnight sun"),
+        (69.65, (2026, 12, 21), "polar night"),
+        (-77.85, (2026, 12, 21), "midnight sun"),
+        (-77.85, (2026, 6, 21), "polar night"),
+    ],
+)
 def test_polar_day_and_night_have_no_sunrise_or_sunset(lat, date, kind):
     rise, set_ = events(lat, 18.96, utc(*date, 12) - 18.96 * 240)
     assert math.isnan(rise) and math.isnan(set_)
@@ -112,34 +115,43 @@ def test_moon_phase_within_0_001_of_the_ephemeris():
     for day in range(0, 3 * 365, 5):
         t = utc(2024, 1, 1, 12) + day * 86400
         when = ephem.Date(dt.datetime.fromtimestamp(t, dt.timezone.utc).replace(tzinfo=None))
-        elong = (ephem.Ecliptic(ephem.Moon(when)).lon - ephem.Ecliptic(ephem.Sun(when)).lon)
+        elong = ephem.Ecliptic(ephem.Moon(when)).lon - ephem.Ecliptic(ephem.Sun(when)).lon
         expected = (float(elong) / (2 * math.pi)) % 1.0
         got = float(moon.phase(np.array([float(t)]))[0])
         worst = max(worst, abs((got - expected + 0.5) % 1.0 - 0.5))
     assert worst < 0.001, worst
 
 
-@pytest.mark.parametrize("when, expected", [
-    ((2000, 1, 6, 18, 14), 0.0),     # new moon
-    ((2024, 4, 8, 18, 21), 0.0),     # new moon (total solar eclipse)
-    ((2025, 3, 14, 6, 55), 0.5),     # full moon (total lunar eclipse)
-])
+@pytest.mark.parametrize(
+    "when, expected",
+    [
+        ((2000, 1, 6, 18, 14), 0.0),  # new moon
+        ((2024, 4, 8, 18, 21), 0.0),  # new moon (total solar eclipse)
+        ((2025, 3, 14, 6, 55), 0.5),  # full moon (total lunar eclipse)
+    ],
+)
 def test_moon_phase_at_known_phases(when, expected):
     # The instants are given to the minute, in which the phase moves by 0.00003.
     got = float(moon.phase(float(utc(*when))))
     assert abs((got - expected + 0.5) % 1.0 - 0.5) < 0.001
 
 
-@pytest.mark.parametrize("t, rh, wind, expected", [
-    # the check values of docs/api/forecast.md#derived-quantities
-    (30.0, 0.70, 2.0, 34.37), (10.0, 0.80, 10.0, 2.24),
-])
+@pytest.mark.parametrize(
+    "t, rh, wind, expected",
+    [
+        # the check values of docs/api/forecast.md#derived-quantities
+        (30.0, 0.70, 2.0, 34.37),
+        (10.0, 0.80, 10.0, 2.24),
+    ],
+)
 def test_apparent_temperature(t, rh, wind, expected):
     assert weather.apparent_temperature_c(t, rh, wind) == pytest.approx(expected, abs=0.01)
 
 
-@pytest.mark.parametrize("t, td, expected", [(20.0, 10.0, 0.5254), (20.0, 20.0, 1.0),
-                                             (-10.0, -20.0, 0.4386), (35.0, 5.0, 0.1551)])
+@pytest.mark.parametrize(
+    "t, td, expected",
+    [(20.0, 10.0, 0.5254), (20.0, 20.0, 1.0), (-10.0, -20.0, 0.4386), (35.0, 5.0, 0.1551)],
+)
 def test_relative_humidity(t, td, expected):
     assert weather.relative_humidity(t, td) == pytest.approx(expected, abs=1e-4)
 
@@ -151,10 +163,16 @@ def test_dewpoint_from_humidity_is_the_inverse_of_humidity_from_dewpoint():
         np.testing.assert_allclose(weather.relative_humidity(t, td) * 100, rh, rtol=1e-5)
 
 
-@pytest.mark.parametrize("u, v, speed, direction", [
-    (3.0, 4.0, 5.0, 216.87), (0.0, -5.0, 5.0, 0.0), (-5.0, 0.0, 5.0, 90.0),
-    (0.0, 5.0, 5.0, 180.0), (5.0, 0.0, 5.0, 270.0),
-])
+@pytest.mark.parametrize(
+    "u, v, speed, direction",
+    [
+        (3.0, 4.0, 5.0, 216.87),
+        (0.0, -5.0, 5.0, 0.0),
+        (-5.0, 0.0, 5.0, 90.0),
+        (0.0, 5.0, 5.0, 180.0),
+        (5.0, 0.0, 5.0, 270.0),
+    ],
+)
 def test_wind_from_components(u, v, speed, direction):
     assert weather.wind_speed_ms(u, v) == pytest.approx(speed)
     assert weather.wind_direction_deg(u, v) == pytest.approx(direction, abs=0.01)
@@ -165,25 +183,43 @@ def test_unit_systems():
     assert 5 * units.SYSTEMS["us"].speed == pytest.approx(11.1846815)
     assert 5 * units.SYSTEMS["ca"].speed == pytest.approx(18.0)
     assert units.SYSTEMS["uk"].visibility == units.KM_TO_MI and units.SYSTEMS["uk"].elevation == 1
-    assert [units.for_country(c).name for c in ("US", "LR", "MM", "GB", "IE", "CA", "CH", None)] \
-        == ["us", "us", "us", "uk", "uk", "ca", "si", "si"]
+    assert [
+        units.for_country(c).name for c in ("US", "LR", "MM", "GB", "IE", "CA", "CH", None)
+    ] == ["us", "us", "us", "uk", "uk", "ca", "si", "si"]
 
 
-@pytest.mark.parametrize("raw, quantity, factor, offset", [
-    ("K", "temperature_c", 1, -273.15), ("m s**-1", "speed_ms", 1, 0), ("m/s", "speed_ms", 1, 0),
-    ("kg m**-2 s**-1", "rate_mmh", 3600, 0), ("kg/m^2/s", "rate_mmh", 3600, 0),
-    ("kg m-2 s-1", "rate_mmh", 3600, 0), ("kg m**-2", "amount_mm", 1, 0),
-    ("m", "amount_mm", 1000, 0),
-    ("%", "fraction", 0.01, 0), ("(0 - 1)", "fraction", 1, 0), ("Pa", "pressure_hpa", 0.01, 0),
-    ("m**2 s**-2", "length_m", 1 / 9.80665, 0), ("Code table 4.222", "category", 1, 0),
-    ("-", "category", 1, 0), ("non-dim", "category", 1, 0),
-    # UDUNITS / CF spellings
-    ("degree_Celsius", "temperature_c", 1, 0), ("deg_C", "temperature_c", 1, 0),
-    ("degC", "temperature_c", 1, 0), ("degree_C", "temperature_c", 1, 0),
-    ("degK", "temperature_c", 1, -273.15), ("hPa", "pressure_hpa", 1, 0),
-    ("mbar", "pressure_hpa", 1, 0), ("millibar", "pressure_hpa", 1, 0),
-    ("mm/hr", "rate_mmh", 1, 0), ("mm h-1", "rate_mmh", 1, 0), ("km/hr", "speed_ms", 1 / 3.6, 0),
-])
+@pytest.mark.parametrize(
+    "raw, quantity, factor, offset",
+    [
+        ("K", "temperature_c", 1, -273.15),
+        ("m s**-1", "speed_ms", 1, 0),
+        ("m/s", "speed_ms", 1, 0),
+        ("kg m**-2 s**-1", "rate_mmh", 3600, 0),
+        ("kg/m^2/s", "rate_mmh", 3600, 0),
+        ("kg m-2 s-1", "rate_mmh", 3600, 0),
+        ("kg m**-2", "amount_mm", 1, 0),
+        ("m", "amount_mm", 1000, 0),
+        ("%", "fraction", 0.01, 0),
+        ("(0 - 1)", "fraction", 1, 0),
+        ("Pa", "pressure_hpa", 0.01, 0),
+        ("m**2 s**-2", "length_m", 1 / 9.80665, 0),
+        ("Code table 4.222", "category", 1, 0),
+        ("-", "category", 1, 0),
+        ("non-dim", "category", 1, 0),
+        # UDUNITS / CF spellings
+        ("degree_Celsius", "temperature_c", 1, 0),
+        ("deg_C", "temperature_c", 1, 0),
+        ("degC", "temperature_c", 1, 0),
+        ("degree_C", "temperature_c", 1, 0),
+        ("degK", "temperature_c", 1, -273.15),
+        ("hPa", "pressure_hpa", 1, 0),
+        ("mbar", "pressure_hpa", 1, 0),
+        ("millibar", "pressure_hpa", 1, 0),
+        ("mm/hr", "rate_mmh", 1, 0),
+        ("mm h-1", "rate_mmh", 1, 0),
+        ("km/hr", "speed_ms", 1 / 3.6, 0),
+    ],
+)
 def test_unit_spellings(raw, quantity, factor, offset):
     assert converter(quantity, raw) == pytest.approx((factor, offset))
 
@@ -191,7 +227,7 @@ def test_unit_spellings(raw, quantity, factor, offset):
 def test_unknown_units_are_refused():
     assert converter("speed_ms", "furlongs per fortnight") is None
     assert canonical_unit("m.s-1") == "m s-1"
-    assert converter("fraction", "") is None        # 50 % or 0.5? refused, not guessed
+    assert converter("fraction", "") is None  # 50 % or 0.5? refused, not guessed
 
 
 def test_linear_interpolation_and_holding_at_the_ends():
@@ -199,7 +235,7 @@ def test_linear_interpolation_and_holding_at_the_ends():
     values = np.array([0.0, 3.0, 9.0], dtype=np.float32)[:, None]
     out = series.interpolate(times, values, series.hours(0, 6 * 3600 + 7 * 3600))[:, 0]
     assert out[:7].tolist() == [0, 1, 2, 3, 5, 7, 9]
-    assert out[12] == 9 and np.isnan(out[13])     # held six hours, then unknown
+    assert out[12] == 9 and np.isnan(out[13])  # held six hours, then unknown
 
 
 def test_a_time_on_a_step_keeps_its_value_next_to_an_unknown_step():
@@ -220,11 +256,21 @@ def test_deaccumulation_with_and_without_buckets():
     detected = np.array([False, False, False, False, False, False, False, True])
     # a fall seen after the step at 6 h marks 6-hour buckets everywhere, at 12 h, 18 h, ...
     times = np.arange(0, 8 * 3600, 3600)
-    assert series.bucket_resets(times, 0, detected).tolist() == \
-        [False, True, False, False, False, False, False, True]
-    rates = series.interval_rates(np.array([0, 3600, 4 * 3600]),
-                                  np.array([2, 6], dtype=np.float32)[:, None],
-                                  series.hours(0, 4 * 3600))[:, 0]
+    assert series.bucket_resets(times, 0, detected).tolist() == [
+        False,
+        True,
+        False,
+        False,
+        False,
+        False,
+        False,
+        True,
+    ]
+    rates = series.interval_rates(
+        np.array([0, 3600, 4 * 3600]),
+        np.array([2, 6], dtype=np.float32)[:, None],
+        series.hours(0, 4 * 3600),
+    )[:, 0]
     assert rates.tolist() == [2, 2, 2, 2, 2]
 
 

@@ -20,20 +20,32 @@ def lookup(server, **params) -> dict:
     return reply.json()
 
 
-@pytest.mark.parametrize("language, name", [
-    ("it", "Roma"), ("de", "Rom"), ("ja", "ローマ"), ("zh-Hant", "羅馬"),
-    ("fr", "Rome"),        # CLDR's French name is the English one
-    ("xx", "Rome"),        # no such language: English
-])
+@pytest.mark.parametrize(
+    "language, name",
+    [
+        ("it", "Roma"),
+        ("de", "Rom"),
+        ("ja", "ローマ"),
+        ("zh-Hant", "羅馬"),
+        ("fr", "Rome"),  # CLDR's French name is the English one
+        ("xx", "Rome"),  # no such language: English
+    ],
+)
 def test_a_zone_city_is_named_in_the_language_asked_for(server, language, name):
     assert lookup(server, id=ROME, language=language)["name"] == name
 
 
-@pytest.mark.parametrize("language, name, country", [
-    ("zh-TW", "倫敦", "英國"), ("zh-HK", "倫敦", "英國"), ("zh", "伦敦", "英国"),
-    ("sr-Latn", "London", "Ujedinjeno Kraljevstvo"), ("sr-ME", "London", "Ujedinjeno Kraljevstvo"),
-    ("sr", "Лондон", "Уједињено Краљевство"),
-])
+@pytest.mark.parametrize(
+    "language, name, country",
+    [
+        ("zh-TW", "倫敦", "英國"),
+        ("zh-HK", "倫敦", "英國"),
+        ("zh", "伦敦", "英国"),
+        ("sr-Latn", "London", "Ujedinjeno Kraljevstvo"),
+        ("sr-ME", "London", "Ujedinjeno Kraljevstvo"),
+        ("sr", "Лондон", "Уједињено Краљевство"),
+    ],
+)
 def test_a_language_is_never_shown_in_another_script(server, language, name, country):
     # zh-TW is written in Traditional characters, zh in Simplified; sr-Latn's London is the
     # English name (so not stored apart), and must not fall back to Cyrillic sr.
@@ -41,8 +53,9 @@ def test_a_language_is_never_shown_in_another_script(server, language, name, cou
     assert (place["name"], place["country_name"]) == (name, country)
 
 
-@pytest.mark.parametrize("q, place_id", [("Roma", ROME), ("Rom", ROME), ("Londres", LONDON),
-                                         ("ローマ", ROME)])
+@pytest.mark.parametrize(
+    "q, place_id", [("Roma", ROME), ("Rom", ROME), ("Londres", LONDON), ("ローマ", ROME)]
+)
 def test_a_name_languages_agree_on_ranks_as_the_places_own(server, q, place_id):
     assert lookup(server, q=q)["results"][0]["id"] == place_id
 
@@ -57,6 +70,6 @@ def test_zone_city_names_are_cldr_names_that_differ_from_the_english():
     names = cldr.zone_city_names({"Europe/Rome", "Africa/Accra"})
     rows = {(r["zone"], r["language"]): r["name"] for r in names.to_dicts()}
     assert rows[("Europe/Rome", "it")] == "Roma" and rows[("Europe/Rome", "de")] == "Rom"
-    assert ("Europe/Rome", "fr") not in rows          # "Rome", as in English
+    assert ("Europe/Rome", "fr") not in rows  # "Rome", as in English
     assert all(name != cldr.zone_city(zone) for (zone, _), name in rows.items())
     assert cldr.zone_city("America/New_York") == "New York"

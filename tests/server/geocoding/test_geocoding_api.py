@@ -15,8 +15,18 @@ import pytest
 
 from tests.support.procs import get
 
-SEARCH_FIELDS = {"id", "name", "lat", "lon", "country_code", "country_name", "admin1_name",
-                 "timezone", "population", "feature_code"}
+SEARCH_FIELDS = {
+    "id",
+    "name",
+    "lat",
+    "lon",
+    "country_code",
+    "country_name",
+    "admin1_name",
+    "timezone",
+    "population",
+    "feature_code",
+}
 DETAIL_FIELDS = SEARCH_FIELDS | {"admin2_name", "elevation"}
 ZURICH = "2657896"
 
@@ -34,41 +44,47 @@ def first(server, q, **params):
     return results[0]
 
 
-@pytest.mark.parametrize("q, name, country", [
-    ("Zürich", "Zürich", "CH"),
-    ("zurich", "Zürich", "CH"),          # accents omitted
-    ("ZURICH!", "Zürich", "CH"),         # case and punctuation
-    ("Zurihc", "Zürich", "CH"),          # one transposition
-    ("Zurigo", "Zürich", "CH"),          # alternate name
-    ("Muenchen", "Munich", "DE"),        # ue spelling
-    ("München", "Munich", "DE"),
-    ("Londn", "London", "GB"),           # one deletion
-    ("Amsterdma", "Amsterdam", "NL"),    # 9 letters: two edits allowed
-    ("Nwe York", "New York City", "US"),
-    ("new yo", "New York City", "US"),   # prefix of the last word
-    ("lond", "London", "GB"),
-    ("san fr", "San Francisco", "US"),    # own name's prefix before "San Francisco de Quito"
-    ("los an", "Los Angeles", "US"),
-    ("Paris", "Paris", "FR"),
-    ("Sao Paulo", "São Paulo", "BR"),
-    ("Wien", "Vienna", "AT"),
-    ("Москва", "Moscow", "RU"),
-    ("東京", "Tokyo", "JP"),
-    ("Bern", "Bern", "CH"),
-    ("paris, texas", "Paris", "US"),      # city, region
-    ("San Jose, Costa Rica", "San José", "CR"),
-    ("London, Ontario", "London", "CA"),
-    ("Paris, TX", "Paris", "US"),
-])
+@pytest.mark.parametrize(
+    "q, name, country",
+    [
+        ("Zürich", "Zürich", "CH"),
+        ("zurich", "Zürich", "CH"),  # accents omitted
+        ("ZURICH!", "Zürich", "CH"),  # case and punctuation
+        ("Zurihc", "Zürich", "CH"),  # one transposition
+        ("Zurigo", "Zürich", "CH"),  # alternate name
+        ("Muenchen", "Munich", "DE"),  # ue spelling
+        ("München", "Munich", "DE"),
+        ("Londn", "London", "GB"),  # one deletion
+        ("Amsterdma", "Amsterdam", "NL"),  # 9 letters: two edits allowed
+        ("Nwe York", "New York City", "US"),
+        ("new yo", "New York City", "US"),  # prefix of the last word
+        ("lond", "London", "GB"),
+        ("san fr", "San Francisco", "US"),  # own name's prefix before "San Francisco de Quito"
+        ("los an", "Los Angeles", "US"),
+        ("Paris", "Paris", "FR"),
+        ("Sao Paulo", "São Paulo", "BR"),
+        ("Wien", "Vienna", "AT"),
+        ("Москва", "Moscow", "RU"),
+        ("東京", "Tokyo", "JP"),
+        ("Bern", "Bern", "CH"),
+        ("paris, texas", "Paris", "US"),  # city, region
+        ("San Jose, Costa Rica", "San José", "CR"),
+        ("London, Ontario", "London", "CA"),
+        ("Paris, TX", "Paris", "US"),
+    ],
+)
 def test_search_finds_the_place_a_person_means(server, q, name, country):
     top = first(server, q)
     assert (top["name"], top["country_code"]) == (name, country)
 
 
-@pytest.mark.parametrize("q, name, admin1", [
-    ("springfield illinois", "Springfield", "Illinois"),
-    ("paris texas", "Paris", "Texas"),
-])
+@pytest.mark.parametrize(
+    "q, name, admin1",
+    [
+        ("springfield illinois", "Springfield", "Illinois"),
+        ("paris texas", "Paris", "Texas"),
+    ],
+)
 def test_field_all_combines_name_and_region(server, q, name, admin1):
     top = first(server, q, field="all")
     assert (top["name"], top["admin1_name"]) == (name, admin1)
@@ -83,23 +99,30 @@ def test_field_all_matches_regions_and_countries(server):
     assert "Munich" not in {r["name"] for r in search(server, "bavaria")["results"]}
 
 
-@pytest.mark.parametrize("q, admin1, countries", [
-    ("toronto, on", {"Ontario"}, set()),
-    ("sydney, nsw", {"New South Wales"}, set()),
-    ("london, on", {"Ontario"}, set()),
-    ("neustadt, by", {"Bavaria"}, {"BY"}),   # by: Bavaria (DE-BY), and Belarus
-])
+@pytest.mark.parametrize(
+    "q, admin1, countries",
+    [
+        ("toronto, on", {"Ontario"}, set()),
+        ("sydney, nsw", {"New South Wales"}, set()),
+        ("london, on", {"Ontario"}, set()),
+        ("neustadt, by", {"Bavaria"}, {"BY"}),  # by: Bavaria (DE-BY), and Belarus
+    ],
+)
 def test_region_codes_after_a_comma_filter_the_places(server, q, admin1, countries):
     results = search(server, q, limit=50)["results"]
-    assert results and all(r["admin1_name"] in admin1 or r["country_code"] in countries
-                           for r in results), [(r["name"], r["admin1_name"]) for r in results]
+    assert results and all(
+        r["admin1_name"] in admin1 or r["country_code"] in countries for r in results
+    ), [(r["name"], r["admin1_name"]) for r in results]
 
 
-@pytest.mark.parametrize("q, name, admin1", [
-    ("vancouver bc", "Vancouver", "British Columbia"),
-    ("sydney nsw", "Sydney", "New South Wales"),
-    ("sydney ns", "Sydney", "Nova Scotia"),
-])
+@pytest.mark.parametrize(
+    "q, name, admin1",
+    [
+        ("vancouver bc", "Vancouver", "British Columbia"),
+        ("sydney nsw", "Sydney", "New South Wales"),
+        ("sydney ns", "Sydney", "Nova Scotia"),
+    ],
+)
 def test_field_all_takes_a_last_word_as_a_region_code(server, q, name, admin1):
     top = first(server, q, field="all")
     assert (top["name"], top["admin1_name"]) == (name, admin1)
@@ -159,22 +182,25 @@ def test_capitals_are_marked(server):
     assert first(server, "Canberra")["feature_code"] == "PPLC"
 
 
-@pytest.mark.parametrize("query, parameter", [
-    ("q=zurich&id=1", "q"),
-    ("", "q"),
-    ("q=z", "q"),
-    ("q=%20%20z%20", "q"),
-    ("q=" + "x" * 201, "q"),
-    ("q=zurich&limit=51", "limit"),
-    ("q=zurich&limit=0", "limit"),
-    ("q=zurich&limit=ten", "limit"),
-    ("q=zurich&field=everything", "field"),
-    ("q=zurich&language=!!", "language"),
-    ("q=zurich&country=CHE", "country"),
-    ("q=zurich&limit=%D9%A5", "limit"),          # Arabic-Indic digit five
-    ("id=abc", "id"),
-    ("id=1;drop", "id"),
-])
+@pytest.mark.parametrize(
+    "query, parameter",
+    [
+        ("q=zurich&id=1", "q"),
+        ("", "q"),
+        ("q=z", "q"),
+        ("q=%20%20z%20", "q"),
+        ("q=" + "x" * 201, "q"),
+        ("q=zurich&limit=51", "limit"),
+        ("q=zurich&limit=0", "limit"),
+        ("q=zurich&limit=ten", "limit"),
+        ("q=zurich&field=everything", "field"),
+        ("q=zurich&language=!!", "language"),
+        ("q=zurich&country=CHE", "country"),
+        ("q=zurich&limit=%D9%A5", "limit"),  # Arabic-Indic digit five
+        ("id=abc", "id"),
+        ("id=1;drop", "id"),
+    ],
+)
 def test_lookup_rejects_bad_parameters(server, query, parameter):
     reply = get(f"{server.url}/geocoding/lookup?{query}")
     assert reply.status == 400
@@ -195,12 +221,16 @@ def test_unknown_parameters_are_ignored(server):
 
 # ---- reverse ---------------------------------------------------------------------------
 
+
 def _brute_force(places, lat, lon, k):
     p1, l1 = math.radians(lat), math.radians(lon)
     out = []
     for pid, plat, plon in places:
         p2, l2 = math.radians(plat), math.radians(plon)
-        a = math.sin((p2 - p1) / 2) ** 2 + math.cos(p1) * math.cos(p2) * math.sin((l2 - l1) / 2) ** 2
+        a = (
+            math.sin((p2 - p1) / 2) ** 2
+            + math.cos(p1) * math.cos(p2) * math.sin((l2 - l1) / 2) ** 2
+        )
         out.append((2 * 6371.0088 * math.asin(min(1.0, math.sqrt(a))), pid))
     return sorted(out)[:k]
 
@@ -211,10 +241,21 @@ def all_places(default_build):
     return con.execute("select id, lat, lon from locations").fetchall()
 
 
-@pytest.mark.parametrize("lat, lon", [
-    (47.3769, 8.5417), (0.0, 179.999), (0.0, -179.999), (-16.5, 179.9), (65.0, -180.0),
-    (90.0, 0.0), (-90.0, 0.0), (89.9, 45.0), (-41.3, 174.8), (21.3, -157.9),
-])
+@pytest.mark.parametrize(
+    "lat, lon",
+    [
+        (47.3769, 8.5417),
+        (0.0, 179.999),
+        (0.0, -179.999),
+        (-16.5, 179.9),
+        (65.0, -180.0),
+        (90.0, 0.0),
+        (-90.0, 0.0),
+        (89.9, 45.0),
+        (-41.3, 174.8),
+        (21.3, -157.9),
+    ],
+)
 def test_reverse_is_exact_great_circle(server, all_places, lat, lon):
     reply = get(f"{server.url}/geocoding/reverse?lat={lat}&lon={lon}&limit=5")
     assert reply.status == 200
@@ -233,16 +274,28 @@ def test_reverse_random_points_match_brute_force(server, all_places):
     for _ in range(20):
         lat, lon = rng.uniform(-90, 90), rng.uniform(-180, 180)
         body = get(f"{server.url}/geocoding/reverse?lat={lat}&lon={lon}").json()
-        (distance, pid), = _brute_force(all_places, lat, lon, 1)
+        ((distance, pid),) = _brute_force(all_places, lat, lon, 1)
         assert body["results"][0]["distance_km"] == pytest.approx(round(distance, 3), abs=0.0015)
 
 
-@pytest.mark.parametrize("query, parameter", [
-    ("lon=8", "lat"), ("lat=47", "lon"), ("lat=91&lon=0", "lat"), ("lat=0&lon=180.5", "lon"),
-    ("lat=nan&lon=0", "lat"), ("lat=inf&lon=0", "lat"), ("lat=1e999&lon=0", "lat"),
-    ("lat=0x10&lon=0", "lat"), ("lat=%D9%A4&lon=0", "lat"), ("lat=&lon=0", "lat"), ("lat=1&lon=2&limit=51", "limit"),
-    ("lat=1&lon=2&limit=-1", "limit"), ("lat=1&lon=2&language=e", "language"),
-])
+@pytest.mark.parametrize(
+    "query, parameter",
+    [
+        ("lon=8", "lat"),
+        ("lat=47", "lon"),
+        ("lat=91&lon=0", "lat"),
+        ("lat=0&lon=180.5", "lon"),
+        ("lat=nan&lon=0", "lat"),
+        ("lat=inf&lon=0", "lat"),
+        ("lat=1e999&lon=0", "lat"),
+        ("lat=0x10&lon=0", "lat"),
+        ("lat=%D9%A4&lon=0", "lat"),
+        ("lat=&lon=0", "lat"),
+        ("lat=1&lon=2&limit=51", "limit"),
+        ("lat=1&lon=2&limit=-1", "limit"),
+        ("lat=1&lon=2&language=e", "language"),
+    ],
+)
 def test_reverse_rejects_bad_parameters(server, query, parameter):
     reply = get(f"{server.url}/geocoding/reverse?{query}")
     assert reply.status == 400
@@ -250,6 +303,7 @@ def test_reverse_rejects_bad_parameters(server, query, parameter):
 
 
 # ---- countries -------------------------------------------------------------------------
+
 
 def test_countries_sorted_by_english_name(server):
     body = get(f"{server.url}/geocoding/countries").json()
@@ -264,9 +318,15 @@ def test_countries_sorted_by_english_name(server):
 def test_country_detail(server):
     for code in ("ch", "CH", "Ch"):
         body = get(f"{server.url}/geocoding/countries/{code}").json()
-        assert body == {"code": "CH", "name": "Switzerland", "flag": "🇨🇭",
-                        "population": body["population"], "continent": "EU",
-                        "timezone": "Europe/Zurich", "capital": "Bern"}
+        assert body == {
+            "code": "CH",
+            "name": "Switzerland",
+            "flag": "🇨🇭",
+            "population": body["population"],
+            "continent": "EU",
+            "timezone": "Europe/Zurich",
+            "capital": "Bern",
+        }
     namibia = get(f"{server.url}/geocoding/countries/NA").json()
     assert namibia["name"] == "Namibia" and namibia["continent"] == "AF"
     assert get(f"{server.url}/geocoding/countries/ZZ").status == 404
@@ -274,6 +334,7 @@ def test_country_detail(server):
 
 
 # ---- HTTP behaviour --------------------------------------------------------------------
+
 
 def test_caching_headers_and_conditional_get(server):
     reply = get(f"{server.url}/geocoding/countries/CH")
@@ -293,8 +354,11 @@ def test_gzip_and_cors(server):
     assert reply.headers["Access-Control-Allow-Origin"] == "*"
     small = get(f"{server.url}/geocoding/countries/CH", {"Accept-Encoding": "gzip"})
     assert "Content-Encoding" not in small.headers  # under 1 KiB
-    preflight = get(f"{server.url}/geocoding/lookup", {"Origin": "https://example.org",
-                    "Access-Control-Request-Method": "GET"}, method="OPTIONS")
+    preflight = get(
+        f"{server.url}/geocoding/lookup",
+        {"Origin": "https://example.org", "Access-Control-Request-Method": "GET"},
+        method="OPTIONS",
+    )
     assert preflight.status == 204 and "GET" in preflight.headers["Access-Control-Allow-Methods"]
 
 
@@ -331,16 +395,22 @@ def test_api_key_after_a_fragment_is_not_read(server):
 
 
 def test_errors_leak_nothing(server):
-    for path in ("/geocoding/lookup?id=../../etc/passwd", "/geocoding/lookup?q='%20OR%201=1--",
-                 "/nope", "/geocoding/countries/%00%00", "/geocoding/reverse?lat=1e400&lon=1"):
+    for path in (
+        "/geocoding/lookup?id=../../etc/passwd",
+        "/geocoding/lookup?q='%20OR%201=1--",
+        "/nope",
+        "/geocoding/countries/%00%00",
+        "/geocoding/reverse?lat=1e400&lon=1",
+    ):
         reply = get(server.url + path)
         assert reply.status in (200, 400, 404)
         text = reply.body.decode()
-        for leak in ("Traceback", "/tmp", str(server.build_dir), "SELECT", "File \""):
+        for leak in ("Traceback", "/tmp", str(server.build_dir), "SELECT", 'File "'):
             assert leak not in text
 
 
 # ---- regressions from review ------------------------------------------------------------
+
 
 def test_if_none_match_star_only_matches_a_current_representation(server):
     star = {"If-None-Match": "*"}
@@ -383,8 +453,9 @@ def test_keyed_answers_vary_by_key(server):
     assert keyed.status == 200 and "X-API-Key" in keyed.headers["Vary"]
     assert "X-API-Key" not in get(f"{server.url}/geocoding/countries/CH").headers.get("Vary", "")
     # where a key is optional (clusters: key or token), an answer to a key header varies on it
-    clusters = get(f"{server.url}/webcams/clusters?bbox=45,5,48,11&zoom=6",
-                   {"X-API-Key": server.key})
+    clusters = get(
+        f"{server.url}/webcams/clusters?bbox=45,5,48,11&zoom=6", {"X-API-Key": server.key}
+    )
     assert clusters.status == 200 and "X-API-Key" in clusters.headers["Vary"]
 
 
@@ -397,8 +468,13 @@ def test_gzip_negotiation(server):
     assert zipped.headers["Content-Encoding"] == "gzip" and plain.headers["Vary"]
     assert plain.headers["ETag"].startswith("W/")  # equivalent bodies share a weak tag
     # gzip's own entry decides over * (RFC 9110 12.5.3), in either order
-    for header, gzipped in (("*;q=0, gzip", True), ("gzip, *;q=0", True), ("*", True),
-                            ("*, gzip;q=0", False), ("identity", False)):
+    for header, gzipped in (
+        ("*;q=0, gzip", True),
+        ("gzip, *;q=0", True),
+        ("*", True),
+        ("*, gzip;q=0", False),
+        ("identity", False),
+    ):
         reply = get(url, {"Accept-Encoding": header})
         assert (reply.headers.get("Content-Encoding") == "gzip") is gzipped, header
 
@@ -412,13 +488,16 @@ def test_api_key_forms(server):
     assert plain == keyed
 
 
-@pytest.mark.parametrize("path", [
-    "/geocoding/countries/CH%0A",
-    "/geocoding/lookup?id=2657896&limit=abc",
-    "/geocoding/lookup?id=2657896&field=bogus",
-    "/geocoding/reverse?lat=" + "1" * 5000 + "x&lon=0",
-    "/geocoding/reverse?lat=" + "1" * 40 + "&lon=0",
-])
+@pytest.mark.parametrize(
+    "path",
+    [
+        "/geocoding/countries/CH%0A",
+        "/geocoding/lookup?id=2657896&limit=abc",
+        "/geocoding/lookup?id=2657896&field=bogus",
+        "/geocoding/reverse?lat=" + "1" * 5000 + "x&lon=0",
+        "/geocoding/reverse?lat=" + "1" * 40 + "&lon=0",
+    ],
+)
 def test_more_malformed_parameters(server, path):
     assert get(server.url + path).status == 400
 
@@ -429,22 +508,27 @@ def test_server_header_names_no_versions(server):
 
 # ---- parameters as sent, once (audit) --------------------------------------------------------
 
-@pytest.mark.parametrize("query, parameter", [
-    ("q=zurich&limit=1&limit=99", "limit"),     # the first value would be read, the other not
-    ("q=zurich&limit=99&limit=1", "limit"),     # the same answer in either order
-    ("id=2657896&id=abc", "id"),
-    ("id=2657896&id=2657896", "id"),
-    ("q=zurich&q=bern", "q"),
-    ("q=zurich&language=de&language=!!", "language"),
-    ("q=zurich&country=ch&country=de", "country"),
-    ("q=zurich&field=all&field=name", "field"),
-    ("q=zurich&api_key=a&api_key=b", "api_key"),
-])
+
+@pytest.mark.parametrize(
+    "query, parameter",
+    [
+        ("q=zurich&limit=1&limit=99", "limit"),  # the first value would be read, the other not
+        ("q=zurich&limit=99&limit=1", "limit"),  # the same answer in either order
+        ("id=2657896&id=abc", "id"),
+        ("id=2657896&id=2657896", "id"),
+        ("q=zurich&q=bern", "q"),
+        ("q=zurich&language=de&language=!!", "language"),
+        ("q=zurich&country=ch&country=de", "country"),
+        ("q=zurich&field=all&field=name", "field"),
+        ("q=zurich&api_key=a&api_key=b", "api_key"),
+    ],
+)
 def test_lookup_parameters_read_once(server, query, parameter):
     reply = get(f"{server.url}/geocoding/lookup?{query}")
     assert reply.status == 400, reply.body
-    assert reply.json()["errors"] == [{"parameter": parameter,
-                                       "message": f"{parameter} is given more than once"}]
+    assert reply.json()["errors"] == [
+        {"parameter": parameter, "message": f"{parameter} is given more than once"}
+    ]
 
 
 def test_reverse_parameters_read_once(server):
@@ -454,7 +538,8 @@ def test_reverse_parameters_read_once(server):
 
 def test_unknown_parameters_may_repeat(server):
     assert search(server, "zurich", limit=1) == json_of(
-        f"{server.url}/geocoding/lookup?q=zurich&limit=1&_=1&_=2&API_KEY=x&API_KEY=y")
+        f"{server.url}/geocoding/lookup?q=zurich&limit=1&_=1&_=2&API_KEY=x&API_KEY=y"
+    )
     # an empty api_key is no key: beside a real one it is not a second
     assert get(f"{server.url}/forecast/47.3,8.5?api_key=&api_key={server.key}").status == 200
 
@@ -465,28 +550,39 @@ def json_of(url: str) -> dict:
     return reply.json()
 
 
-@pytest.mark.parametrize("query, parameter", [
-    ("id=%202657896", "id"), ("id=2657896%0A", "id"), ("id=2657896%09", "id"),
-    ("q=zurich&country=%20ch", "country"), ("q=zurich&country=ch%0A", "country"),
-    ("q=zurich&limit=%205", "limit"), ("q=zurich&limit=5%0A", "limit"),
-    ("q=zurich&language=%20de", "language"), ("q=zurich&language=de%0A", "language"),
-    ("q=zurich&field=all%20", "field"),
-])
+@pytest.mark.parametrize(
+    "query, parameter",
+    [
+        ("id=%202657896", "id"),
+        ("id=2657896%0A", "id"),
+        ("id=2657896%09", "id"),
+        ("q=zurich&country=%20ch", "country"),
+        ("q=zurich&country=ch%0A", "country"),
+        ("q=zurich&limit=%205", "limit"),
+        ("q=zurich&limit=5%0A", "limit"),
+        ("q=zurich&language=%20de", "language"),
+        ("q=zurich&language=de%0A", "language"),
+        ("q=zurich&field=all%20", "field"),
+    ],
+)
 def test_structured_values_are_taken_as_sent(server, query, parameter):
     reply = get(f"{server.url}/geocoding/lookup?{query}")
     assert reply.status == 400, reply.body
     assert reply.json()["errors"][0]["parameter"] == parameter
 
 
-@pytest.mark.parametrize("query", ["lat=%2047&lon=8", "lat=47&lon=8%0A", "lat=47%00&lon=8",
-                                   "lat=%20&lon=8"])
+@pytest.mark.parametrize(
+    "query", ["lat=%2047&lon=8", "lat=47&lon=8%0A", "lat=47%00&lon=8", "lat=%20&lon=8"]
+)
 def test_reverse_coordinates_are_taken_as_sent(server, query):
     reply = get(f"{server.url}/geocoding/reverse?{query}")
     assert reply.status == 400, reply.body
 
 
-@pytest.mark.parametrize("q", ["zurich%00", "%00zurich", "zu%7Frich", "zurich%C2%85", "%FF%FE%FD",
-                               "zurich%FF", "zu%1Brich"])
+@pytest.mark.parametrize(
+    "q",
+    ["zurich%00", "%00zurich", "zu%7Frich", "zurich%C2%85", "%FF%FE%FD", "zurich%FF", "zu%1Brich"],
+)
 def test_q_with_control_characters_or_bytes_not_utf8_is_400(server, q):
     reply = get(f"{server.url}/geocoding/lookup?q={q}")
     assert reply.status == 400, reply.body
@@ -499,8 +595,20 @@ def test_q_is_trimmed_of_whitespace(server, q):
     assert json_of(f"{server.url}/geocoding/lookup?q={q}")["results"][0]["id"] == ZURICH
 
 
-@pytest.mark.parametrize("q", ["%E2%80%8B%E2%80%8B", "%EF%BB%BF%20%E2%81%A0", "%E2%80%8Bz%C2%AD",
-                               "a,", "a.", "..", "%2C%2C", "%2C%20a%2C", "-%20-"])
+@pytest.mark.parametrize(
+    "q",
+    [
+        "%E2%80%8B%E2%80%8B",
+        "%EF%BB%BF%20%E2%81%A0",
+        "%E2%80%8Bz%C2%AD",
+        "a,",
+        "a.",
+        "..",
+        "%2C%2C",
+        "%2C%20a%2C",
+        "-%20-",
+    ],
+)
 def test_q_that_names_less_than_two_letters_is_too_short(server, q):
     # Zero-width space, BOM, word joiner, soft hyphen: trimmed as whitespace is
     # (docs/api/geocoding.md#search-text); and "a." is a one-letter search (punctuation is ignored),
@@ -518,16 +626,21 @@ def test_a_one_letter_name_with_a_context_is_a_search(server):
 
 
 def test_q_is_trimmed_of_invisible_characters(server):
-    assert json_of(f"{server.url}/geocoding/lookup?q=%E2%80%8Bzurich%EF%BB%BF")["results"][0][
-        "id"] == ZURICH
+    assert (
+        json_of(f"{server.url}/geocoding/lookup?q=%E2%80%8Bzurich%EF%BB%BF")["results"][0]["id"]
+        == ZURICH
+    )
 
 
 def test_whitespace_inside_q_separates_words(server):
-    assert json_of(f"{server.url}/geocoding/lookup?q=new%0Ayork")["results"][0]["name"] == \
-        "New York City"
+    assert (
+        json_of(f"{server.url}/geocoding/lookup?q=new%0Ayork")["results"][0]["name"]
+        == "New York City"
+    )
 
 
 # ---- OPTIONS, 405, the document's ETag, oversized requests (audit) ---------------------------
+
 
 def test_preflight_only_for_paths_that_exist(server):
     cors = {"Origin": "https://example.org", "Access-Control-Request-Method": "GET"}

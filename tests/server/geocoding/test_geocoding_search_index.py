@@ -14,6 +14,6 @@ def test_first_words_longer_than_a_stored_key_are_compared_in_full(default_build
     # whose first 32 bytes they share.
     index = GeocodingIndex(contract.current_version_dir(default_build))
     assert begins_own_name(index, "aba tenna dejazmach", Filter())
-    assert begins_own_name(index, DIRE_DAWA_AIRPORT[:-len(" airport")], Filter())
-    assert not begins_own_name(index, DIRE_DAWA_AIRPORT[:-len(" airport")] + "x", Filter())
+    assert begins_own_name(index, DIRE_DAWA_AIRPORT[: -len(" airport")], Filter())
+    assert not begins_own_name(index, DIRE_DAWA_AIRPORT[: -len(" airport")] + "x", Filter())
     assert not begins_own_name(index, DIRE_DAWA_AIRPORT, Filter())

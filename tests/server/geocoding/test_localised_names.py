@@ -11,7 +11,7 @@ import pytest
 
 from tests.support.procs import ROOT, Server, get, run_pipeline
 
-pytestmark = pytest.mark.slow      # a build of their own, and servers
+pytestmark = pytest.mark.slow  # a build of their own, and servers
 
 FIXTURE = ROOT / "tests" / "fixtures" / "geonames"
 ZURICH, MUNICH, ZURICH_AIRPORT = "2657896", "2867714", "6296725"
@@ -21,15 +21,15 @@ ALTERNATE_NAMES = [
     ("2", ZURICH, "it", "Zurigo", "", "", "", ""),
     ("3", ZURICH, "it", "Zurigo (città)", "", "", "", ""),
     ("4", ZURICH, "en", "Zurich", "1", "", "", ""),
-    ("5", ZURICH, "la", "Turicum", "", "", "", "1"),         # historic: matched, never shown
-    ("6", ZURICH, "gsw", "Züri", "", "", "1", ""),           # colloquial: matched, never shown
-    ("7", ZURICH, "iata", "ZRH", "", "", "", ""),            # a code, not a name
+    ("5", ZURICH, "la", "Turicum", "", "", "", "1"),  # historic: matched, never shown
+    ("6", ZURICH, "gsw", "Züri", "", "", "1", ""),  # colloquial: matched, never shown
+    ("7", ZURICH, "iata", "ZRH", "", "", "", ""),  # a code, not a name
     ("8", ZURICH, "post", "8001", "", "", "", ""),
-    ("9", MUNICH, "de", "München", "", "1", "", ""),         # short name
+    ("9", MUNICH, "de", "München", "", "1", "", ""),  # short name
     ("10", MUNICH, "de", "Landeshauptstadt München", "", "", "", ""),
     ("11", MUNICH, "fr", "Munich", "", "", "", ""),
     ("12", MUNICH, "zh-Hant", "慕尼黑", "1", "", "", ""),
-    ("13", ZURICH_AIRPORT, "iata", "ZRH", "", "", "", ""),    # an airport's codes find it
+    ("13", ZURICH_AIRPORT, "iata", "ZRH", "", "", "", ""),  # an airport's codes find it
     ("14", ZURICH_AIRPORT, "icao", "LSZH", "", "", "", ""),
     ("15", ZURICH_AIRPORT, "de", "Flughafen Zürich", "1", "", "", ""),
 ]
@@ -39,12 +39,20 @@ ALTERNATE_NAMES = [
 def localised(tmp_path_factory):
     root = tmp_path_factory.mktemp("localised")
     shutil.copytree(FIXTURE, root / "datasets" / "geonames")
-    with zipfile.ZipFile(root / "datasets" / "geonames" / "alternateNamesV2.zip", "w",
-                         zipfile.ZIP_DEFLATED) as archive:
+    with zipfile.ZipFile(
+        root / "datasets" / "geonames" / "alternateNamesV2.zip", "w", zipfile.ZIP_DEFLATED
+    ) as archive:
         rows = ("\t".join(r + ("", "")) + "\n" for r in ALTERNATE_NAMES)
         archive.writestr("alternateNamesV2.txt", "".join(rows))
-    run_pipeline("build", "--datasets", str(root / "datasets"), "--out", str(root / "build"),
-                 "--only", "geocoding")
+    run_pipeline(
+        "build",
+        "--datasets",
+        str(root / "datasets"),
+        "--out",
+        str(root / "build"),
+        "--only",
+        "geocoding",
+    )
     with Server(root / "build") as server:
         server.wait_ready()
         yield server
@@ -56,14 +64,17 @@ def lookup(server, **params):
     return reply.json()
 
 
-@pytest.mark.parametrize("language, name, country", [
-    ("de", "Zürich", "Schweiz"),
-    ("it", "Zurigo", "Svizzera"),
-    ("en", "Zurich", "Switzerland"),
-    ("xx", "Zurich", "Switzerland"),     # unsupported: English
-    ("la", "Zurich", "Helvetia"),        # only a historic Latin name: not shown; CLDR has la
-    ("gsw", "Zurich", "Schwiiz"),        # only a colloquial name: not shown; CLDR has gsw
-])
+@pytest.mark.parametrize(
+    "language, name, country",
+    [
+        ("de", "Zürich", "Schweiz"),
+        ("it", "Zurigo", "Svizzera"),
+        ("en", "Zurich", "Switzerland"),
+        ("xx", "Zurich", "Switzerland"),  # unsupported: English
+        ("la", "Zurich", "Helvetia"),  # only a historic Latin name: not shown; CLDR has la
+        ("gsw", "Zurich", "Schwiiz"),  # only a colloquial name: not shown; CLDR has gsw
+    ],
+)
 def test_names_by_language(localised, language, name, country):
     place = lookup(localised, id=ZURICH, language=language)
     assert (place["name"], place["country_name"]) == (name, country)

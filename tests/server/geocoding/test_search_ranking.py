@@ -11,7 +11,7 @@ import pytest
 
 from tests.support.procs import ROOT, Server, get, run_pipeline
 
-pytestmark = pytest.mark.slow      # a build of their own, and servers
+pytestmark = pytest.mark.slow  # a build of their own, and servers
 
 FIXTURE = ROOT / "tests" / "fixtures" / "geonames"
 ZURICH, ZURICH_AIRPORT, MUNICH = "2657896", "6296725", "2867714"
@@ -28,18 +28,44 @@ PLACES = [
     ("4298960", "Lyndon", "Lindon", "P", "PPL", "US", "KY", 11372, "America/New_York"),
     # GeoNames lists Zurich Airport's ICAO code among this village's names too.
     ("3196993", "Lesce", "LSZH,Lesce-Bled", "P", "PPL", "SI", "", 2835, "Europe/Ljubljana"),
-    ("6296599", "London Heathrow Airport", "LHR,EGLL", "S", "AIRP", "GB", "ENG", 0,
-     "Europe/London"),
+    (
+        "6296599",
+        "London Heathrow Airport",
+        "LHR,EGLL",
+        "S",
+        "AIRP",
+        "GB",
+        "ENG",
+        0,
+        "Europe/London",
+    ),
     ("4158928", "Heathrow", "", "P", "PPL", "US", "FL", 5896, "America/New_York"),
-    ("6296600", "London Gatwick Airport", "LGW,EGKK", "S", "AIRP", "GB", "ENG", 0,
-     "Europe/London"),
+    ("6296600", "London Gatwick Airport", "LGW,EGKK", "S", "AIRP", "GB", "ENG", 0, "Europe/London"),
     ("2657271", "Atwick", "", "P", "PPL", "GB", "ENG", 300, "Europe/London"),
-    ("6296680", "Amsterdam Airport Schiphol", "AMS,EHAM", "S", "AIRP", "NL", "07", 0,
-     "Europe/Amsterdam"),
+    (
+        "6296680",
+        "Amsterdam Airport Schiphol",
+        "AMS,EHAM",
+        "S",
+        "AIRP",
+        "NL",
+        "07",
+        0,
+        "Europe/Amsterdam",
+    ),
     ("9990101", "Shipol", "", "P", "PPL", "NL", "07", 4195, "Europe/Amsterdam"),
     # Antarctica's only places are airports (as in the packaged default).
-    ("9990102", "Teniente R. Marsh Airport", "TNM,SCRM", "S", "AIRP", "AQ", "", 0,
-     "Antarctica/Palmer"),
+    (
+        "9990102",
+        "Teniente R. Marsh Airport",
+        "TNM,SCRM",
+        "S",
+        "AIRP",
+        "AQ",
+        "",
+        0,
+        "Antarctica/Palmer",
+    ),
     # GeoNames lists the misspelling "Londn" among London's names.
     ("2643743", "London", "Londn,Londres", "P", "PPLC", "GB", "ENG", 8961989, "Europe/London"),
     ("4517009", "London", "", "P", "PPL", "US", "OH", 10060, "America/New_York"),
@@ -80,15 +106,12 @@ COUNTRIES = [
     "\t953987",
     "GB\tGBR\t826\tUK\tUnited Kingdom\tLondon\t244820\t66488991\tEU\t.uk\tGBP\tPound\t44\t\t\t"
     "\t2635167",
-    "SI\tSVN\t705\tSI\tSlovenia\tLjubljana\t20273\t2067372\tEU\t.si\tEUR\tEuro\t386\t\t\t\t"
-    "3190538",
+    "SI\tSVN\t705\tSI\tSlovenia\tLjubljana\t20273\t2067372\tEU\t.si\tEUR\tEuro\t386\t\t\t\t3190538",
     "IT\tITA\t380\tIT\tItaly\tRome\t301230\t60431283\tEU\t.it\tEUR\tEuro\t39\t\t\t\t3175395",
-    "CA\tCAN\t124\tCA\tCanada\tOttawa\t9984670\t37058856\tNA\t.ca\tCAD\tDollar\t1\t\t\t\t"
-    "6251999",
+    "CA\tCAN\t124\tCA\tCanada\tOttawa\t9984670\t37058856\tNA\t.ca\tCAD\tDollar\t1\t\t\t\t6251999",
     "AU\tAUS\t036\tAS\tAustralia\tCanberra\t7686850\t24992369\tOC\t.au\tAUD\tDollar\t61"
     "\t\t\t\t2077456",
-    "EG\tEGY\t818\tEG\tEgypt\tCairo\t1001450\t98423595\tAF\t.eg\tEGP\tPound\t20\t\t\t\t"
-    "357994",
+    "EG\tEGY\t818\tEG\tEgypt\tCairo\t1001450\t98423595\tAF\t.eg\tEGP\tPound\t20\t\t\t\t357994",
     "AQ\tATA\t010\tAY\tAntarctica\t\t14000000\t0\tAN\t.aq\t\t\t\t\t\t\t6697173",
     "BV\tBVT\t074\tBV\tBouvet Island\t\t49\t0\tAN\t.bv\tNOK\tKrone\t\t\t\t\t3371123",
 ]
@@ -97,8 +120,29 @@ COUNTRIES = [
 def dump_line(place: tuple) -> str:
     """One cities500.txt line (19 tab-separated columns)."""
     geonameid, name, alternates, fclass, fcode, cc, admin1, population, tz = place
-    return "\t".join([geonameid, name, name, alternates, "10.0", "10.0", fclass, fcode, cc, "",
-                      admin1, "", "", "", str(population), "", "100", tz, "2024-01-01"])
+    return "\t".join(
+        [
+            geonameid,
+            name,
+            name,
+            alternates,
+            "10.0",
+            "10.0",
+            fclass,
+            fcode,
+            cc,
+            "",
+            admin1,
+            "",
+            "",
+            "",
+            str(population),
+            "",
+            "100",
+            tz,
+            "2024-01-01",
+        ]
+    )
 
 
 @pytest.fixture(scope="module")
@@ -110,8 +154,15 @@ def ranked(tmp_path_factory):
         places.writelines(dump_line(p) + "\n" for p in PLACES)
     with open(folder / "countryInfo.txt", "a", encoding="utf-8") as countries:
         countries.writelines(line + "\n" for line in COUNTRIES)
-    run_pipeline("build", "--datasets", str(root / "datasets"), "--out", str(root / "build"),
-                 "--only", "geocoding")
+    run_pipeline(
+        "build",
+        "--datasets",
+        str(root / "datasets"),
+        "--out",
+        str(root / "build"),
+        "--only",
+        "geocoding",
+    )
     with Server(root / "build") as server:
         server.wait_ready()
         yield server
@@ -168,11 +219,14 @@ def test_saint_and_st_are_one_word(ranked, q):
     assert ids(ranked, q) == ["9990110", "9990111"]
 
 
-@pytest.mark.parametrize("q, expected", [
-    ("rehoboth, kh", ["9990104"]),     # ISO 3166-2 NA-KH: Khomas Region
-    ("rehoboth, er", ["9990103"]),     # NA-ER: Erongo Region (er is also Eritrea)
-    ("munich, by", [MUNICH]),          # DE-BY: Bavaria (by is also Belarus)
-])
+@pytest.mark.parametrize(
+    "q, expected",
+    [
+        ("rehoboth, kh", ["9990104"]),  # ISO 3166-2 NA-KH: Khomas Region
+        ("rehoboth, er", ["9990103"]),  # NA-ER: Erongo Region (er is also Eritrea)
+        ("munich, by", [MUNICH]),  # DE-BY: Bavaria (by is also Belarus)
+    ],
+)
 def test_a_region_is_named_by_its_iso_code(ranked, q, expected):
     assert ids(ranked, q) == expected
 
@@ -189,21 +243,27 @@ def test_alternate_names_still_find_the_place_first(ranked):
     assert ids(ranked, "parijs") == ["968662"]
 
 
-@pytest.mark.parametrize("q, expected", [
-    ("lszh", [ZURICH_AIRPORT, "3196993"]),   # its ICAO code, before the village also so called
-    ("zrh", [ZURICH_AIRPORT, ZURICH]),       # its IATA code, before the city also so called
-    ("egll", ["6296599"]),
-])
+@pytest.mark.parametrize(
+    "q, expected",
+    [
+        ("lszh", [ZURICH_AIRPORT, "3196993"]),  # its ICAO code, before the village also so called
+        ("zrh", [ZURICH_AIRPORT, ZURICH]),  # its IATA code, before the city also so called
+        ("egll", ["6296599"]),
+    ],
+)
 def test_an_airports_code_is_its_own_name(ranked, q, expected):
     assert ids(ranked, q) == expected
 
 
-@pytest.mark.parametrize("q, expected", [
-    ("heathrow", ["4158928", "6296599"]),    # the place called just so first
-    ("heathrow airport", ["6296599"]),
-    ("gatwick", ["6296600"]),                # not the typo match Atwick
-    ("schiphol", ["6296680"]),               # not the typo match Shipol
-])
+@pytest.mark.parametrize(
+    "q, expected",
+    [
+        ("heathrow", ["4158928", "6296599"]),  # the place called just so first
+        ("heathrow airport", ["6296599"]),
+        ("gatwick", ["6296600"]),  # not the typo match Atwick
+        ("schiphol", ["6296680"]),  # not the typo match Shipol
+    ],
+)
 def test_airports_are_found_by_their_distinctive_name(ranked, q, expected):
     assert ids(ranked, q) == expected
 
@@ -227,15 +287,15 @@ def test_country_population_zero_is_null(ranked):
 
 
 def test_country_timezone_from_its_capital_else_its_places_airports_included(ranked):
-    assert country(ranked, "fr")["timezone"] == "Europe/Paris"       # the capital's
+    assert country(ranked, "fr")["timezone"] == "Europe/Paris"  # the capital's
     assert country(ranked, "aq")["timezone"] == "Antarctica/Palmer"  # only an airport there
-    assert country(ranked, "bv")["timezone"] is None                 # no place at all
+    assert country(ranked, "bv")["timezone"] is None  # no place at all
 
 
 def test_a_much_larger_city_one_typo_away_comes_first(ranked):
     # Before the town whose alternate name records the typo, and the village it begins.
     assert ids(ranked, "ottowa")[:3] == ["6094817", "4904996", "9990112"]
-    for limit in (1, 2, 50):      # whatever the limit, the same place comes first
+    for limit in (1, 2, 50):  # whatever the limit, the same place comes first
         reply = get(f"{ranked.url}/geocoding/lookup?q=ottowa&limit={limit}")
         assert reply.json()["results"][0]["id"] == "6094817"
 

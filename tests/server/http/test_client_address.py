@@ -8,7 +8,7 @@ import pytest
 
 from tests.support.procs import Server
 
-pytestmark = pytest.mark.slow      # servers
+pytestmark = pytest.mark.slow  # servers
 
 
 def status(url: str, forwarded: list[str]) -> int:
@@ -31,10 +31,13 @@ def status(url: str, forwarded: list[str]) -> int:
 def proxied(tmp_path_factory):
     """A server behind a trusted proxy with a budget of 2 requests a minute per address
     (nothing is published, so answers within the budget are 503)."""
-    with Server(tmp_path_factory.mktemp("xff") / "empty", None,
-                WEATHERAPI_TRUST_FORWARDED_FOR="true",
-                WEATHERAPI_RATE_LIMIT_PER_MINUTE="2") as srv:
-        srv.wait_ready(status=503)        # loaded, nothing published
+    with Server(
+        tmp_path_factory.mktemp("xff") / "empty",
+        None,
+        WEATHERAPI_TRUST_FORWARDED_FOR="true",
+        WEATHERAPI_RATE_LIMIT_PER_MINUTE="2",
+    ) as srv:
+        srv.wait_ready(status=503)  # loaded, nothing published
         yield srv
 
 

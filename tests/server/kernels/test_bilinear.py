@@ -32,8 +32,17 @@ def _points(seed: int) -> list[tuple[float, float]]:
     """Random points, edges, poles, both sides of the antimeridian and of lon0."""
     rng = np.random.default_rng(seed)
     return [(rng.uniform(-90, 90), rng.uniform(-180, 180)) for _ in range(300)] + [
-        (30.0, -11.0), (50.0, 21.0), (41.0, 4.0), (90.0, 179.9), (-90.0, -180.0),
-        (45.0, -10.5), (45.0, -11.5), (45.0, 20.5), (0.0, 170.0), (0.0, -170.0)]
+        (30.0, -11.0),
+        (50.0, 21.0),
+        (41.0, 4.0),
+        (90.0, 179.9),
+        (-90.0, -180.0),
+        (45.0, -10.5),
+        (45.0, -11.5),
+        (45.0, 20.5),
+        (0.0, 170.0),
+        (0.0, -170.0),
+    ]
 
 
 def _reference_corners(g: PointGrid, lat: float, lon: float) -> tuple:
@@ -87,10 +96,16 @@ def test_series_is_the_reference_sum(tmp_path, wraps):
             expected = _reference_series(grid, lat, lon, first, stop)
             # equal up to the order of the four products where all are known (the reference
             # divides by their total weight, which is 1 give or take a rounding)
-            np.testing.assert_allclose(grid.series(lat, lon, first, stop), expected,
-                                       rtol=1e-12, atol=0, equal_nan=True)
-            np.testing.assert_allclose(grid.series(lat, lon, first, stop, column=1),
-                                       expected[:, 1], rtol=1e-12, atol=0, equal_nan=True)
+            np.testing.assert_allclose(
+                grid.series(lat, lon, first, stop), expected, rtol=1e-12, atol=0, equal_nan=True
+            )
+            np.testing.assert_allclose(
+                grid.series(lat, lon, first, stop, column=1),
+                expected[:, 1],
+                rtol=1e-12,
+                atol=0,
+                equal_nan=True,
+            )
 
 
 def test_series_writes_only_the_columns_asked_for(tmp_path):
@@ -110,6 +125,7 @@ def test_an_unknown_corner_drops_out_and_the_others_are_renormalised():
     nan = np.nan
     assert bilinear.mix(1.0, 2.0, 3.0, 4.0, 0.25, 0.25, 0.25, 0.25) == 2.5
     assert bilinear.mix(1.0, nan, 3.0, 5.0, 0.5, 0.3, 0.1, 0.1) == pytest.approx(
-        (0.5 * 1.0 + 0.1 * 3.0 + 0.1 * 5.0) / 0.7, rel=1e-15)
+        (0.5 * 1.0 + 0.1 * 3.0 + 0.1 * 5.0) / 0.7, rel=1e-15
+    )
     assert math.isnan(bilinear.mix(nan, nan, nan, nan, 0.25, 0.25, 0.25, 0.25))
-    assert math.isnan(bilinear.mix(1.0, nan, nan, nan, 0.0, 0.5, 0.5, 0.0))   # no weight known
+    assert math.isnan(bilinear.mix(1.0, nan, nan, nan, 0.0, 0.5, 0.5, 0.0))  # no weight known

@@ -16,19 +16,18 @@ def test_the_cache_is_purged_when_a_module_with_compiled_code_changes(tmp_path):
         path.write_bytes(b"compiled")
     bytecode = cache / "plain.cpython-311.pyc"
     bytecode.write_bytes(b"bytecode")
-    assert numba_cache.purge_if_stale(tmp_path)              # no fingerprint yet: stale
+    assert numba_cache.purge_if_stale(tmp_path)  # no fingerprint yet: stale
     assert not any(path.exists() for path in made)
     for path in made:
         path.write_bytes(b"compiled")
-    assert not numba_cache.purge_if_stale(tmp_path)          # unchanged: kept
+    assert not numba_cache.purge_if_stale(tmp_path)  # unchanged: kept
     assert all(path.exists() for path in made)
-    (tmp_path / "plain.py").write_text("x = 2\n")            # no numba code: still current
+    (tmp_path / "plain.py").write_text("x = 2\n")  # no numba code: still current
     assert not numba_cache.purge_if_stale(tmp_path)
     (tmp_path / "kernels.py").write_text("from numba import njit\n# changed\n")
     assert numba_cache.purge_if_stale(tmp_path)
     assert not any(path.exists() for path in made)
-    assert bytecode.exists()                                 # only numba's files go
-
+    assert bytecode.exists()  # only numba's files go
 
 
 def test_a_cache_that_cannot_be_written_does_not_stop_the_server(tmp_path):
@@ -49,8 +48,10 @@ def test_a_cache_kept_in_numba_cache_dir_is_purged_there(tmp_path):
     (code / "sub").mkdir(parents=True)
     (code / "kernels.py").write_text("from numba import njit\n")
     (code / "sub" / "more.py").write_text("x = 1\n")
-    named = [cache_dir / _CacheLocator.get_suitable_cache_subpath(str(package / "x.py"))
-             for package in (code, code / "sub")]
+    named = [
+        cache_dir / _CacheLocator.get_suitable_cache_subpath(str(package / "x.py"))
+        for package in (code, code / "sub")
+    ]
     assert numba_cache.cache_dirs(code, str(cache_dir)) == named
     assert named[0].name == f"code_{hashlib.sha1(os.path.abspath(code).encode()).hexdigest()}"
     for folder in named:
@@ -60,7 +61,7 @@ def test_a_cache_kept_in_numba_cache_dir_is_purged_there(tmp_path):
     assert not list(cache_dir.rglob("*.nbi"))
     assert (named[0] / numba_cache.STAMP).exists() and not (code / "__pycache__").exists()
     (named[1] / "kernels.f-1.py311.nbi").write_bytes(b"compiled")
-    assert not numba_cache.purge_if_stale(code, str(cache_dir))     # current: kept
+    assert not numba_cache.purge_if_stale(code, str(cache_dir))  # current: kept
     (code / "kernels.py").write_text("from numba import njit\n# changed\n")
     assert numba_cache.purge_if_stale(code, str(cache_dir))
     assert not list(cache_dir.rglob("*.nbi"))

@@ -11,8 +11,8 @@ from tests.support.procs import Server, add_key, get
 KEYED = "/webcams?limit=1"
 CLUSTERS = "/webcams/clusters?bbox=45.8,5.9,47.8,10.5&zoom=8"
 FORGED_IMAGE = "/cdn/webcams/x/2026-01-31T12:00:00Z.svg?expires=9999999999&kid=k&sig=AAAA"
-EMBED = "/webcams/embed/x"                      # no token
-HTML = {"Accept": "text/html"}                  # a browser's iframe: the player's error page
+EMBED = "/webcams/embed/x"  # no token
+HTML = {"Accept": "text/html"}  # a browser's iframe: the player's error page
 
 
 @pytest.fixture(scope="module")
@@ -27,21 +27,24 @@ def strict(default_build, tmp_path_factory):
 
 
 def test_refused_keys_are_limited_per_address_and_valid_keys_are_not(strict):
-    refused = [get(strict.url + FORGED_IMAGE), get(strict.url + EMBED, HTML),
-               get(strict.url + KEYED, {"X-API-Key": "guess"})]
+    refused = [
+        get(strict.url + FORGED_IMAGE),
+        get(strict.url + EMBED, HTML),
+        get(strict.url + KEYED, {"X-API-Key": "guess"}),
+    ]
     assert refused[1].headers["Content-Type"].startswith("text/html")
     assert [r.status for r in refused] == [403, 403, 403]
     assert [r.headers["RateLimit-Remaining"] for r in refused] == ["2", "1", "0"]
     assert {r.headers["RateLimit-Limit"] for r in refused} == {"3"}
     assert all("Retry-After" not in r.headers for r in refused)
-    for headers in ({"X-API-Key": "guess-4"}, {}):          # a wrong key, or none
+    for headers in ({"X-API-Key": "guess-4"}, {}):  # a wrong key, or none
         limited = get(strict.url + KEYED, headers)
         assert limited.status == 429 and int(limited.headers["Retry-After"]) >= 1
         assert limited.headers["RateLimit-Remaining"] == "0"
         assert limited.headers["Content-Type"].startswith("application/problem+json")
         assert "no valid API key, token or signature" in limited.json()["detail"]
-    assert get(f"{strict.url}{CLUSTERS}&token=forged.k.1.e.m").status == 429   # a bad token
-    assert get(strict.url + FORGED_IMAGE).status == 429                       # a bad link
+    assert get(f"{strict.url}{CLUSTERS}&token=forged.k.1.e.m").status == 429  # a bad token
+    assert get(strict.url + FORGED_IMAGE).status == 429  # a bad link
     page = get(strict.url + EMBED, HTML)
     assert page.status == 429 and page.headers["Content-Type"].startswith("text/html")
     assert "Retry-After" in page.headers

@@ -24,8 +24,7 @@ from server.security.keys import add_key as add_key_in_process
 from server.security.private_file import FileRefusedError, Followed
 from tests.support.procs import ROOT, Server, add_key, get
 
-ROOT_ONLY = pytest.mark.skipif(os.geteuid() != 0, reason="needs root to chown (CI runs as "
-                                                             "root)")
+ROOT_ONLY = pytest.mark.skipif(os.geteuid() != 0, reason="needs root to chown (CI runs as root)")
 
 
 def _replace(path: Path, text: str, mode: int = 0o600) -> None:
@@ -38,8 +37,13 @@ def _replace(path: Path, text: str, mode: int = 0o600) -> None:
 
 def _serve(*args: str) -> subprocess.CompletedProcess:
     """`python -m server ARGS` over a build that does not exist, expected to stop at startup."""
-    return subprocess.run([sys.executable, "-m", "server", "--port", "0", *args], cwd=ROOT,
-                          capture_output=True, text=True, timeout=60)
+    return subprocess.run(
+        [sys.executable, "-m", "server", "--port", "0", *args],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
 
 
 @pytest.mark.parametrize("mode", [0o620, 0o602, 0o660, 0o666], ids=oct)
@@ -47,8 +51,12 @@ def test_a_keys_file_others_can_write_is_refused(tmp_path, mode):
     path = tmp_path / "keys.json"
     add_key(path, "alice")
     path.chmod(mode)
-    with pytest.raises(FileRefusedError, match=re.escape(
-            f"{path} is writable by group or others (mode {mode:o}); run chmod go-w {path}")):
+    with pytest.raises(
+        FileRefusedError,
+        match=re.escape(
+            f"{path} is writable by group or others (mode {mode:o}); run chmod go-w {path}"
+        ),
+    ):
         KeyStore(path)
 
 
@@ -83,8 +91,11 @@ def test_a_symlinked_keys_file_is_followed_and_its_target_checked(tmp_path):
         KeyStore(link)
 
 
-@pytest.mark.parametrize("mode, used", [(0o777, False), (0o1777, True), (0o775, True)],
-                         ids=["everyone-writes", "sticky-like-tmp", "group-writes"])
+@pytest.mark.parametrize(
+    "mode, used",
+    [(0o777, False), (0o1777, True), (0o775, True)],
+    ids=["everyone-writes", "sticky-like-tmp", "group-writes"],
+)
 def test_a_keys_file_in_a_directory_everyone_may_change_is_refused(tmp_path, mode, used):
     # Anyone could remove or rename the file there; /tmp's sticky bit stops that, and a
     # group-writable directory (umask 002, a group per user) is how many clones look.
@@ -96,14 +107,18 @@ def test_a_keys_file_in_a_directory_everyone_may_change_is_refused(tmp_path, mod
     if used:
         assert KeyStore(path).authenticate(key).name == "alice"
         return
-    with pytest.raises(FileRefusedError, match=re.escape(
-            f"{path} is in {shared}, which everyone may write (mode 777); run chmod o-w "
-            f"{shared}")):
+    with pytest.raises(
+        FileRefusedError,
+        match=re.escape(
+            f"{path} is in {shared}, which everyone may write (mode 777); run chmod o-w {shared}"
+        ),
+    ):
         KeyStore(path)
 
 
 def test_a_symlinked_keys_file_is_refused_when_its_target_is_in_a_directory_everyone_may_change(
-        tmp_path):
+    tmp_path,
+):
     target = tmp_path / "shared"
     target.mkdir()
     key = add_key(target / "keys.json", "alice")
@@ -121,9 +136,12 @@ def test_a_keys_file_below_a_directory_of_another_user_is_refused(tmp_path):
     (theirs / "app").mkdir(parents=True)
     add_key(theirs / "app" / "keys.json", "alice")
     os.chown(theirs, 65534, 65534)
-    with pytest.raises(FileRefusedError, match=re.escape(
-            f"is in {theirs}, which is owned by uid 65534, neither by the user running the "
-            "server")):
+    with pytest.raises(
+        FileRefusedError,
+        match=re.escape(
+            f"is in {theirs}, which is owned by uid 65534, neither by the user running the server"
+        ),
+    ):
         KeyStore(theirs / "app" / "keys.json")
 
 
@@ -138,29 +156,38 @@ def test_an_unsafe_keys_file_is_not_loaded_on_reload_and_reported_once(tmp_path)
     os.replace(staged, path)
     with pytest.raises(FileRefusedError, match="writable by group or others"):
         store.refresh()
-    assert store.refresh() is False       # the same file: nothing new to report
+    assert store.refresh() is False  # the same file: nothing new to report
     assert store.authenticate(alice).name == "alice" and store.authenticate(bob) is None
-    path.chmod(0o600)                     # fixed by chmod alone: the content is as it was
+    path.chmod(0o600)  # fixed by chmod alone: the content is as it was
     assert store.refresh() is True
     assert store.authenticate(bob).name == "bob"
 
 
-@pytest.mark.parametrize("text, problem", [
-    ("{", "JSONDecodeError Expecting property name"),
-    ('{"keys": [{"name": "x"}]}', "KeyError 'sha256'"),
-    ('{"keys": [{"name": "x", "sha256": "zz"}]}', "ValueError non-hexadecimal"),
-    ('{"keys": "none"}', "TypeError"),
-    ('{"keys": [{"name": "x", "sha256": "%s", "rate_limit": Infinity}]}' % ("0" * 64),
-     "rate_limit of key 'x' is not a positive whole number"),
-    ('{"keys": [{"name": "x", "sha256": "%s", "rate_limit": -5}]}' % ("0" * 64),
-     "rate_limit of key 'x' is not a positive whole number"),
-    ('{"keys": [{"name": "x", "sha256": "%s", "rate_limit": true}]}' % ("0" * 64),
-     "rate_limit of key 'x' is not a positive whole number"),
-    ('{"keys": [{"name": "a:b", "sha256": "%s"}]}' % ("0" * 64), "key name 'a:b' is not"),
-    ('{"keys": [{"name": 7, "sha256": "%s"}]}' % ("0" * 64), "key name 7 is not"),
-    ('{"keys": [{"name": "x", "sha256": "00"}]}', "sha256 of key 'x' is not 32 bytes"),
-    ("[" * 100_000, "RecursionError"),
-])
+@pytest.mark.parametrize(
+    "text, problem",
+    [
+        ("{", "JSONDecodeError Expecting property name"),
+        ('{"keys": [{"name": "x"}]}', "KeyError 'sha256'"),
+        ('{"keys": [{"name": "x", "sha256": "zz"}]}', "ValueError non-hexadecimal"),
+        ('{"keys": "none"}', "TypeError"),
+        (
+            '{"keys": [{"name": "x", "sha256": "%s", "rate_limit": Infinity}]}' % ("0" * 64),
+            "rate_limit of key 'x' is not a positive whole number",
+        ),
+        (
+            '{"keys": [{"name": "x", "sha256": "%s", "rate_limit": -5}]}' % ("0" * 64),
+            "rate_limit of key 'x' is not a positive whole number",
+        ),
+        (
+            '{"keys": [{"name": "x", "sha256": "%s", "rate_limit": true}]}' % ("0" * 64),
+            "rate_limit of key 'x' is not a positive whole number",
+        ),
+        ('{"keys": [{"name": "a:b", "sha256": "%s"}]}' % ("0" * 64), "key name 'a:b' is not"),
+        ('{"keys": [{"name": 7, "sha256": "%s"}]}' % ("0" * 64), "key name 7 is not"),
+        ('{"keys": [{"name": "x", "sha256": "00"}]}', "sha256 of key 'x' is not 32 bytes"),
+        ("[" * 100_000, "RecursionError"),
+    ],
+)
 def test_a_broken_keys_file_is_reported_in_one_line_and_the_keys_stay(tmp_path, text, problem):
     path = tmp_path / "keys.json"
     alice = add_key(path, "alice")
@@ -180,8 +207,9 @@ def test_the_server_refuses_to_start_on_a_keys_file_others_can_write(tmp_path):
     keys.chmod(0o664)
     result = _serve("--build", str(tmp_path / "b"), "--keys-file", str(keys))
     assert result.returncode == 2
-    assert result.stderr.splitlines() == [f"error: keys file: {keys} is writable by group or "
-                                          f"others (mode 664); run chmod go-w {keys}"]
+    assert result.stderr.splitlines() == [
+        f"error: keys file: {keys} is writable by group or others (mode 664); run chmod go-w {keys}"
+    ]
     assert "serving" not in result.stdout
 
 
@@ -193,9 +221,11 @@ def test_the_server_refuses_to_start_on_a_keys_file_in_a_directory_everyone_may_
     shared.chmod(0o777)
     result = _serve("--build", str(tmp_path / "b"), "--keys-file", str(keys))
     assert result.returncode == 2
-    assert result.stderr.splitlines() == [f"error: keys file: {keys} is in {shared}, which "
-                                          "everyone may write (mode 777); run chmod o-w "
-                                          f"{shared}"]
+    assert result.stderr.splitlines() == [
+        f"error: keys file: {keys} is in {shared}, which "
+        "everyone may write (mode 777); run chmod o-w "
+        f"{shared}"
+    ]
 
 
 def test_the_server_refuses_to_start_on_a_broken_keys_file(tmp_path):
@@ -204,8 +234,9 @@ def test_the_server_refuses_to_start_on_a_broken_keys_file(tmp_path):
     result = _serve("--build", str(tmp_path / "b"), "--keys-file", str(keys))
     assert result.returncode == 2
     lines = result.stderr.splitlines()
-    assert len(lines) == 1 and lines[0].startswith(f"error: keys file: {keys} is not a valid "
-                                                   "keys file (TOML"), lines
+    assert len(lines) == 1 and lines[0].startswith(
+        f"error: keys file: {keys} is not a valid keys file (TOML"
+    ), lines
 
 
 @pytest.mark.slow
@@ -214,7 +245,7 @@ def test_a_keys_file_that_fails_to_reload_is_logged_once_per_change(tmp_path):
     alice = add_key(keys, "alice")
     interval = 0.05
 
-    def status(key: str) -> int:    # no build: 503 once the key is accepted, else 403
+    def status(key: str) -> int:  # no build: 503 once the key is accepted, else 403
         return get(srv.url + "/forecast/1,2", {"X-API-Key": key}).status
 
     def staged(name: str, mode: int = 0o600) -> tuple[Path, str]:
@@ -226,7 +257,7 @@ def test_a_keys_file_that_fails_to_reload_is_logged_once_per_change(tmp_path):
         return copy, key
 
     with Server(tmp_path / "empty", keys, WEATHERAPI_RELOAD_INTERVAL_S=str(interval)) as srv:
-        srv.wait_ready(status=503)        # loaded, nothing published
+        srv.wait_ready(status=503)  # loaded, nothing published
         assert status(alice) == 503
         good = keys.read_text()
         _replace(keys, '{"keys": [')
@@ -251,11 +282,14 @@ def test_a_keys_file_that_fails_to_reload_is_logged_once_per_change(tmp_path):
         assert status(carol) == 503
     errors = [line for line in srv.log.splitlines() if " ERROR " in line]
     assert len(errors) == 2, srv.log
-    assert errors[0].endswith(f"stay in use: {keys} is not a valid keys file (JSON with a list "
-                              "of keys, each with name and sha256): JSONDecodeError Expecting "
-                              "value: line 1 column 11 (char 10)")
-    assert errors[1].endswith(f"stay in use: {keys} is writable by group or others (mode 666); "
-                              f"run chmod go-w {keys}")
+    assert errors[0].endswith(
+        f"stay in use: {keys} is not a valid keys file (JSON with a list "
+        "of keys, each with name and sha256): JSONDecodeError Expecting "
+        "value: line 1 column 11 (char 10)"
+    )
+    assert errors[1].endswith(
+        f"stay in use: {keys} is writable by group or others (mode 666); run chmod go-w {keys}"
+    )
     assert "Traceback" not in srv.log
     loaded = srv.log_lines("is loaded again")[0].rstrip()
     assert " INFO " in loaded and loaded.endswith(f"{keys} is loaded again (2 keys)")
@@ -263,14 +297,14 @@ def test_a_keys_file_that_fails_to_reload_is_logged_once_per_change(tmp_path):
 
 def test_a_keys_file_that_appears_later_is_loaded_and_one_removed_revokes_every_key(tmp_path):
     path = tmp_path / "keys.json"
-    store = KeyStore(path)                    # not there yet: no keys, nothing to say
+    store = KeyStore(path)  # not there yet: no keys, nothing to say
     assert store.count == 0 and store.refresh() is False
     alice = add_key(path, "alice")
     assert store.refresh() is True and store.authenticate(alice).name == "alice"
     path.unlink()
     with pytest.raises(FileNotFoundError):
         store.refresh()
-    assert store.refresh() is False and store.authenticate(alice) is None   # said once
+    assert store.refresh() is False and store.authenticate(alice) is None  # said once
 
 
 def test_the_server_warns_at_start_about_a_keys_file_that_does_not_exist(tmp_path, capsys):
@@ -278,7 +312,8 @@ def test_the_server_warns_at_start_about_a_keys_file_that_does_not_exist(tmp_pat
     assert _keys_file_usable(Config.from_env(keys_file=keys)) is True
     assert capsys.readouterr().err.startswith(
         f"warning: keys file {keys} does not exist: every request that needs a key gets 403 "
-        "until it is created")
+        "until it is created"
+    )
 
 
 def test_a_passing_fault_is_tried_again_and_a_fault_of_the_file_is_not(tmp_path):
@@ -287,12 +322,12 @@ def test_a_passing_fault_is_tried_again_and_a_fault_of_the_file_is_not(tmp_path)
     followed = Followed(path)
     state = followed.due()
     emfile = OSError(errno.EMFILE, "Too many open files")
-    assert followed.failure(emfile, state) is True            # said once per errno
-    assert followed.due() == state                            # and tried again next time
+    assert followed.failure(emfile, state) is True  # said once per errno
+    assert followed.due() == state  # and tried again next time
     assert followed.failure(OSError(errno.EMFILE, "again"), state) is False
     assert followed.failure(OSError(errno.EIO, "I/O error"), state) is True
     assert followed.failure(FileRefusedError("unsafe"), state) is True
-    assert followed.due() is None                             # left alone until it changes
+    assert followed.due() is None  # left alone until it changes
     path.write_text("changed")
     assert followed.due() not in (None, state)
 
@@ -310,12 +345,27 @@ def test_keys_add_refuses_a_directory_everyone_may_write(tmp_path):
     shared = tmp_path / "shared"
     shared.mkdir()
     shared.chmod(0o777)
-    result = subprocess.run([sys.executable, "-m", "server", "keys", "add", "alice",
-                             "--keys-file", str(shared / "keys.json")], cwd=ROOT,
-                            capture_output=True, text=True, timeout=60)
+    result = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "server",
+            "keys",
+            "add",
+            "alice",
+            "--keys-file",
+            str(shared / "keys.json"),
+        ],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
     assert result.returncode == 1 and result.stdout == ""
-    assert result.stderr == (f"error: {shared / 'keys.json'} is in {shared}, which everyone "
-                             f"may write (mode 777); run chmod o-w {shared}\n")
+    assert result.stderr == (
+        f"error: {shared / 'keys.json'} is in {shared}, which everyone "
+        f"may write (mode 777); run chmod o-w {shared}\n"
+    )
     assert not (shared / "keys.json").exists()
 
 
@@ -323,11 +373,18 @@ def test_keys_add_makes_missing_directories_private_and_keeps_the_file_private(t
     # With the common umask 022, directories made with the default mode are listable by all.
     path = tmp_path / "etc" / "weather" / "keys.json"
     for name in ("alice", "bob"):
-        subprocess.run([sys.executable, "-m", "server", "keys", "add", name, "--keys-file",
-                        str(path)], cwd=ROOT, capture_output=True, check=True, timeout=60,
-                       umask=0o022)
-        modes = {p.name: oct(stat.S_IMODE(p.stat().st_mode))
-                 for p in (tmp_path / "etc", path.parent, path)}
+        subprocess.run(
+            [sys.executable, "-m", "server", "keys", "add", name, "--keys-file", str(path)],
+            cwd=ROOT,
+            capture_output=True,
+            check=True,
+            timeout=60,
+            umask=0o022,
+        )
+        modes = {
+            p.name: oct(stat.S_IMODE(p.stat().st_mode))
+            for p in (tmp_path / "etc", path.parent, path)
+        }
         assert modes == {"etc": "0o700", "weather": "0o700", "keys.json": "0o600"}, name
     assert [k.name for k in load_keys(path)] == ["alice", "bob"]
 
@@ -340,8 +397,12 @@ def test_a_worker_starts_on_a_keys_file_broken_after_the_start_up_check(tmp_path
     alice = add_key(keys, "alice")
     good = keys.read_text()
     _replace(keys, '{"keys": [')
-    config = Config(build_dir=tmp_path / "empty", keys_file=keys, reload_interval_s=0.05,
-                    signing_secrets_file=tmp_path / "signing-secrets.json")
+    config = Config(
+        build_dir=tmp_path / "empty",
+        keys_file=keys,
+        reload_interval_s=0.05,
+        signing_secrets_file=tmp_path / "signing-secrets.json",
+    )
 
     async def statuses() -> tuple[int, int]:
         from aiohttp import ClientSession, web
@@ -358,7 +419,7 @@ def test_a_worker_starts_on_a_keys_file_broken_after_the_start_up_check(tmp_path
                 async with session.get(url, headers={"X-API-Key": alice}) as response:
                     refused = response.status
                 _replace(keys, good)
-                while True:     # the reload interval's watch picks the fixed file up
+                while True:  # the reload interval's watch picks the fixed file up
                     async with session.get(url, headers={"X-API-Key": alice}) as response:
                         if response.status != 403:
                             return refused, response.status
@@ -368,22 +429,31 @@ def test_a_worker_starts_on_a_keys_file_broken_after_the_start_up_check(tmp_path
 
     with caplog.at_level(logging.INFO, logger="server"):
         refused, accepted = asyncio.run(asyncio.wait_for(statuses(), 30))
-    assert (refused, accepted) == (403, 503)     # no build: 503 once the key is accepted
+    assert (refused, accepted) == (403, 503)  # no build: 503 once the key is accepted
     errors = [r for r in caplog.records if r.levelno >= logging.ERROR]
     assert len(errors) == 1 and errors[0].exc_info is None
-    assert errors[0].getMessage().endswith(f"{keys} is not a valid keys file (JSON with a list "
-                                           "of keys, each with name and sha256): "
-                                           "JSONDecodeError Expecting value: line 1 column 11 "
-                                           "(char 10)")
-    assert any(r.getMessage().endswith(f"{keys} is loaded again (1 key)")
-               for r in caplog.records)
+    assert (
+        errors[0]
+        .getMessage()
+        .endswith(
+            f"{keys} is not a valid keys file (JSON with a list "
+            "of keys, each with name and sha256): "
+            "JSONDecodeError Expecting value: line 1 column 11 "
+            "(char 10)"
+        )
+    )
+    assert any(r.getMessage().endswith(f"{keys} is loaded again (1 key)") for r in caplog.records)
 
 
 def _keys_add(path: Path, name: str) -> subprocess.Popen:
     """`python -m server keys add NAME --keys-file PATH`, started and left running."""
-    return subprocess.Popen([sys.executable, "-m", "server", "keys", "add", name,
-                             "--keys-file", str(path)], cwd=ROOT, stdout=subprocess.PIPE,
-                            stderr=subprocess.PIPE, text=True)
+    return subprocess.Popen(
+        [sys.executable, "-m", "server", "keys", "add", name, "--keys-file", str(path)],
+        cwd=ROOT,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
 
 
 def test_concurrent_keys_adds_keep_every_key(tmp_path):
@@ -397,8 +467,9 @@ def test_concurrent_keys_adds_keep_every_key(tmp_path):
         printed[name] = out.strip().splitlines()[-1]
     store = KeyStore(path)
     assert store.count == 8
-    assert {name: store.authenticate(key).name for name, key in printed.items()} == \
-        {name: name for name in printed}
+    assert {name: store.authenticate(key).name for name, key in printed.items()} == {
+        name: name for name in printed
+    }
     lock = tmp_path / ".keys.json.lock"
     assert lock.is_file() and not lock.is_symlink() and lock.stat().st_mode & 0o777 == 0o600
 
@@ -406,31 +477,52 @@ def test_concurrent_keys_adds_keep_every_key(tmp_path):
 def test_keys_add_refuses_a_symlink_planted_as_its_lock_file(tmp_path):
     path, target = tmp_path / "keys.json", tmp_path / "elsewhere"
     (tmp_path / ".keys.json.lock").symlink_to(target)
-    with pytest.raises(FileRefusedError, match=re.escape(
-            f"{tmp_path / '.keys.json.lock'} (the lock file of {path}) is a symlink")):
+    with pytest.raises(
+        FileRefusedError,
+        match=re.escape(f"{tmp_path / '.keys.json.lock'} (the lock file of {path}) is a symlink"),
+    ):
         add_key_in_process(path, "alice")
     assert not target.exists() and not path.exists()
 
 
 def _keys_add_error(path: Path) -> str:
     """stderr of a `keys add` that must fail without output or change."""
-    result = subprocess.run([sys.executable, "-m", "server", "keys", "add", "bob",
-                             "--keys-file", str(path)], cwd=ROOT, capture_output=True,
-                            text=True, timeout=60)
+    result = subprocess.run(
+        [sys.executable, "-m", "server", "keys", "add", "bob", "--keys-file", str(path)],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
     assert result.returncode == 1 and result.stdout == "", result
     assert result.stderr.count("\n") == 1 and "Traceback" not in result.stderr
     return result.stderr
 
 
-@pytest.mark.parametrize("name, content, problem", [
-    ("keys.json", '{"keys": [\n', "is not a valid keys file (JSON with a list of keys, each "
-     "with name and sha256): JSONDecodeError Expecting value: line 2 column 1 (char 11)"),
-    ("keys.toml", "[[keys]]\nname = 'a'\n", "is not a valid keys file (TOML with a list of "
-     "keys, each with name and sha256): KeyError 'sha256'"),
-    ("keys.json", '{"keys": [{"sha256": "00"}]}', "is not a valid keys file (JSON with a "
-     "list of keys, each with name and sha256): KeyError 'name'"),
-    ("keys.json", b'{"keys": []}\xff', "is not UTF-8 text (byte 12)"),
-])
+@pytest.mark.parametrize(
+    "name, content, problem",
+    [
+        (
+            "keys.json",
+            '{"keys": [\n',
+            "is not a valid keys file (JSON with a list of keys, each "
+            "with name and sha256): JSONDecodeError Expecting value: line 2 column 1 (char 11)",
+        ),
+        (
+            "keys.toml",
+            "[[keys]]\nname = 'a'\n",
+            "is not a valid keys file (TOML with a list of "
+            "keys, each with name and sha256): KeyError 'sha256'",
+        ),
+        (
+            "keys.json",
+            '{"keys": [{"sha256": "00"}]}',
+            "is not a valid keys file (JSON with a "
+            "list of keys, each with name and sha256): KeyError 'name'",
+        ),
+        ("keys.json", b'{"keys": []}\xff', "is not UTF-8 text (byte 12)"),
+    ],
+)
 def test_keys_add_names_the_keys_file_it_cannot_read(tmp_path, name, content, problem):
     path = tmp_path / name
     (path.write_bytes if isinstance(content, bytes) else path.write_text)(content)
@@ -441,12 +533,15 @@ def test_keys_add_names_the_keys_file_it_cannot_read(tmp_path, name, content, pr
 
 def test_keys_add_names_a_directory_given_as_the_keys_file(tmp_path):
     (tmp_path / "keys").mkdir()
-    assert _keys_add_error(tmp_path / "keys") == (f"error: {tmp_path / 'keys'} is not a "
-                                                  "regular file\n")
+    assert _keys_add_error(tmp_path / "keys") == (
+        f"error: {tmp_path / 'keys'} is not a regular file\n"
+    )
     (tmp_path / "file").write_text("")
     path = tmp_path / "file" / "keys.json"
-    assert _keys_add_error(path) == (f"error: cannot update the keys file {path}: [Errno 17] "
-                                     f"File exists: '{tmp_path / 'file'}'\n")
+    assert _keys_add_error(path) == (
+        f"error: cannot update the keys file {path}: [Errno 17] "
+        f"File exists: '{tmp_path / 'file'}'\n"
+    )
 
 
 def test_keys_add_through_a_symlink_locks_and_writes_the_file_it_names(tmp_path):

@@ -22,9 +22,23 @@ def redis_url(tmp_path_factory):
 
     folder = tmp_path_factory.mktemp("redis")
     socket_path = folder / "redis.sock"
-    proc = subprocess.Popen([binary, "--port", "0", "--unixsocket", str(socket_path),
-                             "--save", "", "--appendonly", "no", "--dir", str(folder)],
-                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    proc = subprocess.Popen(
+        [
+            binary,
+            "--port",
+            "0",
+            "--unixsocket",
+            str(socket_path),
+            "--save",
+            "",
+            "--appendonly",
+            "no",
+            "--dir",
+            str(folder),
+        ],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
     client = redis.Redis(unix_socket_path=str(socket_path))
     deadline = time.monotonic() + 30
     while True:  # readiness by polling PING
@@ -43,13 +57,13 @@ def test_workers_share_one_budget_per_key(default_build, tmp_path, redis_url):
     keys = tmp_path / "keys.json"
     key = add_key(keys, "shared", rate_limit=4)
     site = add_key(keys, "site", rate_limit=2)
-    with Server(default_build, keys, "--workers", "2",
-                WEATHERAPI_RATE_LIMIT_REDIS_URL=redis_url) as srv:
+    with Server(
+        default_build, keys, "--workers", "2", WEATHERAPI_RATE_LIMIT_REDIS_URL=redis_url
+    ) as srv:
         srv.wait_ready()
         # Each request on a new connection: SO_REUSEPORT spreads them over both workers (all
         # ten on one worker has a chance of 2 in 1024), each of which alone would allow four.
-        replies = [get(srv.url + "/geocoding/countries/CH", {"X-API-Key": key})
-                   for _ in range(10)]
+        replies = [get(srv.url + "/geocoding/countries/CH", {"X-API-Key": key}) for _ in range(10)]
         # A key's tokens share one budget of the key's size, apart from the key's own.
         token = get(srv.url + "/webcams/token", {"X-API-Key": site}, method="POST").json()
         clusters = f"{srv.url}/webcams/clusters?bbox=45,5,48,11&zoom=5&token={token['token']}"
@@ -70,8 +84,9 @@ def test_workers_share_one_budget_per_key(default_build, tmp_path, redis_url):
 
 
 def test_unreachable_store_lets_requests_through(default_build, tmp_path):
-    with Server(default_build, None,
-                WEATHERAPI_RATE_LIMIT_REDIS_URL=f"unix://{tmp_path}/nobody.sock") as srv:
+    with Server(
+        default_build, None, WEATHERAPI_RATE_LIMIT_REDIS_URL=f"unix://{tmp_path}/nobody.sock"
+    ) as srv:
         srv.wait_ready()
         replies = [get(srv.url + "/geocoding/countries/CH") for _ in range(3)]
     assert [r.status for r in replies] == [200, 200, 200]
@@ -81,12 +96,17 @@ def test_unreachable_store_lets_requests_through(default_build, tmp_path):
 def test_workers_share_one_budget_of_refusals_per_address(default_build, tmp_path, redis_url):
     keys = tmp_path / "keys.json"
     key = add_key(keys, "valid")
-    with Server(default_build, keys, "--workers", "2", WEATHERAPI_RATE_LIMIT_PER_MINUTE="3",
-                WEATHERAPI_RATE_LIMIT_REDIS_URL=redis_url) as srv:
+    with Server(
+        default_build,
+        keys,
+        "--workers",
+        "2",
+        WEATHERAPI_RATE_LIMIT_PER_MINUTE="3",
+        WEATHERAPI_RATE_LIMIT_REDIS_URL=redis_url,
+    ) as srv:
         srv.wait_ready()
         # New connections spread over both workers; each alone would refuse three with 403.
-        refused = [get(srv.url + "/webcams?limit=1", {"X-API-Key": f"guess-{n}"})
-                   for n in range(8)]
+        refused = [get(srv.url + "/webcams?limit=1", {"X-API-Key": f"guess-{n}"}) for n in range(8)]
         keyed = get(srv.url + "/webcams?limit=1", {"X-API-Key": key})
     assert [r.status for r in refused] == [403] * 3 + [429] * 5
     assert all(int(r.headers["Retry-After"]) >= 1 for r in refused[3:])

@@ -19,7 +19,7 @@ from server.webcams.secrets import ensure_secrets_file
 from tests.support.procs import Server
 from tests.support.unprivileged import User
 
-pytestmark = pytest.mark.slow      # servers, as another user
+pytestmark = pytest.mark.slow  # servers, as another user
 
 
 @pytest.fixture
@@ -51,15 +51,17 @@ def test_a_server_that_is_not_root_refuses_a_secrets_file_others_can_read(user):
     assert made.returncode == 0, made.stderr
     _made_by(user, path, 0o600)
     before = path.read_bytes()
-    keys = user.home / "conf" / "keys.json"     # the secrets file's default place is beside it
-    for mode in (0o640, 0o604):                      # readable by the group; by others
+    keys = user.home / "conf" / "keys.json"  # the secrets file's default place is beside it
+    for mode in (0o640, 0o604):  # readable by the group; by others
         path.chmod(mode)
-        result = user.run("--port", "0", "--build", str(user.home / "build"),
-                          "--keys-file", str(keys))
+        result = user.run(
+            "--port", "0", "--build", str(user.home / "build"), "--keys-file", str(keys)
+        )
         assert result.returncode == 2, (oct(mode), result.stderr)
         assert _errors(result.stderr) == [
             f"error: signing secrets: {path} is readable by group or others (mode {mode:o}); "
-            f"run chmod 600 {path}"], result.stderr
+            f"run chmod 600 {path}"
+        ], result.stderr
         assert "Traceback" not in result.stderr
     # Nor do the secrets commands read it, or rotate it.
     for mode, command in ((0o444, "image-keys"), (0o644, "rotate")):
@@ -67,10 +69,10 @@ def test_a_server_that_is_not_root_refuses_a_secrets_file_others_can_read(user):
         refused = user.run("secrets", command, "--file", str(path))
         assert refused.returncode == 1 and refused.stdout == "", refused.stderr
         assert _errors(refused.stderr) == [
-            f"error: {path} is readable by group or others (mode {mode:o}); run chmod 600 "
-            f"{path}"]
+            f"error: {path} is readable by group or others (mode {mode:o}); run chmod 600 {path}"
+        ]
     assert path.read_bytes() == before
-    path.chmod(0o600)                                  # private again: used
+    path.chmod(0o600)  # private again: used
     used = user.run("secrets", "image-keys", "--file", str(path))
     assert used.returncode == 0, used.stderr
     assert set(json.loads(used.stdout)) == set(json.loads(before)["secrets"])
@@ -86,23 +88,24 @@ def test_a_server_that_is_not_root_refuses_files_others_can_write(user):
     assert made.returncode == 0, made.stderr
     for path, mode, what in ((keys, 0o664, "keys file"), (secrets, 0o620, "signing secrets")):
         path.chmod(mode)
-        result = user.run("--port", "0", "--build", str(user.home / "build"),
-                          "--keys-file", str(keys))
+        result = user.run(
+            "--port", "0", "--build", str(user.home / "build"), "--keys-file", str(keys)
+        )
         assert result.returncode == 2, result.stderr
         assert _errors(result.stderr) == [
             f"error: {what}: {path} is writable by group or others (mode {mode:o}); run chmod "
-            f"go-w {path}"], result.stderr
+            f"go-w {path}"
+        ], result.stderr
         path.chmod(0o600)
 
 
 @pytest.mark.skipif(os.geteuid() != 0, reason="making a root-owned secret mount needs root")
-def test_a_server_that_is_not_root_uses_a_root_owned_secret_mount_others_can_read(user,
-                                                                                 tmp_path):
+def test_a_server_that_is_not_root_uses_a_root_owned_secret_mount_others_can_read(user, tmp_path):
     """As Kubernetes mounts a secret for a pod whose server runs as another user: root's file,
     mode 444, in a root-owned directory, reached through two symlinks."""
     made = tmp_path / "made.json"
     source = ensure_secrets_file(made)
-    volume = user.home / "secrets"                     # root's: made by this (root) process
+    volume = user.home / "secrets"  # root's: made by this (root) process
     (volume / "..2026_01_01").mkdir(parents=True)
     volume.chmod(0o1777)
     (volume / "..2026_01_01").chmod(0o755)
@@ -115,10 +118,18 @@ def test_a_server_that_is_not_root_uses_a_root_owned_secret_mount_others_can_rea
     assert target.stat().st_uid == 0
     printed = user.run("secrets", "image-keys", "--file", str(path))
     assert printed.returncode == 0, printed.stderr
-    assert {kid: base64.urlsafe_b64decode(key + "=" * (-len(key) % 4))
-            for kid, key in json.loads(printed.stdout).items()} == source.image_keys
-    with Server(user.home / "build", None, prefix=user.prefix,
-                **user.env(WEATHERAPI_SIGNING_SECRETS_FILE=str(path))) as srv:
-        srv.wait_ready(status=503)                 # started and loaded; nothing is published
-        assert int(Path(f"/proc/{srv.proc.pid}/status").read_text().split("Uid:")[1].split()[1]) \
+    assert {
+        kid: base64.urlsafe_b64decode(key + "=" * (-len(key) % 4))
+        for kid, key in json.loads(printed.stdout).items()
+    } == source.image_keys
+    with Server(
+        user.home / "build",
+        None,
+        prefix=user.prefix,
+        **user.env(WEATHERAPI_SIGNING_SECRETS_FILE=str(path)),
+    ) as srv:
+        srv.wait_ready(status=503)  # started and loaded; nothing is published
+        assert (
+            int(Path(f"/proc/{srv.proc.pid}/status").read_text().split("Uid:")[1].split()[1])
             == user.uid
+        )

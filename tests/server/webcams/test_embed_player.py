@@ -12,17 +12,23 @@ from urllib.parse import urlsplit
 
 import pytest
 
+from server.config import Config
 from server.webcams.secrets import read_secrets_file
 from server.webcams.tokens import EMBED, Signer
-from server.config import Config
 from tests.support.procs import ROOT, get
 
 CHROMIUM = "/usr/bin/chromium"
-CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu",
-                 "--disable-background-networking", "--disable-component-update",
-                 "--disable-sync", "--no-first-run"]
+CHROMIUM_ARGS = [
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--no-first-run",
+]
 ARTIFACTS = ROOT / "test-artifacts"
-WEBCAM_ROW = 40     # a webcam of the default catalog (by public id order)
+WEBCAM_ROW = 40  # a webcam of the default catalog (by public id order)
 
 
 @pytest.fixture(scope="module")
@@ -42,8 +48,9 @@ def browser():
 
 @pytest.fixture(scope="module")
 def webcam(server) -> str:
-    listing = get(f"{server.url}/webcams?limit=200&sort=views_asc",
-                  {"X-API-Key": server.key}).json()
+    listing = get(
+        f"{server.url}/webcams?limit=200&sort=views_asc", {"X-API-Key": server.key}
+    ).json()
     return sorted(c["public_id"] for c in listing["results"])[WEBCAM_ROW]
 
 
@@ -60,8 +67,9 @@ class Watched:
         self.page = self.context.new_page()
         self.errors: list[str] = []
         self.requests: list[str] = []
-        self.page.on("console", lambda m: m.type in ("error", "warning")
-                     and self.errors.append(m.text))
+        self.page.on(
+            "console", lambda m: m.type in ("error", "warning") and self.errors.append(m.text)
+        )
         self.page.on("pageerror", lambda e: self.errors.append(str(e)))
         self.page.on("request", lambda r: self.requests.append(r.url))
 
@@ -73,7 +81,8 @@ class Watched:
     def wait_for_frame(self) -> None:
         self.page.wait_for_function(
             "() => { const i = document.getElementById('frame');"
-            " return i.complete && i.naturalWidth > 0; }")
+            " return i.complete && i.naturalWidth > 0; }"
+        )
 
     def value(self) -> int:
         return int(self.page.eval_on_selector("#slider", "s => s.value"))
@@ -89,8 +98,8 @@ def test_frames_load_and_play_pause_work_with_the_mouse(browser, server, webcam)
     watched = Watched(browser, 1280).open(embed_url(server, webcam))
     page = watched.page
     frames = watched.data()["frames"]
-    assert 100 <= len(frames) <= 145                       # 24 h of 10-minute snapshots
-    assert watched.value() == len(frames) - 1              # starts at the newest
+    assert 100 <= len(frames) <= 145  # 24 h of 10-minute snapshots
+    assert watched.value() == len(frames) - 1  # starts at the newest
     assert page.get_attribute("#frame", "src") == frames[-1]["url"]
     # A relative label: "just now" when the newest snapshot is under a minute old.
     assert re.match(r"(\d+ (min|h|d) ago|just now)", page.text_content("#when"))
@@ -101,7 +110,7 @@ def test_frames_load_and_play_pause_work_with_the_mouse(browser, server, webcam)
     page.click("#play")
     assert page.get_attribute("#play", "aria-label") == "Play"
     stopped = watched.value()
-    page.wait_for_timeout(800)                             # longer than two playback steps
+    page.wait_for_timeout(800)  # longer than two playback steps
     assert watched.value() == stopped
     box = page.locator("#slider").bounding_box()
     page.mouse.click(box["x"] + 3, box["y"] + box["height"] / 2)
@@ -124,18 +133,18 @@ def test_keyboard_controls(browser, server, webcam):
     page.keyboard.press("End")
     assert watched.value() == last
     page.focus("#play")
-    page.keyboard.press("Space")                   # the focused button
+    page.keyboard.press("Space")  # the focused button
     assert page.get_attribute("#play", "aria-pressed") == "true"
     page.keyboard.press("k")
     assert page.get_attribute("#play", "aria-pressed") == "false"
     paused = watched.value()
-    page.locator("h1").click()                     # focus on the page itself
+    page.locator("h1").click()  # focus on the page itself
     page.keyboard.press("ArrowLeft")
     page.keyboard.press("ArrowLeft")
     assert watched.value() == (paused - 2) % (last + 1)
     page.keyboard.press(" ")
     assert page.get_attribute("#play", "aria-pressed") == "true"
-    page.keyboard.press("Shift+K")                 # the hint's K, as typed with Shift or Caps Lock
+    page.keyboard.press("Shift+K")  # the hint's K, as typed with Shift or Caps Lock
     assert page.get_attribute("#play", "aria-pressed") == "false"
     assert watched.errors == []
     watched.close()
@@ -145,12 +154,14 @@ def test_nothing_leaves_the_pages_origins_and_next_frames_preload(browser, serve
     watched = Watched(browser, 1280).open(embed_url(server, webcam))
     frames = watched.data()["frames"]
     watched.page.wait_for_function(
-        f"() => performance.getEntriesByType('resource').some(e => e.name === {json.dumps(frames[1]['url'])})")
+        f"() => performance.getEntriesByType('resource').some(e => e.name === {json.dumps(frames[1]['url'])})"
+    )
     origin = "{0.scheme}://{0.netloc}".format(urlsplit(server.url))
-    outside = [u for u in watched.requests if not u.startswith(origin + "/")
-               and not u.startswith("data:")]
+    outside = [
+        u for u in watched.requests if not u.startswith(origin + "/") and not u.startswith("data:")
+    ]
     assert outside == []
-    assert frames[0]["url"] in watched.requests      # preloaded (the frame after the newest)
+    assert frames[0]["url"] in watched.requests  # preloaded (the frame after the newest)
     assert watched.errors == []
     watched.close()
 
@@ -187,15 +198,14 @@ def test_30_day_range_from_the_page(browser, server, webcam):
     watched.close()
 
 
-def test_the_page_says_when_its_link_has_expired(browser, server, webcam, default_build,
-                                                keys_file):
+def test_the_page_says_when_its_link_has_expired(browser, server, webcam, default_build, keys_file):
     config = Config(build_dir=default_build, keys_file=keys_file[0])
     signer = Signer(read_secrets_file(config.secrets_path))
     expires = int(time.time()) + 6
     url = f"{server.url}/webcams/embed/{webcam}?token={signer.issue(EMBED, webcam, expires)}"
     watched = Watched(browser, 640)
     page = watched.page
-    page.goto(url)       # (on a slow machine the frame may not load before the link expires)
+    page.goto(url)  # (on a slow machine the frame may not load before the link expires)
     page.wait_for_selector("#message:not([hidden])", timeout=30_000)
     assert "expired" in page.text_content("#message")
     assert page.is_disabled("#play") and page.is_disabled("#slider")

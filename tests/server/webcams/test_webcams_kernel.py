@@ -16,19 +16,37 @@ def _iso(unix_s: int) -> str:
 
 def test_stamped_body_writes_every_capture_time_as_datetime_does():
     rng = np.random.default_rng(3)
-    edges = [0, 59, 86_399, 86_400, 951_782_400, 951_868_799, 951_868_800,   # 2000-02-29
-             4_107_542_399, 4_107_542_400, 2**31 - 1, 2**31, 2**32 - 1]        # 2100, 2038
+    edges = [
+        0,
+        59,
+        86_399,
+        86_400,
+        951_782_400,
+        951_868_799,
+        951_868_800,  # 2000-02-29
+        4_107_542_399,
+        4_107_542_400,
+        2**31 - 1,
+        2**31,
+        2**32 - 1,
+    ]  # 2100, 2038
     times = np.sort(np.concatenate([rng.integers(0, 2**32, 20_000), edges]).astype(np.uint32))
     body = kernels.stamped_body(times, b"[", b'{"a":"', b'","b":"x/', b'.svg"}', b"]")
-    assert body.decode() == "[" + ",".join(
-        f'{{"a":"{_iso(t)}","b":"x/{_iso(t)}.svg"}}' for t in times.tolist()) + "]"
+    assert (
+        body.decode()
+        == "["
+        + ",".join(f'{{"a":"{_iso(t)}","b":"x/{_iso(t)}.svg"}}' for t in times.tolist())
+        + "]"
+    )
 
 
 def test_stamped_body_of_no_and_one_time():
     read_only = np.frombuffer(np.array([1_700_000_000], dtype=np.uint32).tobytes(), np.uint32)
     assert kernels.stamped_body(read_only[:0], b"{[", b"<", b"|", b">", b"]}") == b"{[]}"
-    assert kernels.stamped_body(read_only, b"{[", b"<", b"|", b">", b"]}") == \
-        b"{[<2023-11-14T22:13:20|2023-11-14T22:13:20>]}"
+    assert (
+        kernels.stamped_body(read_only, b"{[", b"<", b"|", b">", b"]}")
+        == b"{[<2023-11-14T22:13:20|2023-11-14T22:13:20>]}"
+    )
 
 
 def test_edge_centroid_sums_add_as_numpy_reduceat_does():

@@ -15,12 +15,17 @@ from pathlib import Path
 
 import pytest
 
-from server.webcams.secrets import (SecretsFileError, ensure_secrets_file,
-                                    location_warnings, parse_secrets, read_secrets_file,
-                                    rotate_secrets_file)
-from server.webcams.tokens import EMBED, TTL_S, Signer
 from server.config import Config
 from server.security.private_file import FileRefusedError
+from server.webcams.secrets import (
+    SecretsFileError,
+    ensure_secrets_file,
+    location_warnings,
+    parse_secrets,
+    read_secrets_file,
+    rotate_secrets_file,
+)
+from server.webcams.tokens import EMBED, TTL_S, Signer
 from tests.support.procs import ROOT, Server
 
 
@@ -32,7 +37,7 @@ def test_the_secrets_file_is_created_once_private_and_shared(tmp_path):
     path = tmp_path / "signing-secrets.json"
     with multiprocessing.get_context("spawn").Pool(4) as pool:
         kids = pool.map(_create, [str(path)] * 8)
-    assert len(set(kids)) == 1                       # every process signs with the same key
+    assert len(set(kids)) == 1  # every process signs with the same key
     assert stat.S_IMODE(path.stat().st_mode) == 0o600
     assert [p.name for p in tmp_path.iterdir()] == ["signing-secrets.json"]
     assert ensure_secrets_file(path) == read_secrets_file(path)
@@ -42,19 +47,19 @@ def test_image_keys_command_reads_the_secrets_file_and_never_creates_one(tmp_pat
     path = tmp_path / "conf" / "signing-secrets.json"
     command = [sys.executable, "-m", "server", "secrets", "image-keys", "--file", str(path)]
     env = {k: v for k, v in os.environ.items() if k != "WEATHERAPI_SIGNING_SECRETS"}
-    missing = subprocess.run(command, cwd=ROOT, capture_output=True, text=True, timeout=60,
-                             env=env)
+    missing = subprocess.run(command, cwd=ROOT, capture_output=True, text=True, timeout=60, env=env)
     assert missing.returncode == 2 and missing.stdout == ""
     errors = [line for line in missing.stderr.splitlines() if line.startswith("error")]
     assert len(errors) == 1 and str(path) in errors[0] and "Traceback" not in missing.stderr
     assert not path.exists() and not path.parent.exists()
     secrets = ensure_secrets_file(path)
-    found = subprocess.run(command, cwd=ROOT, capture_output=True, text=True, timeout=60,
-                           env=env)
+    found = subprocess.run(command, cwd=ROOT, capture_output=True, text=True, timeout=60, env=env)
     assert found.returncode == 0, found.stderr
     assert str(path) in found.stderr
-    printed = {kid: base64.urlsafe_b64decode(key + "=" * (-len(key) % 4))
-               for kid, key in json.loads(found.stdout).items()}
+    printed = {
+        kid: base64.urlsafe_b64decode(key + "=" * (-len(key) % 4))
+        for kid, key in json.loads(found.stdout).items()
+    }
     assert printed == secrets.image_keys
 
 
@@ -70,17 +75,30 @@ def test_rotate_command_adds_a_current_key_and_keeps_the_previous(tmp_path):
     assert stat.S_IMODE(path.stat().st_mode) == 0o600
     rotate_secrets_file(path)
     rotate_secrets_file(path)
-    assert len(read_secrets_file(path).keys) == 3       # the current one and two before it
+    assert len(read_secrets_file(path).keys) == 3  # the current one and two before it
 
 
 def test_concurrent_rotations_keep_every_secret(tmp_path):
     # Each reads the file, adds a secret and writes it back: unlocked, the last writer wins.
     path = tmp_path / "signing-secrets.json"
     first = ensure_secrets_file(path)
-    command = [sys.executable, "-m", "server", "secrets", "rotate", "--file", str(path),
-               "--keep", "20"]
-    procs = [subprocess.Popen(command, cwd=ROOT, stdout=subprocess.PIPE,
-                              stderr=subprocess.PIPE, text=True) for _ in range(6)]
+    command = [
+        sys.executable,
+        "-m",
+        "server",
+        "secrets",
+        "rotate",
+        "--file",
+        str(path),
+        "--keep",
+        "20",
+    ]
+    procs = [
+        subprocess.Popen(
+            command, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
+        )
+        for _ in range(6)
+    ]
     kids = {first.current}
     for proc in procs:
         out, err = proc.communicate(timeout=120)
@@ -90,8 +108,13 @@ def test_concurrent_rotations_keep_every_secret(tmp_path):
 
 
 def _secrets_cli(*args: str) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "server", "secrets", *args], cwd=ROOT,
-                          capture_output=True, text=True, timeout=60)
+    return subprocess.run(
+        [sys.executable, "-m", "server", "secrets", *args],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
 
 
 def test_rotate_refuses_a_missing_file_unless_told_to_create_it(tmp_path):
@@ -100,7 +123,8 @@ def test_rotate_refuses_a_missing_file_unless_told_to_create_it(tmp_path):
     assert missing.returncode == 2 and missing.stdout == ""
     assert missing.stderr.strip().splitlines() == [
         f"error: no signing secrets file at {path} (give the server's --file or --keys-file "
-        "or --create to make one)"]
+        "or --create to make one)"
+    ]
     assert not path.exists() and not path.parent.exists()
     created = _secrets_cli("rotate", "--file", str(path), "--create")
     assert created.returncode == 0, created.stderr
@@ -115,7 +139,7 @@ def test_a_staged_key_verifies_but_signs_only_once_promoted(tmp_path, clock):
     assert "secrets promote" in staged.stdout
     server = Signer(first, clock, source=path)
     server.refresh()
-    assert server.secrets.current == first.current           # signing goes on as before
+    assert server.secrets.current == first.current  # signing goes on as before
     new = next(kid for kid in server.secrets.keys if kid != first.current)
     assert new in staged.stdout
     # A link signed with the staged key (e.g. by a replica already promoted) verifies.
@@ -129,9 +153,10 @@ def test_a_staged_key_verifies_but_signs_only_once_promoted(tmp_path, clock):
     server.refresh()
     assert server.secrets.current == new and new in promoted.stdout
     assert server.issue(EMBED, "cam-1", expires).split(".")[1] == new
-    assert server.verify(old_token, EMBED, "cam-1") == "cam-1"     # the old key still verifies
+    assert server.verify(old_token, EMBED, "cam-1") == "cam-1"  # the old key still verifies
     again = _secrets_cli("promote", "--file", str(path))
     assert again.returncode == 1 and "no staged key" in again.stderr
+
 
 def test_signer_follows_the_file(tmp_path, clock):
     path = tmp_path / "signing-secrets.json"
@@ -149,8 +174,9 @@ def test_signer_notices_a_replaced_file_of_the_same_size_and_time(tmp_path, cloc
     signer.refresh()
     before = path.stat()
     other = tmp_path / "other.json"
-    text = path.read_text().replace(signer.secrets.current, "kzzzzzzzzzzzzzzzzzzzzz"[
-        :len(signer.secrets.current)])
+    text = path.read_text().replace(
+        signer.secrets.current, "kzzzzzzzzzzzzzzzzzzzzz"[: len(signer.secrets.current)]
+    )
     other.write_text(text)
     other.chmod(0o600)
     os.utime(other, ns=(before.st_atime_ns, before.st_mtime_ns))
@@ -177,7 +203,7 @@ def test_a_broken_secrets_file_is_reported_once_per_change(tmp_path, clock):
         _replace(path, broken)
         with pytest.raises(SecretsFileError, match="is not a signing secrets file"):
             signer.refresh()
-        signer.refresh()        # still the same broken file: nothing new to report
+        signer.refresh()  # still the same broken file: nothing new to report
         signer.refresh()
         assert signer.secrets == good
     path.unlink()
@@ -187,10 +213,9 @@ def test_a_broken_secrets_file_is_reported_once_per_change(tmp_path, clock):
     _replace(path, text.replace(good.current, "k2"))
     signer.refresh()
     assert signer.secrets.current == "k2"
-    _replace(path, "{")                 # a change after a good load is reported again
+    _replace(path, "{")  # a change after a good load is reported again
     with pytest.raises(SecretsFileError):
         signer.refresh()
-
 
 
 def test_a_refused_secrets_file_made_private_by_chmod_alone_is_loaded(tmp_path, clock):
@@ -200,20 +225,26 @@ def test_a_refused_secrets_file_made_private_by_chmod_alone_is_loaded(tmp_path, 
     path.chmod(0o666)
     with pytest.raises(FileRefusedError, match="writable by group or others"):
         signer.refresh()
-    signer.refresh()                    # the same file: nothing new to report
-    path.chmod(0o600)                   # a new mode, the same content and mtime
+    signer.refresh()  # the same file: nothing new to report
+    path.chmod(0o600)  # a new mode, the same content and mtime
     signer.refresh()
     assert signer.secrets.current == kid
 
-ROOT_ONLY = pytest.mark.skipif(os.geteuid() != 0, reason="needs root to chown (CI runs as "
-                                                             "root)")
+
+ROOT_ONLY = pytest.mark.skipif(os.geteuid() != 0, reason="needs root to chown (CI runs as root)")
 
 
 def _serve(*args: str, **env: str) -> subprocess.CompletedProcess:
     """`python -m server ARGS` over a build that does not exist, expected to stop at startup."""
     environ = {k: v for k, v in os.environ.items() if not k.startswith("WEATHERAPI_SIGNING")}
-    return subprocess.run([sys.executable, "-m", "server", "--port", "0", *args], cwd=ROOT,
-                          capture_output=True, text=True, timeout=60, env={**environ, **env})
+    return subprocess.run(
+        [sys.executable, "-m", "server", "--port", "0", *args],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        env={**environ, **env},
+    )
 
 
 @pytest.mark.parametrize("mode", [0o620, 0o602, 0o660, 0o666], ids=oct)
@@ -232,7 +263,7 @@ def test_a_secrets_file_others_can_read_is_trusted_only_from_root(tmp_path, mode
     path = tmp_path / "signing-secrets.json"
     ensure_secrets_file(path)
     path.chmod(mode)
-    if os.geteuid() == 0:       # root's own file, as Docker and Kubernetes mount secrets
+    if os.geteuid() == 0:  # root's own file, as Docker and Kubernetes mount secrets
         assert read_secrets_file(path).current
     else:
         with pytest.raises(FileRefusedError, match=r"readable by group or others.*chmod 600"):
@@ -246,7 +277,7 @@ def _kubernetes_mount(root: Path, name: str, mode: int) -> Path:
     (root / "..2026_01_01" / name).chmod(mode)
     (root / "..data").symlink_to("..2026_01_01")
     (root / name).symlink_to(Path("..data") / name)
-    root.chmod(0o1777)            # the volume root is; the files sit in a private directory
+    root.chmod(0o1777)  # the volume root is; the files sit in a private directory
     return root / name
 
 
@@ -271,7 +302,7 @@ def test_a_root_owned_read_only_secret_mount_is_accepted_and_followed(tmp_path, 
     assert signer.verify(token, EMBED, "cam-1") == "cam-1"
     assert path.is_symlink()
     with Server(tmp_path / "no-build", None, WEATHERAPI_SIGNING_SECRETS_FILE=str(path)) as srv:
-        srv.wait_ready(status=503)        # loaded, nothing published
+        srv.wait_ready(status=503)  # loaded, nothing published
 
 
 def test_a_symlink_is_followed_and_its_target_checked(tmp_path):
@@ -294,8 +325,10 @@ def test_the_server_refuses_a_secrets_file_of_another_user(tmp_path):
     os.chown(secrets_file, 65534, 65534)
     result = _serve("--build", str(tmp_path / "b"), "--keys-file", str(tmp_path / "keys.json"))
     assert result.returncode == 2
-    assert (f"{secrets_file} is owned by uid 65534, neither by the user running the server "
-            "(uid 0) nor by root") in result.stderr
+    assert (
+        f"{secrets_file} is owned by uid 65534, neither by the user running the server "
+        "(uid 0) nor by root"
+    ) in result.stderr
     assert "Traceback" not in result.stderr
 
 
@@ -315,18 +348,23 @@ def test_a_secrets_file_that_cannot_be_created_names_the_setting(tmp_path):
     assert result.returncode == 2
     # (Besides the warning that /sys/keys.json does not exist yet.)
     errors = [line for line in result.stderr.splitlines() if not line.startswith("warning:")]
-    assert len(errors) == 1 and errors[0].startswith("error: signing secrets: cannot create "
-                                                     "/sys/signing-secrets.json (")
+    assert len(errors) == 1 and errors[0].startswith(
+        "error: signing secrets: cannot create /sys/signing-secrets.json ("
+    )
     assert "set WEATHERAPI_SIGNING_SECRETS_FILE" in errors[0] and "Errno" not in errors[0]
 
 
 def test_default_secrets_location_is_private_not_beside_the_build(tmp_path, monkeypatch):
     keys = tmp_path / "conf" / "keys.json"
-    assert Config(build_dir=Path("/tmp/build"), keys_file=keys).secrets_path \
+    assert (
+        Config(build_dir=Path("/tmp/build"), keys_file=keys).secrets_path
         == keys.resolve().parent / "signing-secrets.json"
+    )
     monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "xdg"))
-    assert Config(build_dir=Path("/tmp/build")).secrets_path \
+    assert (
+        Config(build_dir=Path("/tmp/build")).secrets_path
         == tmp_path / "xdg" / "weather-geodata-api" / "signing-secrets.json"
+    )
     path = Config(build_dir=Path("/tmp/build")).secrets_path
     ensure_secrets_file(path)
     assert stat.S_IMODE(path.parent.stat().st_mode) == 0o700
@@ -335,13 +373,16 @@ def test_default_secrets_location_is_private_not_beside_the_build(tmp_path, monk
 
 def _warnings(log: str) -> list[str]:
     """The warnings about signing secrets (these servers start without a build, also warned)."""
-    return [line for line in log.splitlines()
-            if " WARNING " in line and " WARNING build directory " not in line]
+    return [
+        line
+        for line in log.splitlines()
+        if " WARNING " in line and " WARNING build directory " not in line
+    ]
 
 
 @pytest.mark.slow
 def test_a_secrets_file_left_at_the_old_default_location_is_pointed_out(tmp_path):
-    legacy = tmp_path / "signing-secrets.json"          # beside the build directory
+    legacy = tmp_path / "signing-secrets.json"  # beside the build directory
     ensure_secrets_file(legacy)
     keys = tmp_path / "conf" / "keys.json"
     with Server(tmp_path / "build", keys) as srv:
@@ -351,7 +392,7 @@ def test_a_secrets_file_left_at_the_old_default_location_is_pointed_out(tmp_path
     assert len(warnings) == 1, srv.log
     assert f"{legacy} holds signing secrets" in warnings[0]
     assert f"mv {legacy} {new}" in warnings[0]
-    with Server(tmp_path / "build", keys) as again:     # the new file exists now: nothing to say
+    with Server(tmp_path / "build", keys) as again:  # the new file exists now: nothing to say
         pass
     assert _warnings(again.log) == []
 
@@ -365,9 +406,11 @@ def test_the_server_refuses_a_secrets_file_in_a_directory_everyone_may_write(tmp
     with pytest.raises(AssertionError, match="server did not start") as failed:
         with Server(tmp_path / "build", None, WEATHERAPI_SIGNING_SECRETS_FILE=str(path)):
             pass
-    assert f"error: signing secrets: {path} is in {shared}, which everyone may write (mode " \
-           f"777); run chmod o-w {shared}" in str(failed.value)
-    assert not path.exists()            # no secret written where others could take it
+    assert (
+        f"error: signing secrets: {path} is in {shared}, which everyone may write (mode "
+        f"777); run chmod o-w {shared}" in str(failed.value)
+    )
+    assert not path.exists()  # no secret written where others could take it
 
 
 @pytest.mark.slow
@@ -381,8 +424,10 @@ def test_a_secrets_file_in_a_directory_others_can_write_is_pointed_out(tmp_path,
         pass
     assert path.is_file()
     warnings = _warnings(srv.log)
-    assert len(warnings) == 1 and f"a directory group or others can write (mode {mode:o})" \
-        in warnings[0], srv.log
+    assert (
+        len(warnings) == 1
+        and f"a directory group or others can write (mode {mode:o})" in warnings[0]
+    ), srv.log
 
 
 def test_rotate_create_makes_nothing_in_a_directory_everyone_may_write(tmp_path):
@@ -393,4 +438,4 @@ def test_rotate_create_makes_nothing_in_a_directory_everyone_may_write(tmp_path)
     refused = _secrets_cli("rotate", "--file", str(path), "--create")
     assert refused.returncode != 0 and refused.stdout == ""
     assert "everyone may write" in refused.stderr and "Traceback" not in refused.stderr
-    assert list(shared.iterdir()) == []          # no lock file left behind either
+    assert list(shared.iterdir()) == []  # no lock file left behind either

@@ -12,8 +12,8 @@ from urllib.parse import parse_qs, urlencode, urlsplit
 
 import pytest
 
-from server.webcams.secrets import read_secrets_file
 from server.security.keys import load_keys, token_subject
+from server.webcams.secrets import read_secrets_file
 from tests.support.procs import Server, add_key, get
 
 CLUSTERS_URL = "/webcams/clusters?bbox=45,5,48,11&zoom=5"
@@ -24,8 +24,11 @@ def own(default_build, tmp_path_factory):
     """A server over the default build with keys of its own (one with a budget of 3 a minute,
     one to be removed while the server runs)."""
     keys = tmp_path_factory.mktemp("own-keys") / "keys.json"
-    names = {"alpha": add_key(keys, "alpha"), "tiny": add_key(keys, "tiny", rate_limit=3),
-             "gone": add_key(keys, "gone")}
+    names = {
+        "alpha": add_key(keys, "alpha"),
+        "tiny": add_key(keys, "tiny", rate_limit=3),
+        "gone": add_key(keys, "gone"),
+    }
     with Server(default_build, keys) as srv:
         srv.wait_ready()
         srv.keys, srv.keys_file = names, keys
@@ -39,7 +42,7 @@ def _token(srv, name: str) -> str:
 
 
 def test_tokens_have_a_budget_of_their_keys_size_apart_from_the_keys_own(own):
-    token = _token(own, "tiny")                     # the first of the key's own 3
+    token = _token(own, "tiny")  # the first of the key's own 3
     replies = [get(f"{own.url}{CLUSTERS_URL}&token={token}") for _ in range(4)]
     assert [r.status for r in replies] == [200, 200, 200, 429]
     assert [r.headers["RateLimit-Remaining"] for r in replies[:3]] == ["2", "1", "0"]
@@ -84,9 +87,11 @@ def test_a_token_of_a_removed_key_is_refused(own):
     staged.write_text(json.dumps(data))
     staged.chmod(0o600)
     os.replace(staged, own.keys_file)
-    deadline = time.monotonic() + 30      # the server re-reads the keys file when it changes
-    while get(f"{own.url}/webcams/token", {"X-API-Key": own.keys["gone"]},
-              method="POST").status != 403:
+    deadline = time.monotonic() + 30  # the server re-reads the keys file when it changes
+    while (
+        get(f"{own.url}/webcams/token", {"X-API-Key": own.keys["gone"]}, method="POST").status
+        != 403
+    ):
         assert time.monotonic() < deadline, "the keys file was not re-read"
         time.sleep(0.05)
     reply = get(f"{own.url}{CLUSTERS_URL}&token={token}")
@@ -109,9 +114,20 @@ def test_an_invalid_token_is_refused_even_with_a_valid_key(own):
     assert get(f"{own.url}{CLUSTERS_URL}&token={token}", key).status == 200
 
 
-@pytest.mark.parametrize("host", ["evil.example/x?", "a b", "evil.example:99999x",
-                                  "ex\"ample.org", "[::1", "-bad.example", "cams.example:65536",
-                                  "cams.example:99999", "[::1]:70000"])
+@pytest.mark.parametrize(
+    "host",
+    [
+        "evil.example/x?",
+        "a b",
+        "evil.example:99999x",
+        'ex"ample.org',
+        "[::1",
+        "-bad.example",
+        "cams.example:65536",
+        "cams.example:99999",
+        "[::1]:70000",
+    ],
+)
 def test_a_malformed_host_is_a_400_not_a_link(own, host):
     reply = get(f"{own.url}/webcams?limit=1", {"X-API-Key": own.keys["alpha"], "Host": host})
     assert reply.status == 400, host
@@ -122,8 +138,13 @@ def test_links_follow_each_host_without_mixing_cached_renderings(own):
     key = {"X-API-Key": own.keys["alpha"]}
     first = get(f"{own.url}/webcams?limit=3", key).json()["results"]
     public_id = first[0]["public_id"]
-    for host in ("cams.example.org", "[::1]:8443", "other.example:8080", "weather_api:8080",
-                 "_svc.cams.example:65535"):
+    for host in (
+        "cams.example.org",
+        "[::1]:8443",
+        "other.example:8080",
+        "weather_api:8080",
+        "_svc.cams.example:65535",
+    ):
         listed = get(f"{own.url}/webcams?limit=3", {**key, "Host": host}).json()["results"]
         detail = get(f"{own.url}/webcams/{public_id}", {**key, "Host": host}).json()
         assert all(c["image"]["current"].startswith(f"http://{host}/cdn/") for c in listed)
@@ -143,10 +164,12 @@ def test_a_re_spelled_token_is_refused_like_a_forged_one(own):
     token = _token(own, "alpha")
     purpose, kid, expires, subject, mac = token.split(".")
     assert get(f"{own.url}{CLUSTERS_URL}&token={token}").status == 200
-    for other in (f"{purpose}.{kid}.0{expires}.{subject}.{mac}",
-                  f"{purpose}.{kid}.{expires}.{subject}.{mac}=",
-                  f"{purpose}.{kid}.{expires}.{subject[:2]}!{subject[2:]}.{mac}",
-                  f"{purpose}.{kid}.{expires}.{subject}.{_respell(mac)}"):
+    for other in (
+        f"{purpose}.{kid}.0{expires}.{subject}.{mac}",
+        f"{purpose}.{kid}.{expires}.{subject}.{mac}=",
+        f"{purpose}.{kid}.{expires}.{subject[:2]}!{subject[2:]}.{mac}",
+        f"{purpose}.{kid}.{expires}.{subject}.{_respell(mac)}",
+    ):
         reply = get(f"{own.url}{CLUSTERS_URL}&token={other}")
         assert reply.status == 403, other
         assert "signature is invalid" in reply.json()["detail"], other
@@ -158,13 +181,16 @@ def test_a_re_spelled_image_link_is_refused_like_a_forged_one(own):
     query = {k: v[0] for k, v in parse_qs(link.query).items()}
     base = f"{own.url}{link.path}?"
     assert get(base + urlencode(query)).status == 200
-    for change in ({"expires": "0" + query["expires"]}, {"sig": query["sig"] + "="},
-                   {"sig": query["sig"][:3] + "!" + query["sig"][3:]},
-                   {"sig": _respell(query["sig"])}):
+    for change in (
+        {"expires": "0" + query["expires"]},
+        {"sig": query["sig"] + "="},
+        {"sig": query["sig"][:3] + "!" + query["sig"][3:]},
+        {"sig": _respell(query["sig"])},
+    ):
         reply = get(base + urlencode({**query, **change}))
         assert reply.status == 403, change
         assert "signature is invalid" in reply.json()["detail"], change
-        assert "X-Data-Version" not in reply.headers    # a refusal that rests on no data
+        assert "X-Data-Version" not in reply.headers  # a refusal that rests on no data
 
 
 def _vary(reply) -> set[str]:
@@ -177,12 +203,14 @@ def test_answers_with_links_from_the_host_vary_on_it(own):
     public_id = listed.json()["results"][0]["public_id"]
     detail = get(f"{own.url}/webcams/{public_id}", key)
     replies = {
-        "list": listed, "detail": detail,
+        "list": listed,
+        "detail": detail,
         "snapshots": get(f"{own.url}/webcams/{public_id}/snapshots", key),
         "clusters by token": get(f"{own.url}{CLUSTERS_URL}&token={_token(own, 'alpha')}"),
         "embed page": get(detail.json()["player"]["embed"]),
-        "not modified": get(f"{own.url}/webcams/{public_id}",
-                            {**key, "If-None-Match": detail.headers["ETag"]}),
+        "not modified": get(
+            f"{own.url}/webcams/{public_id}", {**key, "If-None-Match": detail.headers["ETag"]}
+        ),
     }
     for name, reply in replies.items():
         assert reply.status == (304 if name == "not modified" else 200), name
@@ -200,20 +228,30 @@ def test_answers_with_links_from_the_host_are_tagged_by_it(own):
     second = get(own.url + path, {**key, "Host": "b.example"})
     assert first.json()["image"]["current"].startswith("http://a.example/")
     assert first.headers["ETag"] != second.headers["ETag"]
-    again = get(own.url + path, {**key, "Host": "b.example", "If-None-Match": first.headers["ETag"]})
+    again = get(
+        own.url + path, {**key, "Host": "b.example", "If-None-Match": first.headers["ETag"]}
+    )
     assert again.status == 200 and again.headers["ETag"] == second.headers["ETag"]
     same = get(own.url + path, {**key, "Host": "a.example", "If-None-Match": first.headers["ETag"]})
     assert same.status == 304
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("host, env, warned", [
-    ("0.0.0.0", {}, True), ("127.0.0.1", {}, False), ("localhost", {}, False),
-    ("0.0.0.0", {"WEATHERAPI_BASE_URL": "https://api.example.org"}, False)])
-def test_listening_beyond_loopback_without_a_base_url_is_warned_about(tmp_path, host, env,
-                                                                       warned):
+@pytest.mark.parametrize(
+    "host, env, warned",
+    [
+        ("0.0.0.0", {}, True),
+        ("127.0.0.1", {}, False),
+        ("localhost", {}, False),
+        ("0.0.0.0", {"WEATHERAPI_BASE_URL": "https://api.example.org"}, False),
+    ],
+)
+def test_listening_beyond_loopback_without_a_base_url_is_warned_about(tmp_path, host, env, warned):
     with Server(tmp_path / "no-build", None, "--host", host, **env) as srv:
         pass
-    warnings = [line for line in srv.log.splitlines()
-                if " WARNING " in line and "WEATHERAPI_BASE_URL" in line]
+    warnings = [
+        line
+        for line in srv.log.splitlines()
+        if " WARNING " in line and "WEATHERAPI_BASE_URL" in line
+    ]
     assert len(warnings) == int(warned), srv.log

@@ -44,10 +44,14 @@ from pipeline.air_quality.sources import generated as gen
 DAY_S = 86400
 EUROPE, GLOBAL = cams_europe.DATASET, cams_global.DATASET
 FORM = {  # what each dataset's form allows (keys and variables), checked like its constraints
-    EUROPE: ({"variable", "model", "level", "date", "type", "time", "leadtime_hour",
-              "data_format"}, set(cams_europe.REQUEST_NAMES.values())),
-    GLOBAL: ({"variable", "date", "time", "leadtime_hour", "type", "data_format",
-              "model_level"}, set(cams_global.REQUEST_NAMES.values())),
+    EUROPE: (
+        {"variable", "model", "level", "date", "type", "time", "leadtime_hour", "data_format"},
+        set(cams_europe.REQUEST_NAMES.values()),
+    ),
+    GLOBAL: (
+        {"variable", "date", "time", "leadtime_hour", "type", "data_format", "model_level"},
+        set(cams_global.REQUEST_NAMES.values()),
+    ),
 }
 
 
@@ -58,15 +62,15 @@ class Job:
     inputs: dict
     created: str
     polls: int = 0
-    failure: str | None = None          # the adaptor's message of a failed job
-    delivery: str | None = None         # file name under download/ once successful
+    failure: str | None = None  # the adaptor's message of a failed job
+    delivery: str | None = None  # file name under download/ once successful
 
 
 @dataclass
 class AdsStandIn:
     """The service's state and behaviour; tests change the fields to script a case."""
 
-    root: Path                                      # where deliveries are written
+    root: Path  # where deliveries are written
     tokens: set[str] = field(default_factory=lambda: {"good-token"})
     licences_accepted: set[str] = field(default_factory=lambda: {EUROPE, GLOBAL})
     queue_polls: int = 1
@@ -74,13 +78,13 @@ class AdsStandIn:
     # (dataset, type, YYYY-MM-DD) of runs not out yet, besides a forecast of a later day than
     # today or an analysis of today or later
     unpublished: set[tuple[str, str, str]] = field(default_factory=set)
-    drop_after: int | None = None                   # the next download breaks off after N bytes
-    corrupt: str | None = None                      # "zip", "netcdf" or "html" deliveries
-    job_failure: str | None = None                  # every job fails with this message
-    busy: int | None = None                         # every retrieve call answered this status
+    drop_after: int | None = None  # the next download breaks off after N bytes
+    corrupt: str | None = None  # "zip", "netcdf" or "html" deliveries
+    job_failure: str | None = None  # every job fails with this message
+    busy: int | None = None  # every retrieve call answered this status
     jobs: dict[str, Job] = field(default_factory=dict)
     requests: list[tuple[str, str, str]] = field(default_factory=list)  # method, path, Range
-    files: list[Path] = field(default_factory=list)                  # delivered NetCDF files
+    files: list[Path] = field(default_factory=list)  # delivered NetCDF files
     url: str = ""
 
     def submissions(self, dataset: str | None = None) -> list[dict]:
@@ -96,25 +100,34 @@ class AdsStandIn:
         return _day(inputs) < today + (0 if kind == "analysis" else DAY_S)
 
 
-def _error(status: int, title: str, detail: str | None = None, kind: str | None = None,
-           **extra) -> web.Response:
-    body = {"type": kind or title, "title": title, "status": status,
-            "trace_id": uuid.uuid4().hex, **extra}
+def _error(
+    status: int, title: str, detail: str | None = None, kind: str | None = None, **extra
+) -> web.Response:
+    body = {
+        "type": kind or title,
+        "title": title,
+        "status": status,
+        "trace_id": uuid.uuid4().hex,
+        **extra,
+    }
     if detail is not None:
         body["detail"] = detail
     return web.json_response(body, status=status)
 
 
 def _iso(unix_s: float | None = None) -> str:
-    return datetime.fromtimestamp(time.time() if unix_s is None else unix_s,
-                                  timezone.utc).isoformat()
+    return datetime.fromtimestamp(
+        time.time() if unix_s is None else unix_s, timezone.utc
+    ).isoformat()
 
 
 def make_app(ads: AdsStandIn) -> web.Application:
     """The aiohttp application of the stand-in."""
+
     def bind(handler):
         async def bound(request: web.Request) -> web.StreamResponse:
             return await handler(ads, request)
+
         return bound
 
     app = web.Application(middlewares=[_recorder(ads)])
@@ -140,21 +153,37 @@ def _recorder(ads: AdsStandIn):
         if ads.busy and "/retrieve/" in request.path:
             return _error(ads.busy, "service unavailable", "try again later")
         return await handler(request)
+
     return record
 
 
 async def _process(ads: AdsStandIn, request: web.Request) -> web.Response:
     pid = request.match_info["pid"]
     if pid not in FORM:
-        return _error(404, "process not found", f"process {pid} not found",
-                      "http://www.opengis.net/def/exceptions/ogcapi-processes-1/1.0/"
-                      "no-such-process")
-    return web.json_response({
-        "id": pid, "title": pid, "version": "1.0.0", "jobControlOptions": ["async-execute"],
-        "outputTransmission": ["reference"],
-        "links": [{"href": str(request.url), "rel": "self"},
-                  {"href": f"{request.url}/execution", "rel": "execute",
-                   "type": "application/json", "title": "process execution"}]})
+        return _error(
+            404,
+            "process not found",
+            f"process {pid} not found",
+            "http://www.opengis.net/def/exceptions/ogcapi-processes-1/1.0/no-such-process",
+        )
+    return web.json_response(
+        {
+            "id": pid,
+            "title": pid,
+            "version": "1.0.0",
+            "jobControlOptions": ["async-execute"],
+            "outputTransmission": ["reference"],
+            "links": [
+                {"href": str(request.url), "rel": "self"},
+                {
+                    "href": f"{request.url}/execution",
+                    "rel": "execute",
+                    "type": "application/json",
+                    "title": "process execution",
+                },
+            ],
+        }
+    )
 
 
 def _status(ads: AdsStandIn, job: Job, request: web.Request, rel: str) -> dict:
@@ -164,10 +193,20 @@ def _status(ads: AdsStandIn, job: Job, request: web.Request, rel: str) -> dict:
     links.append({"href": base, "rel": rel, "type": "application/json"})
     if status in ("successful", "failed"):
         links.append({"href": f"{base}/results", "rel": "results"})
-    return {"processID": job.dataset, "type": "process", "jobID": job.id, "status": status,
-            "created": job.created, "updated": _iso(), "links": links,
-            "metadata": {"datasetMetadata": {"messages": []}, "log": [],
-                         "request": {"ids": job.inputs}}}
+    return {
+        "processID": job.dataset,
+        "type": "process",
+        "jobID": job.id,
+        "status": status,
+        "created": job.created,
+        "updated": _iso(),
+        "links": links,
+        "metadata": {
+            "datasetMetadata": {"messages": []},
+            "log": [],
+            "request": {"ids": job.inputs},
+        },
+    }
 
 
 def _current(ads: AdsStandIn, job: Job) -> str:
@@ -184,8 +223,13 @@ async def _execute(ads: AdsStandIn, request: web.Request) -> web.Response:
     if token is None:
         return _error(401, "permission denied", "authentication required")
     if token not in ads.tokens:
-        return _error(401, "Authentication failed", "operation not allowed",
-                      "permission denied", instance=str(request.url))
+        return _error(
+            401,
+            "Authentication failed",
+            "operation not allowed",
+            "permission denied",
+            instance=str(request.url),
+        )
     if pid not in FORM:
         return await _process(ads, request)
     inputs = (await request.json()).get("inputs", {})
@@ -194,19 +238,27 @@ async def _execute(ads: AdsStandIn, request: web.Request) -> web.Response:
         return _error(400, "invalid request", problem)
     if pid not in ads.licences_accepted:
         site = f"{request.url.scheme}://{request.url.host}:{request.url.port}"
-        return _error(403, "required licences not accepted",
-                      "Not all the required licences have been accepted; please visit "
-                      f"{site}/datasets/{pid}?tab=download#manage-licences to accept the "
-                      "required licence(s).", "permission denied")
+        return _error(
+            403,
+            "required licences not accepted",
+            "Not all the required licences have been accepted; please visit "
+            f"{site}/datasets/{pid}?tab=download#manage-licences to accept the "
+            "required licence(s).",
+            "permission denied",
+        )
     job = Job(str(uuid.uuid4()), pid, inputs, _iso())
     job.failure = ads.job_failure
     if not ads.published(pid, inputs):
-        job.failure = ("No data found for this request" if pid == EUROPE else
-                       "MARS returned no data, please check your selection.")
+        job.failure = (
+            "No data found for this request"
+            if pid == EUROPE
+            else "MARS returned no data, please check your selection."
+        )
     ads.jobs[job.id] = job
     body = _status(ads, job, request, "monitor")
-    return web.json_response(body, status=201,
-                             headers={"Location": f"{ads.url}/retrieve/v1/jobs/{job.id}"})
+    return web.json_response(
+        body, status=201, headers={"Location": f"{ads.url}/retrieve/v1/jobs/{job.id}"}
+    )
 
 
 def _invalid(pid: str, inputs: dict) -> str | None:
@@ -237,15 +289,30 @@ async def _results(ads: AdsStandIn, request: web.Request) -> web.Response:
         return _error(404, "job not found")
     status = _current(ads, job)
     if status == "failed":
-        return _error(400, "The job has failed", None, "job results failed",
-                      instance=str(request.url), traceback=job.failure)
+        return _error(
+            400,
+            "The job has failed",
+            None,
+            "job results failed",
+            instance=str(request.url),
+            traceback=job.failure,
+        )
     if status != "successful" or job.delivery is None:
         return _error(404, "job results not ready", f"status of {job.id} is '{status}'")
     path = ads.root / job.delivery
-    return web.json_response({"asset": {"value": {
-        "type": "application/zip", "href": f"{ads.url.rsplit('/api', 1)[0]}/download/"
-        f"{job.delivery}", "file:size": path.stat().st_size,
-        "file:checksum": uuid.uuid4().hex, "file:local_path": f"s3://cache/{job.delivery}"}}})
+    return web.json_response(
+        {
+            "asset": {
+                "value": {
+                    "type": "application/zip",
+                    "href": f"{ads.url.rsplit('/api', 1)[0]}/download/{job.delivery}",
+                    "file:size": path.stat().st_size,
+                    "file:checksum": uuid.uuid4().hex,
+                    "file:local_path": f"s3://cache/{job.delivery}",
+                }
+            }
+        }
+    )
 
 
 async def _download(ads: AdsStandIn, request: web.Request) -> web.StreamResponse:
@@ -256,8 +323,11 @@ async def _download(ads: AdsStandIn, request: web.Request) -> web.StreamResponse
     start = 0
     if request.headers.get("Range", "").startswith("bytes="):
         start = int(request.headers["Range"][6:].split("-")[0])
-    headers = {"Accept-Ranges": "bytes", "Content-Type": "application/zip",
-               "Content-Length": str(len(data) - start)}
+    headers = {
+        "Accept-Ranges": "bytes",
+        "Content-Type": "application/zip",
+        "Content-Length": str(len(data) - start),
+    }
     if start:
         headers["Content-Range"] = f"bytes {start}-{len(data) - 1}/{len(data)}"
     response = web.StreamResponse(status=206 if start else 200, headers=headers)
@@ -266,8 +336,8 @@ async def _download(ads: AdsStandIn, request: web.Request) -> web.StreamResponse
         return response
     if ads.drop_after is not None:
         cut, ads.drop_after = ads.drop_after, None
-        await response.write(data[start:start + cut])
-        request.transport.close()             # the connection breaks off mid-body
+        await response.write(data[start : start + cut])
+        request.transport.close()  # the connection breaks off mid-body
         return response
     await response.write(data[start:])
     await response.write_eof()
@@ -281,20 +351,19 @@ def _deliver(ads: AdsStandIn, job: Job) -> str:
     """Write the NetCDF files a job asks for and zip them as the ADS delivers them."""
     work = ads.root / f"job-{next(_numbers)}"
     work.mkdir(parents=True)
-    members = (_europe(job.inputs, work) if job.dataset == EUROPE
-               else _global(job.inputs, work))
+    members = _europe(job.inputs, work) if job.dataset == EUROPE else _global(job.inputs, work)
     ads.files.extend(path for _, path in members)
     buffer = io.BytesIO()
     with zipfile.ZipFile(buffer, "w", zipfile.ZIP_DEFLATED) as archive:
         for arcname, path in members:
             data = path.read_bytes()
             if ads.corrupt == "netcdf":
-                data = data[: len(data) // 2]             # a truncated NetCDF, intact zip
+                data = data[: len(data) // 2]  # a truncated NetCDF, intact zip
             archive.writestr(arcname, data)
     data = buffer.getvalue()
     if ads.corrupt == "zip":
         middle = len(data) // 2
-        data = data[:middle] + bytes([data[middle] ^ 0xFF]) + data[middle + 1:]
+        data = data[:middle] + bytes([data[middle] ^ 0xFF]) + data[middle + 1 :]
     elif ads.corrupt == "html":
         data = b"<html><body>502 Bad Gateway</body></html>"
     name = f"{job.id}.zip"
@@ -314,15 +383,17 @@ def _europe(inputs: dict, work: Path) -> list[tuple[str, Path]]:
         leads = np.array([int(t[:2]) for t in inputs["time"]])
     else:
         leads = np.array([int(h) for h in inputs["leadtime_hour"]])
-    path = gen.write_europe_run(work / f"ENS_{kind.upper()}.nc", day, gen.europe_grid(1.0),
-                                leads=leads, kind=kind.upper())
+    path = gen.write_europe_run(
+        work / f"ENS_{kind.upper()}.nc", day, gen.europe_grid(1.0), leads=leads, kind=kind.upper()
+    )
     return [(f"ensemble_{kind}.nc", path)]
 
 
 def _global(inputs: dict, work: Path) -> list[tuple[str, Path]]:
     leads = np.array([int(h) for h in inputs["leadtime_hour"]])
-    sfc, ml = gen.write_global_run(work / "data", _day(inputs), gen.global_grid(5.0),
-                                   surface_leads=leads, model_leads=leads)
+    sfc, ml = gen.write_global_run(
+        work / "data", _day(inputs), gen.global_grid(5.0), surface_leads=leads, model_leads=leads
+    )
     if "model_level" in inputs:
         sfc.unlink()
         return [("data_mlev.nc", ml)]

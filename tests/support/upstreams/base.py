@@ -42,20 +42,22 @@ class Blob:
     """A served file: its size, its bytes by range (produced on demand), its validators."""
 
     size: int
-    read: Callable[[int, int], bytes]       # (start, stop) -> bytes
+    read: Callable[[int, int], bytes]  # (start, stop) -> bytes
     etag: str
-    last_modified: float                    # Unix time
+    last_modified: float  # Unix time
 
     @classmethod
-    def of(cls, data: bytes, last_modified: float | None = None) -> "Blob":
+    def of(cls, data: bytes, last_modified: float | None = None) -> Blob:
         """A file held in memory."""
-        return cls(len(data), lambda a, b: data[a:b],
-                   '"' + hashlib.sha1(data).hexdigest()[:16] + '"',
-                   time.time() // 1 if last_modified is None else last_modified)
+        return cls(
+            len(data),
+            lambda a, b: data[a:b],
+            '"' + hashlib.sha1(data).hexdigest()[:16] + '"',
+            time.time() // 1 if last_modified is None else last_modified,
+        )
 
     @classmethod
-    def joined(cls, parts: list[bytes | int], tag: str,
-               last_modified: float | None = None) -> "Blob":
+    def joined(cls, parts: list[bytes | int], tag: str, last_modified: float | None = None) -> Blob:
         """A file made of `parts` back to back, an int being that many padding bytes (never
         held in memory): whole files of hundreds of MB cost only their real parts."""
         starts, position = [], 0
@@ -71,15 +73,19 @@ class Blob:
                 size = part if isinstance(part, int) else len(part)
                 lo, hi = max(a, start), min(b, start + size)
                 if lo < hi:
-                    out += bytes(hi - lo) if isinstance(part, int) else part[lo - start:hi - start]
+                    out += (
+                        bytes(hi - lo) if isinstance(part, int) else part[lo - start : hi - start]
+                    )
                 i += 1
             return bytes(out)
 
-        return cls(position, read, f'"{tag}"',
-                   time.time() // 1 if last_modified is None else last_modified)
+        return cls(
+            position, read, f'"{tag}"', time.time() // 1 if last_modified is None else last_modified
+        )
 
 
 # ---- faults ------------------------------------------------------------------------------
+
 
 @dataclass(frozen=True)
 class Status:
@@ -128,13 +134,13 @@ Fault = Status | Drop | Truncate | Corrupt | Stall | IgnoreRange
 class Hit:
     """One request as the server saw it."""
 
-    t: float                    # time.monotonic() when it arrived
-    wall: float                 # time.time() then (for Retry-After as an HTTP date)
+    t: float  # time.monotonic() when it arrived
+    wall: float  # time.time() then (for Retry-After as an HTTP date)
     method: str
     path: str
     headers: dict[str, str]
     status: int = 0
-    sent: int = 0               # body bytes written
+    sent: int = 0  # body bytes written
     fault: Fault | None = None
 
     @property
@@ -165,9 +171,9 @@ class StandIn:
         self._loop: asyncio.AbstractEventLoop | None = None
         self._thread: threading.Thread | None = None
         self._closing: asyncio.Event | None = None
-        self.on_hit: Callable[[Hit], None] | None = None   # called (server thread) on arrival
+        self.on_hit: Callable[[Hit], None] | None = None  # called (server thread) on arrival
         self._routes: list[tuple[str, Callable]] = []
-        self.active = self.max_active = 0                  # requests being answered
+        self.active = self.max_active = 0  # requests being answered
 
     # ---- content and faults (callable from the test's thread) --------------------------
 
@@ -175,8 +181,11 @@ class StandIn:
         """Serve `content` at `path` (from now on)."""
         self.files[path] = content if isinstance(content, Blob) else Blob.of(content)
 
-    def route(self, prefix: str, answer: Callable[[web.Request], "Blob | bytes | "
-                                                  "web.StreamResponse | None"]) -> None:
+    def route(
+        self,
+        prefix: str,
+        answer: Callable[[web.Request], Blob | bytes | web.StreamResponse | None],
+    ) -> None:
         """Answer requests of paths under `prefix` with `answer(request)` (see the module's
         docstring); called on the server's thread, after any fault of the path."""
         self._routes.append((prefix, answer))
@@ -189,8 +198,11 @@ class StandIn:
         """Queue faults for the next requests of `path` (or apply one to every request)."""
         with self._lock:
             if always:
-                (self._always.__setitem__(path, faults[0]) if faults
-                 else self._always.pop(path, None))
+                (
+                    self._always.__setitem__(path, faults[0])
+                    if faults
+                    else self._always.pop(path, None)
+                )
             else:
                 self._faults[path].extend(faults)
 
@@ -198,8 +210,11 @@ class StandIn:
         """Requests so far (of `path`, or under `prefix`), in arrival order."""
         with self._lock:
             hits = list(self._hits)
-        return [h for h in hits if (path is None or h.path == path)
-                and (prefix is None or h.path.startswith(prefix))]
+        return [
+            h
+            for h in hits
+            if (path is None or h.path == path) and (prefix is None or h.path.startswith(prefix))
+        ]
 
     def clear_hits(self) -> None:
         with self._lock:
@@ -210,11 +225,12 @@ class StandIn:
 
     # ---- lifecycle ---------------------------------------------------------------------
 
-    def __enter__(self) -> "StandIn":
+    def __enter__(self) -> StandIn:
         ready = threading.Event()
         failure: list[BaseException] = []
-        self._thread = threading.Thread(target=self._serve, args=(ready, failure), daemon=True,
-                                        name="stand-in")
+        self._thread = threading.Thread(
+            target=self._serve, args=(ready, failure), daemon=True, name="stand-in"
+        )
         self._thread.start()
         ready.wait(timeout=30)
         if failure or not self.url:
@@ -230,7 +246,7 @@ class StandIn:
         loop = self._loop = asyncio.new_event_loop()
         try:
             loop.run_until_complete(self._main(ready))
-        except BaseException as exc:       # reported to __enter__, which is waiting
+        except BaseException as exc:  # noqa: BLE001 (reported to __enter__, which waits)
             failure.append(exc)
             ready.set()
         finally:
@@ -240,8 +256,7 @@ class StandIn:
         self._closing = asyncio.Event()
         app = web.Application()
         app.router.add_route("*", "/{tail:.*}", self._handle)
-        runner = web.AppRunner(app, handle_signals=False, access_log=None,
-                               shutdown_timeout=0.5)
+        runner = web.AppRunner(app, handle_signals=False, access_log=None, shutdown_timeout=0.5)
         await runner.setup()
         site = web.TCPSite(runner, "127.0.0.1", 0)
         await site.start()
@@ -262,8 +277,9 @@ class StandIn:
             return self._always.get(path)
 
     async def _handle(self, request: web.Request) -> web.StreamResponse:
-        hit = Hit(time.monotonic(), time.time(), request.method, request.path,
-                  dict(request.headers))
+        hit = Hit(
+            time.monotonic(), time.time(), request.method, request.path, dict(request.headers)
+        )
         with self._lock:
             self._hits.append(hit)
         if self.on_hit is not None:
@@ -273,19 +289,20 @@ class StandIn:
         self.max_active = max(self.max_active, self.active)
         try:
             return await self._respond(request, hit, fault)
-        except ConnectionResetError:    # the client went away (it timed out): nothing to do
+        except ConnectionResetError:  # the client went away (it timed out): nothing to do
             raise asyncio.CancelledError from None
         finally:
             self.active -= 1
 
-    async def _respond(self, request: web.Request, hit: Hit, fault: Fault | None
-                       ) -> web.StreamResponse:
+    async def _respond(
+        self, request: web.Request, hit: Hit, fault: Fault | None
+    ) -> web.StreamResponse:
         if request.method not in ("GET", "HEAD"):
             return self._answer(hit, web.Response(status=405))
         if isinstance(fault, Stall):
             try:
                 await asyncio.wait_for(self._closing.wait(), fault.seconds)
-            except asyncio.TimeoutError:
+            except TimeoutError:
                 pass
         if isinstance(fault, Status):
             headers = {"Retry-After": fault.retry_after} if fault.retry_after else {}
@@ -310,8 +327,9 @@ class StandIn:
         hit.status = response.status
         return response
 
-    async def _send(self, request: web.Request, hit: Hit, blob: Blob, plan: _Plan,
-                    fault: Fault | None) -> web.StreamResponse:
+    async def _send(
+        self, request: web.Request, hit: Hit, blob: Blob, plan: _Plan, fault: Fault | None
+    ) -> web.StreamResponse:
         """Stream bytes [start, stop), or the part a Drop/Truncate fault lets through."""
         response = web.StreamResponse(status=plan.status, headers=plan.headers)
         response.content_length = plan.stop - plan.start
@@ -332,7 +350,7 @@ class StandIn:
             position += len(data)
         if limit < plan.stop:
             _cut(request, reset=isinstance(fault, Drop))
-            raise asyncio.CancelledError    # aiohttp then stops this request quietly
+            raise asyncio.CancelledError  # aiohttp then stops this request quietly
         await response.write_eof()
         return response
 
@@ -353,21 +371,24 @@ def _cut(request: web.Request, reset: bool) -> None:
 
 def _plan(request: web.Request, blob: Blob, ignore_range: bool) -> _Plan:
     """Status, headers and byte range for a GET/HEAD of `blob`."""
-    headers = {"ETag": blob.etag, "Accept-Ranges": "bytes",
-               "Last-Modified": email.utils.formatdate(blob.last_modified, usegmt=True)}
+    headers = {
+        "ETag": blob.etag,
+        "Accept-Ranges": "bytes",
+        "Last-Modified": email.utils.formatdate(blob.last_modified, usegmt=True),
+    }
     if _not_modified(request, blob):
         return _Plan(304, headers)
     wanted = request.headers.get("Range")
     if_range = request.headers.get("If-Range")
     if if_range and if_range not in (blob.etag, headers["Last-Modified"]):
-        wanted = None           # changed since the client's first part: the whole new file
+        wanted = None  # changed since the client's first part: the whole new file
     if not wanted or ignore_range:
         return _Plan(200, headers, 0, blob.size)
     unit, _, spec = wanted.partition("=")
     if unit.strip() != "bytes" or "," in spec:
         return _Plan(400, {"X-Stand-In": "one byte range per request"})
     first, _, last = spec.strip().partition("-")
-    if not first:               # a suffix: the last N bytes
+    if not first:  # a suffix: the last N bytes
         start, stop = max(0, blob.size - int(last)), blob.size
     else:
         start = int(first)

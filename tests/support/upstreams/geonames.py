@@ -28,10 +28,27 @@ from tests.support.upstreams.base import Blob, StandIn
 PREFIX = "/export/dump"
 PLACES = "cities15000"
 CODE_FILES = ("countryInfo.txt", "admin1CodesASCII.txt", "admin2Codes.txt")
-COLUMNS = ("geonameid", "name", "asciiname", "alternatenames", "latitude", "longitude",
-           "feature_class", "feature_code", "country_code", "cc2", "admin1_code", "admin2_code",
-           "admin3_code", "admin4_code", "population", "elevation", "dem", "timezone",
-           "modification_date")
+COLUMNS = (
+    "geonameid",
+    "name",
+    "asciiname",
+    "alternatenames",
+    "latitude",
+    "longitude",
+    "feature_class",
+    "feature_code",
+    "country_code",
+    "cc2",
+    "admin1_code",
+    "admin2_code",
+    "admin3_code",
+    "admin4_code",
+    "population",
+    "elevation",
+    "dem",
+    "timezone",
+    "modification_date",
+)
 
 
 def read_rows() -> dict[str, list[str]]:
@@ -62,18 +79,29 @@ class GeoNamesDumps:
 
     server: StandIn
     written: dt.date
-    names: bool = True                  # serve alternateNamesV2.zip and its daily files
+    names: bool = True  # serve alternateNamesV2.zip and its daily files
     rows: dict[str, list[str]] = field(default_factory=read_rows)
-    alternate: dict[str, list[str]] = field(default_factory=dict)   # alternatenameid -> fields
+    alternate: dict[str, list[str]] = field(default_factory=dict)  # alternatenameid -> fields
 
     def __post_init__(self) -> None:
         for gid, fields in self.rows.items():
             for i, name in enumerate(n for n in fields[3].split(",") if n):
-                self.alternate[str(int(gid) * 100 + i)] = [str(int(gid) * 100 + i), gid, "",
-                                                           name, "", "", "", "", "", ""]
+                self.alternate[str(int(gid) * 100 + i)] = [
+                    str(int(gid) * 100 + i),
+                    gid,
+                    "",
+                    name,
+                    "",
+                    "",
+                    "",
+                    "",
+                    "",
+                    "",
+                ]
         for name in CODE_FILES:
-            self.server.put(self.path(name), Blob.of((SHARED_GEONAMES / name).read_bytes(),
-                                                     at(self.written, 1)))
+            self.server.put(
+                self.path(name), Blob.of((SHARED_GEONAMES / name).read_bytes(), at(self.written, 1))
+            )
         self.renew(self.written)
 
     @property
@@ -87,12 +115,16 @@ class GeoNamesDumps:
         """Write the dumps anew on `written`, holding every change so far (new ETags)."""
         self.written = written
         places = "".join("\t".join(fields) + "\n" for fields in self.rows.values())
-        self.server.put(self.path(f"{PLACES}.zip"), Blob.of(
-            zipped(f"{PLACES}.txt", places, written), at(written)))
+        self.server.put(
+            self.path(f"{PLACES}.zip"),
+            Blob.of(zipped(f"{PLACES}.txt", places, written), at(written)),
+        )
         if self.names:
             names = "".join("\t".join(f) + "\n" for f in self.alternate.values())
-            self.server.put(self.path("alternateNamesV2.zip"), Blob.of(
-                zipped("alternateNamesV2.txt", names, written), at(written)))
+            self.server.put(
+                self.path("alternateNamesV2.zip"),
+                Blob.of(zipped("alternateNamesV2.txt", names, written), at(written)),
+            )
 
     def row(self, gid: str, **changes: str) -> list[str]:
         """The current row of a place with some fields changed (by column name)."""
@@ -101,8 +133,14 @@ class GeoNamesDumps:
             fields[COLUMNS.index(name)] = value
         return fields
 
-    def add_day(self, day: dt.date, modified: list[list[str]] = (), deleted: list[str] = (),
-                names_modified: list[list[str]] = (), names_deleted: list[str] = ()) -> None:
+    def add_day(
+        self,
+        day: dt.date,
+        modified: list[list[str]] = (),
+        deleted: list[str] = (),
+        names_modified: list[list[str]] = (),
+        names_deleted: list[str] = (),
+    ) -> None:
         """Publish a day's update files (served from the next day on) and apply them to the
         dumps (a place the cities dump does not hold stays out of it, as in GeoNames')."""
         for fields in modified:
@@ -118,21 +156,30 @@ class GeoNamesDumps:
         }
         if self.names:
             files["alternateNamesModifications"] = "".join(
-                "\t".join(f) + "\n" for f in names_modified)
+                "\t".join(f) + "\n" for f in names_modified
+            )
             files["alternateNamesDeletes"] = "".join(
-                f"{aid}\t{f[1]}\t{f[3]}\twrong language\n" for aid, f in names_gone)
+                f"{aid}\t{f[1]}\t{f[3]}\twrong language\n" for aid, f in names_gone
+            )
         for kind, text in files.items():
-            self.server.put(self.path(f"{kind}-{day.isoformat()}.txt"),
-                            Blob.of(text.encode("utf-8"), at(day + dt.timedelta(days=1), 0)))
+            self.server.put(
+                self.path(f"{kind}-{day.isoformat()}.txt"),
+                Blob.of(text.encode("utf-8"), at(day + dt.timedelta(days=1), 0)),
+            )
 
     def drop_day(self, day: dt.date) -> None:
         """GeoNames no longer serves the day's files (it keeps recent days only)."""
-        for kind in ("modifications", "deletes", "alternateNamesModifications",
-                     "alternateNamesDeletes"):
+        for kind in (
+            "modifications",
+            "deletes",
+            "alternateNamesModifications",
+            "alternateNamesDeletes",
+        ):
             self.server.remove(self.path(f"{kind}-{day.isoformat()}.txt"))
 
     def day_paths(self, day: dt.date) -> list[str]:
         """The served paths of a day's files."""
         kinds = ["modifications", "deletes"] + (
-            ["alternateNamesModifications", "alternateNamesDeletes"] if self.names else [])
+            ["alternateNamesModifications", "alternateNamesDeletes"] if self.names else []
+        )
         return [self.path(f"{kind}-{day.isoformat()}.txt") for kind in kinds]

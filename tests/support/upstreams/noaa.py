@@ -26,16 +26,36 @@ from tests.support import grib
 from tests.support.upstreams.base import Blob, StandIn
 
 # grib.py's field -> (wgrib2 variable, level)
-WGRIB2 = {"prmsl": ("PRMSL", "mean sea level"), "orog": ("HGT", "surface"),
-          "2t": ("TMP", "2 m above ground"), "2d": ("DPT", "2 m above ground"),
-          "2r": ("RH", "2 m above ground"), "10u": ("UGRD", "10 m above ground"),
-          "10v": ("VGRD", "10 m above ground"), "gust": ("GUST", "surface"),
-          "prate": ("PRATE", "surface"), "crain": ("CRAIN", "surface"),
-          "csnow": ("CSNOW", "surface"), "cfrzr": ("CFRZR", "surface"),
-          "cicep": ("CICEP", "surface"), "tp": ("APCP", "surface"), "cape": ("CAPE", "surface"),
-          "tcc": ("TCDC", "entire atmosphere"), "vis": ("VIS", "surface")}
-ISOBARIC_NAMES = {"gh": "HGT", "t": "TMP", "u": "UGRD", "v": "VGRD", "r": "RH", "absv": "ABSV",
-                  "w": "VVEL", "clwmr": "CLWMR", "o3mr": "O3MR"}
+WGRIB2 = {
+    "prmsl": ("PRMSL", "mean sea level"),
+    "orog": ("HGT", "surface"),
+    "2t": ("TMP", "2 m above ground"),
+    "2d": ("DPT", "2 m above ground"),
+    "2r": ("RH", "2 m above ground"),
+    "10u": ("UGRD", "10 m above ground"),
+    "10v": ("VGRD", "10 m above ground"),
+    "gust": ("GUST", "surface"),
+    "prate": ("PRATE", "surface"),
+    "crain": ("CRAIN", "surface"),
+    "csnow": ("CSNOW", "surface"),
+    "cfrzr": ("CFRZR", "surface"),
+    "cicep": ("CICEP", "surface"),
+    "tp": ("APCP", "surface"),
+    "cape": ("CAPE", "surface"),
+    "tcc": ("TCDC", "entire atmosphere"),
+    "vis": ("VIS", "surface"),
+}
+ISOBARIC_NAMES = {
+    "gh": "HGT",
+    "t": "TMP",
+    "u": "UGRD",
+    "v": "VGRD",
+    "r": "RH",
+    "absv": "ABSV",
+    "w": "VVEL",
+    "clwmr": "CLWMR",
+    "o3mr": "O3MR",
+}
 ISOBARIC_NAMES_CYCLE = tuple(ISOBARIC_NAMES.values())
 STAT = {"accum": "acc", "avg": "ave"}
 
@@ -44,17 +64,28 @@ def _varying(mean: float, spread: float):
     """A field that changes over the globe, so messages have realistic sizes (a constant one
     packs into ~200 bytes, and range requests would look better than they are); the same at
     every hour, so grib.py encodes it once and re-dates it."""
+
     def value(valid_s: int, lat: np.ndarray, lon: np.ndarray) -> np.ndarray:
         return mean + spread * np.cos(np.radians(lat)) * np.sin(np.radians(lon) * 3)
+
     return value
 
 
-VALUES = {**grib.GFS_VALUES, "2t": _varying(288.0, 20.0), "2d": _varying(280.0, 15.0),
-          "2r": _varying(60.0, 30.0), "10u": _varying(0.0, 10.0), "10v": _varying(0.0, 10.0),
-          "prmsl": _varying(101325.0, 2000.0), "tcc": _varying(50.0, 50.0),
-          "vis": _varying(15000.0, 9000.0), "gust": _varying(10.0, 8.0),
-          "cape": _varying(500.0, 500.0), "orog": _varying(800.0, 800.0),
-          "precip": _varying(0.5, 0.5)}
+VALUES = {
+    **grib.GFS_VALUES,
+    "2t": _varying(288.0, 20.0),
+    "2d": _varying(280.0, 15.0),
+    "2r": _varying(60.0, 30.0),
+    "10u": _varying(0.0, 10.0),
+    "10v": _varying(0.0, 10.0),
+    "prmsl": _varying(101325.0, 2000.0),
+    "tcc": _varying(50.0, 50.0),
+    "vis": _varying(15000.0, 9000.0),
+    "gust": _varying(10.0, 8.0),
+    "cape": _varying(500.0, 500.0),
+    "orog": _varying(800.0, 800.0),
+    "precip": _varying(0.5, 0.5),
+}
 # The same without rain: totals then repeat too, so every message is re-dated from one
 # encoding (a 0.25° encoding takes 0.2-0.5 s; the full-size bench needs ~3,900 messages).
 VALUES_STILL = {**VALUES, "precip": 0.0}
@@ -86,11 +117,11 @@ def forecast_label(step_type: str, start: int, end: int) -> str:
 
 
 @functools.cache
-def _writer(cycle: dt.datetime) -> "grib._Writer":
+def _writer(cycle: dt.datetime) -> grib._Writer:
     return grib._Writer(grib.REAL_GRID, int(cycle.timestamp()))
 
 
-def labelled(writer: "grib._Writer", name: str, hour: int, values: dict) -> list[Message]:
+def labelled(writer: grib._Writer, name: str, hour: int, values: dict) -> list[Message]:
     """grib.py's messages of one field at one hour (with their variants), labelled."""
     import eccodes
 
@@ -99,9 +130,11 @@ def labelled(writer: "grib._Writer", name: str, hour: int, values: dict) -> list
     for data in writer.gfs_messages(name, hour, values, grib.GFS_VARIANTS):
         gid = eccodes.codes_new_from_message(data)
         try:
-            label = forecast_label(eccodes.codes_get(gid, "stepType"),
-                                   eccodes.codes_get(gid, "startStep"),
-                                   eccodes.codes_get(gid, "endStep"))
+            label = forecast_label(
+                eccodes.codes_get(gid, "stepType"),
+                eccodes.codes_get(gid, "startStep"),
+                eccodes.codes_get(gid, "endStep"),
+            )
         finally:
             eccodes.codes_release(gid)
         out.append(Message(variable, level, label, data))
@@ -124,9 +157,13 @@ def _isobaric() -> list[tuple[str, str, bytes]]:
             try:
                 if eccodes.codes_get(gid, "typeOfLevel") == "isobaricInhPa":
                     short = eccodes.codes_get(gid, "shortName")
-                    found.append((ISOBARIC_NAMES.get(short, short.upper()),
-                                  f"{eccodes.codes_get(gid, 'level')} mb",
-                                  eccodes.codes_get_message(gid)))
+                    found.append(
+                        (
+                            ISOBARIC_NAMES.get(short, short.upper()),
+                            f"{eccodes.codes_get(gid, 'level')} mb",
+                            eccodes.codes_get_message(gid),
+                        )
+                    )
             finally:
                 eccodes.codes_release(gid)
     return found
@@ -134,8 +171,10 @@ def _isobaric() -> list[tuple[str, str, bytes]]:
 
 def others(hour: int) -> list[Message]:
     """Messages the fetcher does not want (the same bytes in every file)."""
-    return [Message(v, level, forecast_label("instant", hour, hour), data)
-            for v, level, data in _isobaric()]
+    return [
+        Message(v, level, forecast_label("instant", hour, hour), data)
+        for v, level, data in _isobaric()
+    ]
 
 
 @functools.lru_cache(maxsize=256)
@@ -143,19 +182,29 @@ def whole_file(cycle: dt.datetime, hour: int) -> list[Message]:
     """The messages of one forecast hour's file, in file order (made once per session)."""
     rest = others(hour)
     pick = lambda *names: [m for n in names for m in fields(cycle, hour, n)]  # noqa: E731
-    return [*pick("prmsl"), *rest[:120], *pick("orog"), *rest[120:125],
-            *pick("2t", "2d", "2r"), *rest[125:127], *pick("10u", "10v", "gust"),
-            *rest[127:170], *pick("prate", "crain", "csnow", "cfrzr", "cicep", "tp", "cape",
-                                  "tcc"),
-            *rest[170:], *pick("vis")]
+    return [
+        *pick("prmsl"),
+        *rest[:120],
+        *pick("orog"),
+        *rest[120:125],
+        *pick("2t", "2d", "2r"),
+        *rest[125:127],
+        *pick("10u", "10v", "gust"),
+        *rest[127:170],
+        *pick("prate", "crain", "csnow", "cfrzr", "cicep", "tp", "cape", "tcc"),
+        *rest[170:],
+        *pick("vis"),
+    ]
 
 
 def inventory(messages: list[Message], cycle: dt.datetime) -> str:
     """The wgrib2 .idx of `messages` laid back to back."""
     lines, offset = [], 0
     for number, message in enumerate(messages, 1):
-        lines.append(f"{number}:{offset}:d={cycle:%Y%m%d%H}:{message.variable}:{message.level}:"
-                     f"{message.forecast}:")
+        lines.append(
+            f"{number}:{offset}:d={cycle:%Y%m%d%H}:{message.variable}:{message.level}:"
+            f"{message.forecast}:"
+        )
         offset += len(message.data)
     return "\n".join(lines) + "\n"
 
@@ -166,14 +215,13 @@ class NoaaLayout:
 
     server: StandIn
     prefix: str = ""
-    sizes: dict[str, int] = field(default_factory=dict)     # path -> whole file's bytes
+    sizes: dict[str, int] = field(default_factory=dict)  # path -> whole file's bytes
 
     @property
     def url(self) -> str:
         return self.server.url + self.prefix
 
-    def add_run(self, cycle: dt.datetime, hours: list[int], missing: tuple[int, ...] = ()
-                ) -> None:
+    def add_run(self, cycle: dt.datetime, hours: list[int], missing: tuple[int, ...] = ()) -> None:
         """Publish a run: each hour's file and .idx, except the `missing` hours (404)."""
         for hour in hours:
             if hour in missing:

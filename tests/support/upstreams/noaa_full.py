@@ -23,12 +23,24 @@ from tests.support import grib
 from tests.support.upstreams import noaa
 from tests.support.upstreams.base import Blob, StandIn
 
-OTHERS = 724                         # messages a real 0.25° file holds besides the wanted
-OTHER_BYTES = (420_000, 980_000)     # their sizes: real files hold 0.3-1.5 MB messages
+OTHERS = 724  # messages a real 0.25° file holds besides the wanted
+OTHER_BYTES = (420_000, 980_000)  # their sizes: real files hold 0.3-1.5 MB messages
 # Where the wanted fields sit among the others (NOAA's order: PRMSL first, 2 m and 10 m
 # fields past the pressure levels, the surface block, VIS near the end).
-LAYOUT = (("prmsl",), 400, ("orog",), 170, ("2t", "2d", "2r"), 2, ("10u", "10v", "gust"), 40,
-          ("prate", "crain", "csnow", "cfrzr", "cicep", "tp", "cape", "tcc"), 100, ("vis",), 12)
+LAYOUT = (
+    ("prmsl",),
+    400,
+    ("orog",),
+    170,
+    ("2t", "2d", "2r"),
+    2,
+    ("10u", "10v", "gust"),
+    40,
+    ("prate", "crain", "csnow", "cfrzr", "cicep", "tp", "cape", "tcc"),
+    100,
+    ("vis",),
+    12,
+)
 
 
 def _other_size(n: int) -> int:
@@ -38,11 +50,11 @@ def _other_size(n: int) -> int:
 
 
 @functools.cache
-def _writer(cycle: dt.datetime) -> "grib._Writer":
+def _writer(cycle: dt.datetime) -> grib._Writer:
     return grib._Writer(grib.GFS_QUARTER, int(cycle.timestamp()))
 
 
-_LOCK = threading.Lock()     # ecCodes handles of one writer: one thread at a time
+_LOCK = threading.Lock()  # ecCodes handles of one writer: one thread at a time
 
 
 @functools.cache
@@ -50,8 +62,7 @@ def _base(cycle: dt.datetime, name: str, analysis: bool) -> tuple[noaa.Message, 
     """A field's messages at f000, or at f007 (where a 6-hour bucket, 6-7, and the running
     total, 0-7, differ), encoded once by grib.py."""
     with _LOCK:
-        return tuple(noaa.labelled(_writer(cycle), name, 0 if analysis else 7,
-                                   noaa.VALUES_STILL))
+        return tuple(noaa.labelled(_writer(cycle), name, 0 if analysis else 7, noaa.VALUES_STILL))
 
 
 def _label(base: noaa.Message, hour: int) -> tuple[str, int]:
@@ -63,7 +74,7 @@ def _label(base: noaa.Message, hour: int) -> tuple[str, int]:
     return f"{start}-{hour} hour {time.kind} fcst", start
 
 
-@functools.lru_cache(maxsize=512)     # 4 files in flight x ~24 messages, with room
+@functools.lru_cache(maxsize=512)  # 4 files in flight x ~24 messages, with room
 def _message(cycle: dt.datetime, hour: int, name: str, index: int) -> bytes:
     """A field's message at `hour`: its base re-dated with ecCodes (~1 ms, same length)."""
     import eccodes
@@ -89,7 +100,7 @@ class FullSizeFile:
 
     def __init__(self, cycle: dt.datetime, hour: int):
         self.cycle, self.hour = cycle, hour
-        self.parts: list[tuple[str, int] | int] = []      # (field, variant index) or padding
+        self.parts: list[tuple[str, int] | int] = []  # (field, variant index) or padding
         self.labels: list[tuple[str, str, str]] = []
         self.sizes: list[int] = []
         other = 0
@@ -99,8 +110,13 @@ class FullSizeFile:
                     size = _other_size(other)
                     name = noaa.ISOBARIC_NAMES_CYCLE[other % len(noaa.ISOBARIC_NAMES_CYCLE)]
                     self.parts.append(size)
-                    self.labels.append((name, f"{1000 - other % 40 * 25} mb",
-                                        noaa.forecast_label("instant", hour, hour)))
+                    self.labels.append(
+                        (
+                            name,
+                            f"{1000 - other % 40 * 25} mb",
+                            noaa.forecast_label("instant", hour, hour),
+                        )
+                    )
                     self.sizes.append(size)
                     other += 1
                 continue
@@ -113,9 +129,10 @@ class FullSizeFile:
         self.size = sum(self.sizes)
 
     def inventory(self) -> str:
-        return "".join(f"{n}:{start}:d={self.cycle:%Y%m%d%H}:{var}:{level}:{fc}:\n"
-                       for n, (start, (var, level, fc)) in
-                       enumerate(zip(self.starts, self.labels), 1))
+        return "".join(
+            f"{n}:{start}:d={self.cycle:%Y%m%d%H}:{var}:{level}:{fc}:\n"
+            for n, (start, (var, level, fc)) in enumerate(zip(self.starts, self.labels), 1)
+        )
 
     def read(self, a: int, b: int) -> bytes:
         """Bytes [a, b): real messages made on demand, padding as zeros."""
@@ -128,7 +145,7 @@ class FullSizeFile:
                 if isinstance(part, int):
                     out += bytes(hi - lo)
                 else:
-                    out += _message(self.cycle, self.hour, *part)[lo - start:hi - start]
+                    out += _message(self.cycle, self.hour, *part)[lo - start : hi - start]
             i += 1
         return bytes(out)
 
@@ -139,8 +156,9 @@ def publish(server: StandIn, cycle: dt.datetime, hours: list[int], prefix: str =
     for hour in hours:
         whole = FullSizeFile(cycle, hour)
         path = prefix + noaa.file_path(cycle, hour)
-        server.put(path, Blob(whole.size, whole.read, f'"full-{cycle:%Y%m%d%H}-{hour}"',
-                              cycle.timestamp()))
+        server.put(
+            path, Blob(whole.size, whole.read, f'"full-{cycle:%Y%m%d%H}-{hour}"', cycle.timestamp())
+        )
         server.put(path + ".idx", whole.inventory().encode())
         total += whole.size
     return total

@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import datetime as dt
 import hashlib
-import json
 import random
 import time
 from dataclasses import dataclass, field
@@ -33,24 +32,34 @@ PATH = "/webcams/api/v3/webcams"
 COUNTRIES = ("CH", "AT", "DE", "FR", "IT", "US", "NO", "ES")
 
 
-def windy_webcams(count: int, seed: int = 1, countries: tuple[str, ...] = COUNTRIES
-                  ) -> list[dict]:
+def windy_webcams(count: int, seed: int = 1, countries: tuple[str, ...] = COUNTRIES) -> list[dict]:
     """`count` webcams as the API knows them (before the per-request image links), spread
     over `countries` in turn."""
     rng = random.Random(seed)
     out = []
     for i in range(count):
         country = countries[i % len(countries)]
-        out.append({"webcamId": 1_000_000_000 + i, "title": f"Webcam {i}: Summit view",
-                    "viewCount": rng.randrange(0, 500_000), "status": "active" if i % 25
-                    else "inactive", "lastUpdatedOn": "2026-01-01T00:00:00.000Z",
-                    "categories": [{"id": "mountain", "name": "Mountain"}],
-                    "location": {"city": f"Town {i}", "region": "Region",
-                                 "region_code": f"{country}.01", "country": country,
-                                 "country_code": country, "continent": "Europe",
-                                 "continent_code": "EU",
-                                 "latitude": round(rng.uniform(-60, 70), 6),
-                                 "longitude": round(rng.uniform(-180, 180), 6)}})
+        out.append(
+            {
+                "webcamId": 1_000_000_000 + i,
+                "title": f"Webcam {i}: Summit view",
+                "viewCount": rng.randrange(0, 500_000),
+                "status": "active" if i % 25 else "inactive",
+                "lastUpdatedOn": "2026-01-01T00:00:00.000Z",
+                "categories": [{"id": "mountain", "name": "Mountain"}],
+                "location": {
+                    "city": f"Town {i}",
+                    "region": "Region",
+                    "region_code": f"{country}.01",
+                    "country": country,
+                    "country_code": country,
+                    "continent": "Europe",
+                    "continent_code": "EU",
+                    "latitude": round(rng.uniform(-60, 70), 6),
+                    "longitude": round(rng.uniform(-180, 180), 6),
+                },
+            }
+        )
     return out
 
 
@@ -77,38 +86,47 @@ class WindyLayout:
             return web.json_response({"message": "Unauthorized"}, status=401)
         limit, offset = int(request.query.get("limit", 10)), int(request.query.get("offset", 0))
         if limit > 50 or offset > self.max_offset:
-            return web.json_response({"message": "limit or offset over the plan's"},
-                                     status=400)
+            return web.json_response({"message": "limit or offset over the plan's"}, status=400)
         countries = request.query.get("countries")
-        chosen = [w for w in self.webcams
-                  if not countries or w["location"]["country_code"] in countries.split(",")]
+        chosen = [
+            w
+            for w in self.webcams
+            if not countries or w["location"]["country_code"] in countries.split(",")
+        ]
         include = set(request.query.get("include", "").split(","))
         expires = int(time.time()) + self.token_ttl_s
-        page = [self._item(w, include, expires) for w in chosen[offset:offset + limit]]
+        page = [self._item(w, include, expires) for w in chosen[offset : offset + limit]]
         return web.json_response({"total": len(chosen), "webcams": page})
 
     def _item(self, webcam: dict, include: set[str], expires: int) -> dict:
         item = {k: v for k, v in webcam.items() if k not in ("location", "categories")}
-        item["lastUpdatedOn"] = dt.datetime.fromtimestamp(
-            self.updated_s, dt.timezone.utc).strftime("%Y-%m-%dT%H:%M:%S.000Z")
+        item["lastUpdatedOn"] = dt.datetime.fromtimestamp(self.updated_s, dt.timezone.utc).strftime(
+            "%Y-%m-%dT%H:%M:%S.000Z"
+        )
         wid, token = webcam["webcamId"], self._token(webcam["webcamId"], expires)
         if "location" in include:
             item["location"] = webcam["location"]
         if "categories" in include:
             item["categories"] = webcam["categories"]
         if "images" in include:
-            item["images"] = {"current": {size: f"{self.server.url}/img/{wid}/{size}.jpg"
-                                                f"?token={token}"
-                                          for size in ("icon", "thumbnail", "preview")},
-                              "sizes": {"preview": {"width": 400, "height": 224}}}
+            item["images"] = {
+                "current": {
+                    size: f"{self.server.url}/img/{wid}/{size}.jpg?token={token}"
+                    for size in ("icon", "thumbnail", "preview")
+                },
+                "sizes": {"preview": {"width": 400, "height": 224}},
+            }
         if "player" in include:
-            item["player"] = {span: f"https://webcams.windy.com/webcams/public/embed/player/"
-                                    f"{wid}/{span}" for span in ("day", "month", "year",
-                                                                 "lifetime")}
+            item["player"] = {
+                span: f"https://webcams.windy.com/webcams/public/embed/player/{wid}/{span}"
+                for span in ("day", "month", "year", "lifetime")
+            }
         if "urls" in include:
-            item["urls"] = {"detail": f"https://www.windy.com/webcams/{wid}",
-                            "edit": f"https://www.windy.com/webcams/{wid}/edit",
-                            "provider": "https://example.org/"}
+            item["urls"] = {
+                "detail": f"https://www.windy.com/webcams/{wid}",
+                "edit": f"https://www.windy.com/webcams/{wid}/edit",
+                "provider": "https://example.org/",
+            }
         return item
 
     def _image(self, request: web.Request) -> web.Response | bytes:
