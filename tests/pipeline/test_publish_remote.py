@@ -4,43 +4,17 @@ from __future__ import annotations
 
 import hashlib
 import json
-import shutil
 from pathlib import Path
 
 import pytest
 
 import contract
-from tests.support.procs import ROOT, run_pipeline
-from tests.support.s3 import BUCKET, Endpoint, s3_endpoint
+from tests.support.builds import geocoding_build as build
+from tests.support.builds import place
+from tests.support.procs import run_pipeline
+from tests.support.s3 import BUCKET, Endpoint
 
 pytestmark = pytest.mark.slow  # builds of their own
-
-FIXTURE = ROOT / "tests" / "fixtures" / "geonames"
-
-
-@pytest.fixture(scope="module")
-def s3():
-    with s3_endpoint() as endpoint:
-        yield endpoint
-
-
-def build(tmp: Path, out: Path, extra: str = "") -> Path:
-    """A geocoding build of the hand-made fixture (`extra` rows make it differ); its version."""
-    datasets = tmp / f"datasets{len(list(tmp.glob('datasets*')))}"
-    shutil.copytree(FIXTURE, datasets / "geonames")
-    with open(datasets / "geonames" / "cities500.txt", "a", encoding="utf-8") as handle:
-        handle.write(extra)
-    run_pipeline("build", "--datasets", str(datasets), "--out", str(out), "--only", "geocoding")
-    version = contract.current_version_dir(out)
-    assert version is not None
-    return version
-
-
-def place(n: int) -> str:
-    return (
-        f"99990{n:02d}\tPlace {n}\tPlace {n}\t\t47.0\t8.0\tP\tPPL\tCH\t\tZH\t\t\t\t{1000 + n}"
-        "\t\t400\tEurope/Zurich\t2026-01-01\n"
-    )
 
 
 def publish(s3: Endpoint, out: Path, prefix: str, check: bool = True):
