@@ -11,13 +11,16 @@ from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import obstore
 from obstore.exceptions import BaseError, NotFoundError
 from obstore.store import S3Store
 
 import contract
+
+if TYPE_CHECKING:
+    from obstore.store import ClientConfig
 from pipeline.common import publish
 
 log = logging.getLogger("pipeline.remote")
@@ -46,7 +49,7 @@ def open_store(url: str) -> S3Store:
     AWS_* environment, and plain HTTP is allowed for a loopback endpoint only."""
     if not url.startswith("s3://") or not url[5:].split("/", 1)[0]:
         raise RemoteError(f"{url!r} is not an s3://BUCKET/PREFIX URL")
-    options = {"allow_http": True} if contract.loopback_endpoint(os.environ) else None
+    options: ClientConfig = {"allow_http": True} if contract.loopback_endpoint(os.environ) else {}
     return S3Store.from_url(url.rstrip("/"), client_options=options)
 
 

@@ -20,13 +20,17 @@ import time
 from concurrent.futures import ThreadPoolExecutor
 from datetime import datetime, timezone
 from pathlib import Path, PurePosixPath
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import obstore
 from obstore.exceptions import BaseError, NotFoundError, NotModifiedError
 from obstore.store import S3Store
 
 import contract
+
+if TYPE_CHECKING:
+    from obstore import GetOptions
+    from obstore.store import ClientConfig
 
 log = logging.getLogger("server.remote")
 CHUNK = 8 * 1024 * 1024
@@ -46,7 +50,7 @@ class Stopped(Exception):
 def open_store(url: str) -> S3Store:
     """An S3 store for s3://BUCKET/PREFIX from the AWS_* environment; plain HTTP only for a
     loopback endpoint (or with AWS_ALLOW_HTTP)."""
-    options = {"allow_http": True} if contract.loopback_endpoint(os.environ) else None
+    options: ClientConfig = {"allow_http": True} if contract.loopback_endpoint(os.environ) else {}
     return S3Store.from_url(url.rstrip("/"), client_options=options)
 
 
@@ -131,7 +135,7 @@ class Follower:
 
     def _poll(self) -> bool:
         """Read current.json unless its ETag is unchanged; True when a new pointer was read."""
-        options = {"if_none_match": self.etag} if self.etag else {}
+        options: GetOptions = {"if_none_match": self.etag} if self.etag else {}
         try:
             result = obstore.get(self.store, contract.POINTER, options=options)
             body = bytes(result.bytes())
@@ -152,7 +156,7 @@ class Follower:
         except (ValueError, KeyError, TypeError):
             self._fail_pointer("current.json is not a pointer to a build")
             return False
-        changed = pointer != self.pointer
+        changed: bool = pointer != self.pointer
         self.pointer = pointer
         return changed
 
