@@ -18,7 +18,7 @@ import shutil
 import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
-from datetime import datetime, timezone
+from datetime import datetime, timedelta, timezone
 from pathlib import Path, PurePosixPath
 from typing import TYPE_CHECKING, Any
 
@@ -30,17 +30,22 @@ import contract
 
 if TYPE_CHECKING:
     from obstore import GetOptions
-    from obstore.store import ClientConfig
+    from obstore.store import ClientConfig, RetryConfig
 
 log = logging.getLogger("server.remote")
 CHUNK = 8 * 1024 * 1024
 PARALLEL = 4  # files downloaded at once
 KEEP_VERSIONS = 3  # as the pipeline keeps locally
 PARTIAL = ".partial-"
+RETRY_TIMEOUT_S = 20
 
 
 class Refused(Exception):
     """A published version that cannot be installed (missing, corrupt, malformed)."""
+
+
+class Unreadable(Refused):
+    """current.json cannot be read, or is not a pointer."""
 
 
 class Stopped(Exception):
@@ -51,7 +56,10 @@ def open_store(url: str) -> S3Store:
     """An S3 store for s3://BUCKET/PREFIX from the AWS_* environment; plain HTTP only for a
     loopback endpoint (or with AWS_ALLOW_HTTP)."""
     options: ClientConfig = {"allow_http": True} if contract.loopback_endpoint(os.environ) else {}
-    return S3Store.from_url(url.rstrip("/"), client_options=options)
+    # A poll or download gives up after a while (obstore's default: 3 minutes of retries):
+    # a stopping server must not wait that long, and the next poll tries again anyway.
+    retry: RetryConfig = {"max_retries": 3, "retry_timeout": timedelta(seconds=RETRY_TIMEOUT_S)}
+    return S3Store.from_url(url.rstrip("/"), client_options=options, retry_config=retry)
 
 
 def _first_line(exc: BaseException) -> str:
@@ -114,27 +122,38 @@ class Follower:
                 fcntl.flock(lock, fcntl.LOCK_UN)
 
     def _check(self) -> None:
-        changed = self._poll()
         pointer = self.pointer
-        if pointer is None or self._installed(pointer):
-            return
-        if self.state == "failed" and not changed and time.time() - self.failed_at < self.retry_s:
-            return
         try:
+            changed = self._poll()
+            pointer = self.pointer
+            if pointer is None or self._installed(pointer):
+                self._following()
+                return
+            failed = self.state == "failed"
+            if failed and not changed and time.time() - self.failed_at < self.retry_s:
+                return
             self._install(pointer)
+        except Unreadable as exc:
+            self._failed(f"{self.url}: {exc}", logging.WARNING, str(exc))
         except Refused as exc:
-            self.state, self.error, self.failed_at = "failed", str(exc), time.time()
-            line = (
-                f"refusing build {pointer['build_id']} from {self.url}: {exc}; "
-                f"still serving {self._serving() or 'nothing'}"
-            )
-            log.log(logging.DEBUG if line == self.said else logging.ERROR, "%s", line)
-            self.said = line
-            return
+            build = pointer["build_id"] if pointer else "?"
+            self._failed(f"refusing build {build} from {self.url}: {exc}", logging.ERROR, str(exc))
+        else:
+            self._following()
+
+    def _following(self) -> None:
         self.state, self.error, self.said = "following", None, None
 
+    def _failed(self, line: str, level: int, error: str) -> None:
+        """Note a failure; its line is logged once (DEBUG when it repeats)."""
+        self.state, self.error, self.failed_at = "failed", error, time.time()
+        line = f"{line}; still serving {self._serving() or 'nothing'}"
+        log.log(logging.DEBUG if line == self.said else level, "%s", line)
+        self.said = line
+
     def _poll(self) -> bool:
-        """Read current.json unless its ETag is unchanged; True when a new pointer was read."""
+        """Read current.json unless its ETag is unchanged; True when a new pointer was read.
+        Unreadable when it cannot be read or is not a pointer."""
         options: GetOptions = {"if_none_match": self.etag} if self.etag else {}
         try:
             result = obstore.get(self.store, contract.POINTER, options=options)
@@ -142,11 +161,11 @@ class Follower:
         except NotModifiedError:
             return False
         except (FileNotFoundError, NotFoundError):
-            self._fail_pointer("nothing is published there (no current.json)")
-            return False
+            raise Unreadable("nothing is published there (no current.json)") from None
+        except (BaseError, OSError) as exc:  # unreachable, denied: said once, tried again
+            raise Unreadable(f"reading {contract.POINTER} failed: {_first_line(exc)}") from None
         finally:
             self.checked = _now()
-        self.etag = result.meta.get("e_tag")
         try:
             pointer = json.loads(body)
             if not contract.BUILD_ID.fullmatch(pointer["build_id"]) or not isinstance(
@@ -154,17 +173,12 @@ class Follower:
             ):
                 raise ValueError(pointer["build_id"])
         except (ValueError, KeyError, TypeError):
-            self._fail_pointer("current.json is not a pointer to a build")
-            return False
+            # Its ETag is not kept: read again at every poll until it is replaced.
+            raise Unreadable(f"{contract.POINTER} is not a pointer to a build") from None
+        self.etag = result.meta.get("e_tag")
         changed: bool = pointer != self.pointer
         self.pointer = pointer
         return changed
-
-    def _fail_pointer(self, why: str) -> None:
-        self.state, self.error = "failed", why
-        line = f"{self.url}: {why}; still serving {self._serving() or 'nothing'}"
-        log.log(logging.DEBUG if line == self.said else logging.WARNING, "%s", line)
-        self.said = line
 
     def _serving(self) -> str | None:
         version = contract.current_version_dir(self.dir)
@@ -182,7 +196,6 @@ class Follower:
             return False
         if contract.current_version_dir(self.dir) != version.resolve():
             self._point_current(version)
-        self.state, self.error = "following", None
         return True
 
     def _install(self, pointer: contract.Pointer) -> None:
@@ -326,11 +339,11 @@ class Follower:
 
     def _prune(self, current: Path) -> None:
         """Keep the newest KEEP_VERSIONS verified versions and `current`; drop the rest and
-        this process's abandoned partial downloads. A worker still mapping files of a deleted
-        version keeps reading them (POSIX)."""
+        partial downloads abandoned by a stopped process (only the lock holder downloads). A
+        worker still mapping files of a deleted version keeps reading them (POSIX)."""
         keep = set(self._complete_versions()[:KEEP_VERSIONS]) | {current}
         for version in (self.dir / contract.VERSIONS).iterdir():
-            leftover = PARTIAL in version.name  # only this lock holder downloads
+            leftover = PARTIAL in version.name
             if version not in keep and (leftover or (version / contract.MANIFEST).is_file()):
                 shutil.rmtree(version, ignore_errors=True)
 

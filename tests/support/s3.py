@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import logging
 import urllib.request
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -58,6 +59,7 @@ def s3_endpoint() -> Iterator[Endpoint]:
     """moto in server mode on 127.0.0.1 (a port of its own), with BUCKET created."""
     from moto.server import ThreadedMotoServer
 
+    logging.getLogger("werkzeug").setLevel(logging.WARNING)  # not a line per request
     server = ThreadedMotoServer(ip_address="127.0.0.1", port=0, verbose=False)
     server.start()  # returns once it listens
     try:

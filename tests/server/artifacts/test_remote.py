@@ -11,8 +11,12 @@ from pathlib import Path
 
 import obstore
 import pytest
+from jsonschema import Draft202012Validator
+from referencing import Registry, Resource
+from referencing.jsonschema import DRAFT202012
 
 import contract
+from server.openapi import document as openapi
 from tests.support.builds import geocoding_build, place
 from tests.support.procs import Server, get, run_pipeline
 from tests.support.redis import redis_server
@@ -41,8 +45,20 @@ def replica(s3: Endpoint, cache: Path, prefix: str, **env: str) -> Server:
     )
 
 
+READINESS = Draft202012Validator(
+    {"$ref": "urn:openapi#/components/schemas/Readiness"},
+    registry=Registry().with_resource(
+        "urn:openapi",
+        Resource.from_contents(openapi.document(), default_specification=DRAFT202012),
+    ),
+)
+
+
 def serving(srv: Server) -> dict:
-    return get(srv.url + "/ready").json()
+    """The replica's /ready body, checked against the OpenAPI document's Readiness."""
+    body = get(srv.url + "/ready").json()
+    assert not [e.message for e in READINESS.iter_errors(body)], body
+    return body
 
 
 def wait_serving(srv: Server, build_id: str, timeout: float = 60.0) -> float:
@@ -156,7 +172,7 @@ def test_a_corrupt_object_is_refused_and_the_old_version_kept(tmp_path, s3):
     assert "test-secret-key" not in srv.log
 
 
-def test_a_pointer_to_a_missing_version_is_ignored(tmp_path, s3):
+def test_a_pointer_to_a_missing_version_or_no_pointer_is_ignored(tmp_path, s3):
     out = tmp_path / "build"
     first = geocoding_build(tmp_path, out)
     publish(s3, out, "missing")
@@ -171,3 +187,9 @@ def test_a_pointer_to_a_missing_version_is_ignored(tmp_path, s3):
         assert body["remote"]["pointer"] == absent
         assert "is missing" in body["remote"]["error"]
         assert get(srv.url + "/geocoding/lookup?q=zurich").status == 200
+        # Not a pointer at all: said, and the version before still served.
+        obstore.put(s3.store("missing"), contract.POINTER, b"<html>oops</html>")
+        srv.wait_log("current.json is not a pointer to a build")
+        body = serving(srv)
+        assert body["state"] == "ready" and body["build_id"] == first.name
+        assert body["remote"]["state"] == "failed"
