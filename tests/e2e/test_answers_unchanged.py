@@ -48,6 +48,9 @@ def test_every_answer_is_the_recorded_one(frozen_server, tmp_path):
     if changed:
         now = tmp_path / "answers.json"
         now.write_text(answers.dumps(records))
-        pytest.fail(f"{len(changed)} of {len(records)} answers differ from {GOLDEN.name} "
-                    f"(these answers: {now}; if intended, re-record as the module docstring "
-                    "says):\n" + "\n".join(changed), pytrace=False)
+        pytest.fail(
+            f"{len(changed)} of {len(records)} answers differ from {GOLDEN.name} "
+            f"(these answers: {now}; if intended, re-record as the module docstring "
+            "says):\n" + "\n".join(changed),
+            pytrace=False,
+        )

@@ -15,9 +15,13 @@ from tests.support.procs import SHARED_GEONAMES, Server, get, run_pipeline
 from tests.support.upstreams.base import Blob, Drop, StandIn, Status
 from tests.support.upstreams.geonames import GeoNamesDumps
 
-pytestmark = [pytest.mark.slow,
-              pytest.mark.skipif(not (SHARED_GEONAMES / "cities15000.zip").is_file(),
-                                 reason=f"real GeoNames dumps not present: {SHARED_GEONAMES}")]
+pytestmark = [
+    pytest.mark.slow,
+    pytest.mark.skipif(
+        not (SHARED_GEONAMES / "cities15000.zip").is_file(),
+        reason=f"real GeoNames dumps not present: {SHARED_GEONAMES}",
+    ),
+]
 
 DAY = dt.timedelta(days=1)
 ZURICH, SITTEN, WETZIKON, LONDON_CA = "2657896", "2658576", "2658010", "6058560"
@@ -33,10 +37,14 @@ def upstream():
     with StandIn() as server:
         geo = GeoNamesDumps(server, written=today - 2 * DAY)
         geo.add_day(today - 3 * DAY)
-        geo.add_day(today - 2 * DAY, modified=[geo.row(ZURICH, latitude=MOVED_TO[0],
-                                                         longitude=MOVED_TO[1])])
-        geo.add_day(today - DAY, modified=[geo.row(SITTEN, name="Sion", asciiname="Sion")],
-                    deleted=[WETZIKON])
+        geo.add_day(
+            today - 2 * DAY, modified=[geo.row(ZURICH, latitude=MOVED_TO[0], longitude=MOVED_TO[1])]
+        )
+        geo.add_day(
+            today - DAY,
+            modified=[geo.row(SITTEN, name="Sion", asciiname="Sion")],
+            deleted=[WETZIKON],
+        )
         # Faults on the way: the dump's connection drops once, a day file is busy once.
         server.fault(geo.path("cities15000.zip"), Drop(after=200_000))
         server.fault(geo.day_paths(today - DAY)[1], Status(503, retry_after="1"))
@@ -56,11 +64,21 @@ def refreshed(upstream, tmp_path_factory):
 
 
 def refresh(geo: GeoNamesDumps, datasets, out, check: bool = True):
-    return run_pipeline("refresh", "--datasets", str(datasets), "--out", str(out),
-                        "--only", "geocoding", check=check,
-                        env={"WEATHERAPI_GEONAMES_BASE_URL": geo.url,
-                             "WEATHERAPI_GEONAMES_DUMP": "cities15000",
-                             "WEATHERAPI_OPERATOR_CONTACT": "ops@example.org"})
+    return run_pipeline(
+        "refresh",
+        "--datasets",
+        str(datasets),
+        "--out",
+        str(out),
+        "--only",
+        "geocoding",
+        check=check,
+        env={
+            "WEATHERAPI_GEONAMES_BASE_URL": geo.url,
+            "WEATHERAPI_GEONAMES_DUMP": "cities15000",
+            "WEATHERAPI_OPERATOR_CONTACT": "ops@example.org",
+        },
+    )
 
 
 def lookup(server: Server, **params: str):
@@ -100,8 +118,9 @@ def test_the_real_dumps_give_admin_seats_and_numbered_regions(refreshed):
     assert (bern["name"], bern["feature_code"]) == ("Bern", "PPLC")
     london = lookup(server, q="london, on").json()["results"][0]
     assert london["id"] == LONDON_CA and london["admin1_name"] == "Ontario"
-    seats = {r["feature_code"] for r in lookup(server, q="springfield", limit="10")
-             .json()["results"]}
+    seats = {
+        r["feature_code"] for r in lookup(server, q="springfield", limit="10").json()["results"]
+    }
     assert {"PPLA", "PPLA2"} <= seats
 
 
@@ -116,7 +135,10 @@ def test_a_second_refresh_moves_only_conditional_checks(upstream, refreshed):
     # The three small files revalidated (304, no body); no dump and no day file moved a byte
     # (yesterday's is held; today's is not asked for).
     assert sorted(h.path.rsplit("/", 1)[1] for h in gets) == [
-        "admin1CodesASCII.txt", "admin2Codes.txt", "countryInfo.txt"]
+        "admin1CodesASCII.txt",
+        "admin2Codes.txt",
+        "countryInfo.txt",
+    ]
     assert {h.status for h in gets} == {304} and upstream.server.bytes_sent() == 0
     assert contract.read_manifest(contract.current_version_dir(out))["build_id"] == before
 

@@ -10,12 +10,12 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Callable
 from urllib.parse import urlsplit
 
-KEY = "golden-answers-test-key"          # a test key of no value anywhere else
-BASE_URL = "http://golden.test"          # links name this, not the server's ephemeral port
+KEY = "golden-answers-test-key"  # a test key of no value anywhere else
+BASE_URL = "http://golden.test"  # links name this, not the server's ephemeral port
 
 
 @dataclass
@@ -49,7 +49,7 @@ class Ask:
     id: str
     path: str
     method: str = "GET"
-    key: bool = True                    # send X-API-Key: KEY
+    key: bool = True  # send X-API-Key: KEY
     headers: dict[str, str] = field(default_factory=dict)
     fill: Fill | None = None
 
@@ -63,11 +63,13 @@ def _local(url: str) -> str:
 
 def _link(*keys: str | int) -> Callable[[Reply], str]:
     """pick(): the link at `keys` in a JSON answer, as a local path."""
+
     def pick(reply: Reply) -> str:
         value = reply.json()
         for k in keys:
             value = value[k]
         return _local(value)
+
     return pick
 
 
@@ -82,11 +84,14 @@ def _etag(reply: Reply) -> str:
 def _spoil(pick: Callable[[Reply], str], before: str) -> Callable[[Reply], str]:
     """pick(), with the character after the first match of regex `before` changed to another
     of its kind (a digit to a digit): a forged signature or a changed expiry."""
+
     def spoiled(reply: Reply) -> str:
         def other(match: re.Match) -> str:
             c = match[2]
             return match[1] + (str((int(c) + 1) % 10) if c.isdigit() else "AB"[c == "A"])
+
         return re.sub(f"({before})(.)", other, pick(reply), count=1)
+
     return spoiled
 
 
@@ -104,13 +109,17 @@ ZURICH, NEW_YORK = "47.3769,8.5417", "40.7128,-74.006"
 # the one with the fewest snapshots (outages), and an inactive one (never served).
 CH_CAM, DE_CAM, AU_CAM, US_CAM = "1286825478", "1783584022", "1769877061", "1699423965"
 OUTAGE_CAM, INACTIVE_CAM = "1425014449", "1001449540"
-TOKEN_SIGNATURE = r"[?&]token=(?:[^.&]*\.){4}"    # purpose.kid.expires.subject.SIGNATURE
+TOKEN_SIGNATURE = r"[?&]token=(?:[^.&]*\.){4}"  # purpose.kid.expires.subject.SIGNATURE
 GZIP = {"Accept-Encoding": "gzip"}
 
 
 def search_asks() -> list[Ask]:
     """Search and lookup by id; without a key, as geocoding allows."""
-    return [*table("geo-lookup", "/geocoding/lookup?", """
+    return [
+        *table(
+            "geo-lookup",
+            "/geocoding/lookup?",
+            """
         zurich                q=zurich
         zurich-encoded        q=Z%C3%BCrich
         zuerich               q=zuerich
@@ -139,14 +148,26 @@ def search_asks() -> list[Ask]:
         trimmed               q=%20%20zurich%20
         no-match              q=qxqxqxzz
         unknown-param         q=zurich&foo=bar
-        """, key=False), *table("geo-id", "/geocoding/lookup?", """
+        """,
+            key=False,
+        ),
+        *table(
+            "geo-id",
+            "/geocoding/lookup?",
+            """
         zurich                id=2657896
         zurich-de             id=2657896&language=de
         london-fr             id=2643743&language=fr
         rome-it               id=3169070&language=it
         icao-lszh             id=icao:LSZH
         icao-kjfk             id=icao:KJFK
-        """, key=False), *table("geo-error", "/geocoding/lookup", """
+        """,
+            key=False,
+        ),
+        *table(
+            "geo-error",
+            "/geocoding/lookup",
+            """
         lookup-nothing
         q-short               ?q=a
         q-empty               ?q=
@@ -161,13 +182,20 @@ def search_asks() -> list[Ask]:
         id-404                ?id=999999999
         id-path               ?id=../../etc/passwd
         icao-lower            ?id=icao:lszh
-        """, key=False), Ask("geo-error-q-too-long", "/geocoding/lookup?q=" + "z" * 201,
-                             key=False)]
+        """,
+            key=False,
+        ),
+        Ask("geo-error-q-too-long", "/geocoding/lookup?q=" + "z" * 201, key=False),
+    ]
 
 
 def places_asks() -> list[Ask]:
     """Reverse geocoding and countries; without a key, as geocoding allows."""
-    return [*table("geo-reverse", "/geocoding/reverse?", """
+    return [
+        *table(
+            "geo-reverse",
+            "/geocoding/reverse?",
+            """
         zurich-1              lat=47.3769&lon=8.5417
         zurich-3              lat=47.3769&lon=8.5417&limit=3
         zurich-50             lat=47.3769&lon=8.5417&limit=50
@@ -178,7 +206,13 @@ def places_asks() -> list[Ask]:
         north-pole            lat=90&lon=0
         south-pole-2          lat=-90&lon=0&limit=2
         antimeridian-2        lat=-17.7&lon=180&limit=2
-        """, key=False), *table("geo-error-reverse", "/geocoding/reverse?", """
+        """,
+            key=False,
+        ),
+        *table(
+            "geo-error-reverse",
+            "/geocoding/reverse?",
+            """
         no-lon                lat=47
         lat-91                lat=91&lon=0
         lon-181               lat=0&lon=181
@@ -186,7 +220,13 @@ def places_asks() -> list[Ask]:
         lat-huge              lat=1e400&lon=1
         limit-51              lat=1&lon=2&limit=51
         limit-0               lat=1&lon=2&limit=0
-        """, key=False), *table("geo", "/geocoding/countries", """
+        """,
+            key=False,
+        ),
+        *table(
+            "geo",
+            "/geocoding/countries",
+            """
         countries
         country-ch            /ch
         country-CH            /CH
@@ -200,12 +240,19 @@ def places_asks() -> list[Ask]:
         country-404           /ZZ
         country-bad-code      /CHE
         country-newline       /CH%0A
-        """, key=False), Ask("geo-countries-with-key", "/geocoding/countries")]
+        """,
+            key=False,
+        ),
+        Ask("geo-countries-with-key", "/geocoding/countries"),
+    ]
 
 
 def air_quality_asks() -> list[Ask]:
     """Points in the European grid, on its edges and in the global one; refusals."""
-    return table("air", "/air-quality/", f"""
+    return table(
+        "air",
+        "/air-quality/",
+        f"""
         zurich                {ZURICH}
         london                51.5074,-0.1278
         europe-corner         72,45
@@ -224,13 +271,18 @@ def air_quality_asks() -> list[Ask]:
         error-three-numbers   47.3,8.5,1
         error-space           %2047.37,8.54
         error-huge            1e999,0
-        """)
+        """,
+    )
 
 
 def forecast_asks() -> list[Ask]:
     """Points, unit systems, languages, excluded blocks, extend; refusals."""
     langs = ("en", "de", "fr", "es", "ja", "zh-TW", "pt-BR", "ar", "x-pig-latin", "xx")
-    return [*table("forecast", "/forecast/", f"""
+    return [
+        *table(
+            "forecast",
+            "/forecast/",
+            f"""
         zurich-si             {ZURICH}?units=si
         new-york-si           {NEW_YORK}?units=si
         london-si             51.5074,-0.1278?units=si
@@ -281,18 +333,29 @@ def forecast_asks() -> list[Ask]:
         error-one-number      47.
         error-trailing-space  47.37,8.54%20
         error-nul             47.37,8.54%00
-        """), *[Ask(f"forecast-zurich-si-{lang.lower()}",
-                    f"/forecast/{ZURICH}?units=si&lang={lang}") for lang in langs]]
+        """,
+        ),
+        *[
+            Ask(f"forecast-zurich-si-{lang.lower()}", f"/forecast/{ZURICH}?units=si&lang={lang}")
+            for lang in langs
+        ],
+    ]
 
 
 def webcams_asks() -> list[Ask]:
     """Lists with every filter and paging, details and histories; refusals."""
-    cams = "\n".join(f"""
+    cams = "\n".join(
+        f"""
         detail-{n}            /{cam}
         snapshots-{n}-24h     /{cam}/snapshots
         snapshots-{n}-30d     /{cam}/snapshots?range=30d"""
-                     for n, cam in (("ch", CH_CAM), ("de", DE_CAM), ("au", AU_CAM), ("us", US_CAM)))
-    return [*table("webcams-list", "/webcams", """
+        for n, cam in (("ch", CH_CAM), ("de", DE_CAM), ("au", AU_CAM), ("us", US_CAM))
+    )
+    return [
+        *table(
+            "webcams-list",
+            "/webcams",
+            """
         default
         limit-3               ?limit=3
         page-2                ?limit=10&offset=10
@@ -328,7 +391,13 @@ def webcams_asks() -> list[Ask]:
         error-sort-bogus      ?sort=newest
         error-nearby-negative ?nearby=47,8,-5
         error-nearby-no-radius ?nearby=47.37,8.54
-        """), *table("webcams", "/webcams", cams + f"""
+        """,
+        ),
+        *table(
+            "webcams",
+            "/webcams",
+            cams
+            + f"""
         snapshots-outage-24h      /{OUTAGE_CAM}/snapshots
         snapshots-explicit-24h    /{CH_CAM}/snapshots?range=24h
         detail-inactive           /{INACTIVE_CAM}
@@ -337,14 +406,20 @@ def webcams_asks() -> list[Ask]:
         snapshots-404             /0000000000/snapshots
         snapshots-range-7d        /{CH_CAM}/snapshots?range=7d
         snapshots-range-twice     /{CH_CAM}/snapshots?range=24h&range=30d
-        """)]
+        """,
+        ),
+    ]
 
 
 def clusters_asks() -> list[Ask]:
     """Map clusters by key and by token, and the token endpoint."""
     token = Fill("webcams-token", _token)
     keyless = {"key": False, "fill": token}
-    return [*table("webcams-clusters", "/webcams/clusters?", """
+    return [
+        *table(
+            "webcams-clusters",
+            "/webcams/clusters?",
+            """
         alps-8                bbox=45.8,5.9,47.8,10.5&zoom=8
         world-1               bbox=-90,-180,90,180&zoom=1
         europe-5              bbox=35,-10,60,30&zoom=5
@@ -358,20 +433,45 @@ def clusters_asks() -> list[Ask]:
         error-no-bbox         zoom=3
         error-no-zoom         bbox=0,0,1,1
         error-bbox-three      bbox=0,0,1&zoom=3
-        """), Ask("webcams-token", "/webcams/token", method="POST"),
+        """,
+        ),
+        Ask("webcams-token", "/webcams/token", method="POST"),
         Ask("webcams-token-no-key", "/webcams/token", method="POST", key=False),
-        Ask("webcams-token-bad-key", "/webcams/token", method="POST", key=False,
-            headers={"X-API-Key": "not-a-key"}),
+        Ask(
+            "webcams-token-bad-key",
+            "/webcams/token",
+            method="POST",
+            key=False,
+            headers={"X-API-Key": "not-a-key"},
+        ),
         Ask("webcams-token-get-405", "/webcams/token"),
-        *table("webcams-clusters", "/webcams/clusters?", """
+        *table(
+            "webcams-clusters",
+            "/webcams/clusters?",
+            """
         by-token              bbox=45.8,5.9,47.8,10.5&zoom=8&token={}
         forged-token          bbox=0,0,1,1&zoom=3&token={}x
-        """, **keyless), *table("webcams-clusters", "/webcams/clusters?", """
+        """,
+            **keyless,
+        ),
+        *table(
+            "webcams-clusters",
+            "/webcams/clusters?",
+            """
         token-and-key         bbox=35,-10,60,30&zoom=5&token={}
-        """, fill=token), *table("webcams-clusters", "/webcams/clusters?", """
+        """,
+            fill=token,
+        ),
+        *table(
+            "webcams-clusters",
+            "/webcams/clusters?",
+            """
         garbage-token         bbox=0,0,1,1&zoom=3&token=abc
         no-credentials        bbox=0,0,1,1&zoom=3
-        """, key=False)]
+        """,
+            key=False,
+        ),
+    ]
 
 
 def player_asks() -> list[Ask]:
@@ -381,48 +481,62 @@ def player_asks() -> list[Ask]:
     embed, image = _link("player", "embed"), _link("image", "current")
     html = {"Accept": "text/html,application/xhtml+xml"}
 
-    def ask(name: str, source: str, pick: Callable[[Reply], str], path: str = "{}",
-            **options) -> Ask:
+    def ask(
+        name: str, source: str, pick: Callable[[Reply], str], path: str = "{}", **options
+    ) -> Ask:
         return Ask(f"webcams-{name}", path, key=False, fill=Fill(source, pick), **options)
 
     return [
-        ask("embed-24h", ch, embed), ask("embed-30d", ch, embed, "{}&range=30d"),
-        ask("embed-de", de, embed), ask("embed-browser", de, embed, headers=html),
+        ask("embed-24h", ch, embed),
+        ask("embed-30d", ch, embed, "{}&range=30d"),
+        ask("embed-de", de, embed),
+        ask("embed-browser", de, embed, headers=html),
         ask("embed-forged", ch, _spoil(embed, TOKEN_SIGNATURE)),
         ask("embed-forged-browser", ch, _spoil(embed, TOKEN_SIGNATURE), headers=html),
         ask("embed-other-webcam", ch, lambda r: embed(r).replace(CH_CAM, DE_CAM, 1)),
         ask("embed-bad-range", ch, embed, "{}&range=7d"),
         Ask("webcams-embed-no-token", f"/webcams/embed/{CH_CAM}", key=False),
-        Ask("webcams-embed-no-token-browser", f"/webcams/embed/{CH_CAM}", key=False,
-            headers=html),
-        ask("cdn-current-ch", ch, image), ask("cdn-current-au", "webcams-detail-au", image),
+        Ask("webcams-embed-no-token-browser", f"/webcams/embed/{CH_CAM}", key=False, headers=html),
+        ask("cdn-current-ch", ch, image),
+        ask("cdn-current-au", "webcams-detail-au", image),
         ask("cdn-current-us", "webcams-detail-us", image),
         ask("cdn-30d-first", "webcams-snapshots-de-30d", _link("snapshots", 0, "image_url")),
         ask("cdn-24h-72", "webcams-snapshots-ch-24h", _link("snapshots", 72, "image_url")),
         ask("cdn-head", ch, image, method="HEAD"),
         ask("cdn-forged-sig", ch, _spoil(image, "[?&]sig=")),
         ask("cdn-changed-expiry", ch, _spoil(image, "[?&]expires=")),
-        Ask("webcams-cdn-no-signature", f"/cdn/webcams/{CH_CAM}/2026-06-15T10:00:45Z.svg",
-            key=False),
-        Ask("webcams-cdn-unknown", "/cdn/webcams/x/2026-01-31T12:00:00Z.svg?expires=9999999999"
-            "&kid=golden&sig=AAAA", key=False),
+        Ask(
+            "webcams-cdn-no-signature", f"/cdn/webcams/{CH_CAM}/2026-06-15T10:00:45Z.svg", key=False
+        ),
+        Ask(
+            "webcams-cdn-unknown",
+            "/cdn/webcams/x/2026-01-31T12:00:00Z.svg?expires=9999999999&kid=golden&sig=AAAA",
+            key=False,
+        ),
     ]
 
 
 def edge_asks() -> list[Ask]:
     """Service endpoints, unknown paths and methods, keys, CORS preflights, HEAD."""
-    preflight = {"Origin": "https://example.org", "Access-Control-Request-Method": "GET",
-                 "Access-Control-Request-Headers": "X-API-Key"}
+    preflight = {
+        "Origin": "https://example.org",
+        "Access-Control-Request-Method": "GET",
+        "Access-Control-Request-Headers": "X-API-Key",
+    }
     return [
         *table("service", "/", "health health\nready ready\nopenapi openapi.json", key=False),
         Ask("service-openapi-gzip", "/openapi.json", key=False, headers=GZIP),
-        *table("edge-404", "/", "path nope\ngeocoding geocoding\nwebcams-slash webcams/",
-               key=False),
+        *table(
+            "edge-404", "/", "path nope\ngeocoding geocoding\nwebcams-slash webcams/", key=False
+        ),
         Ask("edge-405-delete-countries", "/geocoding/countries", method="DELETE", key=False),
         Ask("edge-405-post-health", "/health", method="POST", key=False),
         Ask("edge-405-post-forecast", f"/forecast/{ZURICH}", method="POST"),
         Ask("edge-405-put-webcams", "/webcams", method="PUT"),
-        *table("edge-key", "/", f"""
+        *table(
+            "edge-key",
+            "/",
+            f"""
         missing-forecast      forecast/{ZURICH}
         missing-air           air-quality/{ZURICH}
         missing-webcams       webcams
@@ -430,22 +544,40 @@ def edge_asks() -> list[Ask]:
         wrong-param-air       air-quality/{ZURICH}?api_key=wrong
         empty-param           forecast/{ZURICH}?api_key=
         two-params            webcams?limit=1&api_key={KEY}&api_key=x
-        """, key=False),
+        """,
+            key=False,
+        ),
         Ask("edge-key-header-and-param", f"/webcams?limit=1&api_key={KEY}"),
-        *[Ask(f"edge-key-header-{name}", path, key=False, headers={"X-API-Key": value})
-          for name, path, value in (("wrong-forecast", f"/forecast/{ZURICH}", "wrong"),
-                                    ("wrong-geocoding", "/geocoding/lookup?q=zurich", "wrong"),
-                                    ("list", "/webcams?limit=1", f"{KEY},x"))],
-        *table("edge-options", "/", f"""
+        *[
+            Ask(f"edge-key-header-{name}", path, key=False, headers={"X-API-Key": value})
+            for name, path, value in (
+                ("wrong-forecast", f"/forecast/{ZURICH}", "wrong"),
+                ("wrong-geocoding", "/geocoding/lookup?q=zurich", "wrong"),
+                ("list", "/webcams?limit=1", f"{KEY},x"),
+            )
+        ],
+        *table(
+            "edge-options",
+            "/",
+            f"""
         forecast              forecast/{ZURICH}
         lookup                geocoding/lookup?q=zurich
         token                 webcams/token
         404                   nope
-        """, key=False, method="OPTIONS", headers=preflight),
-        *table("edge-head", "/", f"""
+        """,
+            key=False,
+            method="OPTIONS",
+            headers=preflight,
+        ),
+        *table(
+            "edge-head",
+            "/",
+            f"""
         country               geocoding/countries/CH
         forecast              forecast/{ZURICH}?units=si
-        """, method="HEAD"),
+        """,
+            method="HEAD",
+        ),
     ]
 
 
@@ -453,42 +585,75 @@ def caching_asks() -> list[Ask]:
     """Conditional requests (If-None-Match with the ETag just served) and compression."""
     country = Fill("geo-country-CH", _etag)
 
-    def cond(name: str, path: str, tag: str, fill: Fill | None = None, key: bool = True,
-             headers: dict[str, str] | None = None) -> Ask:
-        return Ask(f"edge-{name}", path, key=key, fill=fill,
-                   headers={"If-None-Match": tag, **(headers or {})})
+    def cond(
+        name: str,
+        path: str,
+        tag: str,
+        fill: Fill | None = None,
+        key: bool = True,
+        headers: dict[str, str] | None = None,
+    ) -> Ask:
+        return Ask(
+            f"edge-{name}",
+            path,
+            key=key,
+            fill=fill,
+            headers={"If-None-Match": tag, **(headers or {})},
+        )
 
     return [
         cond("304-country", "/geocoding/countries/CH", "{}", country, key=False),
         cond("304-country-star", "/geocoding/countries/CH", "*", key=False),
         cond("304-country-list", "/geocoding/countries/CH", '"other", {}', country, key=False),
-        cond("304-country-gzip", "/geocoding/countries/CH", "{}", country, key=False,
-             headers=GZIP),
+        cond("304-country-gzip", "/geocoding/countries/CH", "{}", country, key=False, headers=GZIP),
         cond("200-etag-mismatch", "/geocoding/countries/CH", '"other"', key=False),
-        cond("304-forecast", f"/forecast/{ZURICH}?units=si", "{}",
-             Fill("forecast-zurich-si", _etag)),
+        cond(
+            "304-forecast", f"/forecast/{ZURICH}?units=si", "{}", Fill("forecast-zurich-si", _etag)
+        ),
         cond("304-webcams", "/webcams?limit=3", "{}", Fill("webcams-list-limit-3", _etag)),
         cond("304-air", f"/air-quality/{ZURICH}", "{}", Fill("air-zurich", _etag)),
         cond("400-not-304", "/geocoding/lookup?q=a", "*", key=False),
-        *table("edge-gzip", "/", f"""
+        *table(
+            "edge-gzip",
+            "/",
+            f"""
         lookup                geocoding/lookup?q=zurich
         countries             geocoding/countries
         small-body            geocoding/countries/CH
         forecast              forecast/{ZURICH}?units=si
         air                   air-quality/{ZURICH}
         webcams               webcams?country=CH
-        """, headers=GZIP),
-        Ask("edge-gzip-refused-q0", "/geocoding/countries", key=False,
-            headers={"Accept-Encoding": "gzip;q=0"}),
-        Ask("edge-gzip-star", "/geocoding/reverse?lat=47.37&lon=8.54&limit=50", key=False,
-            headers={"Accept-Encoding": "*"}),
+        """,
+            headers=GZIP,
+        ),
+        Ask(
+            "edge-gzip-refused-q0",
+            "/geocoding/countries",
+            key=False,
+            headers={"Accept-Encoding": "gzip;q=0"},
+        ),
+        Ask(
+            "edge-gzip-star",
+            "/geocoding/reverse?lat=47.37&lon=8.54&limit=50",
+            key=False,
+            headers={"Accept-Encoding": "*"},
+        ),
     ]
 
 
 def asks() -> list[Ask]:
     """The whole list, in replay order (an Ask with a Fill comes after its source)."""
-    every = (search_asks() + places_asks() + air_quality_asks() + forecast_asks()
-             + webcams_asks() + clusters_asks() + player_asks() + edge_asks() + caching_asks())
+    every = (
+        search_asks()
+        + places_asks()
+        + air_quality_asks()
+        + forecast_asks()
+        + webcams_asks()
+        + clusters_asks()
+        + player_asks()
+        + edge_asks()
+        + caching_asks()
+    )
     seen: set[str] = set()
     for ask in every:
         assert ask.id not in seen, f"duplicate request id {ask.id}"

@@ -27,10 +27,10 @@ from tests.support.procs import Server, run_pipeline
 FAKE_NOW = datetime(2026, 6, 15, 10, 7, tzinfo=timezone.utc)
 # Two secrets (the first signs) of fixed value, so that tokens and signed links repeat.
 SECRETS = "golden:golden-answers-signing-secret-1,old:golden-answers-signing-secret-0"
-WEBCAMS_SCALE = "0.05"          # about 1,000 webcams and 4 million snapshots
+WEBCAMS_SCALE = "0.05"  # about 1,000 webcams and 4 million snapshots
 # So large that a bucket refills between any two requests: RateLimit-* never depend on order.
 RATE_LIMIT = "1000000000"
-HOST = urlsplit(BASE_URL).netloc    # sent as Host: requests do not name the ephemeral port
+HOST = urlsplit(BASE_URL).netloc  # sent as Host: requests do not name the ephemeral port
 # Headers that differ between two identical requests by design: the time of the answer, every
 # answer's request id (also in a 500's body; see _normalised) and the time the server took.
 VOLATILE_HEADERS = {"date", "x-request-id", "server-timing"}
@@ -44,15 +44,26 @@ def faketime_env() -> dict[str, str]:
     assert library.is_file(), f"libfaketime's library is missing: {library}"
     # As Unix seconds (FAKETIME_FMT=%s): a date and time would be read in the local timezone,
     # and TZ would move the frozen instant.
-    return {"LD_PRELOAD": str(library), "FAKETIME": str(int(FAKE_NOW.timestamp())),
-            "FAKETIME_FMT": "%s", "FAKETIME_DONT_FAKE_MONOTONIC": "1", "NO_FAKE_STAT": "1"}
+    return {
+        "LD_PRELOAD": str(library),
+        "FAKETIME": str(int(FAKE_NOW.timestamp())),
+        "FAKETIME_FMT": "%s",
+        "FAKETIME_DONT_FAKE_MONOTONIC": "1",
+        "NO_FAKE_STAT": "1",
+    }
 
 
 def build(out: Path) -> Path:
     """The default build of every area (generated inputs, a small webcam catalog) into `out`."""
     (out / "no-datasets").mkdir(parents=True, exist_ok=True)
-    run_pipeline("build", "--datasets", str(out / "no-datasets"), "--out", str(out),
-                 env={**faketime_env(), "WEATHERAPI_WEBCAMS_SCALE": WEBCAMS_SCALE})
+    run_pipeline(
+        "build",
+        "--datasets",
+        str(out / "no-datasets"),
+        "--out",
+        str(out),
+        env={**faketime_env(), "WEATHERAPI_WEBCAMS_SCALE": WEBCAMS_SCALE},
+    )
     return out
 
 
@@ -69,8 +80,14 @@ def write_keys_file(directory: Path) -> Path:
 
 def server(build_dir: Path, keys_file: Path) -> Server:
     """A server over `build_dir` under the frozen clock, with fixed secrets and base URL."""
-    return Server(build_dir, keys_file, **faketime_env(), WEATHERAPI_SIGNING_SECRETS=SECRETS,
-                  WEATHERAPI_BASE_URL=BASE_URL, WEATHERAPI_RATE_LIMIT_PER_MINUTE=RATE_LIMIT)
+    return Server(
+        build_dir,
+        keys_file,
+        **faketime_env(),
+        WEATHERAPI_SIGNING_SECRETS=SECRETS,
+        WEATHERAPI_BASE_URL=BASE_URL,
+        WEATHERAPI_RATE_LIMIT_PER_MINUTE=RATE_LIMIT,
+    )
 
 
 def send(url: str, method: str, path: str, headers: dict[str, str]) -> Reply:
@@ -95,8 +112,10 @@ def resolve(ask: Ask, replies: dict[str, Reply]) -> tuple[str, dict[str, str]]:
     if ask.fill is None:
         return ask.path, headers
     value = ask.fill.pick(replies[ask.fill.source])
-    return (ask.path.replace("{}", value),
-            {name: v.replace("{}", value) for name, v in headers.items()})
+    return (
+        ask.path.replace("{}", value),
+        {name: v.replace("{}", value) for name, v in headers.items()},
+    )
 
 
 def _normalised(path: str, status: int, body: bytes) -> bytes:
@@ -122,15 +141,24 @@ def record(ask: Ask, path: str, sent: dict[str, str], reply: Reply) -> tuple[dic
         body = gzip.decompress(body)
         headers = [(k, v) for k, v in headers if k.lower() != "content-length"]
     body = _normalised(path, reply.status, body)
-    fields = sorted(((k.lower(), v) for k, v in headers if k.lower() not in VOLATILE_HEADERS),
-                    key=lambda field: field[0])
-    canonical = b"%d\n%b\n\n%b" % (reply.status, "\n".join(
-        f"{k}: {v}" for k, v in fields).encode("latin-1"), body)
+    fields = sorted(
+        ((k.lower(), v) for k, v in headers if k.lower() not in VOLATILE_HEADERS),
+        key=lambda field: field[0],
+    )
+    canonical = b"%d\n%b\n\n%b" % (
+        reply.status,
+        "\n".join(f"{k}: {v}" for k, v in fields).encode("latin-1"),
+        body,
+    )
     return {
-        "id": ask.id, "method": ask.method, "path": path,
+        "id": ask.id,
+        "method": ask.method,
+        "path": path,
         "request_headers": {k: v for k, v in sent.items() if k != "Host"},
-        "status": reply.status, "content_type": reply.header("Content-Type"),
-        "content_encoding": encoding, "length": len(body),
+        "status": reply.status,
+        "content_type": reply.header("Content-Type"),
+        "content_encoding": encoding,
+        "length": len(body),
         "sha256": hashlib.sha256(canonical).hexdigest(),
     }, body
 
@@ -170,12 +198,14 @@ def differences(golden: list[dict], records: list[dict], bodies: dict[str, bytes
         if was is None:
             change = "not recorded"
         else:
-            fields = ", ".join(k for k in sorted(now.keys() | was.keys())
-                               if now.get(k) != was.get(k))
-            change = (f"status {was['status']} -> {now['status']}, length {was['length']} -> "
-                      f"{now['length']}, {was['content_type']} -> {now['content_type']} "
-                      f"(differs in {fields})")
+            fields = ", ".join(
+                k for k in sorted(now.keys() | was.keys()) if now.get(k) != was.get(k)
+            )
+            change = (
+                f"status {was['status']} -> {now['status']}, length {was['length']} -> "
+                f"{now['length']}, {was['content_type']} -> {now['content_type']} "
+                f"(differs in {fields})"
+            )
         preview = bodies[i][:PREVIEW_BYTES].decode("utf-8", "replace")
-        lines.append(f"{i}: {now['method']} {now['path']}\n    {change}\n"
-                     f"    new body: {preview!r}")
+        lines.append(f"{i}: {now['method']} {now['path']}\n    {change}\n    new body: {preview!r}")
     return lines
