@@ -251,6 +251,7 @@ def many_names(n: int) -> tuple[pl.DataFrame, pl.DataFrame]:
             "rank": i.astype(np.int32),
             "name": [f"place {k:x} {k * 7919 % 1000003:x}" for k in i],
             "is_airport": np.zeros(n, dtype=bool),
+            "population": np.full(n, 1000, dtype=np.int64),
         }
     )
     names = pl.DataFrame(

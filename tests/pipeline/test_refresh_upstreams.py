@@ -42,6 +42,9 @@ def upstreams(tmp_path):
             "CDSAPI_KEY": TOKEN,
             "CDSAPI_RC": str(tmp_path / "none"),
             "WEATHERAPI_CAMS_POLL_S": "0.02",
+            # The sources these stand-ins reproduce (alerts, GeoNames and webcams, on by
+            # default too, have tests of their own).
+            "WEATHERAPI_REFRESH_SOURCES": "gfs,cams-europe,cams-global",
         }
         yield noaa, cycle, env
 

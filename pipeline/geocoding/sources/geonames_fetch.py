@@ -77,6 +77,7 @@ class GeoNamesSource:
     area = "geocoding"
     base_url_env = "WEATHERAPI_GEONAMES_BASE_URL"
     default_base_url = "https://download.geonames.org/export/dump"
+    keep_runs = 1  # prune keeps every day the held dumps need, whatever the number
 
     def __init__(self, config: GeoNamesConfig | None = None, clock=None):
         self.config = config
