@@ -31,13 +31,14 @@ def publish(s3: Endpoint, out: Path, prefix: str) -> None:
     run_pipeline("publish", "--to", f"s3://{BUCKET}/{prefix}", "--out", str(out), env=s3.env)
 
 
-def replica(s3: Endpoint, cache: Path, prefix: str, **env: str) -> Server:
+def replica(s3: Endpoint, cache: Path, prefix: str, *args: str, **env: str) -> Server:
     """A server following BUCKET/prefix into `cache` (its build directory)."""
     return Server(
         cache,
         None,
         "--build-from",
         f"s3://{BUCKET}/{prefix}",
+        *args,
         WEATHERAPI_POLL_INTERVAL_S=str(POLL_S),
         WEATHERAPI_LOAD_RETRY_S="1",
         **s3.env,
@@ -125,6 +126,28 @@ def test_two_replicas_pick_up_a_new_publish_without_failing_a_request(tmp_path, 
             assert [r["name"] for r in found["results"]][:1] == ["Place 1"]
         versions = sorted(p.name for p in (tmp_path / "r1" / contract.VERSIONS).iterdir())
         assert versions == [first.name, second.name]  # nothing partial left
+
+
+def test_the_workers_of_a_replica_download_once_into_one_cache(tmp_path, s3):
+    out, cache = tmp_path / "build", tmp_path / "cache"
+    first = geocoding_build(tmp_path, out)
+    publish(s3, out, "workers")
+    with replica(s3, cache, "workers", "--workers", "2") as srv:
+        assert srv.wait_ready()["build_id"] == first.name
+        second = geocoding_build(tmp_path, out, place(3))
+        publish(s3, out, "workers")
+        # Each /ready is a new connection, which either worker may take: ten in a row on the
+        # new build means both serve it.
+        deadline, in_a_row = time.monotonic() + 60, 0
+        while in_a_row < 10:
+            assert time.monotonic() < deadline, serving(srv)
+            in_a_row = in_a_row + 1 if serving(srv)["build_id"] == second.name else 0
+        for build_id in (first.name, second.name):  # one worker downloaded each, once
+            assert len(srv.log_lines(f"build {build_id} from s3://")) == 1
+    assert sorted(p.name for p in (cache / contract.VERSIONS).iterdir()) == [
+        first.name,
+        second.name,
+    ]
 
 
 def copy_version(s3: Endpoint, source: str, target: str, build_id: str, corrupt: str = "") -> None:
