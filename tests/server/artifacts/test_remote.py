@@ -148,6 +148,16 @@ def test_the_workers_of_a_replica_download_once_into_one_cache(tmp_path, s3):
         first.name,
         second.name,
     ]
+    # Restarted over its cache: the pointer's version is there, verified; nothing downloaded.
+    with replica(s3, cache, "workers") as again:
+        body = again.wait_ready()
+        assert body["build_id"] == second.name
+        deadline = time.monotonic() + 30
+        while serving(again)["remote"].get("pointer") != second.name:
+            assert time.monotonic() < deadline, serving(again)
+            time.sleep(0.05)
+        assert serving(again)["remote"]["state"] == "following"
+        assert again.log_lines("from s3://") == []
 
 
 def copy_version(s3: Endpoint, source: str, target: str, build_id: str, corrupt: str = "") -> None:
