@@ -59,6 +59,8 @@ def publish_remote(out: Path, url: str, keep: int = publish.KEEP_VERSIONS) -> Pu
     build lock is held throughout, so a local build cannot prune the version mid-upload."""
     store = open_store(url)
     started = time.perf_counter()
+    if not out.is_dir():  # the lock would create it
+        raise RemoteError(f"nothing is published in {out}: build first")
     with publish.build_lock(out):
         version = contract.current_version_dir(out)
         if version is None:

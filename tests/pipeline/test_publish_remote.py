@@ -88,6 +88,7 @@ def test_nothing_published_and_a_missing_bucket_are_one_line_errors(tmp_path, s3
         check=False,
     )
     assert empty.returncode == 1 and "nothing is published" in empty.stderr
+    assert not (tmp_path / "none").exists()
     out = tmp_path / "build"
     build(tmp_path, out)
     missing = run_pipeline(
