@@ -138,6 +138,9 @@ class Follower:
         except Refused as exc:
             build = pointer["build_id"] if pointer else "?"
             self._failed(f"refusing build {build} from {self.url}: {exc}", logging.ERROR, str(exc))
+        except OSError as exc:  # the cache's disk (full, read-only): retried as a refusal is
+            why = f"cannot write the cache {self.dir}: {exc.strerror or exc}"
+            self._failed(why, logging.ERROR, why)
         else:
             self._following()
 
