@@ -21,6 +21,7 @@ import os
 import re
 import stat
 import unicodedata
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, NotRequired, TypedDict
 
@@ -31,6 +32,13 @@ CURRENT = "current"
 VERSIONS = "versions"
 MANIFEST = "manifest.json"
 CATALOG = "catalog.duckdb"
+# The manifest's record of every other file of its version: {path: {"bytes", "sha256"}}, what
+# a copy of the version (object storage, a replica's cache) is verified against.
+CHECKSUMS = "checksums"
+# Object storage (docs/operations/scaling.md): PREFIX/versions/<build_id>/<path> holds a
+# version's files, PREFIX/current.json (a Pointer) names the published one.
+POINTER = "current.json"
+BUILD_ID = re.compile(r"[0-9]{8}T[0-9]{6}Z-[0-9a-f]{6}")
 
 # Units both sides count in: times are Unix seconds (grids step by the hour), distances km.
 HOUR_S = 3600
@@ -670,6 +678,40 @@ class Manifest(TypedDict):
     schema_version: int
     build_id: str  # the version directory's name
     areas: dict[str, AreaEntry]  # area name -> entry, in AREAS order
+    checksums: NotRequired[dict[str, FileSum]]  # CHECKSUMS: every file but the manifest
+
+
+class FileSum(TypedDict):
+    """One file's size and SHA-256 (hex) in the manifest's CHECKSUMS."""
+
+    bytes: int
+    sha256: str
+
+
+class Pointer(TypedDict):
+    """current.json in object storage: the published version and its manifest's digest."""
+
+    build_id: str
+    manifest_bytes: int
+    manifest_sha256: str
+
+
+def remote_key(build_id: str, rel: str) -> str:
+    """The object key (under the prefix) of a version's file."""
+    return f"{VERSIONS}/{build_id}/{rel}"
+
+
+LOOPBACK = ("127.0.0.1", "::1", "localhost")
+
+
+def loopback_endpoint(env: Mapping[str, str]) -> bool:
+    """True when the S3 endpoint of the environment is plain HTTP on this machine (a test
+    or a local stand-in), the one case where HTTP is allowed without AWS_ALLOW_HTTP."""
+    for name in ("AWS_ENDPOINT_URL_S3", "AWS_ENDPOINT_URL", "AWS_ENDPOINT"):
+        if url := env.get(name):
+            host = re.match(r"http://(\[[^]]*\]|[^/:]*)", url)
+            return host is not None and host.group(1).strip("[]") in LOOPBACK
+    return False
 
 
 def read_manifest(version_dir: Path) -> Any:

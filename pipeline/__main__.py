@@ -1,14 +1,14 @@
 """Command line: python -m pipeline build [--datasets DIR] [--out DIR] [--only AREA ...],
 python -m pipeline fetch SOURCE [--datasets DIR] [--base-url URL] [--run RUN] [--dry-run] and
 python -m pipeline refresh [--datasets DIR] [--out DIR] [--only AREA ...] [--sources SOURCE ...]
-[--no-fetch].
+[--no-fetch] and python -m pipeline publish --to s3://BUCKET/PREFIX [--out DIR].
 
 Exit codes: 0 done (or nothing new), 1 failed, 2 bad usage, 75 a fetch to try again later (the
 upstream has not published yet or is busy), 130/143 interrupted or terminated.
 
-Environment: WEATHERAPI_LOG_FORMAT=text|json (JSON lines with ECS field names), and
+Environment: WEATHERAPI_LOG_FORMAT=text|json (JSON lines with ECS field names),
 WEATHERAPI_METRICS_TEXTFILE=PATH, the Prometheus text file build and refresh write
-(pipeline.metrics)."""
+(pipeline.metrics), and for publish the usual AWS_* variables (endpoint, region, credentials)."""
 
 from __future__ import annotations
 
@@ -124,6 +124,14 @@ def main(argv: list[str] | None = None) -> int:
         help="runs kept per source after a successful build (default: each "
         "source's own, a day of cycles for the models)",
     )
+    upload = commands.add_parser(
+        "publish",
+        help="copy the published version to object storage and point its current.json at it",
+    )
+    upload.add_argument("--to", required=True, metavar="s3://BUCKET/PREFIX", help="where to")
+    upload.add_argument(
+        "--out", type=Path, default=Path("build"), help="output directory (default: build/)"
+    )
     args = parser.parse_args(argv)
     log_format = os.environ.get(logs.ENV) or "text"
     if log_format not in logs.FORMATS:
@@ -131,6 +139,8 @@ def main(argv: list[str] | None = None) -> int:
     logs.configure(log_format)
     if args.command == "fetch":
         return _fetch(args)
+    if args.command == "publish":
+        return _publish(args)
     if args.command == "build" and not args.datasets.is_dir():
         parser.error(
             f"--datasets {args.datasets} is not a directory (an empty directory builds "
@@ -205,6 +215,36 @@ def _fetch(args: argparse.Namespace) -> int:
         + ("" if report.changed or args.dry_run else "; nothing new"),
         file=sys.stderr,
     )
+    return 0
+
+
+def _publish(args: argparse.Namespace) -> int:
+    """Publish to object storage; one line either way (no credentials in either)."""
+    from pipeline.common.remote import RemoteError, publish_remote
+
+    try:
+        done = publish_remote(args.out, args.to)
+    except (RemoteError, OSError) as exc:
+        print(
+            f"error: publish to {args.to} failed: {exc}; its current.json is unchanged",
+            file=sys.stderr,
+        )
+        return 1
+    except KeyboardInterrupt:
+        print(
+            f"error: publish to {args.to} interrupted; its current.json is unchanged",
+            file=sys.stderr,
+        )
+        return 130
+    if not done.uploaded:
+        print(f"{args.to}: {done.build_id} is already published", file=sys.stderr)
+    else:
+        print(
+            f"{args.to}: published {done.build_id}, {done.files} file(s), {done.bytes:,} bytes "
+            f"in {done.seconds:.1f} s"
+            + (f"; pruned {', '.join(done.pruned)}" if done.pruned else ""),
+            file=sys.stderr,
+        )
     return 0
 
 

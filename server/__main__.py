@@ -1,6 +1,7 @@
 """Command line: serve the API, or manage keys.
 
 python -m server [--build DIR] [--host H] [--port P] [--keys-file F] [--workers N]
+python -m server --build-from s3://BUCKET/PREFIX --cache-dir DIR [...]   (a replica)
 python -m server keys add NAME --keys-file F [--rate-limit N]
 python -m server secrets rotate [--file F] [--keep N] [--stage] [--create]
 python -m server secrets promote [--file F]      (after rotate --stage)
@@ -175,7 +176,27 @@ def serve_command(argv: list[str]) -> int:
     parser.add_argument("--port", type=int, help="port (0 picks a free one)")
     parser.add_argument("--keys-file", type=Path)
     parser.add_argument("--workers", type=int, help="processes sharing the port (SO_REUSEPORT)")
+    parser.add_argument(
+        "--build-from",
+        metavar="s3://BUCKET/PREFIX",
+        help="follow the builds published there (python -m pipeline publish --to)",
+    )
+    parser.add_argument(
+        "--cache-dir",
+        type=Path,
+        help="with --build-from: where downloaded versions are kept and served from "
+        "(the build directory; default: --build, else build/)",
+    )
     args = parser.parse_args(argv)
+    if args.cache_dir is not None:
+        if args.build_dir is not None and args.build_dir != args.cache_dir:
+            print(
+                "error: --cache-dir is the build directory: give one of --build, --cache-dir",
+                file=sys.stderr,
+            )
+            return 2
+        args.build_dir = args.cache_dir
+    del args.cache_dir
     config = Config.from_env(**vars(args))
     try:
         config.check()
@@ -195,7 +216,13 @@ def serve_command(argv: list[str]) -> int:
         return 2
     if not config.signing_secrets and not _prepare_secrets_file(config):
         return 2
-    if not config.build_dir.is_dir():
+    if config.build_from:
+        try:
+            config.build_dir.mkdir(parents=True, exist_ok=True)
+        except OSError as exc:
+            print(f"error: cache directory {config.build_dir}: {exc.strerror}", file=sys.stderr)
+            return 2
+    elif not config.build_dir.is_dir():
         # Served as "nothing published yet" (the pipeline may run later), but a typo would
         # look the same: say where the server looks.
         logging.getLogger("server").warning(

@@ -9,6 +9,7 @@ import logging
 import os
 from collections.abc import AsyncIterator
 from concurrent.futures import ThreadPoolExecutor
+from typing import Any
 
 import orjson
 from aiohttp import web
@@ -54,6 +55,8 @@ def create_app(config: Config) -> web.Application:
     app[KEYS] = KeyStore(config.keys_file, load=False)
     app[LIMITER] = RateLimiter()
     app.cleanup_ctx.append(_executor)
+    if config.build_from:
+        app.cleanup_ctx.append(_follow_remote)
     app.cleanup_ctx.append(_watch_build)
     if config.rate_limit_redis_url:
         app.cleanup_ctx.append(_shared_limiter)
@@ -123,6 +126,39 @@ async def _watch_build(app: web.Application) -> AsyncIterator[None]:
         await task
 
 
+FOLLOWER = web.AppKey("follower", Any)
+
+
+async def _follow_remote(app: web.Application) -> AsyncIterator[None]:
+    """Follow the builds published to object storage into the build directory (a thread of
+    its own: a download must not hold up the searches' threads)."""
+    from server.artifacts.remote import Follower, Stopped
+
+    config = app[CONFIG]
+    follower = Follower(config.build_from, config.build_dir, config.load_retry_s)
+    app[FOLLOWER] = follower
+    thread = ThreadPoolExecutor(max_workers=1, thread_name_prefix="follow")
+    loop = asyncio.get_running_loop()
+
+    async def follow() -> None:
+        while True:
+            try:
+                await loop.run_in_executor(thread, follower.check)
+            except Stopped:
+                return
+            except Exception:  # keep following: the next publish may fix it
+                log.exception("following %s failed", follower.url)
+            await asyncio.sleep(config.poll_interval_s)
+
+    task = asyncio.create_task(follow())
+    yield
+    follower.stop.set()  # a download under way stops at its next chunk
+    task.cancel()
+    with contextlib.suppress(asyncio.CancelledError):
+        await task
+    thread.shutdown(wait=False, cancel_futures=True)
+
+
 def _follow_keys(keys: KeyStore, failing: bool) -> bool:
     """Re-read the keys file if it changed; True while it fails. A failure is one line, once
     (KeyStore raises each once), never a traceback every tick; nothing stops the watch."""
@@ -162,6 +198,9 @@ async def health(request: web.Request) -> web.Response:
 async def ready(request: web.Request) -> web.Response:
     """GET /ready: 200 once a version is published and every area present in it is loaded."""
     is_ready, body = request.app[STORE].readiness()
+    follower = request.app.get(FOLLOWER)
+    if follower is not None:
+        body["remote"] = follower.status()
     if is_ready:
         return web.Response(body=orjson.dumps(body), content_type="application/json")
     raise ApiError(503, f"not ready: {_waiting(body)}", headers={"Retry-After": "1"}, extra=body)

@@ -39,6 +39,10 @@ class Config:
     # redis://host:port/db or unix:///path: one budget per client across workers and replicas.
     rate_limit_redis_url: str = ""
     reload_interval_s: float = 2.0  # how often to look for a newly published version
+    # Follow builds published to object storage (s3://BUCKET/PREFIX) into build_dir, which is
+    # then a cache of downloaded versions (docs/operations/scaling.md); polled this often.
+    build_from: str = ""
+    poll_interval_s: float = 10.0
     load_retry_s: float = 30.0  # how soon to load an area again after it failed to load
     base_url: str = ""  # public base URL; empty means the request's own origin
     trust_forwarded_for: bool = False  # use X-Forwarded-For as the client address (behind a proxy)
@@ -139,6 +143,14 @@ class Config:
             raise ValueError(
                 _bad("load_retry_s", "a number of seconds, 0 or more", self.load_retry_s)
             )
+        if self.build_from and (
+            not self.build_from.startswith("s3://") or not self.build_from[5:].split("/")[0]
+        ):
+            raise ValueError(_bad("build_from", "an s3://BUCKET/PREFIX URL", self.build_from))
+        if not (math.isfinite(self.poll_interval_s) and self.poll_interval_s > 0):
+            raise ValueError(
+                _bad("poll_interval_s", "a number of seconds above 0", self.poll_interval_s)
+            )
         if self.log_format not in LOG_FORMATS:
             raise ValueError(_bad("log_format", " or ".join(LOG_FORMATS), self.log_format))
         if self.metrics_listen:
@@ -191,7 +203,8 @@ def check_log_level(env: Mapping[str, str] | None = None) -> None:
 
 
 def _bad(name: str, expected: str, value) -> str:
-    flag = f" (or --{name.replace('_', '-')})" if name in ("port", "workers") else ""
+    flags = ("port", "workers", "build_from")
+    flag = f" (or --{name.replace('_', '-')})" if name in flags else ""
     return f"{ENV_PREFIX}{name.upper()}{flag} must be {expected}, got {value!r}"
 
 

@@ -17,6 +17,7 @@ from pathlib import Path
 import pytest
 
 from tests.support.procs import Server, add_key, run_pipeline
+from tests.support.s3 import s3_endpoint
 
 
 def shared_dir(
@@ -83,3 +84,10 @@ def server(default_build, keys_file):
         srv.wait_ready()
         srv.key, srv.tiny_key = keys_file[1], keys_file[2]
         yield srv
+
+
+@pytest.fixture(scope="module")
+def s3():
+    """An S3 endpoint (moto in server mode on loopback) with one bucket, per test module."""
+    with s3_endpoint() as endpoint:
+        yield endpoint

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import fcntl
+import hashlib
 import json
 import os
 import secrets
@@ -75,8 +76,11 @@ def write_catalog(version: Path, tables: dict[str, str]) -> None:
 
 def write_manifest(version: Path, manifest: contract.Manifest) -> None:
     """Write manifest.json last, via a temporary file, so a manifest means a complete version;
-    everything is flushed to disk first, so a crash cannot publish truncated files."""
+    everything is flushed to disk first, so a crash cannot publish truncated files. The
+    manifest records every file's size and SHA-256 (contract.CHECKSUMS), which copies of the
+    version are verified against."""
     _fsync_tree(version)
+    manifest = {**manifest, "checksums": file_checksums(version)}
     tmp = version / (contract.MANIFEST + ".tmp")
     with naming(tmp):
         tmp.write_text(
@@ -86,6 +90,25 @@ def write_manifest(version: Path, manifest: contract.Manifest) -> None:
     _fsync_file(tmp)
     os.replace(tmp, version / contract.MANIFEST)
     _fsync_dir(version)
+
+
+def file_checksums(version: Path) -> dict[str, contract.FileSum]:
+    """{relative path: size and SHA-256} of every file of the version but its manifest."""
+    sums: dict[str, contract.FileSum] = {}
+    for folder, _, names in os.walk(version):
+        for name in names:
+            path = Path(folder) / name
+            rel = path.relative_to(version).as_posix()
+            if rel in (contract.MANIFEST, contract.MANIFEST + ".tmp"):
+                continue
+            sums[rel] = {"bytes": path.stat().st_size, "sha256": sha256_file(path)}
+    return dict(sorted(sums.items()))
+
+
+def sha256_file(path: Path) -> str:
+    """The file's SHA-256, hex."""
+    with naming(path), open(path, "rb") as handle:
+        return hashlib.file_digest(handle, "sha256").hexdigest()
 
 
 def publish(out_dir: Path, version: Path) -> None:

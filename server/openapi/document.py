@@ -198,7 +198,29 @@ SERVICE_SCHEMAS = {
                     required=["state"],
                 ),
             },
-        }
+            "remote": obj(
+                {
+                    "state": {
+                        "type": "string",
+                        "enum": ["starting", "following", "downloading", "failed"],
+                    },
+                    "pointer": {
+                        "type": "string",
+                        "description": "The build current.json names.",
+                    },
+                    "checked": {
+                        "type": "string",
+                        "format": "date-time",
+                        "description": "When current.json was last read.",
+                    },
+                    "error": {"type": "string"},
+                },
+                required=["state"],
+                description="Only on a replica following object storage (--build-from): "
+                "what it follows. A failure leaves the version before served.",
+            ),
+        },
+        required=["state", "build_id", "areas"],
     ),
     "Problem": PROBLEM,
 }

@@ -55,6 +55,9 @@ def _clean_env() -> dict[str, str]:
         (("--port", "0"), {"WEATHERAPI_METRICS_LISTEN": "::1:9464"}, "METRICS_LISTEN"),
         (("--port", "0"), {"WEATHERAPI_METRICS_LISTEN": "127.0.0.1:99999"}, "METRICS_LISTEN"),
         (("--port", "8123"), {"WEATHERAPI_METRICS_LISTEN": "127.0.0.1:8123"}, "METRICS_LISTEN"),
+        (("--port", "0", "--build-from", "/srv/builds"), {}, "BUILD_FROM"),
+        (("--port", "0"), {"WEATHERAPI_BUILD_FROM": "s3://"}, "BUILD_FROM"),
+        (("--port", "0"), {"WEATHERAPI_POLL_INTERVAL_S": "0"}, "POLL_INTERVAL_S"),
     ],
 )
 def test_a_setting_the_server_cannot_run_with_is_one_line_and_exit_2(tmp_path, args, env, named):

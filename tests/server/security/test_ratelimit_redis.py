@@ -3,54 +3,17 @@
 
 from __future__ import annotations
 
-import shutil
-import subprocess
-import time
-
 import pytest
 
 from tests.support.procs import Server, add_key, get
+from tests.support.redis import redis_server
 
 
 @pytest.fixture(scope="module")
 def redis_url(tmp_path_factory):
     """A real redis-server on a Unix socket in a temporary directory."""
-    binary = shutil.which("redis-server")
-    if binary is None:
-        pytest.skip("redis-server is not installed (apt-get install redis-server; .ci/run does)")
-    import redis
-
-    folder = tmp_path_factory.mktemp("redis")
-    socket_path = folder / "redis.sock"
-    proc = subprocess.Popen(
-        [
-            binary,
-            "--port",
-            "0",
-            "--unixsocket",
-            str(socket_path),
-            "--save",
-            "",
-            "--appendonly",
-            "no",
-            "--dir",
-            str(folder),
-        ],
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-    )
-    client = redis.Redis(unix_socket_path=str(socket_path))
-    deadline = time.monotonic() + 30
-    while True:  # readiness by polling PING
-        try:
-            client.ping()
-            break
-        except (redis.ConnectionError, FileNotFoundError):
-            assert proc.poll() is None and time.monotonic() < deadline, "redis-server did not start"
-            time.sleep(0.05)
-    yield f"unix://{socket_path}"
-    proc.terminate()
-    proc.wait(timeout=10)
+    with redis_server(tmp_path_factory.mktemp("redis")) as url:
+        yield url
 
 
 def test_workers_share_one_budget_per_key(default_build, tmp_path, redis_url):
