@@ -247,7 +247,9 @@ async def api_middleware(request: web.Request, handler: Handler) -> web.StreamRe
         cacheable = meta.etag and version is not None and request.method in ("GET", "HEAD")
         period = now = None
         if meta.period_s:
-            request[NOW] = now = time.time()
+            # Whole seconds: an answer is a function of the second it names (currently.time),
+            # not of the fraction of it the request arrived in.
+            request[NOW] = now = float(int(time.time()))
             period = int(now // meta.period_s)
         # The handler runs even when the tag matches: a 304 must not skip its validation or
         # its stale-data check (an invalid or stale request is never "not modified").

@@ -29,11 +29,16 @@ from pathlib import Path
 
 import eccodes
 import numpy as np
+import pytest
 
 from pipeline.forecast.sources import runs
 
 ROOT = Path(__file__).resolve().parents[2]
 REAL_GFS = ROOT.parent / "shared" / "data" / "gfs" / "gfs.t12z.pgrbf120.2p5deg.grib2"
+# The messages written here are the real sample's, re-dated: without it, its tests skip.
+NEEDS_REAL_GFS = pytest.mark.skipif(
+    not REAL_GFS.is_file(), reason=f"the real GFS sample is absent: {REAL_GFS}"
+)
 HOUR = 3600
 BUCKET_H = 6  # GFS buckets: 0-1 ... 0-6, 6-7 ... 6-12, ... h
 FLAGS = ("crain", "csnow", "cfrzr", "cicep")

@@ -16,6 +16,8 @@ from tests.support import grib
 from tests.support.upstreams import ecmwf as upstream
 from tests.support.upstreams.base import IgnoreRange, StandIn
 
+pytestmark = grib.NEEDS_REAL_GFS
+
 CYCLE_S = 6 * 3600
 NEWEST = int(time.time()) // CYCLE_S * CYCLE_S
 HORIZON = {"WEATHERAPI_ECMWF_HORIZON_H": "12"}  # steps 0, 3, 6, 9, 12

@@ -18,6 +18,8 @@ from tests.pipeline.forecast.test_forecast_build import build, column, grid
 from tests.support import forecast_inputs as fi
 from tests.support import grib
 
+pytestmark = grib.NEEDS_REAL_GFS
+
 REAL_RUN = "2011011012"
 # Grid nodes of the 2.5° grid: (latitude, longitude).
 NODES = [(50.0, 10.0), (-32.5, 150.0), (0.0, -177.5), (72.5, 0.0)]

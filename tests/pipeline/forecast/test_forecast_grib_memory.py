@@ -14,6 +14,8 @@ from tests.support import forecast_inputs as fi
 from tests.support import grib
 from tests.support.procs import ROOT
 
+pytestmark = grib.NEEDS_REAL_GFS
+
 STEPS = list(range(25))
 # Reads the run as the build does (scan, then every field in bands of 64 rows, the rows
 # model_hourly asks for at a time) and reports the figures.

@@ -14,6 +14,8 @@ from tests.support import forecast_inputs as fi
 from tests.support import grib
 from tests.support.procs import Server, get, run_pipeline
 
+pytestmark = grib.NEEDS_REAL_GFS
+
 NODE = (40.0, -30.0)  # a 2.5° grid node in the Atlantic: no gazetteer place near
 
 

@@ -15,6 +15,8 @@ from tests.pipeline.forecast.test_forecast_grib import failure
 from tests.support import forecast_inputs as fi
 from tests.support import grib
 
+pytestmark = grib.NEEDS_REAL_GFS
+
 HOUR = 3600
 
 
