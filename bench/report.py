@@ -77,7 +77,8 @@ def target_marks(row: dict) -> str:
 
 
 def _ratio_text(ratio: float | None, rounds: list[float] | None) -> str:
-    """A ratio to /health, with the range of its rounds when there were several."""
+    """A ratio (to /health or the bare app), with the range of its rounds when there were
+    several."""
     if ratio is None:
         return ""
     return f"{ratio:.2f}" if not rounds else f"{ratio:.2f} ({min(rounds):.2f}-{max(rounds):.2f})"
@@ -122,6 +123,7 @@ def print_server(server: dict, meta: dict) -> None:
                 r["connections"],
                 f"{r['rps']:.0f}",
                 _ratio_text(ratio, r["extra"].get("round_ratios")),
+                _ratio_text(r.get("ratio_to_bare"), r["extra"].get("round_ratios_bare")),
                 f"{r['p50_ms']:.2f}",
                 f"{r['p99_ms']:.2f}",
                 r["requests"],
@@ -142,6 +144,7 @@ def print_server(server: dict, meta: dict) -> None:
                 "conns",
                 "req/s",
                 "x health",
+                "x bare",
                 "p50 ms",
                 "p99 ms",
                 "requests",
@@ -154,7 +157,7 @@ def print_server(server: dict, meta: dict) -> None:
                 "target",
             ],
             rows,
-            "llrrrrrrrrrrrrl",
+            "llrrrrrrrrrrrrrl",
         )
     )
     if server.get("log_errors"):
