@@ -240,6 +240,7 @@ class LoadResult:
     ratio_to_bare: float | None = None  # to the bare aiohttp app around it (bench/serverrun.py)
     server_cpu_us_per_req: float | None = None  # server CPU time / requests (contention-proof)
     cpu_ratio_to_health: float | None = None  # health's CPU cost / this endpoint's
+    cpu_ratio_to_bare: float | None = None  # the bare app's CPU cost / this endpoint's
     extra: dict = field(default_factory=dict)
 
 

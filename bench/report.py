@@ -18,7 +18,7 @@ def print_figures(report: dict) -> None:
     print(
         f"build dir {meta['build_dir']}  version {meta['version']}  load generator "
         f"{meta['loadgen']} ({meta['loadgen_version']}), {meta['connections']} connections, "
-        f"{meta['threads']} thread(s)"
+        f"{meta['threads']} thread(s), event loop {meta.get('event_loop', 'asyncio')}"
     )
     skipped = "; ".join(f"{area} ({why})" for area, why in meta["skipped_areas"].items())
     print(
@@ -131,6 +131,7 @@ def print_server(server: dict, meta: dict) -> None:
                 cpu.get("watched_pct"),
                 r["server_cpu_us_per_req"],
                 "" if r["cpu_ratio_to_health"] is None else f"{r['cpu_ratio_to_health']:.2f}",
+                _ratio_text(r.get("cpu_ratio_to_bare"), r["extra"].get("round_cpu_ratios_bare")),
                 gen,
                 cpu.get("other_pct"),
                 target_marks(r) if server["workers"] == 1 else "",
@@ -152,12 +153,13 @@ def print_server(server: dict, meta: dict) -> None:
                 "srv CPU%",
                 "srv us/req",
                 "x health CPU",
+                "x bare CPU",
                 "gen CPU%",
                 "other CPU%",
                 "target",
             ],
             rows,
-            "llrrrrrrrrrrrrrl",
+            "llrrrrrrrrrrrrrrl",
         )
     )
     if server.get("log_errors"):

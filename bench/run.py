@@ -112,6 +112,7 @@ from bench.harness import (  # noqa: E402
     wait_quiet,
 )
 from bench.load import PythonLoad, WrkLoad, ensure_wrk  # noqa: E402
+from bench.loops import compare_loops, print_loops  # noqa: E402
 from bench.report import print_figures, print_targets  # noqa: E402
 from bench.serverrun import measure_server  # noqa: E402
 
@@ -351,12 +352,18 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
         "minutes apart, and report the median ratio with the range (default 3; --quick 1)",
     )
     add(
-        "--bare-loop",
-        choices=("asyncio", "uvloop"),
-        default="asyncio",
-        help="event loop of the bare aiohttp reference app (default asyncio)",
+        "--event-loop",
+        choices=("uvloop", "asyncio"),
+        default="uvloop",
+        help="event loop of the server (WEATHERAPI_EVENT_LOOP) and of the bare aiohttp "
+        "reference app (default uvloop, the server's default)",
     )
     add("--no-workers2", action="store_true", help="skip the 2-worker rows")
+    add(
+        "--no-loops",
+        action="store_true",
+        help="skip the uvloop / asyncio comparison (skipped by --quick)",
+    )
     add("--quick", action="store_true", help="short runs (2 s, 1 s warmup), no 2-worker rows")
     add("--loadgen", choices=("auto", "wrk", "python"), default="auto")
     add("--no-install", action="store_true", help="never try apt-get install wrk")
@@ -379,6 +386,7 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     args = parser.parse_args(argv)
     if args.quick:
         args.duration, args.duration_w2, args.warmup, args.no_workers2 = 2.0, 2.0, 1.0, True
+        args.no_loops = True
     if args.rounds is None:
         args.rounds = 1 if args.quick else 3
         args.search_seconds = min(args.search_seconds, 3.0)
@@ -486,6 +494,7 @@ def run_areas(args, ctx: Context, load, report: dict, modules: dict[str, ModuleT
                     args,
                     ctx.workdir,
                     ctx.workdir / "keys.json",
+                    {"WEATHERAPI_EVENT_LOOP": args.event_loop},
                 )
             )
         except RuntimeError as exc:
@@ -499,6 +508,14 @@ def run_areas(args, ctx: Context, load, report: dict, modules: dict[str, ModuleT
                     "endpoints": [],
                 }
             )
+    if not args.no_loops:
+        try:
+            report["event_loops"] = compare_loops(
+                ctx.build_dir, works, load, args, ctx.workdir, ctx.workdir / "keys.json"
+            )
+        except RuntimeError as exc:
+            log(f"the event loop comparison failed: {exc}")
+            report["errors"].append(f"the event loop comparison failed: {exc}")
     if args.heavy:
         for area, module in modules.items():
             heavy = call_hook(report, module, "heavy", ctx, default=None)
@@ -523,6 +540,7 @@ def run_meta(
         "loadgen": load.name,
         "loadgen_version": load.version,
         "connections": args.connections,
+        "event_loop": args.event_loop,
         "threads": args.threads,
         "duration_s": args.duration,
         "duration_w2_s": args.duration_w2,
@@ -537,6 +555,7 @@ def finish_report(args, report: dict, modules: dict) -> None:
     report["targets"] = all_targets(report, modules)
     collect_warnings(report)
     print_figures(report)
+    print_loops(report)
     for module in modules.values():
         call_hook(report, module, "print_section", report)
     print_targets(report)

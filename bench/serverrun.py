@@ -68,10 +68,10 @@ def measure_server(
     label = label or f"{workers} worker{'s' if workers > 1 else ''}"
     tag = label.replace(" ", "-").replace(",", "")
     server = Server(build_dir, workers, workdir / f"server-{tag}.log", keys_file, env)
-    bare = BareServer(workdir / f"bare-{tag}.log", args.bare_loop)
+    bare = BareServer(workdir / f"bare-{tag}.log", args.event_loop)
     result: dict = {"workers": workers, "label": label, "endpoints": [], "env": env or {}}
     try:
-        log(f"starting the server ({label}) and the bare aiohttp app ({args.bare_loop})")
+        log(f"starting the server ({label}) and the bare aiohttp app ({args.event_loop})")
         server.start()
         result["bound_s"] = round(server.bound_s, 3)
         result["ready_s"] = round(server.ready_s, 3)
@@ -163,6 +163,8 @@ def _health_to_bare(health: LoadResult, pairs: list[tuple[LoadResult, LoadResult
     if ratios:
         health.ratio_to_bare = _median(ratios)
         health.extra["round_ratios_bare"] = ratios
+    cpu = [_cpu_ratio(h, b) for h, b in pairs]
+    health.cpu_ratio_to_bare = _median([c for c in cpu if c is not None] or [0.0]) or None
 
 
 def _bare_row(pairs: list[tuple[LoadResult, LoadResult]]) -> LoadResult:
@@ -170,7 +172,7 @@ def _bare_row(pairs: list[tuple[LoadResult, LoadResult]]) -> LoadResult:
     every pair."""
     first = pairs[0][1]
     ratios = [round(b.rps / h.rps, 3) for h, b in pairs if h.rps]
-    first.ratio_to_bare = 1.0
+    first.ratio_to_bare = first.cpu_ratio_to_bare = 1.0
     if ratios:
         first.ratio_to_health = _median(ratios)
         first.extra["round_ratios"] = ratios
@@ -206,6 +208,10 @@ def _median_round(measured: list[LoadResult]) -> LoadResult:
     if len(bare) == len(measured):
         chosen.ratio_to_bare = _median(bare)
         chosen.extra["round_ratios_bare"] = bare
+    cpu = [m.cpu_ratio_to_bare for m in measured if m.cpu_ratio_to_bare is not None]
+    if len(cpu) == len(measured):
+        chosen.cpu_ratio_to_bare = _median(cpu)
+        chosen.extra["round_cpu_ratios_bare"] = cpu
     # Every round's unexpected answers count (the warnings and --strict read the chosen row).
     others = [m for m in measured if m is not chosen]
     chosen.non200 += sum(m.non200 for m in others)
@@ -229,13 +235,19 @@ def _relate(
         measured.ratio_to_health = round(measured.rps / health, 3)
     if bare:
         measured.ratio_to_bare = round(measured.rps / bare, 3)
-    cpu = [r.server_cpu_us_per_req for r in (before[0], after[0]) if r.server_cpu_us_per_req]
-    if cpu and measured.server_cpu_us_per_req:
-        measured.cpu_ratio_to_health = round(
-            sum(cpu) / len(cpu) / measured.server_cpu_us_per_req, 3
-        )
+    measured.cpu_ratio_to_health = _cpu_ratio(measured, before[0], after[0])
+    measured.cpu_ratio_to_bare = _cpu_ratio(measured, before[1], after[1])
     measured.extra["health_rps"] = [round(before[0].rps), round(after[0].rps)]
     measured.extra["bare_rps"] = [round(before[1].rps), round(after[1].rps)]
+
+
+def _cpu_ratio(measured: LoadResult, *references: LoadResult) -> float | None:
+    """The references' mean server CPU time per request over the workload's: a ratio that
+    other processes' load disturbs far less than req/s (it still moves with cache misses)."""
+    cpu = [r.server_cpu_us_per_req for r in references if r.server_cpu_us_per_req]
+    if not cpu or not measured.server_cpu_us_per_req:
+        return None
+    return round(sum(cpu) / len(cpu) / measured.server_cpu_us_per_req, 3)
 
 
 def measure_workload(
