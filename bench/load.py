@@ -178,6 +178,7 @@ class Server:
             )
         main = next((p for p in per if p["pid"] == self.proc.pid), None)
         return {
+            "main_pid": self.proc.pid,
             "main_rss_mib": main["rss_mib"] if main else None,
             "main_pss_mib": main["pss_mib"] if main else None,
             "total_rss_mib": round(sum(p["rss_mib"] for p in per), 1),

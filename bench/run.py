@@ -113,7 +113,7 @@ from bench.harness import (  # noqa: E402
 )
 from bench.load import PythonLoad, WrkLoad, ensure_wrk  # noqa: E402
 from bench.loops import compare_loops, print_loops  # noqa: E402
-from bench.report import print_figures, print_targets  # noqa: E402
+from bench.report import print_figures, print_targets, print_workers  # noqa: E402
 from bench.serverrun import measure_server  # noqa: E402
 
 AREAS = (geocoding, air_quality, forecast, webcams)  # in the manifest's order
@@ -555,6 +555,7 @@ def finish_report(args, report: dict, modules: dict) -> None:
     report["targets"] = all_targets(report, modules)
     collect_warnings(report)
     print_figures(report)
+    print_workers(report)
     print_loops(report)
     for module in modules.values():
         call_hook(report, module, "print_section", report)
