@@ -222,6 +222,12 @@ def workloads(ctx: Context) -> list[Workload]:
         ),
         Workload(
             AREA,
+            "lookup_id_key",
+            "lookup ?id= with a key (1000 ids)",
+            [f"/geocoding/lookup?id={i}&api_key={ctx.api_key}" for i in ids],
+        ),
+        Workload(
+            AREA,
             "reverse",
             "reverse limit=1 (1000 pts)",
             [f"/geocoding/reverse?lat={lat:.5f}&lon={lon:.5f}&limit=1" for lat, lon in coords],

@@ -1,6 +1,6 @@
-"""The server under load: the Server runner, an HTTP client, the load generators (wrk with a Lua
-script that rotates through URLs, installed with apt when missing; an asyncio fallback) and one
-server run over every workload."""
+"""The server under load: the Server runner, an HTTP client and the load generators (wrk with a
+Lua script that rotates through URLs, installed with apt when missing; an asyncio fallback).
+One server run over every workload is bench/serverrun.py."""
 
 from __future__ import annotations
 
@@ -17,14 +17,13 @@ import sys
 import threading
 import time
 import urllib.parse
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from bench.harness import (
     HOST,
     RATE_LIMIT,
     ROOT,
-    CpuMeter,
     Workload,
     descendants,
     log,
@@ -36,11 +35,6 @@ from bench.harness import (
     stop_process,
 )
 
-# /health is measured again after each workload (HEALTH_S at most, after HEALTH_WARMUP_S): each
-# ratio is to the mean of the /health runs just before and just after it.
-HEALTH_S = 3.0
-HEALTH_WARMUP_S = 1.0
-
 # ---- the server -----------------------------------------------------------------------------
 
 
@@ -49,15 +43,21 @@ class Server:
     stopped on exit."""
 
     def __init__(
-        self, build_dir: Path, workers: int, log_path: Path, keys_file: Path | None = None
+        self,
+        build_dir: Path,
+        workers: int,
+        log_path: Path,
+        keys_file: Path | None = None,
+        env: dict[str, str] | None = None,
     ):
         self.build_dir, self.workers, self.log_path = build_dir, workers, log_path
-        self.keys_file = keys_file
+        self.keys_file, self.env = keys_file, env or {}
         self.proc: subprocess.Popen | None = None
         self.port: int | None = None
         self.bound_s = self.ready_s = float("nan")
 
-    def start(self, timeout_s: float = 60.0) -> None:
+    def environment(self) -> dict[str, str]:
+        """The process's environment: ours, with a huge rate limit and no access log."""
         env = dict(os.environ)
         # Config reads WEATHERAPI_<FIELD>: the field is rate_limit_per_minute. The short
         # WEATHERAPI_RATE_LIMIT is set as well, in case a later version reads that name.
@@ -69,24 +69,23 @@ class Server:
                 "WEATHERAPI_HOST": HOST,
                 "WEATHERAPI_ACCESS_LOG": "0",
                 "PYTHONUNBUFFERED": "1",
+                **self.env,
             }
         )
         env.pop("WEATHERAPI_KEYS_FILE", None)
-        cmd = [
-            sys.executable,
-            "-m",
-            "server",
-            "--build",
-            str(self.build_dir),
-            "--host",
-            HOST,
-            "--port",
-            "0",
-            "--workers",
-            str(self.workers),
-        ]
+        return env
+
+    def command(self) -> list[str]:
+        """`python -m server` on HOST, a free port."""
+        cmd = [sys.executable, "-m", "server", "--build", str(self.build_dir), "--host", HOST]
+        cmd += ["--port", "0", "--workers", str(self.workers)]
         if self.keys_file is not None:
             cmd += ["--keys-file", str(self.keys_file)]
+        return cmd
+
+    def start(self, timeout_s: float = 60.0) -> None:
+        """Start the process; return once GET /ready answers 200 (RuntimeError otherwise)."""
+        env, cmd = self.environment(), self.command()
         self._log = open(self.log_path, "wb")
         started = now_s()
         self.proc = subprocess.Popen(
@@ -179,6 +178,7 @@ class Server:
             )
         main = next((p for p in per if p["pid"] == self.proc.pid), None)
         return {
+            "main_pid": self.proc.pid,
             "main_rss_mib": main["rss_mib"] if main else None,
             "main_pss_mib": main["pss_mib"] if main else None,
             "total_rss_mib": round(sum(p["rss_mib"] for p in per), 1),
@@ -238,8 +238,10 @@ class LoadResult:
     socket_errors: int
     first_bad_status: int | None = None
     ratio_to_health: float | None = None
+    ratio_to_bare: float | None = None  # to the bare aiohttp app around it (bench/serverrun.py)
     server_cpu_us_per_req: float | None = None  # server CPU time / requests (contention-proof)
     cpu_ratio_to_health: float | None = None  # health's CPU cost / this endpoint's
+    cpu_ratio_to_bare: float | None = None  # the bare app's CPU cost / this endpoint's
     extra: dict = field(default_factory=dict)
 
 
@@ -460,158 +462,3 @@ class PythonLoad:
         finally:
             if writer is not None:
                 writer.close()
-
-
-# ---- one server run over every workload -----------------------------------------------------
-
-
-def check_workload(port: int, work: Workload) -> None:
-    """Every distinct URL answers work.expect_status, with valid JSON when the answer says it is
-    JSON (sampled for the long lists)."""
-    sample = work.paths if len(work.paths) <= 100 else work.paths[:50]
-    for path in sample:
-        status, content_type, body = http_request(port, path, work.method)
-        if status != work.expect_status:
-            raise RuntimeError(
-                f"{work.area} {work.name}: {work.method} {path} answered {status} "
-                f"(expected {work.expect_status}): {body[:300]!r}"
-            )
-        if "json" in content_type:
-            json.loads(body)
-
-
-def measure_server(
-    build_dir: Path,
-    workers: int,
-    works: list[Workload],
-    load,
-    args,
-    workdir: Path,
-    keys_file: Path | None,
-) -> dict:
-    """Start a server, check then load each workload in turn (works[0] is the /health baseline
-    that ratios refer to), and read its memory; the server is always stopped."""
-    label = f"{workers} worker{'s' if workers > 1 else ''}"
-    server = Server(build_dir, workers, workdir / f"server-w{workers}.log", keys_file)
-    result: dict = {"workers": workers, "label": label, "endpoints": []}
-    try:
-        log(f"starting the server ({label})")
-        server.start()
-        result["bound_s"] = round(server.bound_s, 3)
-        result["ready_s"] = round(server.ready_s, 3)
-        result["port"] = server.port
-        result["memory_after_ready"] = server.memory()
-        log(f"ready in {server.ready_s:.2f} s on port {server.port}")
-        for work in works:
-            check_workload(server.port, work)
-        duration = args.duration if workers == 1 else args.duration_w2
-        health: LoadResult | None = None
-        rounds: dict[int, list[LoadResult]] = {}
-        for n, work in _schedule(works, args.rounds):
-            if workers > 1 and work.connections == 1:
-                continue
-            conns = work.connections or args.connections
-            log(
-                f"{label}: {work.area} {work.name}: warmup {args.warmup:.1f} s, measure "
-                f"{duration:.1f} s, {conns} connection(s)"
-            )
-            measured = measure_workload(server, load, work, conns, args.warmup, duration)
-            if health is None:
-                health = measured
-            elif work.connections is None:  # comparable with /health only at its width
-                after = measure_health(server, load, works[0], conns, duration)
-                _relate(measured, health, after)
-                health = after
-            rounds.setdefault(n, []).append(measured)
-            if server.proc and server.proc.poll() is not None:
-                raise RuntimeError(f"server died during {work.name}:\n{server.log_tail()}")
-        for n, measured in sorted(rounds.items()):
-            work, conns = works[n], works[n].connections or args.connections
-            result["endpoints"].append(
-                {
-                    "area": work.area,
-                    "name": work.name,
-                    "label": work.label,
-                    "method": work.method,
-                    "connections": conns,
-                    "distinct_urls": len(set(work.paths)),
-                    "ratio_target": work.ratio_target,
-                    "p50_target_ms": work.p50_target_ms,
-                    **asdict(_median_round(measured)),
-                }
-            )
-        result["memory_after_load"] = server.memory()
-        result["log_errors"] = [
-            ln for ln in server.log_tail(400).splitlines() if " ERROR " in ln or "Traceback" in ln
-        ][:10]
-    finally:
-        server.stop()
-    return result
-
-
-def _schedule(works: list[Workload], rounds: int) -> list[tuple[int, Workload]]:
-    """(index, workload) in measuring order: every workload once, then the ratio workloads
-    (those at the run's width, /health excluded) again in `rounds` - 1 more rounds, so each
-    ratio is the median of `rounds` taken minutes apart (this machine's speed drifts)."""
-    again = [(n, w) for n, w in enumerate(works) if n and w.connections is None]
-    return list(enumerate(works)) + again * (max(1, rounds) - 1)
-
-
-def _median_round(measured: list[LoadResult]) -> LoadResult:
-    """The round whose ratio to /health is the median (the lower of the middle two), with every
-    round's ratio in extra["round_ratios"]; a single round as it is."""
-    if len(measured) == 1:
-        return measured[0]
-    if any(m.ratio_to_health is None for m in measured):
-        chosen = measured[0]
-    else:
-        chosen = sorted(measured, key=lambda m: m.ratio_to_health)[(len(measured) - 1) // 2]
-        chosen.extra["round_ratios"] = [m.ratio_to_health for m in measured]
-    # Every round's unexpected answers count (the warnings and --strict read the chosen row).
-    others = [m for m in measured if m is not chosen]
-    chosen.non200 += sum(m.non200 for m in others)
-    chosen.socket_errors += sum(m.socket_errors for m in others)
-    chosen.first_bad_status = chosen.first_bad_status or next(
-        (m.first_bad_status for m in others if m.first_bad_status), None
-    )
-    return chosen
-
-
-def measure_health(
-    server: Server, load, health: Workload, connections: int, duration_s: float
-) -> LoadResult:
-    """/health again, briefly: the reference of the workload just measured and the next."""
-    return measure_workload(
-        server, load, health, connections, HEALTH_WARMUP_S, min(duration_s, HEALTH_S)
-    )
-
-
-def _relate(measured: LoadResult, before: LoadResult, after: LoadResult) -> None:
-    """The workload's ratios to /health measured just before and just after it: this machine's
-    speed drifts by tens of percent within minutes (other guests of its host), so a ratio to
-    one /health run at the start would measure the drift."""
-    rps = (before.rps + after.rps) / 2
-    if rps:
-        measured.ratio_to_health = round(measured.rps / rps, 3)
-    cpu = [r.server_cpu_us_per_req for r in (before, after) if r.server_cpu_us_per_req]
-    if cpu and measured.server_cpu_us_per_req:
-        measured.cpu_ratio_to_health = round(
-            sum(cpu) / len(cpu) / measured.server_cpu_us_per_req, 3
-        )
-    measured.extra["health_rps"] = [round(before.rps), round(after.rps)]
-
-
-def measure_workload(
-    server: Server, load, work: Workload, connections: int, warmup_s: float, duration_s: float
-) -> LoadResult:
-    """Warm up, then measure one workload with the server's CPU time per request."""
-    if warmup_s > 0:
-        load.run(server.port, work, connections, warmup_s)
-    meter = CpuMeter(server.proc.pid)
-    measured = load.run(server.port, work, connections, duration_s)
-    measured.extra["cpu"] = meter.stop()
-    if measured.requests:
-        measured.server_cpu_us_per_req = round(
-            measured.extra["cpu"]["watched_s"] / measured.requests * 1e6, 1
-        )
-    return measured

@@ -18,7 +18,7 @@ def print_figures(report: dict) -> None:
     print(
         f"build dir {meta['build_dir']}  version {meta['version']}  load generator "
         f"{meta['loadgen']} ({meta['loadgen_version']}), {meta['connections']} connections, "
-        f"{meta['threads']} thread(s)"
+        f"{meta['threads']} thread(s), event loop {meta.get('event_loop', 'asyncio')}"
     )
     skipped = "; ".join(f"{area} ({why})" for area, why in meta["skipped_areas"].items())
     print(
@@ -77,7 +77,8 @@ def target_marks(row: dict) -> str:
 
 
 def _ratio_text(ratio: float | None, rounds: list[float] | None) -> str:
-    """A ratio to /health, with the range of its rounds when there were several."""
+    """A ratio (to /health or the bare app), with the range of its rounds when there were
+    several."""
     if ratio is None:
         return ""
     return f"{ratio:.2f}" if not rounds else f"{ratio:.2f} ({min(rounds):.2f}-{max(rounds):.2f})"
@@ -122,6 +123,7 @@ def print_server(server: dict, meta: dict) -> None:
                 r["connections"],
                 f"{r['rps']:.0f}",
                 _ratio_text(ratio, r["extra"].get("round_ratios")),
+                _ratio_text(r.get("ratio_to_bare"), r["extra"].get("round_ratios_bare")),
                 f"{r['p50_ms']:.2f}",
                 f"{r['p99_ms']:.2f}",
                 r["requests"],
@@ -129,6 +131,7 @@ def print_server(server: dict, meta: dict) -> None:
                 cpu.get("watched_pct"),
                 r["server_cpu_us_per_req"],
                 "" if r["cpu_ratio_to_health"] is None else f"{r['cpu_ratio_to_health']:.2f}",
+                _ratio_text(r.get("cpu_ratio_to_bare"), r["extra"].get("round_cpu_ratios_bare")),
                 gen,
                 cpu.get("other_pct"),
                 target_marks(r) if server["workers"] == 1 else "",
@@ -142,6 +145,7 @@ def print_server(server: dict, meta: dict) -> None:
                 "conns",
                 "req/s",
                 "x health",
+                "x bare",
                 "p50 ms",
                 "p99 ms",
                 "requests",
@@ -149,12 +153,13 @@ def print_server(server: dict, meta: dict) -> None:
                 "srv CPU%",
                 "srv us/req",
                 "x health CPU",
+                "x bare CPU",
                 "gen CPU%",
                 "other CPU%",
                 "target",
             ],
             rows,
-            "llrrrrrrrrrrrrl",
+            "llrrrrrrrrrrrrrrl",
         )
     )
     if server.get("log_errors"):
@@ -178,3 +183,56 @@ def print_targets(report: dict) -> None:
     print(table(["area", "target", "value", "goal", "verdict", "note"], rows, "llrlll"))
     for warning in report.get("warnings", []):
         print(f"WARNING: {warning}")
+
+
+def print_workers(report: dict) -> None:
+    """2 workers against 1: each endpoint's throughput (both as ratios to the bare app in
+    their own run, so that the machine's drift between the runs cancels) and the memory the
+    second worker adds. wrk runs on the same 2 CPUs, so 2 workers cannot double anything."""
+    runs = {s["workers"]: s for s in report["servers"] if "error" not in s}
+    if 1 not in runs or 2 not in runs:
+        return
+    print("\n## Workers: 2 against 1 (wrk shares the same 2 CPUs with the workers)")
+    one = {(r["area"], r["name"]): r for r in runs[1]["endpoints"]}
+    rows = []
+    for row in runs[2]["endpoints"]:
+        base = one.get((row["area"], row["name"]))
+        if not base or row["area"] == "reference":
+            continue
+        gain = (
+            f"{row['ratio_to_bare'] / base['ratio_to_bare']:.2f}"
+            if row.get("ratio_to_bare") and base.get("ratio_to_bare")
+            else ""
+        )
+        rows.append([row["area"], row["label"], f"{base['rps']:.0f}", f"{row['rps']:.0f}", gain])
+    print(table(["area", "endpoint", "1 worker req/s", "2 workers req/s", "2 / 1 (x bare)"], rows))
+    added = worker_memory(runs[1], runs[2])
+    if added:
+        print(
+            "memory the second worker adds after load: "
+            + ", ".join(f"{name} {mib:+.1f} MiB" for name, mib in added.items())
+            + " (2 workers: a supervising parent and two workers; PSS shares mapped pages)"
+        )
+    mem = runs[2].get("memory_after_load") or {}
+    workers = [p for p in mem.get("processes", []) if p["pid"] != mem.get("main_pid")]
+    if workers:
+        print(
+            "its processes but the parent after load (the workers, multiprocessing's resource "
+            "tracker): "
+            + "; ".join(
+                f"PSS {p['pss_mib']} MiB, VmRSS {p['rss_mib']} MiB, private {p['anon_mib']} MiB"
+                for p in workers
+            )
+            + f"; the parent: PSS {mem.get('main_pss_mib')} MiB"
+        )
+
+
+def worker_memory(one: dict, two: dict) -> dict[str, float]:
+    """The after-load memory of the 2-worker server minus the 1-worker one's."""
+    a, b = one.get("memory_after_load") or {}, two.get("memory_after_load") or {}
+    names = {"PSS": "total_pss_mib", "VmRSS": "total_rss_mib", "private": "total_anon_mib"}
+    return {
+        name: round(b[key] - a[key], 1)
+        for name, key in names.items()
+        if a.get(key) is not None and b.get(key) is not None
+    }

@@ -16,12 +16,14 @@ One run measures:
 2. each area's prepare() (in-process measurements, nothing else running);
 3. the server (1 worker, and 2 workers as separate rows unless --quick/--no-workers2): time from
    process start until GET /ready answers 200, and VmRSS / PSS (smaps_rollup) after the load;
-4. requests/s and p50/p99 latency of /health (always first) and then every area's workloads,
-   with `wrk` (a Lua script rotates through the URLs and counts unexpected statuses; apt-installed
-   when missing) or a Python load generator, each as a ratio to /health in the same server run
-   (to the mean of /health measured just before and just after it: the machine's speed drifts);
-   with --rounds N every ratio workload is measured N times, round after round, and its row is
-   the round with the median ratio (the range of all rounds beside it);
+4. requests/s and p50/p99 latency of /health (always first), of a bare aiohttp application
+   answering a small JSON body (bench/bare_app.py, its own process: the framework's limit), and
+   then of every area's workloads, with `wrk` (1 thread, 32 connections; a Lua script rotates
+   through the URLs and counts unexpected statuses; apt-installed when missing) or a Python load
+   generator; each as a ratio to /health and to the bare app in the same run (to the mean of
+   each measured just before and just after it: the machine's speed drifts); every ratio
+   workload is measured --rounds times (3), round after round, and its row gives the median
+   ratio with the range of the rounds (bench/serverrun.py);
 5. with --heavy, each area's heavy() one-off measurements.
 
 Figures go to tables on stdout (one per server run, then each area's section, then one targets
@@ -109,8 +111,10 @@ from bench.harness import (  # noqa: E402
     now_s,
     wait_quiet,
 )
-from bench.load import PythonLoad, WrkLoad, ensure_wrk, measure_server  # noqa: E402
-from bench.report import print_figures, print_targets  # noqa: E402
+from bench.load import PythonLoad, WrkLoad, ensure_wrk  # noqa: E402
+from bench.loops import compare_loops, print_loops  # noqa: E402
+from bench.report import print_figures, print_targets, print_workers  # noqa: E402
+from bench.serverrun import measure_server  # noqa: E402
 
 AREAS = (geocoding, air_quality, forecast, webcams)  # in the manifest's order
 assert tuple(module.AREA for module in AREAS) == contract.AREAS
@@ -338,16 +342,28 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
         help="warmup seconds before each measurement "
         "(default 2; wrk rounds durations to whole seconds)",
     )
-    add("--connections", type=int, default=24, help="connections (default 24)")
+    add("--connections", type=int, default=32, help="connections (default 32)")
     add("--threads", type=int, default=1, help="wrk threads (default 1)")
     add(
         "--rounds",
         type=int,
-        default=1,
+        default=None,
         help="measure each ratio workload this many times, "
-        "minutes apart, and report the median ratio (default 1)",
+        "minutes apart, and report the median ratio with the range (default 3; --quick 1)",
+    )
+    add(
+        "--event-loop",
+        choices=("uvloop", "asyncio"),
+        default="uvloop",
+        help="event loop of the server (WEATHERAPI_EVENT_LOOP) and of the bare aiohttp "
+        "reference app (default uvloop, the server's default)",
     )
     add("--no-workers2", action="store_true", help="skip the 2-worker rows")
+    add(
+        "--no-loops",
+        action="store_true",
+        help="skip the uvloop / asyncio comparison (skipped by --quick)",
+    )
     add("--quick", action="store_true", help="short runs (2 s, 1 s warmup), no 2-worker rows")
     add("--loadgen", choices=("auto", "wrk", "python"), default="auto")
     add("--no-install", action="store_true", help="never try apt-get install wrk")
@@ -370,6 +386,9 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     args = parser.parse_args(argv)
     if args.quick:
         args.duration, args.duration_w2, args.warmup, args.no_workers2 = 2.0, 2.0, 1.0, True
+        args.no_loops = True
+    if args.rounds is None:
+        args.rounds = 1 if args.quick else 3
         args.search_seconds = min(args.search_seconds, 3.0)
     if args.duration < 1 or args.duration_w2 < 1:
         parser.error("durations must be at least 1 s")
@@ -475,6 +494,7 @@ def run_areas(args, ctx: Context, load, report: dict, modules: dict[str, ModuleT
                     args,
                     ctx.workdir,
                     ctx.workdir / "keys.json",
+                    {"WEATHERAPI_EVENT_LOOP": args.event_loop},
                 )
             )
         except RuntimeError as exc:
@@ -488,6 +508,14 @@ def run_areas(args, ctx: Context, load, report: dict, modules: dict[str, ModuleT
                     "endpoints": [],
                 }
             )
+    if not args.no_loops:
+        try:
+            report["event_loops"] = compare_loops(
+                ctx.build_dir, works, load, args, ctx.workdir, ctx.workdir / "keys.json"
+            )
+        except RuntimeError as exc:
+            log(f"the event loop comparison failed: {exc}")
+            report["errors"].append(f"the event loop comparison failed: {exc}")
     if args.heavy:
         for area, module in modules.items():
             heavy = call_hook(report, module, "heavy", ctx, default=None)
@@ -512,6 +540,7 @@ def run_meta(
         "loadgen": load.name,
         "loadgen_version": load.version,
         "connections": args.connections,
+        "event_loop": args.event_loop,
         "threads": args.threads,
         "duration_s": args.duration,
         "duration_w2_s": args.duration_w2,
@@ -526,6 +555,8 @@ def finish_report(args, report: dict, modules: dict) -> None:
     report["targets"] = all_targets(report, modules)
     collect_warnings(report)
     print_figures(report)
+    print_workers(report)
+    print_loops(report)
     for module in modules.values():
         call_hook(report, module, "print_section", report)
     print_targets(report)

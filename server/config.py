@@ -16,6 +16,7 @@ TRUE, FALSE = {"1", "true", "yes", "on"}, {"0", "false", "no", "off", ""}
 SECRETS_FILE = "signing-secrets.json"
 APP_DIR = "weather-geodata-api"
 LOG_FORMATS = ("text", "json")
+EVENT_LOOPS = ("uvloop", "asyncio")
 
 
 def config_dir() -> Path:
@@ -65,6 +66,8 @@ class Config:
     # serves it on the API's listener; `metrics_listen` (HOST:PORT) on a listener of its own.
     metrics: bool = False
     metrics_listen: str = ""
+    # uvloop (when installed; else asyncio's own, with a warning) or asyncio's own event loop.
+    event_loop: str = "uvloop"
     # Load the build before accepting connections (set for --workers > 1, so that no worker
     # answers before its data is loaded; queued connections wait instead of failing).
     preload: bool = False
@@ -153,6 +156,8 @@ class Config:
             )
         if self.log_format not in LOG_FORMATS:
             raise ValueError(_bad("log_format", " or ".join(LOG_FORMATS), self.log_format))
+        if self.event_loop not in EVENT_LOOPS:
+            raise ValueError(_bad("event_loop", " or ".join(EVENT_LOOPS), self.event_loop))
         if self.metrics_listen:
             self._check_metrics_listen()
         for name in ("base_url", "cdn_url", "embed_base_url"):

@@ -16,7 +16,7 @@ import socket
 import sys
 import tempfile
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import replace
 
 from aiohttp.http_exceptions import HttpProcessingError
@@ -80,9 +80,10 @@ def serve(config: Config) -> int:
         metrics = f"; metrics on http://{config.metrics_listen}/metrics"
     elif config.metrics:
         metrics = f"; metrics on http://{host}:{port}/metrics"
+    config = replace(config, event_loop=usable_event_loop(config.event_loop))
     print(
         f"serving {config.build_dir}/current on http://{host}:{port} "
-        f"with {config.workers} worker(s){metrics}",
+        f"with {config.workers} worker(s) on {config.event_loop}{metrics}",
         flush=True,
     )
     with metrics_directory(config.metrics_enabled):
@@ -272,7 +273,33 @@ def run_worker(config: Config, sock: socket.socket, parent_gone: int | None = No
     # reuse; glibc's gives them back, so a worker's resident memory stays some 20 MiB lower
     # after load. No request allocates enough through Arrow for the allocator to matter.
     pa.set_memory_pool(pa.system_memory_pool())
-    asyncio.run(_serve(create_app(config), sock, parent_gone))
+    with asyncio.Runner(loop_factory=loop_factory(config.event_loop)) as runner:
+        runner.run(_serve(create_app(config), sock, parent_gone))
+
+
+def usable_event_loop(wanted: str) -> str:
+    """The event loop to run: uvloop when asked for and installed, else asyncio's own (with a
+    warning: uvloop is a dependency, so its absence means an unusual install)."""
+    if wanted != "uvloop":
+        return wanted
+    try:
+        import uvloop  # noqa: F401
+    except ImportError:
+        logging.getLogger("server").warning(
+            "uvloop is not installed: running on asyncio's own event loop "
+            "(WEATHERAPI_EVENT_LOOP=asyncio says so without this warning)"
+        )
+        return "asyncio"
+    return wanted
+
+
+def loop_factory(name: str) -> Callable[[], asyncio.AbstractEventLoop] | None:
+    """asyncio.Runner's loop_factory for the event loop `name` (None: asyncio's own)."""
+    if name == "uvloop":
+        import uvloop
+
+        return uvloop.new_event_loop
+    return None
 
 
 async def _serve(app, sock: socket.socket, parent_gone: int | None = None) -> None:

@@ -38,6 +38,7 @@ REQUEST_ID = web.RequestKey("request_id", str)  # set by server.observe.requests
 # token_limit or address_limit.
 REFUSAL = web.RequestKey("refusal", str)
 API_KEY = "api_key"
+KEY_NAMES = frozenset({"api_key", "api%5fkey"})  # the parameter's name, lowercased, as sent
 try:
     API_VERSION = importlib.metadata.version("weather-geodata-api")
 except importlib.metadata.PackageNotFoundError:  # running from a source tree without install
@@ -53,6 +54,8 @@ STATIC_HEADERS = {**CORS, "X-API-Version": API_VERSION, "Server": "weather-geoda
 # Case-insensitive keys as aiohttp keeps them, so copying them into a response skips folding.
 STATIC_HEADERS = {istr(k): v for k, v in STATIC_HEADERS.items()}
 # CORS is open for GET only (docs/api/conventions.md#cors): the token POST is not for browsers.
+CORS_METHODS = frozenset({"GET", "HEAD", "OPTIONS"})
+X_DATA_VERSION, CACHE_CONTROL = istr("X-Data-Version"), istr("Cache-Control")
 NON_CORS_HEADERS = {istr("X-API-Version"): API_VERSION, istr("Server"): "weather-geodata-api"}
 PREFLIGHT = {
     "Access-Control-Allow-Origin": "*",
@@ -64,7 +67,8 @@ PREFLIGHT = {
 Handler = Callable[[web.Request], Awaitable[web.StreamResponse]]
 
 
-@dataclass(frozen=True)
+# eq=False: compared and hashed by identity, which is fast (the header sets are cached by it).
+@dataclass(frozen=True, eq=False)
 class Endpoint:
     """What the middleware needs to know about a handler."""
 
@@ -184,9 +188,7 @@ def _etag(
     path, _, query = request.raw_path.partition("?")
     if "api" in query.lower():
         query = "&".join(
-            p
-            for p in query.split("&")
-            if p.split("=", 1)[0].lower() not in ("api_key", "api%5fkey")
+            [p for p in query.split("&") if p.partition("=")[0].lower() not in KEY_NAMES]
         )
     when = "" if period is None else f"\n{period}"
     host = f"\n{request.host}" if by_host else ""
@@ -214,6 +216,7 @@ def _weights(accept_encoding: str) -> dict[str, float]:
     return weights
 
 
+@lru_cache(maxsize=256)  # clients send a handful of distinct values; parsing each costs µs
 def _accepts_gzip(accept_encoding: str) -> bool:
     """True when Accept-Encoding allows gzip (RFC 9110 12.5.3): gzip's own entry decides, else
     that of *; q=0 refuses; an identity listed with a higher weight is preferred. Codings and
@@ -239,8 +242,9 @@ async def api_middleware(request: web.Request, handler: Handler) -> web.StreamRe
             and request.match_info.http_exception.status == 405
         ):
             return web.Response(status=204, headers=PREFLIGHT)
-        await _admit(request, meta, headers)
-        store = request.app[STORE]
+        app = request.app
+        await _admit(request, app, meta, headers)
+        store = app[STORE]
         area = store.area(meta.area) if meta.area else None
         version = area.version if area else None
         answering = version if area and area.data is not None else None
@@ -320,11 +324,13 @@ async def _error_answer(
     return page
 
 
-async def _admit(request: web.Request, meta: Endpoint, headers: dict[str, str]) -> None:
+async def _admit(
+    request: web.Request, app: web.Application, meta: Endpoint, headers: dict[str, str]
+) -> None:
     """Authenticate (the key, if any) and take one request from its budget (RateLimit headers
     into `headers`); ApiError 400/403/429 otherwise. A malformed key draws from the client
     address's budget before its 400."""
-    app, key, by_token = request.app, None, False
+    key, by_token = None, False
     if meta.auth != "none":
         try:
             key, by_token = _authenticate(request, app[KEYS], meta)
@@ -465,20 +471,22 @@ def _decorate(
     etag: str | None,
     now: float | None = None,
 ) -> None:
-    headers.update(_cors(request))
-    if version:
-        headers["X-Data-Version"] = version
-    if response.status in (200, 304):
+    """Add the answer's headers: `headers` (RateLimit-*), the endpoint's static set, the tag,
+    Cache-Control and Vary; enable gzip where it is worth it and accepted."""
+    ok = response.status in (200, 304)
+    headers.update(_static_set(meta, request.method in CORS_METHODS, version, ok))
+    if ok:
         if etag:
             headers["ETag"] = etag
-        max_age = meta.max_age
-        if meta.period_s and now is not None:  # the answer changes when the period ends
-            max_age = min(max_age, max(1, math.ceil(meta.period_s - now % meta.period_s)))
-        headers["Cache-Control"] = (
-            f"public, max-age={max_age}"
-            if max_age
-            else response.headers.get("Cache-Control", "no-store")
-        )
+        if "Cache-Control" not in headers:  # not static: by period, or the handler's own
+            max_age = meta.max_age
+            if meta.period_s and now is not None:  # the answer changes when the period ends
+                max_age = min(max_age, max(1, math.ceil(meta.period_s - now % meta.period_s)))
+            headers["Cache-Control"] = (
+                f"public, max-age={max_age}"
+                if max_age
+                else response.headers.get("Cache-Control", "no-store")
+            )
     # No shared cache may hand an answer authorised by a key header to another key, or none
     # (added to what the handler varies on, e.g. Host).
     if meta.auth == "key" or (meta.auth != "none" and "X-API-Key" in request.headers):
@@ -493,6 +501,28 @@ def _decorate(
             response.enable_compression(web.ContentCoding.gzip)
 
 
+# (endpoint, CORS or not, data version, 200/304 or not) -> the headers those alone decide.
+_STATIC_SETS: dict[tuple[Endpoint, bool, str | None, bool], dict[str, str]] = {}
+STATIC_SETS_MAX = 1024  # endpoints x 2 x versions in use x 2: far fewer; a bound all the same
+
+
+def _static_set(meta: Endpoint, cors: bool, version: str | None, ok: bool) -> dict[str, str]:
+    """The headers of an answer that depend only on its endpoint, the method's CORS, the data
+    version and whether it is a 200 or 304: made once per combination, not per request."""
+    key = (meta, cors, version, ok)
+    found = _STATIC_SETS.get(key)
+    if found is None:
+        if len(_STATIC_SETS) >= STATIC_SETS_MAX:  # old versions' sets
+            _STATIC_SETS.clear()
+        found = dict(STATIC_HEADERS if cors else NON_CORS_HEADERS)
+        if version:
+            found[X_DATA_VERSION] = version
+        if ok and meta.max_age and not meta.period_s:
+            found[CACHE_CONTROL] = f"public, max-age={meta.max_age}"
+        _STATIC_SETS[key] = found
+    return found
+
+
 def _problem(request: web.Request, status: int, detail: str, **kwargs) -> web.Response:
     response = problem_response(status, detail, **kwargs)
     response.headers.update(_cors(request))
@@ -503,4 +533,4 @@ def _problem(request: web.Request, status: int, detail: str, **kwargs) -> web.Re
 def _cors(request: web.Request) -> dict:
     """The static headers of an answer: open CORS for GET (and its preflight) only; the token
     POST, its refusals included, is not for browsers (docs/api/conventions.md#cors)."""
-    return STATIC_HEADERS if request.method in ("GET", "HEAD", "OPTIONS") else NON_CORS_HEADERS
+    return STATIC_HEADERS if request.method in CORS_METHODS else NON_CORS_HEADERS

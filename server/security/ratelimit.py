@@ -5,9 +5,24 @@ from __future__ import annotations
 import math
 import time
 from collections.abc import Callable
+from functools import lru_cache
 from typing import NamedTuple
 
+from multidict import istr
+
 MAX_CLIENTS = 100_000
+# As aiohttp keeps header names: setting them then skips folding the case.
+LIMIT, REMAINING, RESET = (
+    istr("RateLimit-Limit"),
+    istr("RateLimit-Remaining"),
+    istr("RateLimit-Reset"),
+)
+
+
+@lru_cache(maxsize=64)
+def _limit_text(limit: int) -> str:
+    """A limit as text: a handful of limits are in use, the default and keys' own."""
+    return str(limit)
 
 
 class Decision(NamedTuple):
@@ -22,9 +37,9 @@ class Decision(NamedTuple):
     def headers(self) -> dict[str, str]:
         """RateLimit-* headers, plus Retry-After when refused."""
         headers = {
-            "RateLimit-Limit": str(self.limit),
-            "RateLimit-Remaining": str(self.remaining),
-            "RateLimit-Reset": str(self.reset_s),
+            LIMIT: _limit_text(self.limit),
+            REMAINING: str(self.remaining),
+            RESET: str(self.reset_s),
         }
         if not self.allowed:
             headers["Retry-After"] = str(self.retry_after_s)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 
@@ -49,6 +50,7 @@ def _clean_env() -> dict[str, str]:
         (("--port", "0"), {"WEATHERAPI_CDN_URL": "ftp://cdn.example.com"}, "CDN_URL"),
         (("--port", "0"), {"WEATHERAPI_LOG_LEVEL": "LOUD"}, "LOG_LEVEL"),
         (("--port", "0"), {"WEATHERAPI_LOG_FORMAT": "xml"}, "LOG_FORMAT"),
+        (("--port", "0"), {"WEATHERAPI_EVENT_LOOP": "trio"}, "EVENT_LOOP"),
         (("--port", "0"), {"WEATHERAPI_METRICS": "yes please"}, "METRICS"),
         (("--port", "0"), {"WEATHERAPI_TRUST_REQUEST_ID": "sure"}, "TRUST_REQUEST_ID"),
         (("--port", "0"), {"WEATHERAPI_METRICS_LISTEN": "9464"}, "METRICS_LISTEN"),
@@ -76,3 +78,15 @@ def test_a_build_directory_that_does_not_exist_is_named_at_start(tmp_path):
         srv.wait_ready(status=503)  # loaded, nothing published
         assert get(srv.url + "/geocoding/countries").status == 503
         assert srv.wait_log(f"build directory {tmp_path / 'missing'} does not exist")
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("loop", ["uvloop", "asyncio"])
+def test_the_event_loop_setting_picks_the_loop_the_server_runs_on(tmp_path, loop):
+    # uvloop is a compiled module: mapped into the serving process only when it runs the loop.
+    with Server(tmp_path / "empty", WEATHERAPI_EVENT_LOOP=loop) as srv:
+        srv.wait_ready(status=503)  # loaded, nothing published
+        assert f"with 1 worker(s) on {loop}" in srv.banner
+        assert get(srv.url + "/health").status == 200
+        maps = Path(f"/proc/{srv.proc.pid}/maps").read_text()
+        assert ("/uvloop/" in maps) == (loop == "uvloop")

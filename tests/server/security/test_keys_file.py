@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import asyncio
 import errno
+import json
 import logging
 import os
 import re
@@ -305,6 +306,19 @@ def test_a_keys_file_that_appears_later_is_loaded_and_one_removed_revokes_every_
     with pytest.raises(FileNotFoundError):
         store.refresh()
     assert store.refresh() is False and store.authenticate(alice) is None  # said once
+
+
+def test_a_key_taken_out_of_the_file_stops_working_at_the_next_reload(tmp_path):
+    # A valid key is remembered as presented (no hashing the next time): never past a reload.
+    path = tmp_path / "keys.json"
+    alice, bob = add_key(path, "alice"), add_key(path, "bob")
+    store = KeyStore(path)
+    assert [store.authenticate(alice).name for _ in range(2)] == ["alice", "alice"]
+    stored = json.loads(path.read_text())
+    stored["keys"] = [k for k in stored["keys"] if k["name"] != "alice"]
+    _replace(path, json.dumps(stored))
+    assert store.refresh() is True
+    assert store.authenticate(alice) is None and store.authenticate(bob).name == "bob"
 
 
 def test_the_server_warns_at_start_about_a_keys_file_that_does_not_exist(tmp_path, capsys):
