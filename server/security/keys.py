@@ -61,10 +61,11 @@ class KeyStore:
         self._file = Followed(path) if path is not None else None
         self._keys: tuple[ApiKey, ...] = ()
         self._subjects: dict[bytes, dict[str, ApiKey]] = {}  # by subject secret
-        # Keys presented that matched, as presented: a valid key is then found without hashing
-        # or comparing against every stored hash. Only matches are kept, so it holds at most
-        # one entry a stored key; it is emptied with every (re)load.
-        self._valid: dict[str, ApiKey] = {}
+        # Stored keys by their SHA-256 digest: a presented key is hashed and looked up once,
+        # whatever the number of keys. A lookup's timing can only tell about the digest of what
+        # was presented, never about a stored key (SHA-256 has no known preimages), so this
+        # needs no comparison in constant time; no presented key is kept.
+        self._by_digest: dict[bytes, ApiKey] = {}
         if self._file is not None and not path.exists():
             self._file.missing()  # no keys yet: nothing to say until it appears
         if load:
@@ -80,7 +81,7 @@ class KeyStore:
         if state is None:
             return False
         if state == errno.ENOENT:
-            self._keys, self._subjects, self._valid = (), {}, {}
+            self._keys, self._subjects, self._by_digest = (), {}, {}
             self._file.missing()
             raise FileNotFoundError(errno.ENOENT, "no such file", str(self.path))
         try:
@@ -90,7 +91,8 @@ class KeyStore:
             if self._file.failure(exc, state):
                 raise
             return False
-        self._keys, self._subjects, self._valid = keys, {}, {}
+        self._keys, self._subjects = keys, {}
+        self._by_digest = {key.sha256: key for key in keys}
         self._file.loaded(loaded)
         return True
 
@@ -111,20 +113,10 @@ class KeyStore:
         return table.get(subject)
 
     def authenticate(self, presented: str | None) -> ApiKey | None:
-        """The key matching `presented`: one that matched since the last load, as presented;
-        else the one whose hash matches, comparing against every stored hash in constant time."""
+        """The key whose SHA-256 digest is that of `presented` (one dictionary lookup)."""
         if not presented:
             return None
-        found = self._valid.get(presented)
-        if found is not None:
-            return found
-        digest = hash_key(presented)
-        for key in self._keys:
-            if hmac.compare_digest(digest, key.sha256):
-                found = key
-        if found is not None:
-            self._valid[presented] = found
-        return found
+        return self._by_digest.get(hash_key(presented))
 
 
 def _is_toml(path: Path) -> bool:
