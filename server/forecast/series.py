@@ -12,6 +12,24 @@ from dataclasses import dataclass
 import numpy as np
 
 from server.forecast import kernels
+from server.forecast.kernels import (  # the rows' indices: the kernels' own
+    APPARENT,
+    CLOUD,
+    DEWPOINT,
+    DIRECTION,
+    GUST,
+    HUMIDITY,
+    PRESSURE,
+    PROBABILITY,
+    RATE,
+    SLEET,
+    SNOW,
+    TEMPERATURE,
+    VISIBILITY,
+    WIND,
+    U,
+    V,
+)
 from server.forecast.science.units import UnitSystem
 
 ROWS = (
@@ -32,25 +50,7 @@ ROWS = (
     "snow_frac",
     "sleet_frac",
 )
-(
-    TEMPERATURE,
-    APPARENT,
-    DEWPOINT,
-    HUMIDITY,
-    PRESSURE,
-    WIND,
-    GUST,
-    DIRECTION,
-    CLOUD,
-    VISIBILITY,
-    RATE,
-    PROBABILITY,
-    U,
-    V,
-    SNOW,
-    SLEET,
-) = range(len(ROWS))
-assert len(ROWS) == kernels.NROWS and (TEMPERATURE, SLEET) == (kernels.TEMPERATURE, kernels.SLEET)
+assert len(ROWS) == kernels.NROWS  # a name for each of the kernels' rows, in their order
 # What each row is, for unit conversion: temperature, speed, precipitation, visibility.
 QUANTITY = {
     TEMPERATURE: "t",

@@ -22,33 +22,14 @@ import io
 import zipfile
 from dataclasses import dataclass, field
 
+from pipeline.geocoding.sources.geonames import PLACE_COLUMNS
 from tests.support.procs import SHARED_GEONAMES
 from tests.support.upstreams.base import Blob, StandIn
 
 PREFIX = "/export/dump"
 PLACES = "cities15000"
 CODE_FILES = ("countryInfo.txt", "admin1CodesASCII.txt", "admin2Codes.txt")
-COLUMNS = (
-    "geonameid",
-    "name",
-    "asciiname",
-    "alternatenames",
-    "latitude",
-    "longitude",
-    "feature_class",
-    "feature_code",
-    "country_code",
-    "cc2",
-    "admin1_code",
-    "admin2_code",
-    "admin3_code",
-    "admin4_code",
-    "population",
-    "elevation",
-    "dem",
-    "timezone",
-    "modification_date",
-)
+COLUMNS = PLACE_COLUMNS  # allCountries' columns, as the reader names them
 
 
 def read_rows() -> dict[str, list[str]]:
