@@ -87,6 +87,24 @@ def server(default_build, keys_file):
 
 
 @pytest.fixture(scope="module")
+def module_tmp(tmp_path_factory, request):
+    """module_tmp(name): a directory for a module's fixtures, removed when the module ends with
+    every test passed (kept for a look otherwise). Without it each module's builds stayed until
+    the run's end: 1.4 GB of a run that ran a CI machine out of disk."""
+    made: list[Path] = []
+    failed = request.session.testsfailed
+
+    def make(name: str) -> Path:
+        made.append(tmp_path_factory.mktemp(name))
+        return made[-1]
+
+    yield make
+    if request.session.testsfailed == failed:
+        for path in made:
+            shutil.rmtree(path, ignore_errors=True)
+
+
+@pytest.fixture(scope="module")
 def s3():
     """An S3 endpoint (moto in server mode on loopback) with one bucket, per test module."""
     with s3_endpoint() as endpoint:

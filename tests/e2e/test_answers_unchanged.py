@@ -26,10 +26,10 @@ RECORD = os.environ.get("WEATHERAPI_RECORD_ANSWERS") == "1"
 
 
 @pytest.fixture(scope="module")
-def frozen_server(tmp_path_factory):
+def frozen_server(module_tmp):
     """A server under the frozen clock over a default build made under it (about 45 s)."""
-    build_dir = answers.build(tmp_path_factory.mktemp("golden-build"))
-    keys_file = answers.write_keys_file(tmp_path_factory.mktemp("golden-keys") / "private")
+    build_dir = answers.build(module_tmp("golden-build"))
+    keys_file = answers.write_keys_file(module_tmp("golden-keys") / "private")
     with answers.server(build_dir, keys_file) as srv:
         # Long enough for numba to compile the kernels should its cache be cold.
         srv.wait_ready(timeout=600)

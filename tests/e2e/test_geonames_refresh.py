@@ -52,9 +52,9 @@ def upstream():
 
 
 @pytest.fixture(scope="module")
-def refreshed(upstream, tmp_path_factory):
+def refreshed(upstream, module_tmp):
     """Datasets and build after one refresh, and a server over the build."""
-    root = tmp_path_factory.mktemp("geonames-refresh")
+    root = module_tmp("geonames-refresh")
     datasets, out = root / "datasets", root / "build"
     result = refresh(upstream, datasets, out)
     assert result.returncode == 0, result.stderr

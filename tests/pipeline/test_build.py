@@ -74,9 +74,9 @@ def copy_datasets(root: Path) -> Path:
 
 
 @pytest.fixture(scope="module")
-def built(tmp_path_factory, pipeline_cli):
+def built(module_tmp, pipeline_cli):
     """One successful fixture build, shared read-only by the tests that only inspect it."""
-    root = tmp_path_factory.mktemp("built")
+    root = module_tmp("built")
     datasets = copy_datasets(root / "datasets")
     out = root / "out"
     result = pipeline_cli("build", "--datasets", datasets, "--out", out, *GEOCODING)
@@ -296,13 +296,13 @@ def test_only_geocoding(datasets, tmp_path, pipeline_cli):
 
 
 @pytest.fixture(scope="module")
-def rebuilds(tmp_path_factory, pipeline_cli):
+def rebuilds(module_tmp, pipeline_cli):
     """Four builds into one directory, as an operator makes them: geocoding and webcams, then
     `--only webcams` three times (webcams is the quick one on the fixture dump). The README:
     "Areas not rebuilt with --only are carried over from the previous version. The newest
     three versions are kept." Each version's manifest and file hashes are taken right after
     its build, before later builds prune it."""
-    root = tmp_path_factory.mktemp("rebuilds")
+    root = module_tmp("rebuilds")
     datasets = copy_datasets(root / "datasets")
     out = root / "out"
     builds = []

@@ -88,10 +88,10 @@ def assert_failed_cleanly(
 
 
 @pytest.fixture(scope="module")
-def published(tmp_path_factory):
+def published(module_tmp):
     """A build directory whose published version holds the fixture's geocoding area (which
     the webcams area links to), built once: tests build on copies of it."""
-    root = tmp_path_factory.mktemp("published")
+    root = module_tmp("published")
     shutil.copytree(FIXTURE, root / "datasets" / "geonames")
     result = run(build_args(root / "datasets", root / "out", *GEOCODING))
     assert result.returncode == 0, result.stderr[-2000:]

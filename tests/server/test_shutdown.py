@@ -196,12 +196,12 @@ def test_workers_that_all_die_at_once_stop_the_server_with_status_1(tmp_path):
 
 
 @pytest.fixture(scope="module")
-def big_image_catalog(tmp_path_factory) -> tuple[Path, Path, int]:
+def big_image_catalog(module_tmp) -> tuple[Path, Path, int]:
     """A real-format webcam catalog of one webcam whose snapshots are one large image file,
     built with the pipeline; (build directory, the image, its size). The image outweighs
     every socket buffer between server and client many times over, so that its answer is
     still being sent while the client does not read."""
-    tmp_path = tmp_path_factory.mktemp("big-image")
+    tmp_path = module_tmp("big-image")
     wmem_max = int(Path("/proc/sys/net/ipv4/tcp_wmem").read_text().split()[2])
     size = max(32 << 20, 8 * wmem_max)
     folder = tmp_path / "datasets" / "webcams"

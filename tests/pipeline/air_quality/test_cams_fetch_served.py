@@ -19,9 +19,9 @@ AIR_DENSITY_KG_M3 = 1.223803  # the science note's kg/kg -> kg/m³, written out 
 
 
 @pytest.fixture(scope="module")
-def served(tmp_path_factory, pipeline_cli, keys_file):
+def served(module_tmp, pipeline_cli, keys_file):
     """Fetch both sources, build the area, serve it; (server, datasets, today 00 UTC)."""
-    root = tmp_path_factory.mktemp("cams-served")
+    root = module_tmp("cams-served")
     (root / "ads").mkdir()
     with Running(AdsStandIn(root / "ads", tokens={TOKEN})) as ads:
         env = {

@@ -43,8 +43,8 @@ def build(pipeline_cli, datasets: Path, out: Path):
 
 
 @pytest.fixture(scope="module")
-def index(tmp_path_factory, pipeline_cli) -> AlertIndex:
-    root = tmp_path_factory.mktemp("alerts")
+def index(module_tmp, pipeline_cli) -> AlertIndex:
+    root = module_tmp("alerts")
     folder = root / "d" / "alerts"
     folder.mkdir(parents=True)
     for name, namespace, event, circle in [

@@ -41,9 +41,9 @@ def varying(run_s: int, model: str) -> dict:
 
 
 @pytest.fixture(scope="module", params=["gfs", "ecmwf"])
-def served(request, tmp_path_factory, keys_file):
+def served(request, module_tmp, keys_file):
     model = request.param
-    root = tmp_path_factory.mktemp(f"served-{model}")
+    root = module_tmp(f"served-{model}")
     run = fi.last_run()
     if model == "gfs":
         folder = grib.gfs_run(root / "d", run, range(31), values=varying(run, model))

@@ -28,12 +28,12 @@ def _places(rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray]:
 
 
 @pytest.fixture(scope="module")
-def index(tmp_path_factory):
+def index(module_tmp):
     rng = np.random.default_rng(11)
     lat, lon = _places(rng)
     xyz = unit_vectors(lat, lon)
     rank = rng.permutation(len(lat)).astype(np.int32)
-    root = tmp_path_factory.mktemp("nearest")
+    root = module_tmp("nearest")
     geocoding_nearest.write(root, xyz, rank)
     return NearestIndex(root, xyz), lat, lon, rank, root
 

@@ -30,10 +30,10 @@ CONFIG = GeoNamesConfig(dump="cities15000", http=HttpConfig(progress=False))
 
 
 @pytest.fixture(scope="module")
-def held(tmp_path_factory):
+def held(module_tmp):
     """The stand-in's dumps with three days of updates, fetched, plus the dumps as they are
     after those days (written anew by the stand-in), fetched into another folder."""
-    root = tmp_path_factory.mktemp("updates")
+    root = module_tmp("updates")
     with StandIn() as server:
         geo = GeoNamesDumps(server, written=TODAY - 2 * DAY)
         zurich_names = sorted(a for a, f in geo.alternate.items() if f[1] == ZURICH)

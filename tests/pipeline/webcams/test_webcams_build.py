@@ -38,9 +38,9 @@ def _build(pipeline_cli, datasets: Path, out: Path, *extra: str, **env: str) -> 
 
 
 @pytest.fixture(scope="module")
-def real(tmp_path_factory, pipeline_cli):
+def real(module_tmp, pipeline_cli):
     """The hand-made GeoNames dump and the real-format webcam inputs, built once."""
-    root = tmp_path_factory.mktemp("webcams-real")
+    root = module_tmp("webcams-real")
     inputs.write_inputs(root / "datasets", NOW)
     version = _build(
         pipeline_cli, root / "datasets", root / "out", "--only", "geocoding", "webcams"

@@ -36,10 +36,10 @@ EUROPE_KEYS = RECORD_KEYS + ["dustAod", *POLLEN_KEYS]
 
 
 @pytest.fixture(scope="module")
-def aq(tmp_path_factory, keys_file):
+def aq(module_tmp, keys_file):
     """A server over an air-quality build of the known-value inputs (today's and yesterday's
     runs, relative to now)."""
-    root = tmp_path_factory.mktemp("aq")
+    root = module_tmp("aq")
     today = known.today_s(time.time())
     datasets = known.write_known(root / "datasets", today)
     run_pipeline(

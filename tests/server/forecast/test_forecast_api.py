@@ -58,8 +58,8 @@ POLES_AND_CALM = {
 
 
 @pytest.fixture(scope="module")
-def forecast_server(tmp_path_factory, keys_file):
-    root = tmp_path_factory.mktemp("forecast")
+def forecast_server(module_tmp, keys_file):
+    root = module_tmp("forecast")
     datasets = root / "datasets"
     shutil.copytree(ROOT / "tests" / "fixtures" / "geonames", datasets / "geonames")
     run = fi.last_run()

@@ -91,8 +91,8 @@ def _cape(t, la, lo):
 
 
 @pytest.fixture(scope="module")
-def data(tmp_path_factory):
-    root = tmp_path_factory.mktemp("forecast-consistency")
+def data(module_tmp):
+    root = module_tmp("forecast-consistency")
     fields = {
         **fi.KNOWN,
         "t2m": _temperature(0.0),

@@ -66,8 +66,8 @@ def _precipitation(name):
 
 
 @pytest.fixture(scope="module")
-def data(tmp_path_factory):
-    root = tmp_path_factory.mktemp("forecast-fixed")
+def data(module_tmp):
+    root = module_tmp("forecast-fixed")
     fields = {
         **fi.KNOWN,
         "t2m": _ramp,

@@ -36,8 +36,8 @@ ALTERNATE_NAMES = [
 
 
 @pytest.fixture(scope="module")
-def localised(tmp_path_factory):
-    root = tmp_path_factory.mktemp("localised")
+def localised(module_tmp):
+    root = module_tmp("localised")
     shutil.copytree(FIXTURE, root / "datasets" / "geonames")
     with zipfile.ZipFile(
         root / "datasets" / "geonames" / "alternateNamesV2.zip", "w", zipfile.ZIP_DEFLATED

@@ -146,8 +146,8 @@ def dump_line(place: tuple) -> str:
 
 
 @pytest.fixture(scope="module")
-def ranked(tmp_path_factory):
-    root = tmp_path_factory.mktemp("ranking")
+def ranked(module_tmp):
+    root = module_tmp("ranking")
     folder = root / "datasets" / "geonames"
     shutil.copytree(FIXTURE, folder)
     with open(folder / "cities500.txt", "a", encoding="utf-8") as places:

@@ -28,11 +28,11 @@ def status(url: str, forwarded: list[str]) -> int:
 
 
 @pytest.fixture(scope="module")
-def proxied(tmp_path_factory):
+def proxied(module_tmp):
     """A server behind a trusted proxy with a budget of 2 requests a minute per address
     (nothing is published, so answers within the budget are 503)."""
     with Server(
-        tmp_path_factory.mktemp("xff") / "empty",
+        module_tmp("xff") / "empty",
         None,
         WEATHERAPI_TRUST_FORWARDED_FOR="true",
         WEATHERAPI_RATE_LIMIT_PER_MINUTE="2",

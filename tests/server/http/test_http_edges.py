@@ -16,9 +16,9 @@ from tests.support.procs import Server, get
 
 
 @pytest.fixture(scope="module")
-def small(tmp_path_factory):
+def small(module_tmp):
     """A server over a geocoding-only build of the hand-made GeoNames fixture."""
-    root = tmp_path_factory.mktemp("edges")
+    root = module_tmp("edges")
     build(make_datasets(root / "a"), root / "build")
     with Server(root / "build") as srv:
         srv.wait_ready()

@@ -49,9 +49,9 @@ def metrics_url(srv: Server) -> str:
 
 
 @pytest.fixture(scope="module")
-def two_workers(default_build, keys_file, tmp_path_factory):
+def two_workers(default_build, keys_file, module_tmp):
     """Two workers with /metrics on the API's listener and access lines (which name the pid)."""
-    tmp = tmp_path_factory.mktemp("metrics-tmp")
+    tmp = module_tmp("metrics-tmp")
     with Server(
         default_build,
         keys_file[0],

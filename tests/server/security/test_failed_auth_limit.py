@@ -16,9 +16,9 @@ HTML = {"Accept": "text/html"}  # a browser's iframe: the player's error page
 
 
 @pytest.fixture(scope="module")
-def strict(default_build, tmp_path_factory):
+def strict(default_build, module_tmp):
     """A server over the default build whose default limit is 3 requests a minute."""
-    keys = tmp_path_factory.mktemp("strict-keys") / "keys.json"
+    keys = module_tmp("strict-keys") / "keys.json"
     key = add_key(keys, "alice")
     with Server(default_build, keys, WEATHERAPI_RATE_LIMIT_PER_MINUTE="3") as srv:
         srv.wait_ready()

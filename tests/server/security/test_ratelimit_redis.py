@@ -10,9 +10,9 @@ from tests.support.redis import redis_server
 
 
 @pytest.fixture(scope="module")
-def redis_url(tmp_path_factory):
+def redis_url(module_tmp):
     """A real redis-server on a Unix socket in a temporary directory."""
-    with redis_server(tmp_path_factory.mktemp("redis")) as url:
+    with redis_server(module_tmp("redis")) as url:
         yield url
 
 

@@ -29,8 +29,8 @@ UTC = dt.timezone.utc
 
 
 @pytest.fixture(scope="module")
-def built(tmp_path_factory):
-    root = tmp_path_factory.mktemp("webcams-real-server")
+def built(module_tmp):
+    root = module_tmp("webcams-real-server")
     inputs.write_inputs(root / "datasets", NOW)
     run_pipeline(
         "build",

@@ -20,10 +20,10 @@ CLUSTERS_URL = "/webcams/clusters?bbox=45,5,48,11&zoom=5"
 
 
 @pytest.fixture(scope="module")
-def own(default_build, tmp_path_factory):
+def own(default_build, module_tmp):
     """A server over the default build with keys of its own (one with a budget of 3 a minute,
     one to be removed while the server runs)."""
-    keys = tmp_path_factory.mktemp("own-keys") / "keys.json"
+    keys = module_tmp("own-keys") / "keys.json"
     names = {
         "alpha": add_key(keys, "alpha"),
         "tiny": add_key(keys, "tiny", rate_limit=3),
