@@ -276,13 +276,23 @@ def measure(
         "method": built.peak_rss_method,
     }
     log(f"build: {built.wall_s} s, peak {built.peak_rss_mib} MiB")
-    result["server"] = measure_server(workdir / "build", workdir, seed)
-    version = contract.current_version_dir(workdir / "build")
-    result["inprocess"] = inprocess(version, seconds, seed)
-    result["artifacts_gib"] = round(
-        sum(f.stat().st_size for f in version.rglob("*") if f.is_file()) / 2**30, 2
-    )
-    return result
+    return result | measure_served(workdir / "build", seconds, seed)
+
+
+def measure_served(build: Path, seconds: float = 8.0, seed: int = 7) -> dict:
+    """Steps 3 and 4 over a finished build."""
+    with tempfile.TemporaryDirectory(prefix="geonames-served-") as workdir:
+        served = measure_server(build, Path(workdir), seed)
+    version = contract.current_version_dir(build)
+    measured = inprocess(version, seconds, seed)
+    measured.pop("search_per_query")
+    return {
+        "server": served,
+        "inprocess": measured,
+        "artifacts_gib": round(
+            sum(f.stat().st_size for f in version.rglob("*") if f.is_file()) / 2**30, 2
+        ),
+    }
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -312,9 +322,18 @@ def main(argv: list[str] | None = None) -> int:
         help="deleted places (and alternate names) in the day's files",
     )
     parser.add_argument(
+        "--serve",
+        type=Path,
+        metavar="BUILD",
+        help="only steps 3 and 4, over BUILD (a build directory from an earlier run's --keep)",
+    )
+    parser.add_argument(
         "--seconds", type=float, default=8.0, help="in-process latency budget per kind (default 8)"
     )
     args = parser.parse_args(argv)
+    if args.serve:
+        print(json.dumps(measure_served(args.serve, args.seconds), indent=1))
+        return 0
     workdir = args.keep or Path(tempfile.mkdtemp(prefix="geonames-full-"))
     workdir.mkdir(parents=True, exist_ok=True)
     try:
@@ -322,7 +341,6 @@ def main(argv: list[str] | None = None) -> int:
     finally:
         if not args.keep:
             shutil.rmtree(workdir, ignore_errors=True)
-    result["inprocess"].pop("search_per_query", None)
     print(json.dumps(result, indent=1))
     return 0
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import ctypes
 import hashlib
 import io
 import os
@@ -122,6 +123,18 @@ _PARQUET_OPTIONS = dict(
 )
 
 
+def _glibc() -> ctypes.CDLL | None:
+    try:
+        libc = ctypes.CDLL("libc.so.6")
+        libc.malloc_trim  # noqa: B018 (musl and others have none)
+    except (OSError, AttributeError):
+        return None
+    return libc
+
+
+_LIBC = _glibc()
+
+
 def release_arrow_memory() -> None:
     """Give memory of freed Arrow buffers back to the OS.
 
@@ -129,6 +142,16 @@ def release_arrow_memory() -> None:
     megabytes at a time while polars and DuckDB, with their own allocators, need more.
     """
     pa.default_memory_pool().release_unused()
+
+
+def release_c_heap() -> None:
+    """Give memory freed in the C library's heap back to the OS (glibc's malloc_trim).
+
+    numpy allocates mid-sized arrays there; once freed, they stay with the process, unusable
+    by polars' and Arrow's own allocators. Elsewhere than glibc, nothing is done.
+    """
+    if _LIBC is not None:
+        _LIBC.malloc_trim(0)
 
 
 def write_parquet(table: pa.Table, path: Path) -> int:

@@ -27,7 +27,7 @@ from scipy.spatial import cKDTree
 
 from contract import EARTH_RADIUS_KM
 from contract import Geocoding as G
-from pipeline.common.io import write_npy
+from pipeline.common.io import NpyWriter, release_c_heap, write_npy
 
 log = logging.getLogger("pipeline.geocoding")
 FILES = [G.NEAREST_A, G.NEAREST_B, G.NEAREST_ROWS]
@@ -38,6 +38,7 @@ SLACK = 1e-9  # radians added to every bound, far above float rounding
 # Places closer than about the last level's cell (1/1024 of a degree, ~100 m) count as one
 # location: no cell can tell them apart from afar.
 LOCATION_RAD = np.radians(G.NEAREST_TOP_DEG / 2**MAX_DEPTH)
+_KEY_BITS = 21  # per rounded coordinate of a location key: 2**20 > 1 / LOCATION_RAD
 
 
 def _unit(lat_deg: np.ndarray, lon_deg: np.ndarray) -> np.ndarray:
@@ -61,28 +62,29 @@ def _geometry(lat0: np.ndarray, lon0: np.ndarray, size: float) -> tuple[np.ndarr
 
 
 class _Nodes:
-    """Nodes as they are decided: leaves take a slice of the candidate rows."""
+    """Nodes as they are decided: leaves take the next slice of the candidate rows, which go
+    straight to the rows file (66 million of them for allCountries: held in memory, then
+    joined, they were half a gigabyte at the build's peak)."""
 
-    def __init__(self, count: int):
-        self.a = np.zeros(count, dtype=np.int64)
-        self.b = np.zeros(count, dtype=np.int64)
+    def __init__(self, count: int, rows: NpyWriter, subset: np.ndarray | None):
+        # int32 as stored: write() refuses trees that would not fit.
+        self.a = np.zeros(count, dtype=np.int32)
+        self.b = np.zeros(count, dtype=np.int32)
         self.size = count
-        self.rows: list[np.ndarray] = []
-        self.written = 0
+        self.rows, self.subset = rows, subset
 
     def add(self, count: int) -> int:
         """Append `count` undecided nodes; return the first one's index."""
         first, self.size = self.size, self.size + count
         if self.size > len(self.a):  # grow geometrically: splits come level by level
             grown = max(self.size, 2 * len(self.a))
-            self.a = np.concatenate([self.a, np.zeros(grown - len(self.a), dtype=np.int64)])
-            self.b = np.concatenate([self.b, np.zeros(grown - len(self.b), dtype=np.int64)])
+            self.a = np.concatenate([self.a, np.zeros(grown - len(self.a), dtype=np.int32)])
+            self.b = np.concatenate([self.b, np.zeros(grown - len(self.b), dtype=np.int32)])
         return first
 
-    def finish(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        """(a, b, rows) as written."""
-        rows = np.concatenate(self.rows) if self.rows else np.zeros(0, dtype=np.int32)
-        return self.a[: self.size], self.b[: self.size], rows
+    def finish(self) -> tuple[np.ndarray, np.ndarray]:
+        """(a, b) as decided."""
+        return self.a[: self.size], self.b[: self.size]
 
     def leaves(
         self, nodes: np.ndarray, node_of: np.ndarray, place: np.ndarray, rank: np.ndarray
@@ -91,10 +93,9 @@ class _Nodes:
         order = np.lexsort((place, rank[place], node_of))
         node_of, place = node_of[order], place[order]
         counts = np.bincount(np.searchsorted(nodes, node_of), minlength=len(nodes))
-        ends = self.written + np.cumsum(counts)
+        ends = self.rows.written + np.cumsum(counts)
         self.a[nodes], self.b[nodes] = ends - counts, ends
-        self.rows.append(place.astype(np.int32))
-        self.written = int(ends[-1]) if len(ends) else self.written
+        self.rows.write(place if self.subset is None else self.subset[place])
 
 
 def write(
@@ -113,10 +114,12 @@ def write(
         raise ValueError("too many places for int32 node and row numbers")
     if subset is not None:
         xyz, rank = xyz[subset], rank[subset]
-    a, b, rows = _tree(xyz, rank, within_km / EARTH_RADIUS_KM)
-    if subset is not None:
-        rows = subset[rows].astype(rows.dtype)
-    for name, values in zip(files, (a.astype(np.int32), b.astype(np.int32), rows)):
+    with NpyWriter(version / files[2], np.int32) as rows:
+        a, b = _tree(xyz, rank, within_km / EARTH_RADIUS_KM, rows, subset)
+        candidates = rows.written
+    if candidates >= 2**31:
+        raise ValueError("too many candidates for int32 node numbers")
+    for name, values in zip(files, (a, b)):
         write_npy(values, version / name)
     leaves = b >= 0
     log.info(
@@ -125,20 +128,28 @@ def write(
         len(xyz),
         len(a),
         leaves.sum(),
-        len(rows),
-        len(rows) / max(1, leaves.sum()),
+        candidates,
+        candidates / max(1, leaves.sum()),
         (b - a)[leaves].max(initial=0),
     )
+    # The tree's many mid-sized arrays leave freed memory in the C heap that polars and Arrow,
+    # with allocators of their own, cannot reuse; give it back before the build goes on.
+    release_c_heap()
 
 
 def _tree(
-    xyz: np.ndarray, rank: np.ndarray, within: float
-) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Nodes' a and b and the leaves' candidate rows for the nearest place within the angle
-    `within` (every leaf empty without places, or farther than that from them all)."""
+    xyz: np.ndarray,
+    rank: np.ndarray,
+    within: float,
+    rows: NpyWriter,
+    subset: np.ndarray | None,
+) -> tuple[np.ndarray, np.ndarray]:
+    """Nodes' a and b for the nearest place within the angle `within` (every leaf empty
+    without places, or farther than that from them all); the leaves' candidate rows (mapped
+    through `subset` when given) go to `rows`."""
     size = G.NEAREST_TOP_DEG
     rows_n, cols_n = round(180 / size), round(360 / size)
-    nodes = _Nodes(rows_n * cols_n)
+    nodes = _Nodes(rows_n * cols_n, rows, subset)
     if not len(xyz):
         return nodes.finish()
     tree = cKDTree(xyz)
@@ -179,10 +190,15 @@ def _bound(d1: np.ndarray, reach: np.ndarray, within: float) -> np.ndarray:
 def _shared_locations(xyz: np.ndarray) -> np.ndarray:
     """Per place, the id of its location when other places share it (within LOCATION_RAD),
     else -1."""
-    _, location, sharing = np.unique(
-        np.round(xyz / LOCATION_RAD), axis=0, return_inverse=True, return_counts=True
-    )
-    location = location.reshape(-1)
+    # One integer key per location, its three rounded coordinates (each within +-1/LOCATION_RAD,
+    # about 58,700) side by side: sorts in the order of the rows they stand for, so the ids are
+    # those np.unique(axis=0) gives, in a tenth of its memory (it sorted 4.9 million rows).
+    key = np.zeros(len(xyz), dtype=np.int64)
+    for axis in range(3):
+        key <<= _KEY_BITS
+        key |= np.round(xyz[:, axis] / LOCATION_RAD).astype(np.int64) + (1 << (_KEY_BITS - 1))
+    _, location, sharing = np.unique(key, return_inverse=True, return_counts=True)
+    del key
     return np.where(sharing[location] > 1, location, -1)
 
 

@@ -48,7 +48,10 @@ class GeocodingIndex:
         self.admin1_idx = numbers(places, "admin1_idx")
         self.ids = _npy(root / G.IDS)
         self.xyz = _npy(root / G.XYZ)
-        self.tree = cKDTree(self.xyz)
+        # Sliding-midpoint splits, nodes not shrunk to their points: over 4.9 million places
+        # the tree builds in 1.7 s instead of 4.8 s (every worker builds its own at start) and
+        # answers a k=10 query as fast or faster.
+        self.tree = cKDTree(self.xyz, balanced_tree=False, compact_nodes=False)
         self.nearest_index = NearestIndex(root, self.xyz)
         elevated = (G.NEAREST_ELEVATED_A, G.NEAREST_ELEVATED_B, G.NEAREST_ELEVATED_ROWS)
         # Builds before geocoding revision 9 have no such tree (see nearest_with_elevation).
