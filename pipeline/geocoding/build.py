@@ -117,10 +117,14 @@ def build(datasets: Path, version: Path) -> contract.AreaEntry:
     )
     del local
     index.write_countries(version, countries, country_names)
-    # The keys need these columns only; dropping the others frees them.
-    places = places.select("row", "rank", "name", "id", "is_airport", "population")
-    names = names.select("id", "name", "language", "is_preferred")
-    keys.write(version, places, names)
+    # The keys need these columns only; dropping the others frees them, and keys.write takes
+    # the only references.
+    search = {
+        "places": places.select("row", "rank", "name", "id", "is_airport", "population"),
+        "names": names.select("id", "name", "language", "is_preferred"),
+    }
+    del places, names
+    keys.write(version, search)
     tables = {name: {"file": contract.TABLES[name], "rows": rows[name]} for name in contract.TABLES}
     return _manifest_entry(gazetteer, datasets, coverage, tables, index.FILES + json_files)
 

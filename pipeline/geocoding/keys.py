@@ -35,6 +35,8 @@ from pipeline.common.io import (
     NpyWriter,
     fixed_width_bytes,
     naming,
+    release_arrow_memory,
+    release_c_heap,
     write_arrow,
     write_npy,
 )
@@ -73,21 +75,26 @@ _WORD_SPLIT = re.compile(r"[^\w'’`ʻʼ‘]+")
 
 def write(
     version: Path,
-    places: pl.DataFrame,
-    names: pl.DataFrame,
+    tables: dict[str, pl.DataFrame],
     *,
     memory: str = DUCKDB_MEMORY,
     threads: int | None = None,
 ) -> None:
-    """Write the key and trigram files from places (row, rank, name, id, is_airport,
-    population) and names (id, name, language, is_preferred); DuckDB sorts them in `memory`
-    with `threads` (its default: one per CPU), spilling beyond."""
+    """Write the key and trigram files from tables["places"] (row, rank, name, id, is_airport,
+    population) and tables["names"] (id, name, language, is_preferred); DuckDB sorts them in
+    `memory` with `threads` (its default: one per CPU), spilling beyond.
+
+    Pass the only references, in `tables`: they are taken out and freed once DuckDB is done
+    with them (for allCountries some 700 MB that the trigram index would otherwise sit on).
+    """
+    places, names = tables.pop("places"), tables.pop("names")
     # String views: DuckDB scans the columns where polars keeps them, without a copy.
     newest = pl.CompatLevel.newest()
     place_names = places.select(
         "id", "row", "rank", "name", "is_airport", pl.col("population").fill_null(0)
     ).to_arrow(compat_level=newest)
     other_names = search_names(places, names).to_arrow(compat_level=newest)
+    del places, names
     with tempfile.TemporaryDirectory(prefix=".keys-", dir=version) as spill:
         # Join filters pushed into Arrow scans become pyarrow compute calls, which have no
         # string_view kernels: keep them in DuckDB.
@@ -110,6 +117,9 @@ def write(
                 written = _write_sorted_keys(version, con)
         finally:
             con.close()
+    del place_names, other_names
+    release_arrow_memory()
+    release_c_heap()
     unique = _write_key_strings(version, *written)
     _write_trigrams(version, unique)
 

@@ -163,6 +163,7 @@ def _tree(
         found = tree.query_ball_point(centre, 2 * np.sin(np.minimum(bound, np.pi) / 2))
         node_of = np.repeat(cells, [len(f) for f in found])
         place = np.fromiter((p for f in found for p in f), dtype=np.int64, count=len(node_of))
+        del found  # a Python int per pair
         _split(
             nodes,
             cells,
@@ -175,7 +176,6 @@ def _tree(
             rank,
             location,
             within,
-            depth=0,
         )
     return nodes.finish()
 
@@ -230,17 +230,41 @@ def _split(
     rank: np.ndarray,
     location: np.ndarray,
     within: float,
-    depth: int,
 ) -> None:
     """Decide `cells` (sorted node ids, with corners lat0/lon0) given their candidate pairs:
-    those with few locations become leaves, the others are split into four, recursively."""
+    those with few locations become leaves, the others are split into four, level by level
+    (a loop, not recursion: each level's pairs are freed before the next one's are made)."""
+    level: tuple | None = (cells, lat0, lon0, node_of, place)
+    del cells, lat0, lon0, node_of, place
+    depth = 0
+    while level is not None:
+        level = _split_level(nodes, *level, size, xyz, rank, location, within, depth)
+        size, depth = size / 2, depth + 1
+
+
+def _split_level(
+    nodes: _Nodes,
+    cells: np.ndarray,
+    lat0: np.ndarray,
+    lon0: np.ndarray,
+    node_of: np.ndarray,
+    place: np.ndarray,
+    size: float,
+    xyz: np.ndarray,
+    rank: np.ndarray,
+    location: np.ndarray,
+    within: float,
+    depth: int,
+) -> tuple | None:
+    """One level of _split: leaves made, the children's (cells, lat0, lon0, node_of, place)
+    returned, or None when no cell splits."""
     position = np.searchsorted(cells, node_of)
     counts = np.bincount(position, minlength=len(cells))
     split = (_locations(position, location[place], counts) > LEAF_MAX) & (depth < MAX_DEPTH)
     pair_split = np.repeat(split, counts)
     nodes.leaves(cells[~split], node_of[~pair_split], place[~pair_split], rank)
     if not split.any():
-        return
+        return None
     parents = cells[split]
     node_of, place = node_of[pair_split], place[pair_split]
     first = nodes.add(4 * len(parents))
@@ -270,17 +294,10 @@ def _split(
     order = np.argsort(ids)
     pair_nodes, pair_places = np.concatenate(pair_nodes), np.concatenate(pair_places)
     pair_order = np.argsort(pair_nodes, kind="stable")
-    _split(
-        nodes,
+    return (
         ids[order],
         np.concatenate(child_lat)[order],
         np.concatenate(child_lon)[order],
-        half,
         pair_nodes[pair_order],
         pair_places[pair_order],
-        xyz,
-        rank,
-        location,
-        within,
-        depth + 1,
     )

@@ -124,7 +124,7 @@ def scratch(tmp_path) -> Path:
     "area, limit_kb, stopped_at",
     [
         ("geocoding", 1, r"/spill-"),  # a pyarrow IPC spill file
-        ("geocoding", 64, r"/geocoding/index/nearest_a\.npy$"),  # numpy's tofile
+        ("geocoding", 64, r"/geocoding/index/nearest_rows\.npy$"),  # NpyWriter's blocks
         ("air_quality", 64, r"/generated/europe/cams-europe-\d+\.nc$"),  # generated, NetCDF3
         ("forecast", 64, r"/forecast-generated-[^/]+/forecast/gfs\.[^/]+\.nc$"),  # NetCDF4
         ("webcams", 64, r"/webcams/index/webcam_json\.bin$"),
@@ -196,7 +196,7 @@ def fill(disk: Path, leave: int) -> None:
     "area, size_mb, leave_kb, stopped_at",
     [
         ("geocoding", 4, 0, r"/geocoding/locations\.parquet$"),
-        ("geocoding", 4, 64, r"/geocoding/index/nearest_a\.npy$"),
+        ("geocoding", 4, 64, r"/geocoding/index/nearest_rows\.npy$"),
         ("geocoding", 4, 1000, r"/geocoding/index/nearest_elevated_a\.npy$"),
         # The generated CAMS runs (2 x 59 MB NetCDF3, then 4 NetCDF4 files, 40 MB), the stitched
         # series (134 MB of scratch files), the grids (177 MB).
@@ -273,7 +273,10 @@ from pathlib import Path
 from pipeline.geocoding import keys as geocoding_keys
 from tests.pipeline.test_build_failures import many_names
 try:
-    geocoding_keys.write(Path(sys.argv[1]), *many_names(200_000), memory="48MB", threads=1)
+    places, names = many_names(200_000)
+    geocoding_keys.write(
+        Path(sys.argv[1]), {"places": places, "names": names}, memory="48MB", threads=1
+    )
 except OSError as exc:
     print(exc.filename)
     print(exc.strerror)
