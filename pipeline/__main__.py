@@ -171,7 +171,7 @@ def _dask_option(parser: argparse.ArgumentParser) -> None:
         metavar="ADDRESS",
         default=os.environ.get(bands.ENV) or None,
         help="compute the forecast and air-quality grids' bands on the Dask cluster at "
-        "ADDRESS (tcp://HOST:8786), or on a local dask scheduler (threads, processes, "
+        "ADDRESS (tcp://HOST:8786), or on a local dask scheduler (threads or "
         f"synchronous); default: {bands.ENV}, else in this process",
     )
 

@@ -21,8 +21,10 @@ from typing import Any
 
 log = logging.getLogger("pipeline")
 ENV = "WEATHERAPI_DASK_SCHEDULER"
-# dask's own schedulers, run in this process's threads or in a local process pool.
-LOCAL = ("synchronous", "threads", "processes")
+# dask's local schedulers in this process ("processes" is left out: its pool of new
+# interpreters, each importing the pipeline, is started again for every batch; for worker
+# processes, start a cluster: `dask scheduler` and `dask worker`, or a LocalCluster).
+LOCAL = ("synchronous", "threads")
 WINDOW = 2  # bands in flight on a local dask scheduler (each is up to a band's bytes)
 
 Band = Callable[[int, int], Any]
