@@ -36,6 +36,7 @@ class Settings:
 
     scheduler: str | None = None
     band_bytes: int | None = None  # None: the grid writer's default
+    band_rows: int | None = None  # rows a band, whatever their bytes (benchmarks, tests)
     client: Any = None  # a distributed.Client when scheduler is an address
 
 
@@ -50,14 +51,16 @@ def current() -> Settings:
 
 
 @contextlib.contextmanager
-def configured(scheduler: str | None = None, band_bytes: int | None = None) -> Iterator[Settings]:
+def configured(
+    scheduler: str | None = None, band_bytes: int | None = None, band_rows: int | None = None
+) -> Iterator[Settings]:
     """Run the grid writes inside on `scheduler` (connecting to a cluster once, here)."""
     scheduler = (scheduler or "").strip() or None
     with contextlib.ExitStack() as stack:
         client = None
         if scheduler is not None and scheduler not in LOCAL:
             client = stack.enter_context(_connect(scheduler))
-        token = _current.set(Settings(scheduler, band_bytes, client))
+        token = _current.set(Settings(scheduler, band_bytes, band_rows, client))
         try:
             yield current()
         finally:

@@ -134,8 +134,9 @@ def write(
             "shape": (nlat, nlon, ntime, nvar),
         },
     )
-    band_bytes = band_bytes or bands.current().band_bytes or BAND_BYTES
-    rows_per_band = max(1, band_bytes // max(1, nlon * ntime * nvar * 4))
+    settings = bands.current()
+    band_bytes = band_bytes or settings.band_bytes or BAND_BYTES
+    rows_per_band = settings.band_rows or max(1, band_bytes // max(1, nlon * ntime * nvar * 4))
     ranges = [(a, min(nlat, a + rows_per_band)) for a in range(0, nlat, rows_per_band)]
     facts = []
     with naming(path), open(path, "wb") as handle:

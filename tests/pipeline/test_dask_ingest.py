@@ -21,6 +21,7 @@ from contract import AirQuality as AQ
 from pipeline.air_quality import build as aq_build
 from pipeline.air_quality.sources import generated as cams_generated
 from pipeline.common import bands
+from pipeline.common.io import InputError
 from pipeline.forecast import build as forecast_build
 from pipeline.forecast.sources import model_grib, runs
 from pipeline.forecast.sources.model_hourly import HourlyFields
@@ -193,6 +194,19 @@ def test_bands_come_back_in_order_on_the_cluster(cluster):
     with bands.configured(local.scheduler_address):
         got = list(bands.compute(_rows, ranges))
     assert got == [_rows(a, b) for a, b in ranges]
+
+
+def test_an_input_error_on_a_worker_reaches_the_build(cluster):
+    local, _ = cluster
+    with bands.configured(local.scheduler_address), pytest.raises(InputError) as raised:
+        list(bands.compute(_broken, [(0, 1), (1, 2)]))
+    assert (raised.value.path, raised.value.problem) == ("forecast/x.nc", "rows 1 to 2 broken")
+
+
+def _broken(a: int, b: int) -> None:
+    """A band function whose second band finds a bad input."""
+    if a:
+        raise InputError("forecast/x.nc", f"rows {a} to {b} broken")
 
 
 def _rows(a: int, b: int) -> tuple[list[int], int]:
