@@ -188,6 +188,24 @@ def test_the_scheduler_from_the_environment(datasets, tmp_path, cluster, pipelin
     assert band_tasks(client) - before >= 2
 
 
+def test_netcdf_forecast_on_the_cluster(module_tmp, cluster):
+    # NetCDF runs travel as xarray's lazily opened arrays, reopened on each worker.
+    local, _ = cluster
+    root = module_tmp("dask-netcdf")
+    forecast_build.generate(root / "datasets", fi.last_run(), write_alerts=False)
+    built = {}
+    for name, scheduler in (("in-process", None), ("cluster", local.scheduler_address)):
+        (root / name).mkdir()
+        with bands.configured(scheduler, band_rows=10):
+            entry = forecast_build.build(root / "datasets", root / name)
+        assert entry["source"]["notes"].startswith("model NetCDF files")
+        built[name] = {
+            p.name: hashlib.sha256(p.read_bytes()).hexdigest()
+            for p in sorted((root / name / "forecast").iterdir())
+        }
+    assert built["cluster"] == built["in-process"]
+
+
 def test_bands_come_back_in_order_on_the_cluster(cluster):
     local, _ = cluster
     ranges = [(a, a + 3) for a in range(0, 30, 3)]
