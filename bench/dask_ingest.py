@@ -120,6 +120,24 @@ def worker_peaks(address: str) -> dict[str, int]:
         return client.run(peak)
 
 
+def row(figures: dict, rows: int) -> list[str]:
+    """One line of the table: the grid, the band, the peaks, the time, the target."""
+    band_rows = rows or figures["default_rows"]
+    band_mib = band_rows * figures["nlon"] * figures["ntime"] * figures["nvar"] * 4 / 2**20
+    peak = figures["peak_bytes"] / 2**20
+    workers = figures.get("worker_peak_bytes")
+    return [
+        f"{figures['nlat']} x {figures['nlon']} x {figures['ntime']} h x {figures['nvar']}",
+        f"{band_rows}{' (default)' if not rows else ''}",
+        f"{band_mib:.0f}",
+        f"{peak:.0f}",
+        f"{(figures['peak_bytes'] - figures['imports_bytes']) / 2**20:.0f}",
+        f"{figures['seconds']:.0f}",
+        f"{workers / 2**20:.0f}" if workers else "",
+        ("PASS" if peak <= TARGET_MIB else "FAIL") if not rows else "",
+    ]
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m bench.dask_ingest")
     parser.add_argument("--steps", type=int, nargs="+", default=[25, 49])
@@ -142,25 +160,8 @@ def main(argv: list[str] | None = None) -> int:
                 version.mkdir()
                 figures = measure(datasets, version, rows, args.scheduler)
                 shutil.rmtree(version)
-                band_rows = rows or figures["default_rows"]
-                band_mib = band_rows * figures["nlon"] * figures["ntime"] * figures["nvar"] * 4
-                peak = figures["peak_bytes"] / 2**20
-                rows_out.append(
-                    [
-                        f"{figures['nlat']} x {figures['nlon']} x {figures['ntime']} h x "
-                        f"{figures['nvar']}",
-                        f"{band_rows}{' (default)' if not rows else ''}",
-                        f"{band_mib / 2**20:.0f}",
-                        f"{peak:.0f}",
-                        f"{(figures['peak_bytes'] - figures['imports_bytes']) / 2**20:.0f}",
-                        f"{figures['seconds']:.0f}",
-                        f"{figures['worker_peak_bytes'] / 2**20:.0f}"
-                        if "worker_peak_bytes" in figures
-                        else "",
-                        ("PASS" if peak <= TARGET_MIB else "FAIL") if not rows else "",
-                    ]
-                )
-                log(f"{steps} steps, {band_rows} rows a band: peak {peak:.0f} MiB")
+                rows_out.append(row(figures, rows))
+                log(f"{steps} steps, {rows_out[-1][1]} rows a band: peak {rows_out[-1][3]} MiB")
             shutil.rmtree(datasets)
     finally:
         shutil.rmtree(work, ignore_errors=True)
