@@ -209,14 +209,15 @@ def _write_grid(name: str, stitched: Stitched, version: Path, extra=None) -> dic
 
 @dataclass
 class _DustOn:
-    """extra() for _write_grid: the source grid's dust AOD at the target's rows, bilinear on the source cells, for
-    the target's hours that the source grid serves; NaN at the others (picklable)."""
+    """extra() for _write_grid: the source grid's dust AOD at the target's rows (picklable)."""
 
     target: Stitched
     source: Stitched
     source_spec: dict
 
     def __call__(self, a: int, b: int) -> dict[str, np.ndarray]:
+        # Bilinear on the source cells, for the target's hours that the source grid serves;
+        # NaN at the others.
         target, source = self.target, self.source
         first = np.searchsorted(source.hours, target.hours)
         served = (target.hours >= source.hours[source.skip]) & (target.hours <= source.hours[-1])
