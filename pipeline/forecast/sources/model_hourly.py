@@ -84,15 +84,10 @@ class HourlyFields:
             for run in self.scan.runs
         ]
 
-    def read_band(self, start: int, stop: int) -> np.ndarray:
-        """Values (nvar, nhours, stop - start, nlon) for the ascending rows [start, stop)."""
-        values, known = self.band(start, stop)
-        self.merge_known([known])
-        return values
-
     def band(self, start: int, stop: int) -> tuple[np.ndarray, dict[tuple[int, str], bool]]:
-        """read_band's values and which required fields had a value in the band: a band
-        function for grid.write, free of side effects (it may run on another machine)."""
+        """Values (nvar, nhours, stop - start, nlon) for the ascending rows [start, stop), and
+        which required fields had a value there: grid.write's band function, free of side
+        effects (it may run on another machine; merge_known takes the facts)."""
         known: dict[tuple[int, str], bool] = {}
         out = np.full(
             (len(self.variables), len(self.hours), stop - start, self.nlon),
