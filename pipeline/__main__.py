@@ -1,14 +1,16 @@
 """Command line: python -m pipeline build [--datasets DIR] [--out DIR] [--only AREA ...],
 python -m pipeline fetch SOURCE [--datasets DIR] [--base-url URL] [--run RUN] [--dry-run] and
 python -m pipeline refresh [--datasets DIR] [--out DIR] [--only AREA ...] [--sources SOURCE ...]
-[--no-fetch] and python -m pipeline publish --to s3://BUCKET/PREFIX [--out DIR].
+[--no-fetch] (build and refresh also [--dask-scheduler ADDRESS]) and
+python -m pipeline publish --to s3://BUCKET/PREFIX [--out DIR].
 
 Exit codes: 0 done (or nothing new), 1 failed, 2 bad usage, 75 a fetch to try again later (the
 upstream has not published yet or is busy), 130/143 interrupted or terminated.
 
 Environment: WEATHERAPI_LOG_FORMAT=text|json (JSON lines with ECS field names),
 WEATHERAPI_METRICS_TEXTFILE=PATH, the Prometheus text file build and refresh write
-(pipeline.metrics), and for publish the usual AWS_* variables (endpoint, region, credentials)."""
+(pipeline.metrics), WEATHERAPI_DASK_SCHEDULER=ADDRESS, the default of --dask-scheduler
+(pipeline.common.bands), and for publish the usual AWS_* variables (endpoint, region, credentials)."""
 
 from __future__ import annotations
 
@@ -21,7 +23,7 @@ from pathlib import Path
 
 import contract
 from pipeline import metrics
-from pipeline.common import logs
+from pipeline.common import bands, logs
 from pipeline.common.io import InputError
 from pipeline.fetch.source import LATEST, FetchError, FetchOptions
 from pipeline.fetch.sources import SOURCES
@@ -60,6 +62,7 @@ def main(argv: list[str] | None = None) -> int:
         metavar="AREA",
         help=f"areas to build: {', '.join(contract.AREAS)}",
     )
+    _dask_option(build)
     fetch = commands.add_parser("fetch", help="bring a source's newest data into datasets/")
     fetch.add_argument(
         "source",
@@ -124,6 +127,7 @@ def main(argv: list[str] | None = None) -> int:
         help="runs kept per source after a successful build (default: each "
         "source's own, a day of cycles for the models)",
     )
+    _dask_option(again)
     upload = commands.add_parser(
         "publish",
         help="copy the published version to object storage and point its current.json at it",
@@ -161,6 +165,17 @@ def main(argv: list[str] | None = None) -> int:
     return code
 
 
+def _dask_option(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--dask-scheduler",
+        metavar="ADDRESS",
+        default=os.environ.get(bands.ENV) or None,
+        help="compute the forecast and air-quality grids' bands on the Dask cluster at "
+        "ADDRESS (tcp://HOST:8786), or on a local dask scheduler (threads or "
+        f"synchronous); default: {bands.ENV}, else in this process",
+    )
+
+
 def _build_or_refresh(args: argparse.Namespace, run: metrics.Run | None) -> int:
     """Run a build or a refresh, turning its failures into one line and an exit code."""
     previous = {
@@ -170,9 +185,10 @@ def _build_or_refresh(args: argparse.Namespace, run: metrics.Run | None) -> int:
         signal.SIGINT: signal.signal(signal.SIGINT, signal.default_int_handler),
     }
     try:
-        if args.command == "refresh":
-            return _refresh(args, run)
-        metrics.build(run, args.datasets, args.out, args.only)
+        with bands.configured(args.dask_scheduler):
+            if args.command == "refresh":
+                return _refresh(args, run)
+            metrics.build(run, args.datasets, args.out, args.only)
     except InputError as exc:
         return _fail(args.out, f"{exc.path}: {exc.problem}")
     except OSError as exc:

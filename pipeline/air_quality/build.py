@@ -101,7 +101,7 @@ def build(datasets: Path, version: Path, now_s: float | None = None) -> contract
         world, europe = stitched[AQ.GLOBAL], stitched[AQ.EUROPE]
         specs = {AQ.GLOBAL: _write_grid(AQ.GLOBAL, world, version)}
         specs[AQ.EUROPE] = _write_grid(
-            AQ.EUROPE, europe, version, _dust_on(europe, world, specs[AQ.GLOBAL])
+            AQ.EUROPE, europe, version, _DustOn(europe, world, specs[AQ.GLOBAL])
         )
     finally:
         shutil.rmtree(scratch, ignore_errors=True)
@@ -192,8 +192,9 @@ def _write_grid(name: str, stitched: Stitched, version: Path, extra=None) -> dic
         len(hours) - skip,
         list(VARIABLES[name]),
     )
-    stitched.us_aqi_known = np.zeros(len(hours) - skip, dtype=bool)
-    grid.write(version, spec, lambda a, b: _band(name, stitched, a, b, extra))
+    # The bands may run on a Dask cluster: each gives back its hours with a known US AQI.
+    facts = grid.write(version, spec, _Band(name, stitched, extra))
+    stitched.us_aqi_known = np.logical_or.reduce([np.zeros(len(hours) - skip, dtype=bool), *facts])
     log.info(
         "%s: %d x %d cells, %d hours from %s, in %.1f s",
         name,
@@ -206,21 +207,25 @@ def _write_grid(name: str, stitched: Stitched, version: Path, extra=None) -> dic
     return spec
 
 
-def _dust_on(target: Stitched, source: Stitched, source_spec: dict):
-    """extra() for _write_grid: the source grid's dust AOD at the target's cells."""
-    # Bilinear on the source cells, for the target's hours that the source grid serves;
-    # NaN at the others.
-    first = np.searchsorted(source.hours, target.hours)
-    served = (target.hours >= source.hours[source.skip]) & (target.hours <= source.hours[-1])
+@dataclass
+class _DustOn:
+    """extra() for _write_grid: the source grid's dust AOD at the target's rows (picklable)."""
 
-    def extra(a: int, b: int) -> dict[str, np.ndarray]:
-        interpolate = regrid.Bilinear(source_spec, target.lat[a:b], target.lon)
+    target: Stitched
+    source: Stitched
+    source_spec: dict
+
+    def __call__(self, a: int, b: int) -> dict[str, np.ndarray]:
+        # Bilinear on the source cells, for the target's hours that the source grid serves;
+        # NaN at the others.
+        target, source = self.target, self.source
+        first = np.searchsorted(source.hours, target.hours)
+        served = (target.hours >= source.hours[source.skip]) & (target.hours <= source.hours[-1])
+        interpolate = regrid.Bilinear(self.source_spec, target.lat[a:b], target.lon)
         field = source.rows(AQ.DUST_AOD, interpolate.first_row, interpolate.stop_row)
         out = np.full((len(target.hours), b - a, len(target.lon)), np.nan, dtype=np.float32)
         out[served] = interpolate(field[first[served]])
         return {AQ.DUST_AOD: out}
-
-    return extra
 
 
 def _stitch(runs: list[Run], name: str, hours: np.ndarray, path: Path) -> Path:
@@ -246,18 +251,26 @@ def _stitch(runs: list[Run], name: str, hours: np.ndarray, path: Path) -> Path:
     return path
 
 
-def _band(domain: str, stitched: Stitched, a: int, b: int, extra=None) -> np.ndarray:
-    """Every output variable for latitude rows [a, b) after the history hours."""
-    # Shape (nvar, ntime, rows, nlon).
-    skip = stitched.skip
-    columns = {name: stitched.rows(name, a, b) for name in stitched.files}
-    columns |= extra(a, b) if extra else {}
-    empty = np.full((len(stitched.hours), b - a, len(stitched.lon)), np.nan, dtype=np.float32)
-    for name, source, window in AQ.WINDOWS:
-        columns[name] = series.trailing_mean(columns[source], window, axis=0)
-    stitched.us_aqi_known |= aqi.known(aqi.US_AQI, columns)[skip:].any(axis=(1, 2))
-    band = np.stack([columns.get(name, empty)[skip:] for name in VARIABLES[domain]])
-    return grid.one_point_poles(band, stitched.lat[a:b], stitched.lon)
+@dataclass
+class _Band:
+    """A domain's band function for grid.write (picklable: scratch paths, no open files)."""
+
+    domain: str
+    stitched: Stitched
+    extra: _DustOn | None = None
+
+    def __call__(self, a: int, b: int) -> tuple[np.ndarray, np.ndarray]:
+        """Every output variable for latitude rows [a, b) after the history hours, shape
+        (nvar, ntime, rows, nlon); and per served hour whether the US AQI is known there."""
+        stitched, skip = self.stitched, self.stitched.skip
+        columns = {name: stitched.rows(name, a, b) for name in stitched.files}
+        columns |= self.extra(a, b) if self.extra else {}
+        empty = np.full((len(stitched.hours), b - a, len(stitched.lon)), np.nan, dtype=np.float32)
+        for name, source, window in AQ.WINDOWS:
+            columns[name] = series.trailing_mean(columns[source], window, axis=0)
+        known = aqi.known(aqi.US_AQI, columns)[skip:].any(axis=(1, 2))
+        band = np.stack([columns.get(name, empty)[skip:] for name in VARIABLES[self.domain]])
+        return grid.one_point_poles(band, stitched.lat[a:b], stitched.lon), known
 
 
 def _us_aqi_from(name: str, stitched: Stitched) -> int | None:

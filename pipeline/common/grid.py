@@ -5,14 +5,17 @@ from __future__ import annotations
 import io
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
 import contract
+from pipeline.common import bands
 from pipeline.common.io import InputError, naming
 
-# Read the source in bands of latitude rows so memory stays bounded for global 0.25° runs.
-BAND_BYTES = 256 * 1024 * 1024
+# Read the source in bands of latitude rows so memory stays bounded for global 0.25° runs:
+# a band's computation peaks at about 4 times its bytes (python -m bench.dask_ingest).
+BAND_BYTES = 128 * 1024 * 1024
 
 
 def lon_order(lon_deg: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -108,14 +111,16 @@ def spec(
 def write(
     version: Path,
     grid: dict,
-    read_band: Callable[[int, int], np.ndarray],
-    band_bytes: int = BAND_BYTES,
-) -> None:
-    """Write grid["file"] under `version` band by band.
+    read_band: Callable[[int, int], Any],
+    band_bytes: int | None = None,
+) -> list[Any]:
+    """Write grid["file"] under `version` band by band; the facts of each band, in order.
 
     read_band(row_start, row_stop) returns float values of shape
     (nvar, ntime, row_stop - row_start, nlon) for those ascending latitude rows (any float
-    dtype, NaN for unknown); they are stored transposed to (rows, nlon, ntime, nvar).
+    dtype, NaN for unknown), or (values, facts); they are stored transposed to
+    (rows, nlon, ntime, nvar). The bands are computed where pipeline.common.bands says (in
+    this process unless a build runs on dask), so read_band must then be picklable.
     """
     assert set(contract.Grid.SPEC_KEYS) <= set(grid), "incomplete grid spec"
     nlat, nlon, ntime, nvar = grid["nlat"], grid["nlon"], grid["ntime"], len(grid["variables"])
@@ -130,15 +135,21 @@ def write(
             "shape": (nlat, nlon, ntime, nvar),
         },
     )
-    rows_per_band = max(1, band_bytes // max(1, nlon * ntime * nvar * 4))
+    settings = bands.current()
+    band_bytes = band_bytes or settings.band_bytes or BAND_BYTES
+    rows_per_band = settings.band_rows or max(1, band_bytes // max(1, nlon * ntime * nvar * 4))
+    ranges = [(a, min(nlat, a + rows_per_band)) for a in range(0, nlat, rows_per_band)]
+    facts = []
     with naming(path), open(path, "wb") as handle:
         handle.write(header.getvalue())
-        for start in range(0, nlat, rows_per_band):
-            stop = min(nlat, start + rows_per_band)
-            band = np.asarray(read_band(start, stop))
+        for (start, stop), result in zip(ranges, bands.compute(read_band, ranges)):
+            values, fact = result if isinstance(result, tuple) else (result, None)
+            band = np.asarray(values)
             expected = (nvar, ntime, stop - start, nlon)
             if band.shape != expected:
                 raise ValueError(f"read_band({start}, {stop}) gave {band.shape}, not {expected}")
-            handle.write(
-                np.ascontiguousarray(band.transpose(2, 3, 1, 0), dtype=np.float32).tobytes()
-            )
+            block = np.ascontiguousarray(band.transpose(2, 3, 1, 0), dtype=np.float32)
+            handle.write(memoryview(block).cast("B"))  # written as it is, no copy to bytes
+            facts.append(fact)
+            del values, band, result, block  # before the next band arrives
+    return facts

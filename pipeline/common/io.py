@@ -33,6 +33,10 @@ class InputError(Exception):
         self.path = str(path)
         self.problem = problem
 
+    def __reduce__(self):
+        # Pickled by its own arguments: one raised on a Dask worker reaches the client whole.
+        return (type(self), (self.path, self.problem))
+
 
 # What a library raises for a failed write (a full disk, a file size limit) instead of an
 # OSError. netCDF4: its RuntimeError, which from HDF5 says only "NetCDF: HDF error". DuckDB: an

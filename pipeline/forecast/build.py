@@ -83,7 +83,10 @@ def build(datasets: Path, version: Path) -> contract.AreaEntry:
             fields.variables,
             model_dir,
         )
-        grid.write(version, hourly, fields.read_band)
+        fields.prepare()
+        # fields.band is picklable (the scan holds paths, not open files): bands may run on
+        # a Dask cluster, and give back which fields had values for check_known.
+        fields.merge_known(grid.write(version, hourly, fields.band))
         fields.check_known()
         static = grid.spec(
             F.STATIC, scan.lat, scan.lon, int(fields.hours[0]), HOUR_S, 1, [F.OROGRAPHY], model_dir

@@ -84,8 +84,11 @@ class HourlyFields:
             for run in self.scan.runs
         ]
 
-    def read_band(self, start: int, stop: int) -> np.ndarray:
-        """Values (nvar, nhours, stop - start, nlon) for the ascending rows [start, stop)."""
+    def band(self, start: int, stop: int) -> tuple[np.ndarray, dict[tuple[int, str], bool]]:
+        """Values (nvar, nhours, stop - start, nlon) for the ascending rows [start, stop), and
+        which required fields had a value there: grid.write's band function, free of side
+        effects (it may run on another machine; merge_known takes the facts)."""
+        known: dict[tuple[int, str], bool] = {}
         out = np.full(
             (len(self.variables), len(self.hours), stop - start, self.nlon),
             np.nan,
@@ -94,12 +97,25 @@ class HourlyFields:
         for run in self.scan.runs:  # oldest first: a newer run overwrites where it has values
             hours = self.run_hours[run.run_s]
             k0 = int((hours[0] - self.hours[0]) // HOUR_S)
-            values = self._run_band(run, start, stop)
+            values = self._run_band(run, start, stop, known)
             for i, name in enumerate(self.variables):
                 new = values.pop(name, None)
                 if new is not None:
                     np.copyto(out[i, k0 : k0 + len(hours)], new, where=~np.isnan(new))
-        return one_point_poles(out, self.lat[start:stop], self.lon)
+        return one_point_poles(out, self.lat[start:stop], self.lon), known
+
+    def prepare(self) -> None:
+        """Compute what every band shares (each tp run's bucket resets, from the whole
+        field) once, here, before the bands are handed out."""
+        for run in self.scan.runs:
+            if "tp" in run.pieces:
+                self._reset_steps(run)
+
+    def merge_known(self, facts: list[dict[tuple[int, str], bool] | None]) -> None:
+        """Take in the bands' facts (band()) for check_known."""
+        for known in facts:
+            for key, value in (known or {}).items():
+                self._known[key] = self._known.get(key, False) or value
 
     def check_known(self) -> None:
         """Refuse a run whose required field has no value anywhere (all NaN, e.g. a broken
@@ -114,12 +130,15 @@ class HourlyFields:
                         "values (every value is missing)",
                     )
 
-    def _read(self, run: Run, name: str, a: int, b: int) -> np.ndarray:
-        """run.read, noting whether a required field has any value (for check_known)."""
+    @staticmethod
+    def _read(
+        run: Run, name: str, a: int, b: int, known: dict[tuple[int, str], bool]
+    ) -> np.ndarray:
+        """run.read, noting in `known` whether a required field has any value."""
         values = run.read(name, a, b)
         if name in REQUIRED_FIELDS:
             key = (run.run_s, name)
-            self._known[key] = self._known.get(key, False) or bool(np.isfinite(values).any())
+            known[key] = known.get(key, False) or bool(np.isfinite(values).any())
         return values
 
     def read_orography(self, start: int, stop: int) -> np.ndarray:
@@ -130,21 +149,23 @@ class HourlyFields:
             self.scan.orography.read(start, stop)[:1][None], self.lat[start:stop], self.lon
         )
 
-    def _run_band(self, run: Run, start: int, stop: int) -> dict[str, np.ndarray]:
+    def _run_band(
+        self, run: Run, start: int, stop: int, known: dict[tuple[int, str], bool]
+    ) -> dict[str, np.ndarray]:
         """One run's hourly fields for the rows, computed on a halo of rows for the
-        neighbourhood probability and trimmed."""
+        neighbourhood probability and trimmed (`known` as in _read)."""
         a, b = max(0, start - self.half), min(self.nlat, stop + self.half)
         hours = self.run_hours[run.run_s]
 
         def hourly(name: str) -> np.ndarray:
-            return series.interpolate(run.times(name), self._read(run, name, a, b), hours)
+            return series.interpolate(run.times(name), self._read(run, name, a, b, known), hours)
 
         temperature = hourly("t2m")
         if "d2m" in run.pieces:
             dewpoint = hourly("d2m")
         else:
             dewpoint = precipitation.dewpoint_c(temperature, hourly("r2") * 100.0)
-        rate = self._rate(run, a, b, hours)
+        rate = self._rate(run, a, b, hours, known)
         snow, sleet = self._phase(run, a, b, hours, temperature)
         values = {
             F.TEMPERATURE: temperature,
@@ -167,15 +188,17 @@ class HourlyFields:
         lo = start - a
         return {k: np.ascontiguousarray(v[:, lo : lo + stop - start]) for k, v in values.items()}
 
-    def _rate(self, run: Run, a: int, b: int, hours: np.ndarray) -> np.ndarray:
+    def _rate(
+        self, run: Run, a: int, b: int, hours: np.ndarray, known: dict[tuple[int, str], bool]
+    ) -> np.ndarray:
         """mm/h for the hour starting at each hour: from accumulated tp when present (exact
         totals), else from prate: bucket averages (GFS) made accumulations, instantaneous
         rates interpolated in time."""
         if "tp" in run.pieces:
-            times, accumulated = run.times("tp"), self._read(run, "tp", a, b)
+            times, accumulated = run.times("tp"), self._read(run, "tp", a, b, known)
             resets = self._reset_steps(run)
         elif all(p.averaged for p in run.pieces["prate"]):
-            times, averages = run.times("prate"), self._read(run, "prate", a, b)
+            times, averages = run.times("prate"), self._read(run, "prate", a, b, known)
             if times[0] > run.run_s:  # nothing has accumulated at the run time
                 times = np.concatenate([[run.run_s], times])
                 averages = np.concatenate([np.zeros_like(averages[:1]), averages])
@@ -183,7 +206,9 @@ class HourlyFields:
                 times, run.run_s, averages, PRATE_BUCKET_S
             )
         else:
-            rate = series.interpolate(run.times("prate"), self._read(run, "prate", a, b), hours)
+            rate = series.interpolate(
+                run.times("prate"), self._read(run, "prate", a, b, known), hours
+            )
             return np.maximum(rate, 0.0)
         if times[0] > run.run_s:  # accumulations start from zero at the run time
             times = np.concatenate([[run.run_s], times])
