@@ -228,6 +228,32 @@ def gfs_run(
     return folder
 
 
+def smooth_quarter(mean: float, amplitude: float) -> np.ndarray:
+    """A field over the 0.25° GFS grid varying over the globe (so packing has work to do),
+    the same at every step (so the writer re-dates one encoding: 0.25 s each)."""
+    lat = GFS_QUARTER.lat()[:, None]
+    lon = GFS_QUARTER.lon()[None, :]
+    return mean + amplitude * np.cos(np.radians(lat)) * np.sin(np.radians(3 * lon))
+
+
+def gfs_quarter_run(datasets: Path, run_s: int, steps_h: Iterable[int]) -> Path:
+    """A GFS-like run on the 0.25° grid with smooth fields (the memory test's and the Dask
+    ingest benchmark's); its folder."""
+    return gfs_run(
+        datasets,
+        run_s,
+        steps_h,
+        grid=GFS_QUARTER,
+        values={
+            "2t": smooth_quarter(288.0, 20.0),
+            "2d": smooth_quarter(280.0, 10.0),
+            "prmsl": smooth_quarter(101000.0, 900.0),
+            "10u": smooth_quarter(0.0, 8.0),
+            "tcc": smooth_quarter(50.0, 40.0),
+        },
+    )
+
+
 def ecmwf_run(
     datasets: Path,
     run_s: int,

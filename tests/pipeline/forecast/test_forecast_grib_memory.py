@@ -8,8 +8,6 @@ import json
 import subprocess
 import sys
 
-import numpy as np
-
 from tests.support import forecast_inputs as fi
 from tests.support import grib
 from tests.support.procs import ROOT
@@ -48,29 +46,8 @@ print(json.dumps({"messages": messages, "decoded_bytes": messages * nlat * nlon 
 """
 
 
-def smooth(mean: float, amplitude: float) -> np.ndarray:
-    """A field varying over the globe (so packing has work to do), the same at every step
-    (so the writer re-dates one encoding: 0.25 s each at 0.25°)."""
-    lat = grib.GFS_QUARTER.lat()[:, None]
-    lon = grib.GFS_QUARTER.lon()[None, :]
-    return mean + amplitude * np.cos(np.radians(lat)) * np.sin(np.radians(3 * lon))
-
-
 def test_a_quarter_degree_run_is_read_with_bounded_memory(tmp_path):
-    run = fi.last_run()
-    grib.gfs_run(
-        tmp_path / "d",
-        run,
-        STEPS,
-        grid=grib.GFS_QUARTER,
-        values={
-            "2t": smooth(288.0, 20.0),
-            "2d": smooth(280.0, 10.0),
-            "prmsl": smooth(101000.0, 900.0),
-            "10u": smooth(0.0, 8.0),
-            "tcc": smooth(50.0, 40.0),
-        },
-    )
+    grib.gfs_quarter_run(tmp_path / "d", fi.last_run(), STEPS)
     (tmp_path / "scratch").mkdir()
     result = subprocess.run(
         [sys.executable, "-c", READER, str(tmp_path / "d"), str(tmp_path / "scratch")],
