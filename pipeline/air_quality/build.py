@@ -229,26 +229,46 @@ class _DustOn:
 
 
 def _stitch(runs: list[Run], name: str, hours: np.ndarray, path: Path) -> Path:
-    """One variable's hourly series over `hours`, known values by the runs' precedence."""
+    """One variable's hourly series over `hours`, known values by the runs' precedence,
+    stitched a band of rows at a time (memory set by the band, not the grid)."""
     # Written latitude-major (lat, time, lon), so that a band of rows is one read.
     axes = runs[0].axes
-    out = np.full((len(hours), len(axes.lat), len(axes.lon)), np.nan, dtype=np.float32)
-    for run in reversed(runs):
+    nlat, nlon = len(axes.lat), len(axes.lon)
+    rows_per_band = grid.band_rows(len(hours) * nlon * 4)
+    known: dict[int, bool] = {}  # run (index) -> a value seen in any band
+    with naming(path), open(path, "wb") as handle:
+        for a in range(0, nlat, rows_per_band):
+            out = _stitch_rows(runs, name, hours, (a, min(nlat, a + rows_per_band)), known)
+            handle.write(memoryview(np.ascontiguousarray(out.transpose(1, 0, 2))).cast("B"))
+            del out
+    for i in reversed(range(len(runs))):  # the order the runs are read in
+        if known.get(i) is False and name in SOURCES[runs[i].domain].REQUIRED:
+            raise cams.missing_values(runs[i], name)
+    return path
+
+
+def _stitch_rows(
+    runs: list[Run], name: str, hours: np.ndarray, rows: tuple[int, int], known: dict
+) -> np.ndarray:
+    """_stitch's (time, rows, lon) values of output rows [a, b); notes in `known` whether
+    each run had a value there."""
+    out = np.full((len(hours), rows[1] - rows[0], len(runs[0].axes.lon)), np.nan, np.float32)
+    for i in reversed(range(len(runs))):
+        run = runs[i]
         if name not in run.fields:
             continue
         steps = run.fields[name].lead_hours
         leads = np.arange(steps[0], steps[-1] + 1)
         slots = (run.reference_time + leads * HOUR_S - hours[0]) // HOUR_S
         keep = (slots >= 0) & (slots < len(hours))
-        required = name in SOURCES[run.domain].REQUIRED
-        values = series.to_hours(cams.read_field(run, name, required=required), steps, leads[keep])
-        for slot, field in zip(slots[keep], values):
-            np.copyto(out[slot], field, where=~np.isnan(field))
+        field = cams.read_field(run, name, rows=rows)
+        known[i] = known.get(i, False) or bool(np.isfinite(field).any())
+        values = series.to_hours(field, steps, leads[keep])
+        del field
+        for slot, band in zip(slots[keep], values):
+            np.copyto(out[slot], band, where=~np.isnan(band))
         del values
-    with naming(path), open(path, "wb") as handle:
-        for row in range(out.shape[1]):
-            handle.write(np.ascontiguousarray(out[:, row]).tobytes())
-    return path
+    return out
 
 
 @dataclass

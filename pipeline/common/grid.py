@@ -108,6 +108,14 @@ def spec(
     }
 
 
+def band_rows(row_bytes: int, band_bytes: int | None = None) -> int:
+    """Rows a band of rows of `row_bytes` each: the build's setting (pipeline.common.bands),
+    else as many as fit in `band_bytes` (default: the setting's, else BAND_BYTES)."""
+    settings = bands.current()
+    band_bytes = band_bytes or settings.band_bytes or BAND_BYTES
+    return settings.band_rows or max(1, band_bytes // max(1, row_bytes))
+
+
 def write(
     version: Path,
     grid: dict,
@@ -135,9 +143,7 @@ def write(
             "shape": (nlat, nlon, ntime, nvar),
         },
     )
-    settings = bands.current()
-    band_bytes = band_bytes or settings.band_bytes or BAND_BYTES
-    rows_per_band = settings.band_rows or max(1, band_bytes // max(1, nlon * ntime * nvar * 4))
+    rows_per_band = band_rows(nlon * ntime * nvar * 4, band_bytes)
     ranges = [(a, min(nlat, a + rows_per_band)) for a in range(0, nlat, rows_per_band)]
     facts = []
     with naming(path), open(path, "wb") as handle:

@@ -111,6 +111,21 @@ def test_air_quality_bands_under_the_synchronous_scheduler(datasets, tmp_path):
     assert whole_known.any()
 
 
+def test_air_quality_stitched_a_few_rows_at_a_time_gives_the_same_series(datasets, tmp_path):
+    # The CAMS runs are stitched in bands of rows too: three rows a band, the same files.
+    stitched = {}
+    for name, rows in (("whole", None), ("banded", 3)):
+        scratch = tmp_path / name
+        scratch.mkdir()
+        domain = aq_build._domain(AQ.EUROPE, datasets, scratch, TODAY_S)
+        with bands.configured(band_rows=rows):
+            stitched[name] = aq_build._stitch_domain(domain, scratch)
+    whole, banded = stitched["whole"], stitched["banded"]
+    assert len(whole.lat) > 3 and whole.files.keys() == banded.files.keys()
+    for variable, path in whole.files.items():
+        assert path.read_bytes() == banded.files[variable].read_bytes(), variable
+
+
 @pytest.mark.parametrize("scheduler", [None, "synchronous", "threads"])
 def test_small_bands_on_each_local_scheduler_give_the_same_bytes(
     datasets, in_process, tmp_path, scheduler

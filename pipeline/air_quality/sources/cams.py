@@ -309,27 +309,32 @@ def check_dims(ds: xr.Dataset, variable: str, expected: set[str], path: Path) ->
 
 
 def read_field(
-    run: Run, name: str, decode_timedelta: bool | None = None, required: bool = False
+    run: Run,
+    name: str,
+    decode_timedelta: bool | None = None,
+    required: bool = False,
+    rows: tuple[int, int] | None = None,
 ) -> np.ndarray:
-    """One field of a run, (lead, lat, lon) float32, normalised; a required field with no
-    value anywhere (a broken download) is an InputError, as in the forecast reader."""
+    """One field of a run, (lead, lat, lon) float32, normalised, or only its output `rows`
+    [a, b) (ascending latitudes); a required field with no value anywhere (a broken download)
+    is an InputError, as in the forecast reader (with `rows`, the caller checks: missing_values
+    words the error)."""
     # Values at or below -999 (and fill values) are NaN; small negative model values are 0.
     where = run.fields[name]
+    nlat = len(run.axes.lat)
+    a, b = rows if rows is not None else (0, nlat)
+    # The file's rows of output rows [a, b): counted from the other end when it descends.
+    file_rows = slice(nlat - b, nlat - a) if run.axes.flip_lat else slice(a, b)
     with open_dataset(where.path, decode_timedelta) as ds:
-        var = ds[where.variable].isel(where.select)
+        var = ds[where.variable].isel(where.select).isel(latitude=file_rows)
         var = var.transpose(where.time_dim, "latitude", "longitude")
         try:
             data = np.asarray(var.values, dtype=np.float32)
         except (OSError, RuntimeError, ValueError) as exc:
             raise InputError(where.path, f"{where.variable}: unreadable ({exc})") from None
     data[data <= MISSING_AT_OR_BELOW] = np.nan
-    if required and not np.isfinite(data).any():
-        raise InputError(
-            where.path,
-            f"{where.variable} of the {run.kind} of "
-            f"{iso(run.reference_time)} has no values (every value "
-            "is missing)",
-        )
+    if required and rows is None and not np.isfinite(data).any():
+        raise missing_values(run, name)
     if run.axes.flip_lat:
         data = data[:, ::-1]
     if not np.array_equal(run.axes.columns, np.arange(data.shape[2])):
@@ -339,6 +344,17 @@ def read_field(
         data *= np.float32(where.factor)
     np.maximum(data, 0.0, out=data)  # NaN stays NaN
     return data
+
+
+def missing_values(run: Run, name: str) -> InputError:
+    """The error of a required field with no value anywhere."""
+    where = run.fields[name]
+    return InputError(
+        where.path,
+        f"{where.variable} of the {run.kind} of "
+        f"{iso(run.reference_time)} has no values (every value "
+        "is missing)",
+    )
 
 
 def check_units(ds: xr.Dataset, variable: str, mass: str, path: Path) -> None:
