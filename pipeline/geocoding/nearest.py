@@ -233,9 +233,8 @@ def _split(
 ) -> None:
     """Decide `cells` (sorted node ids, with corners lat0/lon0) given their candidate pairs:
     those with few locations become leaves, the others are split into four, level by level
-    (a loop, not recursion: each level's pairs are freed before the next one's are made)."""
+    (a loop, not recursion: each level's pairs are freed once the next one's are made)."""
     level: tuple | None = (cells, lat0, lon0, node_of, place)
-    del cells, lat0, lon0, node_of, place
     depth = 0
     while level is not None:
         level = _split_level(nodes, *level, size, xyz, rank, location, within, depth)

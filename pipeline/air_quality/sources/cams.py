@@ -312,13 +312,11 @@ def read_field(
     run: Run,
     name: str,
     decode_timedelta: bool | None = None,
-    required: bool = False,
     rows: tuple[int, int] | None = None,
 ) -> np.ndarray:
     """One field of a run, (lead, lat, lon) float32, normalised, or only its output `rows`
-    [a, b) (ascending latitudes); a required field with no value anywhere (a broken download)
-    is an InputError, as in the forecast reader (with `rows`, the caller checks: missing_values
-    words the error)."""
+    [a, b) (ascending latitudes). Whether a required field has a value anywhere is the
+    caller's to check, over all its rows (missing_values words the error)."""
     # Values at or below -999 (and fill values) are NaN; small negative model values are 0.
     where = run.fields[name]
     nlat = len(run.axes.lat)
@@ -333,8 +331,6 @@ def read_field(
         except (OSError, RuntimeError, ValueError) as exc:
             raise InputError(where.path, f"{where.variable}: unreadable ({exc})") from None
     data[data <= MISSING_AT_OR_BELOW] = np.nan
-    if required and rows is None and not np.isfinite(data).any():
-        raise missing_values(run, name)
     if run.axes.flip_lat:
         data = data[:, ::-1]
     if not np.array_equal(run.axes.columns, np.arange(data.shape[2])):
