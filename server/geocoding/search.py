@@ -33,6 +33,9 @@ from server.geocoding.index import GeocodingIndex, query_key
 ) = range(7)
 PREFIX_POOL = 400  # best-ranked prefix matches considered per query
 TRIGRAM_POOL = 3000  # most promising typo candidates verified per query
+# A typo pass reading more trigram postings than this (some milliseconds of work) is made in
+# a thread, not on the event loop (search's bounded); the usual ones read 10,000-60,000.
+BOUNDED_POSTINGS = 100_000
 SPELLING_CHECKS = 5  # alternate-name matches whose own name is compared with the query
 # A place one typo away from the query, of at least LIKELY_POPULATION people and LIKELY_RATIO
 # times as many as any place matched otherwise, is likely the one meant (Ottowa: Ottawa CA,
@@ -86,6 +89,7 @@ class Hits:
     rows: list[np.ndarray] = field(default_factory=list)
     tiers: list[int] = field(default_factory=list)
     dists: list[int] = field(default_factory=list)
+    bounded: bool = False  # True: TyposNeeded instead of a long typo pass (search's bounded)
 
     def add(self, rows: np.ndarray, tier: int, dist: int = 0, alternate: bool = False) -> None:
         if len(rows):
@@ -134,16 +138,29 @@ class Filter:
         return keep
 
 
+class TyposNeeded(Exception):
+    """The search needs a typo pass longer than search(bounded=True) makes."""
+
+
 def search(
-    index: GeocodingIndex, text: str, *, field_all: bool, country: str | None, limit: int
+    index: GeocodingIndex,
+    text: str,
+    *,
+    field_all: bool,
+    country: str | None,
+    limit: int,
+    bounded: bool = False,
 ) -> list[int]:
-    """Rows of the best matches for `text`."""
+    """Rows of the best matches for `text`. bounded=True raises TyposNeeded where the typo pass
+    would read more than BOUNDED_POSTINGS trigram postings (a search of some milliseconds):
+    the caller may then search again where a long search holds up nothing else
+    (server.geocoding.handlers.lookup)."""
     parts = query_parts(text)
     if not parts:
         return []
     name, contexts = parts[0], parts[1:]
     base = Filter(index.country_index(country) if country else None)
-    hits = Hits()
+    hits = Hits(bounded=bounded)
     if contexts:
         groups = tuple(g for g in (regions(index, c, codes=True) for c in contexts) if g)
         name_hits(index, hits, name, Filter(base.country, groups), limit)
@@ -319,7 +336,7 @@ def typo_hits(index: GeocodingIndex, hits: Hits, key: str, budget: int, where: F
     else:
         spans = [
             (int(index.ukey_start[u]), int(index.ukey_start[u + 1]), d)
-            for u, d in trigram_candidates(index, key, budget)
+            for u, d in trigram_candidates(index, key, budget, hits.bounded)
         ]
     if not spans:
         return
@@ -337,8 +354,11 @@ def typo_hits(index: GeocodingIndex, hits: Hits, key: str, budget: int, where: F
             )
 
 
-def trigram_candidates(index: GeocodingIndex, key: str, budget: int) -> list[tuple[int, int]]:
-    """(distinct key id, distance) of keys sharing enough trigrams and within `budget` edits."""
+def trigram_candidates(
+    index: GeocodingIndex, key: str, budget: int, bounded: bool = False
+) -> list[tuple[int, int]]:
+    """(distinct key id, distance) of keys sharing enough trigrams and within `budget` edits;
+    `bounded`: TyposNeeded when that means reading more than BOUNDED_POSTINGS postings."""
     padded = f" {key} "
     grams = np.array(
         sorted({padded[i : i + 3].encode() for i in range(len(padded) - 2)}),
@@ -351,6 +371,8 @@ def trigram_candidates(index: GeocodingIndex, key: str, budget: int) -> list[tup
     if not len(at):
         return []
     offsets = index.tri_offsets
+    if bounded and int((offsets[at + 1] - offsets[at]).sum()) > BOUNDED_POSTINGS:
+        raise TyposNeeded
     postings = np.concatenate([index.postings.read(offsets[i], offsets[i + 1]) for i in at])
     ukeys, counts = np.unique(postings, return_counts=True)
     # Each edit changes at most three trigrams of the padded key.
