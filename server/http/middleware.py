@@ -12,7 +12,7 @@ import re
 import secrets
 import time
 from collections.abc import Awaitable, Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import lru_cache
 
 from aiohttp import web
@@ -22,7 +22,7 @@ from server.artifacts.store import Store
 from server.config import Config
 from server.http.errors import ApiError, bad_request, problem_response
 from server.security.keys import ApiKey, KeyStore
-from server.security.ratelimit import RateLimiter
+from server.security.ratelimit import Decision, RateLimiter
 from server.security.ratelimit_redis import SharedRateLimiter
 
 log = logging.getLogger("server")
@@ -88,6 +88,22 @@ class Endpoint:
     also: tuple[str, ...] = ()  # other areas whose data shapes the answer (in the ETag)
     # The answer to an ApiError when it is not problem+json (None: it is), e.g. an HTML page.
     error_page: Callable[[web.Request, ApiError], web.Response | None] | None = None
+
+    # True for an answer nothing but its handler decides (no key, limit, data, tag or caching
+    # of its own: /health, /ready): the middleware then only adds its static headers (_plain).
+    plain: bool = field(init=False)
+
+    def __post_init__(self) -> None:
+        plain = (
+            self.auth == "none"
+            and not self.limited
+            and self.area is None
+            and self.fixed_etag is None
+            and not self.max_age
+            and not self.period_s
+            and self.error_page is None
+        )
+        object.__setattr__(self, "plain", plain)  # frozen: set once, read every request
 
 
 UNLIMITED = Endpoint(limited=False)  # what a handler without metadata is
@@ -234,6 +250,8 @@ async def api_middleware(request: web.Request, handler: Handler) -> web.StreamRe
     meta: Endpoint = getattr(handler, "endpoint", None) or UNLIMITED
     version = answering = None
     try:
+        if meta.plain and request.method != "OPTIONS":
+            return _plain(request, await handler(request), meta)
         # Answered for every path that exists (routed, but not for OPTIONS: a 405 there),
         # before keys and limits; a path that does not exist is the usual 404.
         if (
@@ -371,18 +389,17 @@ async def _refused(request: web.Request, exc: ApiError, headers: dict[str, str])
     then a 429. Valid keys, tokens and links never touch it."""
     config = request.app[CONFIG]
     limit = config.rate_limit_per_minute
-    try:
-        await _take(
-            request.app[LIMITER],
-            f"ip:{address_budget(client_address(request, config))}:denied",
-            limit,
-            config.burst,
-            headers,
-            f"too many refused requests (no valid API key, token or signature; {limit} a minute)",
-        )
-    except ApiError as limited:
+    identity = f"ip:{address_budget(client_address(request, config))}:denied"
+    decision = await _take(request.app[LIMITER], identity, limit, config.burst)
+    headers.update(decision.headers())
+    if not decision.allowed:
         request[REFUSAL] = "refusal_limit"
-        return limited
+        return ApiError(
+            429,
+            f"too many refused requests (no valid API key, token or signature; {limit} a "
+            f"minute); retry in {decision.retry_after_s} s",
+            headers=headers,
+        )
     request[REFUSAL] = "forbidden"
     return exc
 
@@ -407,40 +424,31 @@ async def _limit(
         limit = burst = key.rate_limit
     else:
         limit, burst = config.rate_limit_per_minute, config.burst
-    try:
-        await _take(
-            limiter,
-            identity,
-            limit,
-            burst,
-            headers,
-            f"rate limit of {limit} requests a minute exceeded",
-        )
-    except ApiError:
+    # The local limiter decides at once: awaited only when shared (Redis), no coroutine.
+    if isinstance(limiter, SharedRateLimiter):
+        decision = await limiter.check(identity, limit, burst)
+    else:
+        decision = limiter.check(identity, limit, burst)
+    headers.update(decision.headers())
+    if not decision.allowed:
         request[REFUSAL] = (
             "address_limit" if key is None else "token_limit" if by_token else "key_limit"
         )
-        raise
+        raise ApiError(
+            429,
+            f"rate limit of {limit} requests a minute exceeded; "
+            f"retry in {decision.retry_after_s} s",
+            headers=headers,
+        )
 
 
 async def _take(
-    limiter: RateLimiter | SharedRateLimiter,
-    identity: str,
-    limit: int,
-    burst: int,
-    headers: dict[str, str],
-    exceeded: str,
-) -> None:
-    """Take one request from `identity`'s bucket (RateLimit headers into `headers`), else
-    ApiError 429 saying `exceeded`. The shared limiter (Redis) is awaited, the local one not."""
-    decision = (
-        await limiter.check(identity, limit, burst)
-        if limiter.shared
-        else limiter.check(identity, limit, burst)
-    )
-    headers.update(decision.headers())
-    if not decision.allowed:
-        raise ApiError(429, f"{exceeded}; retry in {decision.retry_after_s} s", headers=headers)
+    limiter: RateLimiter | SharedRateLimiter, identity: str, limit: int, burst: int
+) -> Decision:
+    """Take one request from `identity`'s bucket (the shared limiter's is awaited)."""
+    if isinstance(limiter, SharedRateLimiter):
+        return await limiter.check(identity, limit, burst)
+    return limiter.check(identity, limit, burst)
 
 
 def _not_modified(response: web.StreamResponse) -> web.Response:
@@ -454,6 +462,20 @@ def _not_modified(response: web.StreamResponse) -> web.Response:
     if _compressible(response):
         kept["Vary"] = f"{kept['Vary']}, Accept-Encoding" if "Vary" in kept else "Accept-Encoding"
     return web.Response(status=304, headers=kept or None)
+
+
+def _plain(
+    request: web.Request, response: web.StreamResponse, meta: Endpoint
+) -> web.StreamResponse:
+    """A plain endpoint's answer (Endpoint.plain) with the headers _decorate would give it."""
+    ok = response.status in (200, 304)
+    headers = response.headers
+    headers.update(_static_set(meta, request.method in CORS_METHODS, None, ok))
+    if ok and CACHE_CONTROL not in headers:
+        headers[CACHE_CONTROL] = "no-store"
+    if _compressible(response):
+        _compress(request, response)
+    return response
 
 
 def _compressible(response: web.StreamResponse) -> bool:
@@ -494,11 +516,16 @@ def _decorate(
         headers["Vary"] = f"{chosen}, X-API-Key" if chosen else "X-API-Key"
     response.headers.update(headers)
     if _compressible(response):
-        vary = response.headers.get("Vary")
-        response.headers["Vary"] = f"{vary}, Accept-Encoding" if vary else "Accept-Encoding"
-        # Several header lines are one list (RFC 9110 5.3).
-        if _accepts_gzip(",".join(request.headers.getall("Accept-Encoding", ()))):
-            response.enable_compression(web.ContentCoding.gzip)
+        _compress(request, response)
+
+
+def _compress(request: web.Request, response: web.StreamResponse) -> None:
+    """Vary on Accept-Encoding, and gzip the answer where the request accepts it."""
+    vary = response.headers.get("Vary")
+    response.headers["Vary"] = f"{vary}, Accept-Encoding" if vary else "Accept-Encoding"
+    # Several header lines are one list (RFC 9110 5.3).
+    if _accepts_gzip(",".join(request.headers.getall("Accept-Encoding", ()))):
+        response.enable_compression(web.ContentCoding.gzip)
 
 
 # (endpoint, CORS or not, data version, 200/304 or not) -> the headers those alone decide.
