@@ -87,12 +87,9 @@ async def forecast(request: web.Request) -> web.Response:
             "forecast data does not cover the present time (stale); a newer version is expected",
             headers={"Retry-After": str(STALE_RETRY_S)},
         )
-    place = locate(query.lat, query.lon, store.area("geocoding").data)
-    system = (
-        unit_systems.for_country(place.country)
-        if query.units == "auto"
-        else unit_systems.SYSTEMS[query.units]
-    )
+    auto = query.units == "auto"
+    place = locate(query.lat, query.lon, store.area("geocoding").data, with_country=auto)
+    system = unit_systems.for_country(place.country) if auto else unit_systems.SYSTEMS[query.units]
     body = forecast_blocks.respond(data, place, query, system, now)
     return web.Response(
         body=body,

@@ -65,14 +65,15 @@ def timezone_of(lat: float, lon: float) -> str:
     return get_tz(point_lon(lat, lon), lat) or "UTC"
 
 
-def locate(lat: float, lon: float, gazetteer) -> Place:
+def locate(lat: float, lon: float, gazetteer, with_country: bool = True) -> Place:
     """Timezone, country and elevation of a coordinate; `gazetteer` is the loaded geocoding
-    index (GeocodingIndex) or None."""
+    index (GeocodingIndex) or None. with_country=False (the answer's units are not "auto")
+    leaves the country None and spares an offshore point its search for the nearest place."""
     tz = timezone_of(lat, lon)
-    country = zone_countries().get(tz)
+    country = zone_countries().get(tz) if with_country else None
     elevation = None
     if gazetteer is not None:
-        if country is None:  # offshore: the nearest place's country, if it is near
+        if country is None and with_country:  # offshore: the nearest place's, if it is near
             row, distance = gazetteer.nearest(lat, lon, 1)[0]
             if distance <= COUNTRY_KM:
                 country = gazetteer.cc[row].as_py()

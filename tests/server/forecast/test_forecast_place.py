@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import dataclasses
+
 import numpy as np
 
 import contract
@@ -84,3 +86,13 @@ def test_an_older_build_without_the_tree_looks_among_the_nearest_places(default_
     for point in [(47.46, 8.55), (51.47, -0.45), (40.64, -73.78), (-40.0, -120.0)]:
         assert locate(*point, older) == locate(*point, index), point
     assert locate(47.46, 8.55, older).elevation_m == 432.0
+
+
+def test_without_the_country_the_rest_is_the_same(default_build):
+    # units other than auto do not need the country: locate(with_country=False) skips it.
+    index = GeocodingIndex(contract.current_version_dir(default_build))
+    for point in [(43.0, -10.0), (21.5, -159.0), (47.46, 8.55), (-33.9, 18.4), (0.0, -150.0)]:
+        whole, without = locate(*point, index), locate(*point, index, with_country=False)
+        assert without.country is None, point
+        assert without == dataclasses.replace(whole, country=None), point
+    assert locate(43.0, -10.0, index).country == "ES"
