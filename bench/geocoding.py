@@ -18,6 +18,9 @@ AREA = "geocoding"
 # ---- targets (from the issue) ---------------------------------------------------------------
 
 RATIO_TARGET = 0.6  # lookup by id, reverse, countries, country detail vs /health
+# Against the bare aiohttp app (issue 27): lookup by id and countries, reverse, the search mix
+# (whose p99 at 32 connections is bounded too).
+BARE_TARGET, REVERSE_BARE, SEARCH_BARE, SEARCH_P99_MS = 0.6, 0.5, 0.1, 30.0
 SEARCH_P50_MS = 3.0
 BUILD_S = 60.0  # issue 2's default build, when it was geocoding alone
 # Issue 25, over a full-size allCountries (about 5 million places; --heavy):
@@ -219,6 +222,7 @@ def workloads(ctx: Context) -> list[Workload]:
             "lookup ?id= (1000 ids)",
             [f"/geocoding/lookup?id={i}" for i in ids],
             ratio_target=RATIO_TARGET,
+            bare_target=BARE_TARGET,
         ),
         Workload(
             AREA,
@@ -232,6 +236,7 @@ def workloads(ctx: Context) -> list[Workload]:
             "reverse limit=1 (1000 pts)",
             [f"/geocoding/reverse?lat={lat:.5f}&lon={lon:.5f}&limit=1" for lat, lon in coords],
             ratio_target=RATIO_TARGET,
+            bare_target=REVERSE_BARE,
         ),
         Workload(
             AREA,
@@ -239,6 +244,7 @@ def workloads(ctx: Context) -> list[Workload]:
             "countries (list)",
             ["/geocoding/countries"],
             ratio_target=RATIO_TARGET,
+            bare_target=BARE_TARGET,
         ),
         Workload(
             AREA,
@@ -246,8 +252,16 @@ def workloads(ctx: Context) -> list[Workload]:
             f"countries/{{code}} ({len(codes)})",
             [f"/geocoding/countries/{c}" for c in codes],
             ratio_target=RATIO_TARGET,
+            bare_target=BARE_TARGET,
         ),
-        Workload(AREA, "search", f"search ?q= ({len(searches)} queries)", searches),
+        Workload(
+            AREA,
+            "search",
+            f"search ?q= ({len(searches)} queries)",
+            searches,
+            bare_target=SEARCH_BARE,
+            p99_target_ms=SEARCH_P99_MS,
+        ),
         Workload(AREA, "search_c1", "search ?q=, 1 connection", searches, connections=1),
     ]
 
@@ -305,7 +319,7 @@ def targets(report: dict) -> list[Target]:
                 "ms",
                 f"<= {SEARCH_P50_MS:g} ms",
                 c1["p50_ms"] <= SEARCH_P50_MS,
-                "includes HTTP and the thread-pool hop",
+                "includes HTTP (long typo passes: a thread)",
             )
         )
     return out

@@ -365,6 +365,8 @@ class Workload:
     paths: list[str]
     ratio_target: float | None = None  # req/s >= ratio_target x /health's around it
     p50_target_ms: float | None = None
+    bare_target: float | None = None  # req/s >= bare_target x the bare aiohttp app's around it
+    p99_target_ms: float | None = None  # at the run's connections
     connections: int | None = None  # None: the run's --connections
     method: str = "GET"  # or "POST" (sent with an empty body)
     expect_status: int = 200  # any other answer counts as an error

@@ -153,6 +153,8 @@ def _row(work: Workload, conns: int, measured: LoadResult) -> dict:
         "distinct_urls": len(set(work.paths)),
         "ratio_target": work.ratio_target,
         "p50_target_ms": work.p50_target_ms,
+        "bare_target": work.bare_target,
+        "p99_target_ms": work.p99_target_ms,
         **asdict(measured),
     }
 

@@ -34,6 +34,7 @@ AREA = "webcams"
 
 DETAIL_RATIO = 0.5  # detail vs /health
 RATIO = 0.3  # list pages, clusters, snapshots 24h vs /health
+DETAIL_BARE, BARE = 0.6, 0.35  # the same against the bare aiohttp app (issue 27)
 BUILD_S = 120.0  # the area's build at the default scale
 BUILD_MIB = 4096.0  # "within 4 GB", read as GiB
 RESIDENT_MIB = 300.0  # "300 MB" for the area in the server, read as MiB
@@ -83,6 +84,7 @@ def workloads(ctx: Context) -> list[Workload]:
             f"detail ({URLS} webcams)",
             [f"/webcams/{i}?{key}" for i in ids],
             ratio_target=DETAIL_RATIO,
+            bare_target=DETAIL_BARE,
         )
     ]
     out += [
@@ -92,6 +94,7 @@ def workloads(ctx: Context) -> list[Workload]:
             f"list limit=50, {name} filter" if name != "none" else "list limit=50, no filter",
             paths,
             ratio_target=RATIO,
+            bare_target=BARE,
         )
         for name, paths in lists.items()
     ]
@@ -103,6 +106,7 @@ def workloads(ctx: Context) -> list[Workload]:
             "clusters world map view, zoom 3",
             [f"/webcams/clusters?{key}&bbox={WORLD_VIEW}&zoom=3"],
             ratio_target=RATIO,
+            bare_target=BARE,
         ),
         Workload(
             AREA,
@@ -116,6 +120,7 @@ def workloads(ctx: Context) -> list[Workload]:
             f"clusters city, zoom 12 ({URLS} views)",
             [f"/webcams/clusters?{key}&bbox={_bbox(rng, cat, r, 0.25)}&zoom=12" for r in rows],
             ratio_target=RATIO,
+            bare_target=BARE,
         ),
         Workload(
             AREA,
@@ -123,6 +128,7 @@ def workloads(ctx: Context) -> list[Workload]:
             f"snapshots 24h ({URLS} webcams)",
             [f"/webcams/{i}/snapshots?{key}" for i in ids],
             ratio_target=RATIO,
+            bare_target=BARE,
         ),
         Workload(
             AREA,
