@@ -77,7 +77,7 @@ def create_app(config: Config) -> web.Application:
 
 def _blocking_threads() -> int:
     """One thread per usable CPU, 2 to 8: at least 2 so that a reload does not hold up every
-    search, and few, as the work holds the GIL for much of its time and each thread keeps its
+    long search, and few, as the work holds the GIL for much of its time and each thread keeps its
     own malloc arena and scratch memory in this worker (asyncio's default: CPUs + 4, up to 32)."""
     usable = getattr(os, "sched_getaffinity", None)
     cpus = len(usable(0)) if usable else os.cpu_count() or 1
@@ -93,7 +93,7 @@ class _ContextExecutor(ThreadPoolExecutor):
 
 
 async def _executor(app: web.Application) -> AsyncIterator[None]:
-    """The threads blocking work (searches, area loads) runs in."""
+    """The threads blocking work (long searches, area loads) runs in."""
     executor = _ContextExecutor(max_workers=_blocking_threads(), thread_name_prefix="blocking")
     asyncio.get_running_loop().set_default_executor(executor)
     yield
