@@ -195,59 +195,28 @@ def generic_targets(report: dict) -> list[Target]:
 
 
 def workload_targets(report: dict, area: str) -> list[Target]:
-    """The ratio and p50 targets of the area's workloads, from the 1-worker run."""
+    """The ratio (to /health, to the bare app) and latency targets of the area's workloads,
+    from the 1-worker run."""
     one, out = first_server(report), []
     for row in one["endpoints"] if one else []:
         if row["area"] != area:
             continue
-        if row["ratio_target"] is not None:
-            ratio, goal = row["ratio_to_health"], row["ratio_target"]
-            out.append(
-                Target(
-                    f"{row['name']} throughput / health",
-                    ratio,
-                    "x",
-                    f">= {goal:g}x",
-                    None if ratio is None else ratio >= goal,
-                    f"{row['rps']:.0f} req/s",
-                )
-            )
-        if row.get("bare_target") is not None:
-            ratio, goal = row["ratio_to_bare"], row["bare_target"]
-            out.append(
-                Target(
-                    f"{row['name']} throughput / bare aiohttp",
-                    ratio,
-                    "x",
-                    f">= {goal:g}x",
-                    None if ratio is None else ratio >= goal,
-                    f"{row['rps']:.0f} req/s",
-                )
-            )
-        if row.get("p99_target_ms") is not None:
-            goal = row["p99_target_ms"]
-            out.append(
-                Target(
-                    f"{row['name']} p99",
-                    row["p99_ms"],
-                    "ms",
-                    f"<= {goal:g} ms",
-                    row["p99_ms"] <= goal,
-                    f"{row['connections']} connection(s)",
-                )
-            )
-        if row["p50_target_ms"] is not None:
-            goal = row["p50_target_ms"]
-            out.append(
-                Target(
-                    f"{row['name']} p50",
-                    row["p50_ms"],
-                    "ms",
-                    f"<= {goal:g} ms",
-                    row["p50_ms"] <= goal,
-                    f"{row['connections']} connection(s)",
-                )
-            )
+        for goal_key, ratio_key, against in (
+            ("ratio_target", "ratio_to_health", "health"),
+            ("bare_target", "ratio_to_bare", "bare aiohttp"),
+        ):
+            goal, ratio = row.get(goal_key), row.get(ratio_key)
+            if goal is not None:
+                passed = None if ratio is None else ratio >= goal
+                name = f"{row['name']} throughput / {against}"
+                note = f"{row['rps']:.0f} req/s"
+                out.append(Target(name, ratio, "x", f">= {goal:g}x", passed, note))
+        for goal_key, value_key in (("p99_target_ms", "p99_ms"), ("p50_target_ms", "p50_ms")):
+            goal, value = row.get(goal_key), row[value_key]
+            if goal is not None:
+                name = f"{row['name']} {value_key.removesuffix('_ms')}"
+                note = f"{row['connections']} connection(s)"
+                out.append(Target(name, value, "ms", f"<= {goal:g} ms", value <= goal, note))
     return out
 
 
