@@ -24,9 +24,8 @@ from pathlib import Path
 from aiohttp import web
 from aiohttp.web_protocol import RequestHandler
 
-import contract
-from bench.harness import RATE_LIMIT, Context
-from bench.run import AREAS, HEALTH
+from bench.harness import RATE_LIMIT
+from bench.run import AREAS, HEALTH, make_context
 from bench.run import parse_args as bench_args
 
 BATCH = 32  # requests in flight, as wrk's 32 connections
@@ -110,19 +109,7 @@ async def measure(app: web.Application, protocol, paths: list[str], requests: in
 
 def workloads(build_dir: Path, workdir: Path, names: list[str]) -> dict[str, list[str]]:
     """The paths of the named workloads of `just bench`, with a key valid on this server."""
-    from server.security.keys import add_key
-
-    version_dir = contract.current_version_dir(build_dir)
-    key = add_key(workdir / "keys.json", "bench", rate_limit=int(RATE_LIMIT))
-    ctx = Context(
-        build_dir,
-        version_dir,
-        contract.read_manifest(version_dir),
-        key,
-        bench_args(["--skip-build", "--quick"]),
-        workdir,
-        7,
-    )
+    ctx = make_context(bench_args(["--skip-build", "--quick"]), build_dir, workdir)
     found = {"health": HEALTH.paths}
     for module in AREAS:
         found |= {w.name: w.paths for w in module.workloads(ctx)}

@@ -62,8 +62,9 @@ skipped. Its interface (types from bench.harness):
   method="GET", expect_status=200, bare_target=None, p99_target_ms=None): ratio_target means
   req/s >= ratio_target x /health's in the same server run (only for connections=None, i.e. the
   run's --connections), bare_target the same against the bare aiohttp app; p50_target_ms and
-  p99_target_ms bound the latency. All are judged on the 1-worker run, marked in the server table and added to
-  the targets table by run.py: targets() returns only the area's other rows. connections=1
+  p99_target_ms bound the latency. All are judged on the 1-worker run, marked in the server
+  table and added to the targets table by run.py: targets() returns only the area's other
+  rows. connections=1
   workloads are skipped in the 2-worker run. method "POST" sends an empty body (Content-Length: 0).
   Before the load, every path (the first 50 of lists over 100) must answer expect_status, and
   parse when its Content-Type says JSON; under load any other status counts as an error.

@@ -424,11 +424,7 @@ async def _limit(
         limit = burst = key.rate_limit
     else:
         limit, burst = config.rate_limit_per_minute, config.burst
-    # The local limiter decides at once: awaited only when shared (Redis), no coroutine.
-    if isinstance(limiter, SharedRateLimiter):
-        decision = await limiter.check(identity, limit, burst)
-    else:
-        decision = limiter.check(identity, limit, burst)
+    decision = await _take(limiter, identity, limit, burst)
     headers.update(decision.headers())
     if not decision.allowed:
         request[REFUSAL] = (
